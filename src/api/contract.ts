@@ -1,0 +1,118 @@
+/**
+ * The one typed contract of Sandbox Desk: every request the CLI, the app, the browser mode and agents
+ * send, validated here at the boundary, and the shapes they get back. Schemas and types only — the
+ * renderer imports this file, so nothing here may need Node.
+ */
+import { z } from 'zod';
+import type { ExecResult, ExecWarning } from '../exec/exec-result.js';
+
+export type { ExecResult, ExecWarning, ExecMode, CwdSource, WarningCode } from '../exec/exec-result.js';
+
+export const SANDBOX_NAME_MAX = 63;
+
+export const SandboxName = z
+  .string({ error: 'sandbox name is required' })
+  .min(1, 'sandbox name is empty')
+  .max(SANDBOX_NAME_MAX, `sandbox name is longer than ${SANDBOX_NAME_MAX} characters`)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'sandbox name may only contain letters, digits, _ . and - (no spaces or /), and must start with a letter or digit');
+
+/** Session keys are stored verbatim, whatever characters they hold; only NUL and absurd lengths are refused. */
+export const SessionKey = z
+  .string()
+  .min(1, 'session key is empty')
+  .max(1024, 'session key is longer than 1024 characters')
+  .refine((k) => !k.includes('\0'), 'session key contains a NUL byte');
+
+export const MountSpec = z.object({
+  hostPath: z.string().startsWith('/', 'mount hostPath must be absolute'),
+  sandboxPath: z.string().startsWith('/', 'mount sandboxPath must be absolute'),
+  readOnly: z.boolean().optional(),
+});
+
+export const CreateSandboxRequest = z.object({
+  name: SandboxName,
+  backend: z.string().min(1, 'backend is required'),
+  image: z.string().min(1).optional(),
+  defaultCwd: z.string().optional(),
+  user: z
+    .string()
+    .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*(:[A-Za-z0-9_][A-Za-z0-9_.-]*)?$/, 'user must be a user name or uid (optionally :group)')
+    .optional(),
+  start: z.boolean().default(true),
+  mounts: z.array(MountSpec).default([]),
+  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'), z.string()).default({}),
+  options: z.record(z.string(), z.string()).default({}),
+});
+export type CreateSandboxRequest = z.input<typeof CreateSandboxRequest>;
+
+export const RemoveSandboxRequest = z.object({ name: SandboxName, force: z.boolean().default(false) });
+
+export const ExecRequest = z.object({
+  sandbox: SandboxName,
+  command: z.string().min(1, 'command is empty'),
+  session: SessionKey.optional(),
+  parent: SessionKey.optional(),
+  workdir: z.string().optional(),
+  stepId: z.string().min(1, 'step id is empty').optional(),
+  timeoutSeconds: z
+    .number({ error: 'timeout must be a number of seconds' })
+    .positive('timeout must be a positive number of seconds')
+    .max(24 * 3600, 'timeout is longer than a day')
+    .optional(),
+  mode: z.enum(['shell', 'oneshot']).default('shell'),
+  user: z.string().optional(),
+  maxOutputBytes: z.number().int().positive().optional(),
+});
+export type ExecRequest = z.input<typeof ExecRequest>;
+
+export const CreateSessionRequest = z.object({
+  sandbox: SandboxName,
+  key: SessionKey,
+  parent: SessionKey.optional(),
+  /** The cwd the session starts with; given directly, never looked up later. */
+  cwd: z.string().startsWith('/', 'session cwd must be an absolute path').optional(),
+});
+export type CreateSessionRequest = z.input<typeof CreateSessionRequest>;
+
+export type SandboxState = 'running' | 'stopped' | 'missing';
+
+export interface SandboxInfo {
+  name: string;
+  backend: string;
+  state: SandboxState;
+  /** Why the state is what it is, e.g. "exited (137) at …" or "removed outside Sandbox Desk". */
+  stateDetail: string | null;
+  image: string | null;
+  user: string | null;
+  /** As declared: an absolute in-sandbox path or "~". */
+  declaredDefaultCwd: string;
+  /** The declared default with "~" resolved; null until connected. */
+  defaultCwd: string | null;
+  /** The sandbox user's home, measured after connecting; null until then. */
+  home: string | null;
+  tempDir: string | null;
+  supportsStreams: boolean;
+  isContainer: boolean;
+  /** The environment's last observed cwd (shared by every session). */
+  lastObservedCwd: string | null;
+  backendRef: string | null;
+  createdAt: string;
+}
+
+export interface SessionInfo {
+  key: string;
+  parent: string | null;
+  /** The session's own cwd record. */
+  cwd: string | null;
+  source: string | null;
+  observedAt: string | null;
+  createdAt: string;
+  lastWarnings: ExecWarning[];
+}
+
+export interface CreateSandboxResult {
+  sandbox: SandboxInfo;
+  warnings: ExecWarning[];
+}
+
+export type { ExecResult as ExecResponse };

@@ -1,0 +1,347 @@
+import { homedir } from 'node:os';
+import { resolve as resolvePath, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { normalizeDeclaredCwd, readProviderDefaultCwd } from '../cwd/declared-default-cwd.js';
+import { SandboxDeskError } from '../errors.js';
+import type { ExecWarning } from '../exec/exec-result.js';
+import { runCommand, type ExecOutcome } from '../exec/run-command.js';
+import { ShellPool } from '../exec/shell-pool.js';
+import type { SandboxEnvironment, SandboxProvider, SandboxRef } from '../sandbox/provider.js';
+import type { ProviderRegistry } from '../sandbox/registry.js';
+import { resolveDataDir } from '../store/data-dir.js';
+import type { SandboxRecord } from '../store/sandbox-store.js';
+import { DEFAULT_SESSION, type SessionRecord } from '../store/session-store.js';
+import { Store } from '../store/store.js';
+import { builtinRegistry } from './builtin-providers.js';
+import {
+  CreateSandboxRequest,
+  CreateSessionRequest,
+  ExecRequest,
+  RemoveSandboxRequest,
+  SandboxName,
+  SessionKey,
+  type CreateSandboxResult,
+  type SandboxInfo,
+  type SessionInfo,
+} from './contract.js';
+import { validate } from './validate.js';
+
+export interface SandboxDeskOptions {
+  dataDir?: string;
+  registry?: ProviderRegistry;
+  /** Idle session shells are closed after this long (default 10 minutes). */
+  shellIdleMs?: number;
+  /** Default per-command timeout (default 10 minutes). */
+  defaultTimeoutMs?: number;
+  /** Output kept per stream (default 8 MiB); the rest is dropped and flagged. */
+  maxOutputBytes?: number;
+}
+
+/** The directory this app is installed in: never a default cwd for the local backend. */
+const APP_ROOT = resolvePath(fileURLToPath(new URL('../../..', import.meta.url)));
+
+/**
+ * The core's one entry point: the CLI, the Electron main process, the browser mode and the agent
+ * bridge all drive sandboxes through this class.
+ */
+export class SandboxDesk {
+  readonly store: Store;
+  readonly registry: ProviderRegistry;
+  private readonly shells: ShellPool;
+  private readonly environments = new Map<string, SandboxEnvironment>();
+  private readonly hostHome = homedir();
+  private readonly defaultTimeoutMs: number;
+  private readonly maxOutputBytes: number;
+
+  constructor(opts: SandboxDeskOptions = {}) {
+    this.store = Store.open(opts.dataDir ?? resolveDataDir());
+    this.registry = opts.registry ?? builtinRegistry();
+    this.shells = new ShellPool({ idleMs: opts.shellIdleMs ?? 10 * 60_000 });
+    this.defaultTimeoutMs = opts.defaultTimeoutMs ?? 10 * 60_000;
+    this.maxOutputBytes = opts.maxOutputBytes ?? 8 * 1024 * 1024;
+  }
+
+  // ---- sandboxes ------------------------------------------------------------------------------
+
+  async createSandbox(input: CreateSandboxRequest): Promise<CreateSandboxResult> {
+    const req = validate(CreateSandboxRequest, input);
+    const provider = this.registry.get(req.backend);
+    if (this.store.sandboxes.get(req.name)) {
+      throw new SandboxDeskError('name_taken', `a sandbox named ${req.name} already exists`, { hint: 'choose another name, or remove the old one with `sandbox-desk sandbox rm`' });
+    }
+    const warnings: ExecWarning[] = [];
+    const declared = this.declareDefaultCwd(provider, req.defaultCwd, warnings);
+    const record: SandboxRecord = {
+      name: req.name,
+      backend: provider.name,
+      image: req.image ?? null,
+      user: req.user ?? null,
+      declaredDefaultCwd: declared,
+      backendRef: null,
+      mounts: req.mounts,
+      env: req.env,
+      options: req.options,
+      createdAt: new Date().toISOString(),
+      home: null,
+      homeIncarnation: null,
+      lastObservedCwd: null,
+      lastObservedAt: null,
+    };
+    // The row reserves the name first; if provisioning fails it is removed again, so nothing half-made stays.
+    this.store.sandboxes.insert(record);
+    try {
+      const made = await provider.provision({
+        name: req.name,
+        image: record.image,
+        user: record.user,
+        mounts: record.mounts,
+        env: record.env,
+        options: record.options,
+        labels: { 'io.sandbox-desk.managed': 'true', 'io.sandbox-desk.sandbox': req.name, 'io.sandbox-desk.instance': this.store.instanceId },
+        resourceName: `sdesk-${this.store.instanceId}-${req.name}`,
+      });
+      this.store.sandboxes.setProvisioned(req.name, made);
+    } catch (err) {
+      this.store.sandboxes.delete(req.name);
+      throw err;
+    }
+    if (req.start) await this.startSandbox(req.name);
+    return { sandbox: await this.inspectSandbox(req.name), warnings };
+  }
+
+  /**
+   * What the sandbox declares as its default cwd, stored at creation: the user's `--default-cwd` when
+   * usable, else the backend's declaration (null: read the backend's at connect time), and for the
+   * local backend the directory the user is in — unless that is the app's own install directory.
+   */
+  private declareDefaultCwd(provider: SandboxProvider, asked: string | undefined, warnings: ExecWarning[]): string | null {
+    const fallback = provider.isContainer ? 'the backend default' : 'the current directory';
+    if (asked !== undefined) {
+      const d = normalizeDeclaredCwd(asked, { isContainer: provider.isContainer, hostHome: this.hostHome, origin: '--default-cwd', fallback });
+      if (d.warning) warnings.push(d.warning);
+      if (d.value) return d.value;
+    }
+    if (provider.isContainer) return null;
+    const here = process.cwd();
+    return here === APP_ROOT || here.startsWith(APP_ROOT + sep) ? '~' : here;
+  }
+
+  /** The declared default cwd in effect: the sandbox's own, else the backend's (read now, defensively). */
+  private effectiveDeclaredCwd(rec: SandboxRecord, provider: SandboxProvider): { value: string; warning?: ExecWarning } {
+    if (rec.declaredDefaultCwd) return { value: rec.declaredDefaultCwd };
+    const read = readProviderDefaultCwd(provider);
+    const d = normalizeDeclaredCwd(read.raw, { isContainer: provider.isContainer, hostHome: this.hostHome, origin: `backend ${provider.name} defaultCwd`, fallback: '"~"' });
+    if (read.error) return { value: '~', warning: { code: 'default_cwd_ignored', message: `${read.error}; using "~"` } };
+    return d.warning ? { value: '~', warning: d.warning } : { value: d.value ?? '~' };
+  }
+
+  private record(name: string): SandboxRecord {
+    validate(SandboxName, name);
+    const rec = this.store.sandboxes.get(name);
+    if (!rec) throw new SandboxDeskError('not_found', `no sandbox named ${name}`, { hint: 'see `sandbox-desk sandbox list`' });
+    return rec;
+  }
+
+  private static ref(rec: SandboxRecord): SandboxRef {
+    return { name: rec.name, backendRef: rec.backendRef, image: rec.image, user: rec.user, mounts: rec.mounts, env: rec.env, options: rec.options };
+  }
+
+  async listSandboxes(): Promise<SandboxInfo[]> {
+    return Promise.all(this.store.sandboxes.list().map((rec) => this.info(rec, false)));
+  }
+
+  /** Current state from the backend; a running sandbox is connected so its home is known. */
+  async inspectSandbox(name: string): Promise<SandboxInfo> {
+    return this.info(this.record(name), true);
+  }
+
+  private async info(rec: SandboxRecord, connect: boolean): Promise<SandboxInfo> {
+    const provider = this.registry.get(rec.backend);
+    const status = await provider.status(SandboxDesk.ref(rec));
+    if (status.state !== 'running' || (this.environments.get(rec.name)?.incarnation ?? status.incarnation) !== status.incarnation) {
+      this.dropEnvironment(rec.name);
+    }
+    let env = this.environments.get(rec.name) ?? null;
+    if (!env && connect && status.state === 'running') env = await this.connect(rec, provider);
+    const fresh = this.store.sandboxes.get(rec.name) ?? rec;
+    return {
+      name: fresh.name,
+      backend: fresh.backend,
+      state: status.state,
+      stateDetail: status.detail ?? null,
+      image: fresh.image,
+      user: fresh.user,
+      declaredDefaultCwd: this.effectiveDeclaredCwd(fresh, provider).value,
+      defaultCwd: env?.defaultCwd ?? null,
+      home: env?.home ?? (status.state === 'running' && fresh.homeIncarnation === status.incarnation ? fresh.home : null),
+      tempDir: env?.getTempDir() ?? null,
+      supportsStreams: provider.supportsStreams,
+      isContainer: provider.isContainer,
+      lastObservedCwd: fresh.lastObservedCwd,
+      backendRef: fresh.backendRef,
+      createdAt: fresh.createdAt,
+    };
+  }
+
+  async startSandbox(name: string): Promise<SandboxInfo> {
+    const rec = this.record(name);
+    const provider = this.registry.get(rec.backend);
+    await provider.start(SandboxDesk.ref(rec));
+    this.dropEnvironment(name);
+    await this.connect(rec, provider);
+    return this.info(this.record(name), false);
+  }
+
+  async stopSandbox(name: string): Promise<SandboxInfo> {
+    const rec = this.record(name);
+    this.dropEnvironment(name);
+    await this.registry.get(rec.backend).stop(SandboxDesk.ref(rec));
+    return this.info(rec, false);
+  }
+
+  async removeSandbox(name: string, opts: { force?: boolean } = {}): Promise<void> {
+    const { force } = validate(RemoveSandboxRequest, { name, force: opts.force });
+    const rec = this.record(name);
+    const provider = this.registry.get(rec.backend);
+    const status = await provider.status(SandboxDesk.ref(rec));
+    if (status.state === 'running' && rec.backendRef !== null && !force) {
+      throw new SandboxDeskError('refused', `sandbox ${name} is running`, { hint: `stop it first (\`sandbox-desk sandbox stop ${name}\`) or pass --force` });
+    }
+    this.dropEnvironment(name);
+    await provider.remove(SandboxDesk.ref(rec), { force: Boolean(force) });
+    this.store.sandboxes.delete(name);
+  }
+
+  // ---- environments ---------------------------------------------------------------------------
+
+  private dropEnvironment(name: string): void {
+    this.environments.delete(name);
+    this.shells.closeFor(name);
+  }
+
+  private async connect(rec: SandboxRecord, provider: SandboxProvider): Promise<SandboxEnvironment> {
+    const declared = this.effectiveDeclaredCwd(rec, provider);
+    const env = await provider.createEnvironment({
+      cwd: declared.value,
+      sandbox: SandboxDesk.ref(rec),
+      cachedHome: rec.home && rec.homeIncarnation ? { home: rec.home, incarnation: rec.homeIncarnation } : null,
+    });
+    if (rec.home !== env.home || rec.homeIncarnation !== env.incarnation) this.store.sandboxes.setHome(rec.name, env.home, env.incarnation);
+    this.environments.set(rec.name, env);
+    return env;
+  }
+
+  /**
+   * The live environment for a command. A session with a live shell skips the backend round trip;
+   * otherwise the backend is asked for its state, so a restart or removal is noticed.
+   */
+  private async environmentFor(rec: SandboxRecord, provider: SandboxProvider, fast: boolean): Promise<SandboxEnvironment> {
+    const cached = this.environments.get(rec.name);
+    if (cached && fast) return cached;
+    const status = await provider.status(SandboxDesk.ref(rec));
+    if (status.state === 'missing') {
+      this.dropEnvironment(rec.name);
+      throw new SandboxDeskError('sandbox_missing', `sandbox ${rec.name} is gone: ${status.detail ?? 'removed outside Sandbox Desk'}`, {
+        hint: `remove it with \`sandbox-desk sandbox rm ${rec.name}\` and create it again`,
+      });
+    }
+    if (status.state !== 'running') {
+      this.dropEnvironment(rec.name);
+      throw new SandboxDeskError('sandbox_not_running', `sandbox ${rec.name} is not running${status.detail ? ` (${status.detail})` : ''}`, {
+        hint: `start it with \`sandbox-desk sandbox start ${rec.name}\``,
+      });
+    }
+    if (cached && cached.incarnation === status.incarnation) return cached;
+    this.environments.delete(rec.name);
+    return this.connect(rec, provider);
+  }
+
+  // ---- commands -------------------------------------------------------------------------------
+
+  async exec(input: ExecRequest & { signal?: AbortSignal }): Promise<ExecOutcome> {
+    const req = validate(ExecRequest, input);
+    const rec = this.record(req.sandbox);
+    const provider = this.registry.get(rec.backend);
+    const session = req.session ?? DEFAULT_SESSION;
+    const user = req.user ?? undefined;
+    const fast = req.mode === 'shell' && this.shells.hasLive(rec.name, session, user ?? this.environments.get(rec.name)?.user ?? undefined);
+    const env = await this.environmentFor(rec, provider, fast);
+    const declared = this.effectiveDeclaredCwd(rec, provider);
+    const ctx = {
+      sandbox: rec.name,
+      env,
+      isContainer: provider.isContainer,
+      sessions: this.store.sessions,
+      sandboxes: this.store.sandboxes,
+      shells: this.shells,
+      hostHome: this.hostHome,
+      sandboxRoots: [env.home, ...(declared.value.startsWith('/') ? [declared.value] : [])],
+      standingWarnings: declared.warning ? [declared.warning] : [],
+    };
+    try {
+      return await runCommand(ctx, {
+        command: req.command,
+        session: req.session,
+        parent: req.parent,
+        workdir: req.workdir,
+        stepId: req.stepId,
+        timeoutMs: req.timeoutSeconds !== undefined ? req.timeoutSeconds * 1000 : this.defaultTimeoutMs,
+        mode: req.mode,
+        user: req.user,
+        signal: input.signal,
+        maxOutputBytes: req.maxOutputBytes ?? this.maxOutputBytes,
+      });
+    } catch (err) {
+      // A transport failure usually means the sandbox went away under us: say that, precisely.
+      if (err instanceof SandboxDeskError && err.code === 'backend_unavailable') {
+        this.dropEnvironment(rec.name);
+        await this.environmentFor(rec, provider, false);
+      }
+      throw err;
+    }
+  }
+
+  // ---- sessions -------------------------------------------------------------------------------
+
+  /**
+   * Creates a session, optionally as a child of another. The child receives its cwd now — the explicit
+   * one, else the parent's current record — and never looks the parent up again.
+   */
+  createSession(input: CreateSessionRequest): SessionInfo {
+    const req = validate(CreateSessionRequest, input);
+    this.record(req.sandbox);
+    if (this.store.sessions.get(req.sandbox, req.key)) {
+      throw new SandboxDeskError('name_taken', `session ${JSON.stringify(req.key)} already exists in sandbox ${req.sandbox}`);
+    }
+    let cwd = req.cwd ?? null;
+    if (req.parent !== undefined) {
+      const parent = this.store.sessions.get(req.sandbox, req.parent);
+      if (!parent) throw new SandboxDeskError('not_found', `parent session ${JSON.stringify(req.parent)} does not exist in sandbox ${req.sandbox}`);
+      cwd ??= parent.cwd;
+    }
+    return toSessionInfo(this.store.sessions.ensure(req.sandbox, req.key, { parent: req.parent ?? null, cwd, at: new Date().toISOString() }));
+  }
+
+  listSessions(sandbox: string): SessionInfo[] {
+    this.record(sandbox);
+    return this.store.sessions.list(sandbox).map(toSessionInfo);
+  }
+
+  removeSession(sandbox: string, key: string): void {
+    this.record(sandbox);
+    validate(SessionKey, key);
+    if (!this.store.sessions.delete(sandbox, key)) throw new SandboxDeskError('not_found', `no session ${JSON.stringify(key)} in sandbox ${sandbox}`);
+    this.shells.closeFor(sandbox, key);
+  }
+
+  /** Closes shells and the database; the process can exit afterwards. */
+  async close(): Promise<void> {
+    this.shells.closeAll();
+    for (const p of this.registry.all()) await p.dispose?.();
+    this.store.close();
+  }
+}
+
+function toSessionInfo(s: SessionRecord): SessionInfo {
+  return { key: s.key, parent: s.parent, cwd: s.cwd, source: s.source, observedAt: s.observedAt, createdAt: s.createdAt, lastWarnings: s.lastWarnings };
+}

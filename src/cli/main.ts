@@ -1,0 +1,192 @@
+import { Command, CommanderError, Option } from 'commander';
+import type { ExecResult } from '../api/contract.js';
+import { SandboxDesk } from '../api/sandbox-desk.js';
+import { SandboxDeskError } from '../errors.js';
+import { EXIT_OWN_ERROR, printError, printJson, printWarnings, processOut, sandboxDetails, sandboxTable, sessionTable, type Out } from './output.js';
+import { parseKeyValues, parseMounts, parseTimeout } from './parse-args.js';
+
+interface JsonFlag {
+  json?: boolean;
+}
+
+/**
+ * Runs the `sandbox-desk` command and returns its exit code: the command's own for `exec`, 125 for
+ * Sandbox Desk's errors, 0 otherwise. `out` and `open` are injectable for tests.
+ */
+export async function main(argv: string[], out: Out = processOut, open: () => SandboxDesk = () => new SandboxDesk()): Promise<number> {
+  let desk: SandboxDesk | null = null;
+  const core = (): SandboxDesk => (desk ??= open());
+  let exitCode = 0;
+  const wantsJson = argv.includes('--json');
+
+  const program = new Command('sandbox-desk')
+    .description('Manage local sandboxes and run commands in them with truthful working directories.')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => out.stdout(s), writeErr: (s) => out.stderr(s), outputError: () => undefined });
+
+  const sandbox = program.command('sandbox').description('create, list, inspect, start, stop and remove sandboxes');
+
+  sandbox
+    .command('create <name>')
+    .description('create a sandbox (and start it, unless --no-start)')
+    .requiredOption('--backend <backend>', 'local | docker (or a plugin backend)')
+    .option('--image <image>', 'image for container backends (docker default: sandbox-desk/base:latest)')
+    .option('--default-cwd <path>', 'where commands start: an absolute in-sandbox path, or ~ for the sandbox user\'s home')
+    .option('--user <user>', 'the user commands run as (default: the image\'s non-root user)')
+    .option('--no-start', 'create without starting')
+    .option('--mount <host:sandbox[:ro]>', 'bind a host directory into the sandbox (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--env <KEY=VALUE>', 'environment variable for the sandbox (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--option <k=v>', 'backend-specific option (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--json', 'machine-readable output')
+    .action(async (name: string, o: JsonFlag & { backend: string; image?: string; defaultCwd?: string; user?: string; start: boolean; mount: string[]; env: string[]; option: string[] }) => {
+      const r = await core().createSandbox({
+        name,
+        backend: o.backend,
+        image: o.image,
+        defaultCwd: o.defaultCwd,
+        user: o.user,
+        start: o.start,
+        mounts: parseMounts(o.mount),
+        env: parseKeyValues(o.env, '--env'),
+        options: parseKeyValues(o.option, '--option'),
+      });
+      if (o.json) return printJson(out, r);
+      printWarnings(out, r.warnings);
+      out.stdout(`Created sandbox ${r.sandbox.name} (${r.sandbox.backend}, ${r.sandbox.state}).\n` + sandboxDetails(r.sandbox));
+    });
+
+  sandbox
+    .command('list')
+    .description('list sandboxes with their live state')
+    .option('--json', 'machine-readable output')
+    .action(async (o: JsonFlag) => {
+      const list = await core().listSandboxes();
+      if (o.json) printJson(out, list);
+      else out.stdout(sandboxTable(list));
+    });
+
+  sandbox
+    .command('inspect <name>')
+    .description('show a sandbox: state, declared default cwd, resolved home, temp dir')
+    .option('--json', 'machine-readable output')
+    .action(async (name: string, o: JsonFlag) => {
+      const info = await core().inspectSandbox(name);
+      if (o.json) printJson(out, info);
+      else out.stdout(sandboxDetails(info));
+    });
+
+  for (const verb of ['start', 'stop'] as const) {
+    sandbox
+      .command(`${verb} <name>`)
+      .description(`${verb} a sandbox`)
+      .option('--json', 'machine-readable output')
+      .action(async (name: string, o: JsonFlag) => {
+        const info = verb === 'start' ? await core().startSandbox(name) : await core().stopSandbox(name);
+        if (o.json) printJson(out, info);
+        else out.stdout(`${info.name}: ${info.state}\n`);
+      });
+  }
+
+  sandbox
+    .command('rm <name>')
+    .description('remove a sandbox (refused while it runs, unless --force)')
+    .option('--force', 'remove even while it runs')
+    .option('--json', 'machine-readable output')
+    .action(async (name: string, o: JsonFlag & { force?: boolean }) => {
+      await core().removeSandbox(name, { force: Boolean(o.force) });
+      if (o.json) printJson(out, { removed: name });
+      else out.stdout(`Removed ${name}.\n`);
+    });
+
+  program
+    .command('exec <name> [command...]')
+    .description('run a command in a sandbox: sandbox-desk exec NAME [options] -- COMMAND')
+    .option('--session <key>', 'the session whose cwd the command uses and updates (default: "default")')
+    .option('--parent <key>', 'create the session as a child of this one, starting in its cwd')
+    .option('--workdir <dir>', 'run this command in DIR (a relative DIR is resolved against the session cwd)')
+    .option('--step <id>', 'the request belongs to a workflow step: refuse to run without a resolvable cwd')
+    .option('--timeout <seconds>', 'kill the command after this many seconds')
+    .option('--no-shell', 'run one-shot instead of in the session\'s persistent shell')
+    .addOption(new Option('--user <user>', 'run as this user').hideHelp())
+    .option('--json', 'print one JSON object with the result')
+    .action(async (name: string, words: string[], o: JsonFlag & { session?: string; parent?: string; workdir?: string; step?: string; timeout?: string; shell: boolean; user?: string }) => {
+      if (words.length === 0) throw new SandboxDeskError('invalid_input', 'no command given', { hint: 'put the command after --, e.g. sandbox-desk exec NAME -- pwd' });
+      const abort = new AbortController();
+      const onSignal = (): void => abort.abort();
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+      try {
+        const r = await core().exec({
+          sandbox: name,
+          command: words.join(' '),
+          session: o.session,
+          parent: o.parent,
+          workdir: o.workdir,
+          stepId: o.step,
+          timeoutSeconds: o.timeout === undefined ? undefined : parseTimeout(o.timeout),
+          mode: o.shell ? 'shell' : 'oneshot',
+          user: o.user,
+          signal: abort.signal,
+        });
+        if (o.json) {
+          const { stdoutBytes: _o, stderrBytes: _e, ...result } = r;
+          printJson(out, result satisfies ExecResult);
+        } else {
+          out.stdout(r.stdoutBytes);
+          out.stderr(r.stderrBytes);
+          printWarnings(out, r.warnings);
+        }
+        exitCode = r.exitCode;
+      } finally {
+        process.removeListener('SIGINT', onSignal);
+        process.removeListener('SIGTERM', onSignal);
+      }
+    });
+
+  const session = program.command('session').description('list, create and remove sessions and their cwd records');
+  session
+    .command('list <name>')
+    .description('sessions of a sandbox: key, parent, cwd record, when it was observed, its source')
+    .option('--json', 'machine-readable output')
+    .action(async (name: string, o: JsonFlag) => {
+      const list = core().listSessions(name);
+      if (o.json) printJson(out, list);
+      else out.stdout(sessionTable(list));
+    });
+  session
+    .command('create <name> <key>')
+    .description('create a session, optionally as a child of another, with the cwd it starts in')
+    .option('--parent <key>', 'the parent session: the child starts in its current cwd')
+    .option('--cwd <dir>', 'the absolute cwd the session starts in')
+    .option('--json', 'machine-readable output')
+    .action(async (name: string, key: string, o: JsonFlag & { parent?: string; cwd?: string }) => {
+      const s = core().createSession({ sandbox: name, key, parent: o.parent, cwd: o.cwd });
+      if (o.json) printJson(out, s);
+      else out.stdout(`Created session ${JSON.stringify(s.key)} in ${name} (cwd ${s.cwd ?? 'not set: the sandbox default'}).\n`);
+    });
+  session
+    .command('rm <name> <key>')
+    .description('remove a session and its cwd record')
+    .option('--json', 'machine-readable output')
+    .action(async (name: string, key: string, o: JsonFlag) => {
+      core().removeSession(name, key);
+      if (o.json) printJson(out, { removed: key });
+      else out.stdout(`Removed session ${JSON.stringify(key)}.\n`);
+    });
+
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
+      return printError(out, new SandboxDeskError('invalid_input', err.message.replace(/^error: /, '')), wantsJson);
+    }
+    return printError(out, err, wantsJson);
+  } finally {
+    if (desk) await (desk as SandboxDesk).close();
+  }
+}
+
+export { EXIT_OWN_ERROR };

@@ -1,0 +1,33 @@
+import type { Mount } from '../sandbox/provider.js';
+import { SandboxDeskError } from '../errors.js';
+
+/** `--timeout` must be a positive number of seconds. */
+export function parseTimeout(raw: string): number {
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(n) || n <= 0) {
+    throw new SandboxDeskError('invalid_input', `--timeout must be a positive number of seconds, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
+export function parseKeyValues(items: string[], flag: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of items) {
+    const at = item.indexOf('=');
+    if (at <= 0) throw new SandboxDeskError('invalid_input', `${flag} expects KEY=VALUE, got ${JSON.stringify(item)}`);
+    out[item.slice(0, at)] = item.slice(at + 1);
+  }
+  return out;
+}
+
+/** `--mount /host/dir:/in/sandbox[:ro]` */
+export function parseMounts(items: string[]): Mount[] {
+  return items.map((item) => {
+    const parts = item.split(':');
+    const ro = parts.length === 3 && parts[2] === 'ro';
+    if (!(parts.length === 2 || ro) || !parts[0]!.startsWith('/') || !parts[1]!.startsWith('/')) {
+      throw new SandboxDeskError('invalid_input', `--mount expects /host/dir:/sandbox/dir[:ro], got ${JSON.stringify(item)}`);
+    }
+    return { hostPath: parts[0]!, sandboxPath: parts[1]!, ...(ro ? { readOnly: true } : {}) };
+  });
+}

@@ -1,0 +1,58 @@
+import { posix } from 'node:path';
+import type { Mount } from '../sandbox/provider.js';
+
+/**
+ * Classifying paths that belong to the host. On a container backend such a path means nothing inside
+ * the sandbox, and `cd`-ing to it fails (Hermes' exit-126 class). Pure functions, no I/O.
+ */
+
+const DRIVE_RE = /^[A-Za-z]:[\\/]/;
+
+/** Normalises an absolute POSIX path lexically (no trailing slash, no `.`/`..`). */
+export function normalizeAbsolute(path: string): string {
+  const n = posix.normalize(path);
+  return n.length > 1 && n.endsWith('/') ? n.slice(0, -1) : n;
+}
+
+/** true when `path` is `root` or lies below it. A sibling sharing a prefix (`/a/proj-x` vs `/a/proj`) is not. */
+export function isUnderPath(path: string, root: string): boolean {
+  if (!path.startsWith('/') || !root.startsWith('/')) return false;
+  const p = normalizeAbsolute(path);
+  const r = normalizeAbsolute(root);
+  if (r === '/') return true;
+  return p === r || p.startsWith(r + '/');
+}
+
+export interface HostPathContext {
+  /** The host user's home directory (os.homedir()). */
+  hostHome: string;
+}
+
+/**
+ * true for paths that name the host rather than a sandbox: a Windows drive, a macOS `/Users/…`, a Linux
+ * `/home/…`, or anything under the host user's home. Whether such a path is nonetheless legitimate inside
+ * the sandbox (it lies under the home the sandbox declared) is the caller's question.
+ */
+export function isHostShapedPath(path: string, ctx: HostPathContext): boolean {
+  if (DRIVE_RE.test(path) || path.startsWith('\\\\')) return true;
+  if (!path.startsWith('/')) return false;
+  if (isUnderPath(path, '/Users') || isUnderPath(path, '/home')) return true;
+  const home = ctx.hostHome;
+  return home.startsWith('/') && normalizeAbsolute(home) !== '/' && isUnderPath(path, home);
+}
+
+/** Maps a host path under a declared mount to its in-sandbox path, or null when no mount covers it. */
+export function translateMountedPath(path: string, mounts: readonly Mount[]): string | null {
+  const unixy = path.replace(/\\/g, '/');
+  for (const m of mounts) {
+    const host = m.hostPath.replace(/\\/g, '/');
+    const sameDrive = DRIVE_RE.test(host) ? unixy.toLowerCase() : unixy;
+    const hostCmp = DRIVE_RE.test(host) ? host.toLowerCase() : host;
+    const root = hostCmp.length > 1 ? hostCmp.replace(/\/+$/, '') : hostCmp;
+    if (sameDrive === root || sameDrive.startsWith(root + '/')) {
+      const rest = unixy.slice(root.length).replace(/^\/+/, '');
+      return rest ? posix.join(m.sandboxPath, rest) : normalizeAbsolute(m.sandboxPath);
+    }
+  }
+  return null;
+}

@@ -1,0 +1,69 @@
+/**
+ * What one command run in a sandbox reports. Types only: the renderer imports this through
+ * src/api/contract.ts, so nothing here may need Node.
+ */
+
+export type WarningCode =
+  /** The directory asked for does not exist; the command ran in its nearest enterable ancestor. */
+  | 'cwd_missing'
+  /** The directory exists but the sandbox user cannot enter it. */
+  | 'cwd_denied'
+  /** The path names something that is not a directory. */
+  | 'cwd_not_directory'
+  /** Neither the path, its ancestors nor the temp dir could be entered. */
+  | 'cwd_unenterable'
+  /** A recorded host path was dropped on a container backend. */
+  | 'host_path_dropped'
+  /** A host path was translated through a declared mount. */
+  | 'host_path_translated'
+  /** A declared default cwd was relative or host-shaped and was ignored. */
+  | 'default_cwd_ignored'
+  /** A relative workdir was resolved against the session's cwd. */
+  | 'workdir_relative'
+  /** The command deleted the directory it ended in; the record keeps the last enterable one. */
+  | 'cwd_deleted'
+  /** The command was killed (timeout, interrupt, dropped stream): its cwd was not observed. */
+  | 'cwd_unobserved'
+  /** Output went past the limit and was cut. */
+  | 'output_truncated'
+  /** The session shell could not be opened; the command ran one-shot. */
+  | 'shell_fallback'
+  /** The sandbox was restarted or replaced since this session's last command. */
+  | 'environment_recreated';
+
+export interface ExecWarning {
+  code: WarningCode;
+  message: string;
+  /** The path that was asked for, when the warning is about a path. */
+  asked?: string;
+  /** The path that was used instead. */
+  used?: string;
+}
+
+/** Where the cwd a command started in came from. */
+export type CwdSource = 'workdir' | 'session' | 'created' | 'default';
+
+export type ExecMode = 'shell' | 'oneshot';
+
+export interface ExecResult {
+  exitCode: number;
+  /** Decoded as UTF-8; invalid bytes become U+FFFD. The exact bytes are in `stdoutBytes` in-process. */
+  stdout: string;
+  stderr: string;
+  /** The physical cwd the command ended in, measured inside the sandbox; null when not observed. */
+  cwd: string | null;
+  /** true only when the wrapper's marker was read for a command that finished by itself. */
+  cwdObserved: boolean;
+  /** The directory the command started in (after enterability checks). */
+  startCwd: string;
+  cwdSource: CwdSource;
+  warnings: ExecWarning[];
+  /** stderr lines reporting `Permission denied` / `Operation not permitted`, counted even when exit code is 0. */
+  deniedCount: number;
+  mode: ExecMode;
+  timedOut: boolean;
+  interrupted: boolean;
+  truncated: { stdout: boolean; stderr: boolean };
+  durationMs: number;
+  session: string;
+}

@@ -1,0 +1,32 @@
+import type { ExecPrefixOptions, SandboxEnvironment } from '../sandbox/provider.js';
+import { SandboxDeskError } from '../errors.js';
+
+/** Quotes one word for a POSIX shell. Used only where a transport joins words into one line (ssh). */
+export function shellQuote(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The full local argv that runs `words` inside the sandbox: the environment's prefix followed by the
+ * words as separate arguments — or, for transports that join them into one remote line, as one word
+ * quoted here, in this one place.
+ */
+export function remoteArgv(env: SandboxEnvironment, opts: ExecPrefixOptions, words: string[]): string[] {
+  let prefix: unknown;
+  try {
+    prefix = env.execPrefix(opts);
+  } catch (err) {
+    throw new SandboxDeskError('backend_unavailable', `execPrefix failed: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (prefix === null || prefix === undefined) {
+    throw new SandboxDeskError('backend_unavailable', 'the sandbox cannot run commands right now (execPrefix returned null)', {
+      hint: 'retry once the sandbox is running',
+    });
+  }
+  if (!Array.isArray(prefix) || !prefix.every((w) => typeof w === 'string')) {
+    throw new SandboxDeskError('backend_unavailable', `execPrefix must return an array of strings, got ${JSON.stringify(prefix)}`, {
+      hint: 'the backend is broken: return an argv array such as ["docker", "exec", "-i", id], never a command string',
+    });
+  }
+  return env.joinsArgv ? [...prefix, words.map(shellQuote).join(' ')] : [...prefix, ...words];
+}

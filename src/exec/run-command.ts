@@ -1,0 +1,180 @@
+import { userInfo } from 'node:os';
+import { resolveCommandCwd } from '../cwd/resolve-command-cwd.js';
+import type { GuardContext } from '../cwd/record-guard.js';
+import { SandboxDeskError } from '../errors.js';
+import type { SandboxEnvironment } from '../sandbox/provider.js';
+import type { SandboxStore } from '../store/sandbox-store.js';
+import { DEFAULT_SESSION, type SessionStore } from '../store/session-store.js';
+import type { RawRun, StartInfo } from './command-capture.js';
+import type { ExecMode, ExecResult, ExecWarning } from './exec-result.js';
+import { runOneshot } from './oneshot-runner.js';
+import type { ShellPool } from './shell-pool.js';
+
+export interface ExecRequest {
+  command: string;
+  session?: string | undefined;
+  /** Only used when the session does not exist yet: it is created as this session's child. */
+  parent?: string | undefined;
+  workdir?: string | undefined;
+  stepId?: string | undefined;
+  timeoutMs: number;
+  mode: ExecMode;
+  user?: string | undefined;
+  signal?: AbortSignal | undefined;
+  maxOutputBytes: number;
+}
+
+export interface ExecContext {
+  sandbox: string;
+  env: SandboxEnvironment;
+  isContainer: boolean;
+  sessions: SessionStore;
+  sandboxes: SandboxStore;
+  shells: ShellPool;
+  hostHome: string;
+  /** Roots the sandbox declared as its own (its home, an absolute declared default cwd). */
+  sandboxRoots: string[];
+  /** Warnings the sandbox carries into every result (e.g. an ignored default cwd declaration). */
+  standingWarnings: ExecWarning[];
+}
+
+export interface ExecOutcome extends ExecResult {
+  stdoutBytes: Buffer;
+  stderrBytes: Buffer;
+}
+
+const DENIED_RE = /Permission denied|Operation not permitted/;
+
+export function countDenied(stderr: string): number {
+  return stderr.split('\n').filter((l) => DENIED_RE.test(l)).length;
+}
+
+function enterWarning(asked: string, start: StartInfo, user: string): ExecWarning | null {
+  switch (start.why) {
+    case 'ok':
+      return null;
+    case 'missing':
+      return { code: 'cwd_missing', message: `cwd ${asked} is missing on disk; ran in ${start.used}`, asked, used: start.used };
+    case 'denied':
+      return { code: 'cwd_denied', message: `cwd ${asked} exists but is not accessible to this user (${user}); ran in ${start.used}`, asked, used: start.used };
+    case 'notdir':
+      return { code: 'cwd_not_directory', message: `cwd ${asked} is not a directory; ran in ${start.used}`, asked, used: start.used };
+    case 'unenterable':
+      return { code: 'cwd_unenterable', message: `neither ${asked}, its ancestors nor the temp dir could be entered; ran in ${start.used}`, asked, used: start.used };
+  }
+}
+
+/**
+ * Runs one command for one session with the whole working-directory policy: plan the cwd (and fail
+ * closed for steps), run it, then record only what was measured.
+ */
+export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<ExecOutcome> {
+  const t0 = performance.now();
+  if (typeof req.command !== 'string' || req.command.trim() === '') {
+    throw new SandboxDeskError('invalid_input', 'command is empty', { hint: 'give the command after --' });
+  }
+  if (req.command.includes('\0')) throw new SandboxDeskError('invalid_input', 'command contains a NUL byte, which bash cannot carry');
+
+  const key = req.session ?? DEFAULT_SESSION;
+  const now = (): string => new Date().toISOString();
+  let session = ctx.sessions.get(ctx.sandbox, key);
+  // A new child session gets its cwd directly, now, from its parent's record — never by looking the
+  // parent up later.
+  let initialCwd: string | null = null;
+  if (!session && req.parent !== undefined) {
+    const parent = ctx.sessions.get(ctx.sandbox, req.parent);
+    if (!parent) throw new SandboxDeskError('not_found', `parent session ${JSON.stringify(req.parent)} does not exist in sandbox ${ctx.sandbox}`);
+    initialCwd = parent.cwd;
+  }
+
+  const guard: GuardContext = { isContainer: ctx.isContainer, hostHome: ctx.hostHome, sandboxRoots: ctx.sandboxRoots, mounts: ctx.env.mounts };
+  const plan = resolveCommandCwd({
+    workdir: req.workdir,
+    session: session ? { record: session.cwd, recordSource: session.source } : { record: initialCwd, recordSource: initialCwd ? 'created' : null },
+    defaultCwd: ctx.env.defaultCwd,
+    stepId: req.stepId,
+    guard,
+  });
+  // Planning passed: only now does the request leave a trace.
+  session ??= ctx.sessions.ensure(ctx.sandbox, key, { parent: req.parent ?? null, cwd: initialCwd, at: now() });
+
+  const warnings: ExecWarning[] = [...ctx.standingWarnings, ...plan.warnings];
+  const runReq = { target: plan.target, tmpDir: ctx.env.getTempDir(), command: req.command, timeoutMs: req.timeoutMs, signal: req.signal, maxOutputBytes: req.maxOutputBytes };
+  const user = req.user ?? ctx.env.user ?? undefined;
+
+  let mode: ExecMode = req.mode;
+  let raw: RawRun;
+  if (mode === 'shell') {
+    let acquired: Awaited<ReturnType<ShellPool['acquire']>> | null = null;
+    try {
+      acquired = await ctx.shells.acquire(ctx.sandbox, key, user, ctx.env);
+    } catch (err) {
+      mode = 'oneshot';
+      warnings.push({ code: 'shell_fallback', message: `session shell could not be opened (${err instanceof Error ? err.message : String(err)}); ran one-shot` });
+    }
+    if (acquired?.dropped) {
+      warnings.push({ code: 'environment_recreated', message: 'the sandbox was restarted or replaced since this session\'s last command; a new session shell was started' });
+      if (acquired.dropped.lastCwd) ctx.sessions.fillIfEmpty(ctx.sandbox, key, acquired.dropped.lastCwd, now());
+    }
+    raw = acquired ? await acquired.shell.run(runReq) : await runOneshot(ctx.env, user, runReq);
+  } else {
+    raw = await runOneshot(ctx.env, user, runReq);
+  }
+
+  if (!raw.start) {
+    throw new SandboxDeskError('backend_unavailable', `the command could not be started in sandbox ${ctx.sandbox}${raw.transportError ? `: ${raw.transportError}` : ''}`, {
+      details: { transportError: raw.transportError, exitCode: raw.processExit },
+    });
+  }
+  const entered = enterWarning(plan.target, raw.start, user ?? userInfo().username);
+  if (entered) warnings.push(entered);
+
+  const stdout = raw.stdout.toString('utf8');
+  const stderr = raw.stderr.toString('utf8');
+  const at = now();
+  let cwd: string | null = null;
+  let cwdObserved = false;
+
+  if (raw.killed) {
+    warnings.push({ code: 'cwd_unobserved', message: `command ${raw.killed === 'timeout' ? `timed out after ${req.timeoutMs / 1000} s` : 'was interrupted'}; its cwd was not observed and the session record is unchanged` });
+  } else if (!raw.end) {
+    warnings.push({ code: 'cwd_unobserved', message: 'the command ended without reporting its cwd (it replaced the shell, or the stream dropped); the session record is unchanged' });
+  } else if (raw.end.state === 'gone') {
+    const keep = raw.start.why === 'ok' ? session.cwd : raw.start.used;
+    if (keep && keep !== session.cwd) ctx.sessions.recordObserved(ctx.sandbox, key, keep, at);
+    warnings.push({ code: 'cwd_deleted', message: `the command ended in ${raw.end.cwd}, which no longer exists; the session stays at ${keep ?? ctx.env.defaultCwd}`, asked: raw.end.cwd, ...(keep ? { used: keep } : {}) });
+  } else {
+    cwd = raw.end.cwd;
+    cwdObserved = true;
+    // A workdir is that command's choice, not the session's — unless the command moved by itself.
+    const moved = cwd !== raw.start.used;
+    if (plan.source !== 'workdir' || moved) ctx.sessions.recordObserved(ctx.sandbox, key, cwd, at);
+    ctx.env.cwd = cwd;
+    ctx.sandboxes.setLastObservedCwd(ctx.sandbox, cwd, at);
+  }
+  if (raw.truncated.stdout || raw.truncated.stderr) {
+    warnings.push({ code: 'output_truncated', message: `output was cut at ${req.maxOutputBytes} bytes per stream` });
+  }
+  ctx.sessions.setLastWarnings(ctx.sandbox, key, warnings);
+
+  const exitCode = raw.killed === 'timeout' ? 124 : raw.killed === 'interrupt' ? 130 : (raw.end?.exitCode ?? raw.processExit ?? 255);
+  return {
+    exitCode,
+    stdout,
+    stderr,
+    stdoutBytes: raw.stdout,
+    stderrBytes: raw.stderr,
+    cwd,
+    cwdObserved,
+    startCwd: raw.start.used,
+    cwdSource: plan.source,
+    warnings,
+    deniedCount: countDenied(stderr),
+    mode,
+    timedOut: raw.killed === 'timeout',
+    interrupted: raw.killed === 'interrupt',
+    truncated: raw.truncated,
+    durationMs: Math.round((performance.now() - t0) * 10) / 10,
+    session: key,
+  };
+}

@@ -1,0 +1,183 @@
+import Docker from 'dockerode';
+import { SandboxDeskError } from '../../errors.js';
+import { measureHome } from '../measure-home.js';
+import type {
+  BackendStatus,
+  CreateEnvironmentOptions,
+  ExecPrefixOptions,
+  Mount,
+  ProvisionResult,
+  ProvisionSpec,
+  SandboxEnvironment,
+  SandboxProvider,
+  SandboxRef,
+} from '../provider.js';
+import { resolveDockerEndpoint, type DockerEndpoint } from './docker-endpoint.js';
+import { engineMessage, engineUnreachable, isUnreachable, statusOf } from './docker-errors.js';
+
+export const DEFAULT_DOCKER_IMAGE = 'sandbox-desk/base:latest';
+/** Images may name the user commands should run as, when they do not set USER. */
+export const DEFAULT_USER_LABEL = 'io.sandbox-desk.default-user';
+
+class DockerEnvironment implements SandboxEnvironment {
+  cwd: string | null = null;
+
+  constructor(
+    private readonly containerId: string,
+    readonly user: string | null,
+    readonly home: string,
+    readonly defaultCwd: string,
+    readonly mounts: readonly Mount[],
+    readonly incarnation: string,
+  ) {}
+
+  execPrefix(opts: ExecPrefixOptions): string[] {
+    const user = opts.user ?? this.user;
+    return ['docker', 'exec', '-i', ...(opts.interactive ? ['-t'] : []), ...(user ? ['-u', user] : []), this.containerId];
+  }
+
+  getTempDir(): string {
+    return '/tmp';
+  }
+}
+
+/** Sandboxes as Docker containers, through the engine's API (dockerode) and `docker exec` streams. */
+export class DockerProvider implements SandboxProvider {
+  readonly name = 'docker';
+  readonly isContainer = true;
+  readonly defaultCwd = '~';
+  readonly supportsStreams = true;
+  readonly description = 'a Docker container (default image sandbox-desk/base:latest)';
+  readonly endpoint: DockerEndpoint;
+  private readonly docker: Docker;
+
+  constructor(endpoint: DockerEndpoint = resolveDockerEndpoint()) {
+    this.endpoint = endpoint;
+    this.docker = new Docker(endpoint.options);
+  }
+
+  /** Every engine call goes through here so "engine down" always reads the same. */
+  private async call<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (isUnreachable(err)) throw engineUnreachable(this.endpoint, err);
+      throw err;
+    }
+  }
+
+  async ping(): Promise<void> {
+    await this.call(() => this.docker.ping());
+  }
+
+  async provision(spec: ProvisionSpec): Promise<ProvisionResult> {
+    const image = spec.image ?? DEFAULT_DOCKER_IMAGE;
+    const info = await this.call(() => this.docker.getImage(image).inspect()).catch((err: unknown) => {
+      if (statusOf(err) === 404) {
+        throw new SandboxDeskError('image_not_found', `Image ${image} does not exist in the Docker engine`, {
+          hint: image.startsWith('sandbox-desk/')
+            ? 'build it with `npm run setup` (it builds the sandbox-desk images)'
+            : `pull it (\`docker pull ${image}\`) or build it (\`docker build -t ${image} DIR\`)`,
+        });
+      }
+      throw err;
+    });
+    // Hardened default: the image's non-root user when it has one.
+    const user = spec.user ?? (info.Config?.User || info.Config?.Labels?.[DEFAULT_USER_LABEL] || null);
+    const container = await this.call(() =>
+      this.docker.createContainer({
+        name: spec.resourceName,
+        Image: image,
+        Hostname: spec.name.slice(0, 63),
+        // Keep the container alive whatever the image's own command is; work arrives via exec.
+        Entrypoint: ['sleep'],
+        Cmd: ['infinity'],
+        ...(user ? { User: user } : {}),
+        Env: Object.entries(spec.env).map(([k, v]) => `${k}=${v}`),
+        Labels: spec.labels,
+        HostConfig: {
+          Init: true,
+          Privileged: false,
+          PublishAllPorts: false,
+          CapDrop: ['NET_RAW', 'MKNOD', 'AUDIT_WRITE'],
+          SecurityOpt: ['no-new-privileges'],
+          PidsLimit: 4096,
+          ShmSize: 1024 * 1024 * 1024,
+          Mounts: spec.mounts.map((m) => ({ Type: 'bind' as const, Source: m.hostPath, Target: m.sandboxPath, ReadOnly: Boolean(m.readOnly) })),
+        },
+      }),
+    ).catch((err: unknown) => {
+      if (statusOf(err) === 409) {
+        throw new SandboxDeskError('name_taken', `A container named ${spec.resourceName} already exists`, {
+          hint: `remove it (\`docker rm -f ${spec.resourceName}\`) or choose another sandbox name`,
+        });
+      }
+      if (err instanceof SandboxDeskError) throw err;
+      throw new SandboxDeskError('backend_unavailable', `Docker refused to create the container: ${engineMessage(err)}`, { cause: err });
+    });
+    return { backendRef: container.id, user, image };
+  }
+
+  private container(ref: SandboxRef): Docker.Container {
+    if (!ref.backendRef) throw new SandboxDeskError('sandbox_missing', `sandbox ${ref.name} has no container`, { hint: `remove it with \`sandbox-desk sandbox rm ${ref.name}\`` });
+    return this.docker.getContainer(ref.backendRef);
+  }
+
+  private missing(ref: SandboxRef): SandboxDeskError {
+    return new SandboxDeskError('sandbox_missing', `the container of sandbox ${ref.name} was removed outside Sandbox Desk`, {
+      hint: `remove the sandbox with \`sandbox-desk sandbox rm ${ref.name}\` and create it again`,
+    });
+  }
+
+  async start(ref: SandboxRef): Promise<void> {
+    await this.call(() => this.container(ref).start()).catch((err: unknown) => {
+      if (statusOf(err) === 304) return;
+      if (statusOf(err) === 404) throw this.missing(ref);
+      throw new SandboxDeskError('backend_unavailable', `Docker could not start sandbox ${ref.name}: ${engineMessage(err)}`, { cause: err });
+    });
+  }
+
+  async stop(ref: SandboxRef): Promise<void> {
+    await this.call(() => this.container(ref).stop({ t: 3 })).catch((err: unknown) => {
+      if (statusOf(err) === 304) return;
+      if (statusOf(err) === 404) throw this.missing(ref);
+      throw new SandboxDeskError('backend_unavailable', `Docker could not stop sandbox ${ref.name}: ${engineMessage(err)}`, { cause: err });
+    });
+  }
+
+  async remove(ref: SandboxRef, opts: { force: boolean }): Promise<void> {
+    if (!ref.backendRef) return;
+    await this.call(() => this.container(ref).remove({ force: opts.force, v: true })).catch((err: unknown) => {
+      if (statusOf(err) === 404) return; // already gone: removing it is done
+      throw new SandboxDeskError('backend_unavailable', `Docker could not remove sandbox ${ref.name}: ${engineMessage(err)}`, { cause: err });
+    });
+  }
+
+  async status(ref: SandboxRef): Promise<BackendStatus> {
+    if (!ref.backendRef) return { state: 'missing', incarnation: null, detail: 'never provisioned' };
+    try {
+      const info = await this.call(() => this.container(ref).inspect());
+      const s = info.State;
+      if (s.Running) return { state: 'running', incarnation: `${info.Id}@${s.StartedAt}` };
+      return { state: 'stopped', incarnation: null, detail: s.Status === 'exited' ? `exited (${s.ExitCode}) at ${s.FinishedAt}` : s.Status };
+    } catch (err) {
+      if (statusOf(err) === 404) return { state: 'missing', incarnation: null, detail: 'the container was removed outside Sandbox Desk' };
+      throw err;
+    }
+  }
+
+  async createEnvironment(opts: CreateEnvironmentOptions): Promise<SandboxEnvironment> {
+    const st = await this.status(opts.sandbox);
+    if (st.state === 'missing') throw this.missing(opts.sandbox);
+    if (st.state !== 'running' || !st.incarnation) {
+      throw new SandboxDeskError('sandbox_not_running', `sandbox ${opts.sandbox.name} is not running (${st.detail ?? st.state})`, {
+        hint: `start it with \`sandbox-desk sandbox start ${opts.sandbox.name}\``,
+      });
+    }
+    const probe = new DockerEnvironment(opts.sandbox.backendRef!, opts.sandbox.user, '/', '/', opts.sandbox.mounts, st.incarnation);
+    // The home is measured once per incarnation of the container; a restart measures it again.
+    const home =
+      opts.cachedHome && opts.cachedHome.incarnation === st.incarnation ? opts.cachedHome.home : await measureHome(probe.execPrefix({ interactive: false }));
+    return new DockerEnvironment(opts.sandbox.backendRef!, opts.sandbox.user, home, opts.cwd === '~' ? home : opts.cwd, opts.sandbox.mounts, st.incarnation);
+  }
+}

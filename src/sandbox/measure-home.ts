@@ -1,0 +1,20 @@
+import { SandboxDeskError } from '../errors.js';
+import { runArgv } from './run-argv.js';
+
+/**
+ * Measures the sandbox user's real home by entering it: `cd ~ && pwd -P` run through the exec prefix.
+ * Measured, never inferred from the user name (root's home is /root, agent's /home/agent, a VM user's
+ * whatever its passwd entry says).
+ */
+export async function measureHome(prefix: string[], joinsArgv = false): Promise<string> {
+  const words = ['bash', '-c', 'cd ~ 2>/dev/null && pwd -P'];
+  const argv = joinsArgv ? [...prefix, `bash -c 'cd ~ 2>/dev/null && pwd -P'`] : [...prefix, ...words];
+  const r = await runArgv(argv, { timeoutMs: 30_000 });
+  const home = r.stdout.trim();
+  if (r.code !== 0 || !home.startsWith('/')) {
+    throw new SandboxDeskError('backend_unavailable', `could not measure the sandbox user's home (exit ${r.code}): ${(r.stderr || r.stdout).trim() || 'no output'}`, {
+      hint: 'check that the sandbox has bash and that its user has a home directory',
+    });
+  }
+  return home;
+}

@@ -1,0 +1,133 @@
+/**
+ * The provider contract (seed 001, made first-class).
+ *
+ * A *provider* describes a backend (local, docker, qemu, or one a plugin adds). An *environment* is one
+ * live, connected sandbox of that backend. Everything the app starts inside a sandbox — one-shot
+ * commands, session shells, the screen relay, the browser — goes through `execPrefix`, so a backend gets
+ * the whole product by implementing this file.
+ */
+
+/** A host directory made visible inside the sandbox. Used to translate host paths, never to guess them. */
+export interface Mount {
+  hostPath: string;
+  sandboxPath: string;
+  readOnly?: boolean;
+}
+
+export interface ExecPrefixOptions {
+  /** The account to run as inside the sandbox; backends that cannot switch users ignore it. */
+  user?: string | undefined;
+  /** true: the caller needs a terminal (docker `-t`, ssh `-tt`); false: a byte stream on stdin/stdout. */
+  interactive: boolean;
+}
+
+/** What the store knows about one sandbox; handed to the provider for every lifecycle call. */
+export interface SandboxRef {
+  name: string;
+  /** Backend-specific identity, e.g. a container id. null until provisioned. */
+  backendRef: string | null;
+  image: string | null;
+  user: string | null;
+  mounts: Mount[];
+  env: Record<string, string>;
+  options: Record<string, string>;
+}
+
+export type BackendState = 'running' | 'stopped' | 'missing';
+
+export interface BackendStatus {
+  state: BackendState;
+  /** Changes whenever the backend restarts or replaces the sandbox; environments compare it to notice. */
+  incarnation: string | null;
+  detail?: string;
+}
+
+export interface ProvisionSpec {
+  name: string;
+  image: string | null;
+  user: string | null;
+  mounts: Mount[];
+  env: Record<string, string>;
+  options: Record<string, string>;
+  /** Marks resources as ours, e.g. container labels. */
+  labels: Record<string, string>;
+  /** A name unique to this data directory, for backends whose resources share a global namespace. */
+  resourceName: string;
+}
+
+export interface ProvisionResult {
+  backendRef: string | null;
+  /** The user the sandbox will run commands as, when the backend chose it (e.g. the image's USER). */
+  user: string | null;
+  image: string | null;
+}
+
+export interface CreateEnvironmentOptions {
+  /**
+   * The sandbox's default cwd as declared: an absolute in-sandbox path or `"~"`, passed verbatim.
+   * The environment resolves `"~"` to the home it actually got after connecting.
+   */
+  cwd: string;
+  sandbox: SandboxRef;
+  /**
+   * The home measured at an earlier connect, and the incarnation it was measured in. A provider may
+   * reuse it when the sandbox is still that incarnation, instead of measuring again.
+   */
+  cachedHome?: { home: string; incarnation: string } | null;
+}
+
+/** One live sandbox. Cheap to hold; created by `SandboxProvider.createEnvironment`. */
+export interface SandboxEnvironment {
+  /** The account commands run as when no user is given. */
+  readonly user: string | null;
+  /** The user's real home, measured after connecting (never inferred from the user name). */
+  readonly home: string;
+  /** The declared default cwd with `"~"` resolved to `home`. */
+  readonly defaultCwd: string;
+  /**
+   * The environment's last *observed* cwd: shared by every session and never inherited by one.
+   * null until a command reported one.
+   */
+  cwd: string | null;
+  readonly mounts: readonly Mount[];
+  /** Identity of this incarnation of the sandbox; a different value means the sandbox was recreated. */
+  readonly incarnation: string;
+  /**
+   * The local argv that runs whatever follows it inside the sandbox, e.g. `docker exec -i <id>`.
+   * The app appends `bash -c <script> …` as separate words. null when it cannot right now.
+   */
+  execPrefix(opts: ExecPrefixOptions): string[] | null;
+  /** A directory inside the sandbox for scratch files; also the last resort of the cwd walk. */
+  getTempDir(): string;
+  /**
+   * true when the words after the prefix are joined into one remote command line (ssh): the exec
+   * layer then quotes each word itself.
+   */
+  readonly joinsArgv?: boolean;
+}
+
+export interface SandboxProvider {
+  /** The value users pass as `--backend`; lowercase `[a-z0-9_-]`. */
+  readonly name: string;
+  /** The backend has its own filesystem root: host paths mean nothing inside it. */
+  readonly isContainer: boolean;
+  /**
+   * Where commands start when nothing else says: an absolute in-sandbox path or `"~"`. Read on every
+   * command, so it must be cheap. Relative or host-looking values are ignored with a warning.
+   */
+  readonly defaultCwd: string | undefined;
+  /** The backend can host long-lived stdio streams (screen, browser, session shells). */
+  readonly supportsStreams: boolean;
+  /** One line for `--help` and the UI. */
+  readonly description: string;
+
+  provision(spec: ProvisionSpec): Promise<ProvisionResult>;
+  start(ref: SandboxRef): Promise<void>;
+  stop(ref: SandboxRef): Promise<void>;
+  remove(ref: SandboxRef, opts: { force: boolean }): Promise<void>;
+  status(ref: SandboxRef): Promise<BackendStatus>;
+  /** Connects to a running sandbox. Throws `sandbox_not_running` / `sandbox_missing` when it cannot. */
+  createEnvironment(opts: CreateEnvironmentOptions): Promise<SandboxEnvironment>;
+  /** Frees what the provider holds open in this process (connections, multiplexers). */
+  dispose?(): Promise<void>;
+}

@@ -1,0 +1,28 @@
+import { spawn } from 'node:child_process';
+
+export interface ArgvResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a short local argv (no shell) and collects its output. For probes, not for user commands. */
+export function runArgv(argv: string[], opts: { timeoutMs?: number; input?: string } = {}): Promise<ArgvResult> {
+  return new Promise((resolve) => {
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000);
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      resolve({ code: null, stdout, stderr: stderr + e.message });
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(opts.input ?? '');
+  });
+}

@@ -1,0 +1,76 @@
+import Database from 'better-sqlite3';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { ensureDataDir } from './data-dir.js';
+
+export type Db = Database.Database;
+
+/**
+ * Ordered schema migrations; `PRAGMA user_version` says how many have run. Append only: a released
+ * migration is never edited, so every database reaches the same schema.
+ */
+const MIGRATIONS: string[] = [
+  `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+   CREATE TABLE sandboxes (
+     name TEXT PRIMARY KEY,
+     backend TEXT NOT NULL,
+     image TEXT,
+     user TEXT,
+     declared_default_cwd TEXT,
+     backend_ref TEXT,
+     mounts TEXT NOT NULL DEFAULT '[]',
+     env TEXT NOT NULL DEFAULT '{}',
+     options TEXT NOT NULL DEFAULT '{}',
+     created_at TEXT NOT NULL,
+     home TEXT,
+     home_incarnation TEXT,
+     last_observed_cwd TEXT,
+     last_observed_at TEXT
+   );
+   CREATE TABLE sessions (
+     sandbox TEXT NOT NULL REFERENCES sandboxes(name) ON DELETE CASCADE,
+     key TEXT NOT NULL,
+     parent TEXT,
+     cwd TEXT,
+     source TEXT,
+     observed_at TEXT,
+     created_at TEXT NOT NULL,
+     last_warnings TEXT NOT NULL DEFAULT '[]',
+     PRIMARY KEY (sandbox, key)
+   );`,
+];
+
+export function migrate(db: Db): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  for (let i = current; i < MIGRATIONS.length; i++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[i]!);
+      db.pragma(`user_version = ${i + 1}`);
+    })();
+  }
+}
+
+/**
+ * Opens (creating if needed) the state database in `dataDir`. WAL with `synchronous = FULL`: every
+ * committed transaction survives a crash of the app or the machine; a crash mid-write loses only the
+ * transaction that had not committed.
+ */
+export function openDatabase(dataDir: string): Db {
+  ensureDataDir(dataDir);
+  const db = new Database(join(dataDir, 'state.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  migrate(db);
+  return db;
+}
+
+/** A short id unique to this data directory; it keeps resource names of two data dirs apart. */
+export function instanceId(db: Db): string {
+  const row = db.prepare(`SELECT value FROM meta WHERE key = 'instance_id'`).get() as { value: string } | undefined;
+  if (row) return row.value;
+  const id = randomBytes(3).toString('hex');
+  db.prepare(`INSERT OR IGNORE INTO meta (key, value) VALUES ('instance_id', ?)`).run(id);
+  return (db.prepare(`SELECT value FROM meta WHERE key = 'instance_id'`).get() as { value: string }).value;
+}

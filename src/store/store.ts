@@ -1,0 +1,30 @@
+import { openDatabase, instanceId, type Db } from './database.js';
+import { SandboxStore } from './sandbox-store.js';
+import { SessionStore } from './session-store.js';
+
+/** The app's persisted state: one SQLite database in the data directory. */
+export class Store {
+  readonly sandboxes: SandboxStore;
+  readonly sessions: SessionStore;
+  /** Unique to this data directory; used to keep backend resource names of two data dirs apart. */
+  readonly instanceId: string;
+
+  private constructor(private readonly db: Db, readonly dataDir: string) {
+    this.sandboxes = new SandboxStore(db);
+    this.sessions = new SessionStore(db);
+    this.instanceId = instanceId(db);
+  }
+
+  static open(dataDir: string): Store {
+    return new Store(openDatabase(dataDir), dataDir);
+  }
+
+  /** Runs `fn` in one transaction: all of its writes commit together or none do. */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}
