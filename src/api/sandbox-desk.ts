@@ -49,6 +49,8 @@ export class SandboxDesk {
   readonly registry: ProviderRegistry;
   private readonly shells: ShellPool;
   private readonly environments = new Map<string, SandboxEnvironment>();
+  /** Warnings found while connecting, delivered with the next result that concerns the sandbox. */
+  private readonly pendingWarnings = new Map<string, ExecWarning[]>();
   private readonly hostHome = homedir();
   private readonly defaultTimeoutMs: number;
   private readonly maxOutputBytes: number;
@@ -106,7 +108,7 @@ export class SandboxDesk {
       throw err;
     }
     if (req.start) await this.startSandbox(req.name);
-    return { sandbox: await this.inspectSandbox(req.name), warnings };
+    return { sandbox: await this.inspectSandbox(req.name), warnings: [...warnings, ...this.takePendingWarnings(req.name)] };
   }
 
   /**
@@ -219,13 +221,32 @@ export class SandboxDesk {
     this.shells.closeFor(name);
   }
 
+  private takePendingWarnings(name: string): ExecWarning[] {
+    const w = this.pendingWarnings.get(name) ?? [];
+    this.pendingWarnings.delete(name);
+    return w;
+  }
+
   private async connect(rec: SandboxRecord, provider: SandboxProvider): Promise<SandboxEnvironment> {
     const declared = this.effectiveDeclaredCwd(rec, provider);
-    const env = await provider.createEnvironment({
-      cwd: declared.value,
-      sandbox: SandboxDesk.ref(rec),
-      cachedHome: rec.home && rec.homeIncarnation ? { home: rec.home, incarnation: rec.homeIncarnation } : null,
-    });
+    const cachedHome = rec.home && rec.homeIncarnation ? { home: rec.home, incarnation: rec.homeIncarnation } : null;
+    let env = await provider.createEnvironment({ cwd: declared.value, sandbox: SandboxDesk.ref(rec), cachedHome });
+    // A declared `/home/…` default is only now decidable: the sandbox's own home, or a host path.
+    if (provider.isContainer && rec.declaredDefaultCwd?.startsWith('/')) {
+      const check = normalizeDeclaredCwd(rec.declaredDefaultCwd, {
+        isContainer: true,
+        hostHome: this.hostHome,
+        sandboxHome: env.home,
+        origin: 'default cwd',
+        fallback: 'the backend default',
+      });
+      if (check.warning) {
+        this.store.sandboxes.setDeclaredDefaultCwd(rec.name, null);
+        this.pendingWarnings.set(rec.name, [...(this.pendingWarnings.get(rec.name) ?? []), check.warning]);
+        rec = { ...rec, declaredDefaultCwd: null };
+        env = await provider.createEnvironment({ cwd: this.effectiveDeclaredCwd(rec, provider).value, sandbox: SandboxDesk.ref(rec), cachedHome: { home: env.home, incarnation: env.incarnation } });
+      }
+    }
     if (rec.home !== env.home || rec.homeIncarnation !== env.incarnation) this.store.sandboxes.setHome(rec.name, env.home, env.incarnation);
     this.environments.set(rec.name, env);
     return env;
@@ -276,7 +297,8 @@ export class SandboxDesk {
       shells: this.shells,
       hostHome: this.hostHome,
       sandboxRoots: [env.home, ...(declared.value.startsWith('/') ? [declared.value] : [])],
-      standingWarnings: declared.warning ? [declared.warning] : [],
+      standingWarnings: [...(declared.warning ? [declared.warning] : []), ...this.takePendingWarnings(rec.name)],
+      reconnect: () => this.environmentFor(rec, provider, false),
     };
     try {
       return await runCommand(ctx, {

@@ -11,13 +11,13 @@ export function parseTimeout(raw: string): number {
 }
 
 export function parseKeyValues(items: string[], flag: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const item of items) {
+  const pairs = items.map((item): [string, string] => {
     const at = item.indexOf('=');
     if (at <= 0) throw new SandboxDeskError('invalid_input', `${flag} expects KEY=VALUE, got ${JSON.stringify(item)}`);
-    out[item.slice(0, at)] = item.slice(at + 1);
-  }
-  return out;
+    return [item.slice(0, at), item.slice(at + 1)];
+  });
+  // fromEntries defines own properties, so even a key named __proto__ is kept as given.
+  return Object.fromEntries(pairs);
 }
 
 /** `--mount /host/dir:/in/sandbox[:ro]` */

@@ -1,5 +1,5 @@
 import type { ExecWarning } from '../exec/exec-result.js';
-import { isHostShapedPath, normalizeAbsolute, type HostPathContext } from './host-paths.js';
+import { isHostOnly, isHostShapedPath, isUnderPath, normalizeAbsolute, type HostPathContext } from './host-paths.js';
 
 /**
  * A declared default cwd — from a provider's `defaultCwd` or a sandbox's `--default-cwd` — is an absolute
@@ -14,15 +14,22 @@ export interface DeclaredCwd {
 
 export function normalizeDeclaredCwd(
   raw: unknown,
-  opts: { isContainer: boolean; origin: string; fallback: string } & HostPathContext,
+  opts: {
+    isContainer: boolean;
+    origin: string;
+    fallback: string;
+    /** The sandbox user's measured home; undefined while not yet connected. */
+    sandboxHome?: string | undefined;
+  } & HostPathContext,
 ): DeclaredCwd {
   if (raw === undefined || raw === null || raw === '') return { value: undefined };
+  const shown = describe(raw);
   const ignore = (why: string): DeclaredCwd => ({
     value: undefined,
     warning: {
       code: 'default_cwd_ignored',
-      message: `${opts.origin} ${JSON.stringify(raw)} ignored: ${why}; using ${opts.fallback}`,
-      asked: typeof raw === 'string' ? raw : String(raw),
+      message: `${opts.origin} ${shown} ignored: ${why}; using ${opts.fallback}`,
+      asked: typeof raw === 'string' ? raw : shown,
       used: opts.fallback,
     },
   });
@@ -37,9 +44,23 @@ export function normalizeDeclaredCwd(
     );
   }
   if (opts.isContainer && isHostShapedPath(raw, opts)) {
-    return ignore('it looks like a host path, which does not exist inside a container');
+    // `/home/x/…` may be the sandbox's own home: that is decided once the home is measured
+    // (see `isHostOnly`); the unambiguous host shapes are refused now.
+    if (opts.sandboxHome === undefined ? isHostOnly(raw) : !isUnderPath(raw, opts.sandboxHome)) {
+      return ignore('it looks like a host path, which does not exist inside a container');
+    }
   }
   return { value: normalizeAbsolute(raw) };
+}
+
+/** Shows any value in a message without throwing (BigInt, circular or prototype-less objects). */
+function describe(raw: unknown): string {
+  if (typeof raw === 'string') return JSON.stringify(raw);
+  try {
+    return JSON.stringify(raw) ?? typeof raw;
+  } catch {
+    return `a ${typeof raw}`;
+  }
 }
 
 /** Reads a provider's `defaultCwd` getter defensively: a getter that throws counts as "not declared". */

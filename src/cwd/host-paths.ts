@@ -41,18 +41,32 @@ export function isHostShapedPath(path: string, ctx: HostPathContext): boolean {
   return home.startsWith('/') && normalizeAbsolute(home) !== '/' && isUnderPath(path, home);
 }
 
-/** Maps a host path under a declared mount to its in-sandbox path, or null when no mount covers it. */
+/** Host shapes no Linux sandbox has: a Windows drive or UNC path, a macOS `/Users/…`. */
+export function isHostOnly(path: string): boolean {
+  return DRIVE_RE.test(path) || path.startsWith('\\\\') || isUnderPath(path, '/Users');
+}
+
+/** A host path in POSIX form: backslashes become slashes, `.`/`..` are resolved lexically, a Windows drive letter is lower-cased. */
+function comparable(path: string): string {
+  const slashed = path.replace(/\\/g, '/');
+  const drive = /^[A-Za-z]:\//.test(slashed) ? slashed.slice(0, 2).toLowerCase() : '';
+  const rest = drive ? slashed.slice(2) : slashed;
+  return drive + normalizeAbsolute(rest.startsWith('/') ? rest : '/' + rest);
+}
+
+/**
+ * Maps a host path under a declared mount to its in-sandbox path, or null when no mount covers it.
+ * Paths are compared after `..` is resolved, so `/mount/../elsewhere` never passes as under the mount.
+ */
 export function translateMountedPath(path: string, mounts: readonly Mount[]): string | null {
-  const unixy = path.replace(/\\/g, '/');
+  if (!path.startsWith('/') && !DRIVE_RE.test(path)) return null;
+  const p = comparable(path);
   for (const m of mounts) {
-    const host = m.hostPath.replace(/\\/g, '/');
-    const sameDrive = DRIVE_RE.test(host) ? unixy.toLowerCase() : unixy;
-    const hostCmp = DRIVE_RE.test(host) ? host.toLowerCase() : host;
-    const root = hostCmp.length > 1 ? hostCmp.replace(/\/+$/, '') : hostCmp;
-    if (sameDrive === root || sameDrive.startsWith(root + '/')) {
-      const rest = unixy.slice(root.length).replace(/^\/+/, '');
-      return rest ? posix.join(m.sandboxPath, rest) : normalizeAbsolute(m.sandboxPath);
-    }
+    const root = comparable(m.hostPath);
+    const under = root === '/' || root.endsWith(':/') ? p.startsWith(root) : p === root || p.startsWith(root + '/');
+    if (!under) continue;
+    const rest = p.slice(root.length).replace(/^\/+/, '');
+    return rest ? posix.join(normalizeAbsolute(m.sandboxPath), rest) : normalizeAbsolute(m.sandboxPath);
   }
   return null;
 }

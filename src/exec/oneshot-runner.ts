@@ -33,6 +33,7 @@ export function runOneshot(env: SandboxEnvironment, user: string | undefined, re
 
   return new Promise<RawRun>((resolve) => {
     const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
+    child.stdin.on('error', () => undefined);
     child.stdin.end();
     let killed: RawRun['killed'] = null;
     let settled = false;

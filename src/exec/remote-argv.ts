@@ -1,10 +1,6 @@
 import type { ExecPrefixOptions, SandboxEnvironment } from '../sandbox/provider.js';
 import { SandboxDeskError } from '../errors.js';
-
-/** Quotes one word for a POSIX shell. Used only where a transport joins words into one line (ssh). */
-export function shellQuote(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
+import { argvAfterPrefix } from '../sandbox/shell-quote.js';
 
 /**
  * The full local argv that runs `words` inside the sandbox: the environment's prefix followed by the
@@ -28,5 +24,5 @@ export function remoteArgv(env: SandboxEnvironment, opts: ExecPrefixOptions, wor
       hint: 'the backend is broken: return an argv array such as ["docker", "exec", "-i", id], never a command string',
     });
   }
-  return env.joinsArgv ? [...prefix, words.map(shellQuote).join(' ')] : [...prefix, ...words];
+  return [...prefix, ...argvAfterPrefix(words, env.joinsArgv)];
 }

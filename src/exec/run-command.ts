@@ -36,6 +36,8 @@ export interface ExecContext {
   sandboxRoots: string[];
   /** Warnings the sandbox carries into every result (e.g. an ignored default cwd declaration). */
   standingWarnings: ExecWarning[];
+  /** Asks the backend again for the live environment, after a shell died under us (restart, stop). */
+  reconnect: () => Promise<SandboxEnvironment>;
 }
 
 export interface ExecOutcome extends ExecResult {
@@ -103,23 +105,29 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
   const user = req.user ?? ctx.env.user ?? undefined;
 
   let mode: ExecMode = req.mode;
-  let raw: RawRun;
-  if (mode === 'shell') {
-    let acquired: Awaited<ReturnType<ShellPool['acquire']>> | null = null;
+  let raw: RawRun | null = null;
+  // A shell can die between commands (the previous one ran `exit`): a command that never started in
+  // it is safe to send once more, to a fresh shell.
+  let env = ctx.env;
+  for (let attempt = 0; mode === 'shell' && attempt < 2 && !(raw?.start || raw?.killed); attempt++) {
+    // The sandbox may have been restarted under the dead shell: ask the backend before reopening.
+    if (attempt > 0) env = await ctx.reconnect();
+    let acquired: Awaited<ReturnType<ShellPool['acquire']>>;
     try {
-      acquired = await ctx.shells.acquire(ctx.sandbox, key, user, ctx.env);
+      acquired = await ctx.shells.acquire(ctx.sandbox, key, user, env);
     } catch (err) {
       mode = 'oneshot';
       warnings.push({ code: 'shell_fallback', message: `session shell could not be opened (${err instanceof Error ? err.message : String(err)}); ran one-shot` });
+      break;
     }
-    if (acquired?.dropped) {
+    if (acquired.dropped) {
       warnings.push({ code: 'environment_recreated', message: 'the sandbox was restarted or replaced since this session\'s last command; a new session shell was started' });
       if (acquired.dropped.lastCwd) ctx.sessions.fillIfEmpty(ctx.sandbox, key, acquired.dropped.lastCwd, now());
     }
-    raw = acquired ? await acquired.shell.run(runReq) : await runOneshot(ctx.env, user, runReq);
-  } else {
-    raw = await runOneshot(ctx.env, user, runReq);
+    raw = await acquired.shell.run(runReq);
   }
+  if (mode === 'oneshot') raw = await runOneshot(env, user, runReq);
+  if (!raw) throw new SandboxDeskError('internal', 'no runner ran the command');
 
   if (!raw.start) {
     throw new SandboxDeskError('backend_unavailable', `the command could not be started in sandbox ${ctx.sandbox}${raw.transportError ? `: ${raw.transportError}` : ''}`, {
@@ -149,7 +157,7 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
     // A workdir is that command's choice, not the session's — unless the command moved by itself.
     const moved = cwd !== raw.start.used;
     if (plan.source !== 'workdir' || moved) ctx.sessions.recordObserved(ctx.sandbox, key, cwd, at);
-    ctx.env.cwd = cwd;
+    env.cwd = cwd;
     ctx.sandboxes.setLastObservedCwd(ctx.sandbox, cwd, at);
   }
   if (raw.truncated.stdout || raw.truncated.stderr) {

@@ -34,6 +34,8 @@ export class SessionShell {
   ) {
     child.stdout.on('data', (c: Buffer) => this.out.push(c));
     child.stderr.on('data', (c: Buffer) => this.err.push(c));
+    // Writing to a shell that just died fails with EPIPE; the 'close' below settles the command.
+    child.stdin.on('error', () => undefined);
     child.on('close', (code, signal) => {
       this.exited = true;
       this.exitStatus = exitStatusOf(code, signal);

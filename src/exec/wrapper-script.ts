@@ -41,14 +41,28 @@ exec 7>&1 8>&2
 trap '__sd_end $?' EXIT
 `;
 
+/**
+ * The loop both modes share, so a command sees the same shell in both — down to the line numbers in
+ * bash's own error messages ("sandbox-desk: line 47: cd: …"). Each mode adds exactly two lines before
+ * it: a prelude and a one-line `__sd_next` that fetches the next request. Positional parameters are
+ * cleared before the command runs, so it never sees the nonce.
+ */
+const LOOP = `
+while __sd_next "$@"; do
+  exec 1>&7 2>&8
+  __sd_start "$__sd_t" "$__sd_tmp"
+  set --
+  eval "$__sd_c" </dev/null 7>&- 8>&-
+  __sd_end $?
+done
+`;
+
 /** bash -c ONESHOT_SCRIPT sandbox-desk <nonce> <target> <tmpdir> <command> */
 export const ONESHOT_SCRIPT =
   COMMON +
-  `
-__sd_n=$1
-__sd_start "$2" "$3"
-eval "$4" </dev/null 7>&- 8>&-
-`;
+  `:
+__sd_next() { [ -z "\${__sd_done:-}" ] || return 1; __sd_done=1; __sd_n=$1 __sd_t=$2 __sd_tmp=$3 __sd_c=$4; }` +
+  LOOP;
 
 /**
  * bash -c SHELL_SCRIPT sandbox-desk <boot nonce>; then one request per command on stdin, four lines:
@@ -56,17 +70,9 @@ eval "$4" </dev/null 7>&- 8>&-
  */
 export const SHELL_SCRIPT =
   COMMON +
-  `
-builtin printf '%s:H:%s:%s\\n' "$1" "$$" "$1" >&7
-while IFS= builtin read -r __sd_rn && IFS= builtin read -r __sd_t && IFS= builtin read -r __sd_tmp && IFS= builtin read -r __sd_c; do
-  exec 1>&7 2>&8
-  builtin printf -v __sd_t '%b' "$__sd_t"; builtin printf -v __sd_tmp '%b' "$__sd_tmp"; builtin printf -v __sd_c '%b' "$__sd_c"
-  __sd_n=$__sd_rn
-  __sd_start "$__sd_t" "$__sd_tmp"
-  eval "$__sd_c" </dev/null 7>&- 8>&-
-  __sd_end $?
-done
-`;
+  `builtin printf '%s:H:%s:%s\\n' "$1" "$$" "$1" >&7
+__sd_next() { IFS= builtin read -r __sd_n && IFS= builtin read -r __sd_t && IFS= builtin read -r __sd_tmp && IFS= builtin read -r __sd_c || return 1; builtin printf -v __sd_t '%b' "$__sd_t"; builtin printf -v __sd_tmp '%b' "$__sd_tmp"; builtin printf -v __sd_c '%b' "$__sd_c"; }` +
+  LOOP;
 
 /**
  * bash -c KILL_TREE_SCRIPT sandbox-desk <pid> <1: include pid itself | 0: only its descendants>

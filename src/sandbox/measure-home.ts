@@ -1,5 +1,6 @@
 import { SandboxDeskError } from '../errors.js';
 import { runArgv } from './run-argv.js';
+import { argvAfterPrefix } from './shell-quote.js';
 
 /**
  * Measures the sandbox user's real home by entering it: `cd ~ && pwd -P` run through the exec prefix.
@@ -7,8 +8,10 @@ import { runArgv } from './run-argv.js';
  * whatever its passwd entry says).
  */
 export async function measureHome(prefix: string[], joinsArgv = false): Promise<string> {
-  const words = ['bash', '-c', 'cd ~ 2>/dev/null && pwd -P'];
-  const argv = joinsArgv ? [...prefix, `bash -c 'cd ~ 2>/dev/null && pwd -P'`] : [...prefix, ...words];
+  // Physical path when the home can be entered; otherwise $HOME as the user sees it — the cwd walk will
+  // then fall back from it with a warning, instead of the sandbox failing to connect.
+  const script = 'cd ~ 2>/dev/null && pwd -P || printf "%s\\n" "$HOME"';
+  const argv = [...prefix, ...argvAfterPrefix(['bash', '-c', script], joinsArgv)];
   const r = await runArgv(argv, { timeoutMs: 30_000 });
   const home = r.stdout.trim();
   if (r.code !== 0 || !home.startsWith('/')) {

@@ -85,6 +85,10 @@ export class SandboxStore {
       .run(fields.backendRef, fields.user, fields.image, name);
   }
 
+  setDeclaredDefaultCwd(name: string, value: string | null): void {
+    this.db.prepare(`UPDATE sandboxes SET declared_default_cwd = ? WHERE name = ?`).run(value, name);
+  }
+
   setHome(name: string, home: string, incarnation: string): void {
     this.db.prepare(`UPDATE sandboxes SET home = ?, home_incarnation = ? WHERE name = ?`).run(home, incarnation, name);
   }

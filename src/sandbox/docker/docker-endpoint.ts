@@ -15,10 +15,14 @@ export interface DockerEndpoint {
 function fromUrl(url: string, origin: string, env: NodeJS.ProcessEnv): DockerEndpoint {
   if (url.startsWith('unix://')) return { url, origin, options: { socketPath: url.slice('unix://'.length) } };
   if (url.startsWith('npipe://')) return { url, origin, options: { socketPath: url.slice('npipe://'.length) } };
-  const m = /^(tcp|http|https):\/\/([^:/]+)(?::(\d+))?/.exec(url);
-  if (m) {
-    const tls = m[1] === 'https' || env.DOCKER_TLS_VERIFY === '1';
-    return { url, origin, options: { protocol: tls ? 'https' : 'http', host: m[2]!, port: Number(m[3] ?? (tls ? 2376 : 2375)) } };
+  if (/^(tcp|http|https):\/\//.test(url)) {
+    const u = new URL(url.replace(/^tcp:/, 'http:'));
+    const tls = u.protocol === 'https:' || env.DOCKER_TLS_VERIFY === '1';
+    // URL keeps IPv6 hosts bracketed ([::1]); the socket layer wants them bare.
+    const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
+    // URL hides a port equal to its scheme's default (https:443): read the port from the text itself.
+    const port = /^[a-z]+:\/\/(?:\[[^\]]*\]|[^:/]*):(\d+)/.exec(url)?.[1];
+    return { url, origin, options: { protocol: tls ? 'https' : 'http', host, port: Number(port ?? (tls ? 2376 : 2375)) } };
   }
   if (url.startsWith('ssh://')) {
     const u = new URL(url);

@@ -92,7 +92,9 @@ export class DockerProvider implements SandboxProvider {
         // Keep the container alive whatever the image's own command is; work arrives via exec.
         Entrypoint: ['sleep'],
         Cmd: ['infinity'],
-        ...(user ? { User: user } : {}),
+        // The idle keep-alive runs as root so that `exec -u root` keeps root's capabilities (an image
+        // USER would strip them); every command runs as `user` through `exec -u`, never as this.
+        User: 'root',
         Env: Object.entries(spec.env).map(([k, v]) => `${k}=${v}`),
         Labels: spec.labels,
         HostConfig: {

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# `npm run setup`: prepares a fresh Debian/Ubuntu machine for Sandbox Desk — Debian packages, npm
+# packages, a running Docker engine, the base image, the sandbox images — and builds the project.
+# Idempotent: on a ready machine it checks each step and takes seconds. Never asks questions.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+note() { printf '    %s\n' "$*"; }
+die() { printf '\nsetup failed: %s\n' "$*" >&2; exit 1; }
+
+SUDO=()
+if [ "$(id -u)" != 0 ]; then
+  command -v sudo >/dev/null || die "not root and no sudo: run setup as root, or install sudo"
+  SUDO=(sudo)
+fi
+
+# --- Debian packages -------------------------------------------------------------------------------
+# docker.io: the engine; debootstrap: builds the base image offline; qemu-*: VM sandboxes;
+# chromium: browser-mode tests; openssh-client: VM and ssh sandboxes; socat: stream relays.
+APT_PACKAGES=(docker.io debootstrap qemu-system-x86 qemu-utils chromium openssh-client socat
+              ca-certificates git python3 make g++ xz-utils util-linux procps)
+step "Debian packages"
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  note "installing: ${missing[*]}"
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  note "all present"
+fi
+
+# --- npm packages ----------------------------------------------------------------------------------
+# The Electron binary comes from GitHub, which some machines cannot reach: install without it, then
+# try to fetch it separately so a failure only disables the Electron window (browser mode still works).
+step "npm packages"
+stamp=node_modules/.sandbox-desk-lock.sha
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+  note "up to date"
+else
+  ELECTRON_SKIP_BINARY_DOWNLOAD=1 PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund
+  echo "$want" > "$stamp"
+fi
+if [ ! -f node_modules/electron/path.txt ] && [ "${CI:-}" != true ]; then
+  if timeout 120 node node_modules/electron/install.js >/dev/null 2>&1; then
+    note "Electron binary installed"
+  else
+    note "Electron binary could not be downloaded: use the browser mode (sandbox-desk serve); Electron tests will be skipped"
+  fi
+fi
+
+# --- Docker engine ---------------------------------------------------------------------------------
+step "Docker engine"
+if docker info >/dev/null 2>&1; then
+  note "running ($(docker info --format '{{.ServerVersion}}'))"
+else
+  if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
+    "${SUDO[@]}" systemctl start docker
+  else
+    note "starting dockerd (log: /var/log/sandbox-desk-dockerd.log)"
+    "${SUDO[@]}" sh -c 'nohup dockerd >/var/log/sandbox-desk-dockerd.log 2>&1 &'
+  fi
+  for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
+  docker info >/dev/null 2>&1 || die "the Docker engine did not come up; see /var/log/sandbox-desk-dockerd.log"
+  note "running ($(docker info --format '{{.ServerVersion}}'))"
+fi
+
+# --- Base image --------------------------------------------------------------------------------------
+# The Dockerfiles say FROM debian:bookworm-slim. Where no registry can be reached, make that image
+# ourselves from Debian's own packages (debootstrap + docker import), so the Dockerfiles stay ordinary.
+step "Base image debian:bookworm-slim"
+if docker image inspect debian:bookworm-slim >/dev/null 2>&1; then
+  note "present"
+elif timeout 60 docker pull -q debian:bookworm-slim >/dev/null 2>&1; then
+  note "pulled"
+else
+  mirror=$(grep -h -m1 -oE '^(URIs:|deb) +https?://[^ ]+' /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null | head -1 | awk '{print $2}')
+  mirror=${mirror:-http://deb.debian.org/debian}
+  note "no registry reachable: building it with debootstrap from $mirror (about a minute)"
+  rootfs=$(mktemp -d /tmp/sandbox-desk-rootfs.XXXXXX)
+  trap 'rm -rf "$rootfs"' EXIT
+  "${SUDO[@]}" debootstrap --variant=minbase bookworm "$rootfs" "$mirror" | while read -r line; do
+    case "$line" in I:\ Retrieving*|I:\ Extracting*|I:\ Installing*|I:\ Configuring*|I:\ Base*) printf '\r    %-70.70s' "$line";; esac
+  done
+  printf '\n'
+  "${SUDO[@]}" tar -C "$rootfs" -c . | docker import -q - debian:bookworm-slim >/dev/null
+  "${SUDO[@]}" rm -rf "$rootfs"
+  trap - EXIT
+  note "imported"
+fi
+
+# --- Sandbox images -------------------------------------------------------------------------------
+# Each image is labelled with a hash of its build context; an image whose hash matches is up to date.
+build_image() {
+  local tag=$1 dir=$2 hash have
+  hash=$( (cd "$dir" && find . -type f -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16)
+  have=$(docker image inspect -f '{{ index .Config.Labels "io.sandbox-desk.context-hash" }}' "$tag" 2>/dev/null || true)
+  if [ "$have" = "$hash" ]; then note "$tag up to date"; return; fi
+  note "building $tag"
+  docker build --label "io.sandbox-desk.context-hash=$hash" -t "$tag" "$dir" 2>&1 | while IFS= read -r line; do
+    case "$line" in Step*|Successfully*|ERROR*|error*) printf '    %s\n' "$line";; esac
+  done
+  [ "${PIPESTATUS[0]}" = 0 ] || die "building $tag failed; run: docker build -t $tag $dir"
+}
+step "Sandbox images"
+build_image sandbox-desk/base:latest resources/images/base
+
+# --- Build -------------------------------------------------------------------------------------------
+step "Build"
+npm run build --silent
+note "done: try \`npx --no-install sandbox-desk sandbox create demo --backend docker\`"

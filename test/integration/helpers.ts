@@ -1,0 +1,41 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { SandboxDesk, type SandboxDeskOptions } from '../../src/api/sandbox-desk.js';
+
+/** A core with its own temporary data directory; `dispose` removes its sandboxes and the directory. */
+export interface TestDesk {
+  desk: SandboxDesk;
+  dataDir: string;
+  /** Opens a second core on the same data directory, like an app restart. */
+  reopen(opts?: Omit<SandboxDeskOptions, 'dataDir'>): SandboxDesk;
+  dispose(): Promise<void>;
+}
+
+export function tempDesk(opts: Omit<SandboxDeskOptions, 'dataDir'> = {}): TestDesk {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sdesk-test-'));
+  const opened: SandboxDesk[] = [];
+  const open = (o: Omit<SandboxDeskOptions, 'dataDir'>): SandboxDesk => {
+    const d = new SandboxDesk({ ...o, dataDir });
+    opened.push(d);
+    return d;
+  };
+  const t: TestDesk = {
+    desk: open(opts),
+    dataDir,
+    reopen: (o = opts) => open(o),
+    async dispose() {
+      for (const d of opened) await d.close().catch(() => undefined);
+      const cleaner = new SandboxDesk({ dataDir });
+      for (const s of cleaner.store.sandboxes.list()) await cleaner.removeSandbox(s.name, { force: true }).catch(() => undefined);
+      await cleaner.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return t;
+}
+
+export function uniqueName(prefix = 't'): string {
+  return `${prefix}-${randomBytes(3).toString('hex')}`;
+}

@@ -1,0 +1,29 @@
+import { defineConfig } from 'vitest/config';
+
+// Two projects: fast unit tests beside the code (src/**/*.test.ts), and integration tests against a
+// real Docker engine (test/integration). The machine has 2 cores, so integration files run one at a time.
+export default defineConfig({
+  test: {
+    reporters: ['default', './test/summary-reporter.ts'],
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['src/**/*.test.ts', 'renderer/**/*.test.ts', 'bench/**/*.test.ts'],
+          environment: 'node',
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          fileParallelism: false,
+          globalSetup: ['./test/integration/global-setup.ts'],
+        },
+      },
+    ],
+  },
+});
