@@ -109,6 +109,7 @@ build_image() {
 }
 step "Sandbox images"
 build_image sandbox-desk/base:latest resources/images/base
+build_image sandbox-desk/desktop:latest resources/images/desktop
 
 # --- Build -------------------------------------------------------------------------------------------
 step "Build"

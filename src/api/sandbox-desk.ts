@@ -299,6 +299,7 @@ export class SandboxDesk {
       sandboxRoots: [env.home, ...(declared.value.startsWith('/') ? [declared.value] : [])],
       standingWarnings: [...(declared.warning ? [declared.warning] : []), ...this.takePendingWarnings(rec.name)],
       reconnect: () => this.environmentFor(rec, provider, false),
+      persist: (writes: () => void) => this.store.transaction(writes),
     };
     try {
       return await runCommand(ctx, {

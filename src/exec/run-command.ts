@@ -36,6 +36,8 @@ export interface ExecContext {
   sandboxRoots: string[];
   /** Warnings the sandbox carries into every result (e.g. an ignored default cwd declaration). */
   standingWarnings: ExecWarning[];
+  /** Runs the writes of one command in one transaction. */
+  persist: (writes: () => void) => void;
   /** Asks the backend again for the live environment, after a shell died under us (restart, stop). */
   reconnect: () => Promise<SandboxEnvironment>;
 }
@@ -142,6 +144,8 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
   const at = now();
   let cwd: string | null = null;
   let cwdObserved = false;
+  /** What the session's record becomes, when it changes at all. */
+  let record: string | null = null;
 
   if (raw.killed) {
     warnings.push({ code: 'cwd_unobserved', message: `command ${raw.killed === 'timeout' ? `timed out after ${req.timeoutMs / 1000} s` : 'was interrupted'}; its cwd was not observed and the session record is unchanged` });
@@ -149,21 +153,24 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
     warnings.push({ code: 'cwd_unobserved', message: 'the command ended without reporting its cwd (it replaced the shell, or the stream dropped); the session record is unchanged' });
   } else if (raw.end.state === 'gone') {
     const keep = raw.start.why === 'ok' ? session.cwd : raw.start.used;
-    if (keep && keep !== session.cwd) ctx.sessions.recordObserved(ctx.sandbox, key, keep, at);
-    warnings.push({ code: 'cwd_deleted', message: `the command ended in ${raw.end.cwd}, which no longer exists; the session stays at ${keep ?? ctx.env.defaultCwd}`, asked: raw.end.cwd, ...(keep ? { used: keep } : {}) });
+    if (keep && keep !== session.cwd) record = keep;
+    warnings.push({ code: 'cwd_deleted', message: `the command ended in ${raw.end.cwd}, which no longer exists; the session stays at ${keep ?? env.defaultCwd}`, asked: raw.end.cwd, ...(keep ? { used: keep } : {}) });
   } else {
     cwd = raw.end.cwd;
     cwdObserved = true;
     // A workdir is that command's choice, not the session's — unless the command moved by itself.
-    const moved = cwd !== raw.start.used;
-    if (plan.source !== 'workdir' || moved) ctx.sessions.recordObserved(ctx.sandbox, key, cwd, at);
+    if (plan.source !== 'workdir' || cwd !== raw.start.used) record = cwd;
     env.cwd = cwd;
-    ctx.sandboxes.setLastObservedCwd(ctx.sandbox, cwd, at);
   }
   if (raw.truncated.stdout || raw.truncated.stderr) {
     warnings.push({ code: 'output_truncated', message: `output was cut at ${req.maxOutputBytes} bytes per stream` });
   }
-  ctx.sessions.setLastWarnings(ctx.sandbox, key, warnings);
+  // One transaction (one fsync) for everything this command taught us.
+  ctx.persist(() => {
+    if (record) ctx.sessions.recordObserved(ctx.sandbox, key, record, at);
+    if (cwd) ctx.sandboxes.setLastObservedCwd(ctx.sandbox, cwd, at);
+    ctx.sessions.setLastWarnings(ctx.sandbox, key, warnings);
+  });
 
   const exitCode = raw.killed === 'timeout' ? 124 : raw.killed === 'interrupt' ? 130 : (raw.end?.exitCode ?? raw.processExit ?? 255);
   return {

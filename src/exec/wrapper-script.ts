@@ -26,8 +26,10 @@ __sd_enter() {
 }
 __sd_end() {
   [ -n "$__sd_n" ] || return 0
-  local cwd st=ok
-  cwd=$(builtin pwd -P 2>/dev/null) || { cwd=$PWD; st=gone; }
+  local cwd st=ok was=$PWD old=$OLDPWD
+  # cd -Pe . measures the physical cwd without forking; it fails when the directory was deleted.
+  if builtin cd -Pe . 2>/dev/null; then cwd=$PWD; else cwd=$was; PWD=$was; st=gone; fi
+  OLDPWD=$old
   [ -d "$cwd" ] || st=gone
   builtin printf '%s:E:%s:%s:%s:%s\\n' "$__sd_n" "$1" "$st" "$cwd" "$__sd_n" >&7
   builtin printf '%s:X:%s\\n' "$__sd_n" "$__sd_n" >&8
