@@ -95,10 +95,12 @@ else
 fi
 
 # --- Sandbox images -------------------------------------------------------------------------------
-# Each image is labelled with a hash of its build context; an image whose hash matches is up to date.
+# Each image is labelled with a hash of its build context and of the image it is built FROM; an image
+# whose hash matches is up to date, so a second setup builds nothing.
 build_image() {
-  local tag=$1 dir=$2 hash have
-  hash=$( (cd "$dir" && find . -type f -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16)
+  local tag=$1 dir=$2 parent=${3:-} hash have
+  hash=$( { (cd "$dir" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+            [ -z "$parent" ] || docker image inspect -f '{{.Id}}' "$parent"; } | sha256sum | cut -c1-16)
   have=$(docker image inspect -f '{{ index .Config.Labels "io.sandbox-desk.context-hash" }}' "$tag" 2>/dev/null || true)
   if [ "$have" = "$hash" ]; then note "$tag up to date"; return; fi
   note "building $tag"
@@ -109,7 +111,7 @@ build_image() {
 }
 step "Sandbox images"
 build_image sandbox-desk/base:latest resources/images/base
-build_image sandbox-desk/desktop:latest resources/images/desktop
+build_image sandbox-desk/desktop:latest resources/images/desktop sandbox-desk/base:latest
 
 # --- Build -------------------------------------------------------------------------------------------
 step "Build"

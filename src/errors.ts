@@ -17,6 +17,9 @@ export type ErrorCode =
   | 'backend_unavailable'
   | 'cwd_unresolved'
   | 'refused'
+  | 'placement_refused'
+  | 'desktop_not_running'
+  | 'human_has_control'
   | 'internal';
 
 export class SandboxDeskError extends Error {

@@ -1,8 +1,9 @@
 import { homedir } from 'node:os';
-import { resolve as resolvePath, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { sep } from 'node:path';
 import { normalizeDeclaredCwd, readProviderDefaultCwd } from '../cwd/declared-default-cwd.js';
+import { DesktopService } from '../desktop/desktop-service.js';
 import { SandboxDeskError } from '../errors.js';
+import { projectRoot } from '../project-root.js';
 import type { ExecWarning } from '../exec/exec-result.js';
 import { runCommand, type ExecOutcome } from '../exec/run-command.js';
 import { ShellPool } from '../exec/shell-pool.js';
@@ -37,8 +38,6 @@ export interface SandboxDeskOptions {
   maxOutputBytes?: number;
 }
 
-/** The directory this app is installed in: never a default cwd for the local backend. */
-const APP_ROOT = resolvePath(fileURLToPath(new URL('../../..', import.meta.url)));
 
 /**
  * The core's one entry point: the CLI, the Electron main process, the browser mode and the agent
@@ -47,6 +46,8 @@ const APP_ROOT = resolvePath(fileURLToPath(new URL('../../..', import.meta.url))
 export class SandboxDesk {
   readonly store: Store;
   readonly registry: ProviderRegistry;
+  /** The bot desktops: start/stop/status, screen streams, agent actions, the browser endpoint. */
+  readonly desktop: DesktopService;
   private readonly shells: ShellPool;
   private readonly environments = new Map<string, SandboxEnvironment>();
   /** Warnings found while connecting, delivered with the next result that concerns the sandbox. */
@@ -61,6 +62,14 @@ export class SandboxDesk {
     this.shells = new ShellPool({ idleMs: opts.shellIdleMs ?? 10 * 60_000 });
     this.defaultTimeoutMs = opts.defaultTimeoutMs ?? 10 * 60_000;
     this.maxOutputBytes = opts.maxOutputBytes ?? 8 * 1024 * 1024;
+    this.desktop = new DesktopService({
+      environment: async (name) => {
+        const rec = this.record(name);
+        return this.environmentFor(rec, this.registry.get(rec.backend), false);
+      },
+      provider: (name) => this.registry.get(this.record(name).backend),
+      leases: this.store.leases,
+    });
   }
 
   // ---- sandboxes ------------------------------------------------------------------------------
@@ -124,8 +133,10 @@ export class SandboxDesk {
       if (d.value) return d.value;
     }
     if (provider.isContainer) return null;
+    // Never the app's own install directory: that is not a project the user chose.
     const here = process.cwd();
-    return here === APP_ROOT || here.startsWith(APP_ROOT + sep) ? '~' : here;
+    const app = projectRoot();
+    return here === app || here.startsWith(app + sep) ? '~' : here;
   }
 
   /** The declared default cwd in effect: the sandbox's own, else the backend's (read now, defensively). */
@@ -359,6 +370,7 @@ export class SandboxDesk {
 
   /** Closes shells and the database; the process can exit afterwards. */
   async close(): Promise<void> {
+    await this.desktop.close();
     this.shells.closeAll();
     for (const p of this.registry.all()) await p.dispose?.();
     this.store.close();

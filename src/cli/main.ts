@@ -3,6 +3,7 @@ import type { ExecResult } from '../api/contract.js';
 import { SandboxDesk } from '../api/sandbox-desk.js';
 import { SandboxDeskError } from '../errors.js';
 import { EXIT_OWN_ERROR, printError, printJson, printWarnings, processOut, sandboxDetails, sandboxTable, sessionTable, type Out } from './output.js';
+import { addDesktopCommands } from './desktop-commands.js';
 import { parseKeyValues, parseMounts, parseTimeout } from './parse-args.js';
 
 interface JsonFlag {
@@ -143,6 +144,8 @@ export async function main(argv: string[], out: Out = processOut, open: () => Sa
         process.removeListener('SIGTERM', onSignal);
       }
     });
+
+  addDesktopCommands(program, core, out);
 
   const session = program.command('session').description('list, create and remove sessions and their cwd records');
   session

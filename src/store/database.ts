@@ -38,6 +38,14 @@ const MIGRATIONS: string[] = [
      last_warnings TEXT NOT NULL DEFAULT '[]',
      PRIMARY KEY (sandbox, key)
    );`,
+  `CREATE TABLE leases (
+     sandbox TEXT PRIMARY KEY REFERENCES sandboxes(name) ON DELETE CASCADE,
+     holder TEXT NOT NULL,
+     viewer_id TEXT,
+     epoch INTEGER NOT NULL,
+     since TEXT NOT NULL,
+     reason TEXT
+   );`,
 ];
 
 export function migrate(db: Db): void {

@@ -1,4 +1,5 @@
 import { openDatabase, instanceId, type Db } from './database.js';
+import { LeaseStore } from './lease-store.js';
 import { SandboxStore } from './sandbox-store.js';
 import { SessionStore } from './session-store.js';
 
@@ -6,12 +7,14 @@ import { SessionStore } from './session-store.js';
 export class Store {
   readonly sandboxes: SandboxStore;
   readonly sessions: SessionStore;
+  readonly leases: LeaseStore;
   /** Unique to this data directory; used to keep backend resource names of two data dirs apart. */
   readonly instanceId: string;
 
   private constructor(private readonly db: Db, readonly dataDir: string) {
     this.sandboxes = new SandboxStore(db);
     this.sessions = new SessionStore(db);
+    this.leases = new LeaseStore(db);
     this.instanceId = instanceId(db);
   }
 

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The bot desktop, inside the sandbox, as the sandbox's own (non-root) user:
+#   Xvnc on a 0600 Unix socket (no TCP listener at all), the Xfce parts under one D-Bus session, and
+#   Chromium with its DevTools port on the sandbox's loopback only.
+# Sandbox Desk copies this file into the sandbox's temp dir and starts it in a session of its own:
+#   setsid bash launcher.sh DIR DISPLAY WIDTHxHEIGHT CDP_PORT
+# It writes DIR/ready when the display answers, DIR/failed (with the reason) when it cannot start.
+set -u
+dir=$1 disp=$2 geometry=$3 cdp_port=$4
+
+umask 077
+mkdir -p "$dir"
+rm -f "$dir/ready" "$dir/failed" "$dir/rfb.sock" "$dir/env"
+echo $$ > "$dir/launcher.pid"
+fail() { echo "$*" > "$dir/failed"; exit 1; }
+
+for bin in Xvnc xdpyinfo dbus-run-session xfwm4; do
+  command -v "$bin" >/dev/null || fail "$bin is not installed in this sandbox (use the image sandbox-desk/desktop:latest)"
+done
+
+# A lock left by a dead X server would make Xvnc refuse the display: clean it, but never a live one's.
+lock=/tmp/.X$disp-lock
+if [ -f "$lock" ]; then
+  owner=$(tr -dc '0-9' < "$lock")
+  if [ -z "$owner" ] || ! kill -0 "$owner" 2>/dev/null; then rm -f "$lock" "/tmp/.X11-unix/X$disp"; fi
+fi
+
+# SecurityTypes None is safe only because the socket is 0600 and reached through the exec stream; the
+# app authenticates viewers (single-use tickets) before a byte reaches it.
+Xvnc ":$disp" -rfbport -1 -rfbunixpath "$dir/rfb.sock" -rfbunixmode 0600 -nolisten tcp \
+  -SecurityTypes None -AlwaysShared -AcceptSetDesktopSize -geometry "$geometry" -depth 24 \
+  -FrameRate 60 -MaxCutText 262144 -SendCutText=0 >"$dir/xvnc.log" 2>&1 &
+xvnc=$!
+
+export DISPLAY=":$disp" XDG_RUNTIME_DIR="$dir/xdg"
+mkdir -p "$XDG_RUNTIME_DIR"
+# Readiness is the display answering, polled — not a fixed sleep.
+until xdpyinfo >/dev/null 2>&1; do
+  kill -0 "$xvnc" 2>/dev/null || fail "Xvnc exited: $(tail -n 3 "$dir/xvnc.log" | tr '\n' ' ')"
+  sleep 0.02
+done
+[ -S "$dir/rfb.sock" ] || fail "Xvnc did not create $dir/rfb.sock"
+
+# Chromium's own sandbox needs unprivileged user namespaces; a container's default seccomp profile
+# blocks them. There the container is the boundary and Chromium runs without its inner sandbox.
+chromium_sandbox=1
+unshare -U true 2>/dev/null || chromium_sandbox=0
+echo "$chromium_sandbox" > "$dir/chromium-sandbox"
+
+profile="$HOME/.config/sandbox-desk/chromium"
+mkdir -p "$profile"
+browser=()
+if command -v chromium >/dev/null; then
+  browser=(chromium --remote-debugging-address=127.0.0.1 "--remote-debugging-port=$cdp_port"
+    "--user-data-dir=$profile" --no-first-run --no-default-browser-check --disable-background-networking
+    --disable-component-update --disable-sync --password-store=basic --disable-dev-shm-usage
+    --start-maximized about:blank)
+  [ "$chromium_sandbox" = 1 ] || browser+=(--no-sandbox --test-type)
+fi
+
+# Xfce piece by piece (no xfce4-session: no screensaver, no logout dialog), all in one D-Bus session.
+dbus-run-session -- bash -c '
+  printf "DISPLAY=%s\nDBUS_SESSION_BUS_ADDRESS=%s\n" "$DISPLAY" "$DBUS_SESSION_BUS_ADDRESS" > "$0/env"
+  xfsettingsd --no-daemon & xfwm4 --compositor=off & xfdesktop & xfce4-panel &
+  if [ "$#" -gt 0 ]; then "$@" >"$0/chromium.log" 2>&1 & fi
+  wait
+' "$dir" "${browser[@]}" >"$dir/xfce.log" 2>&1 &
+
+touch "$dir/ready"
+wait "$xvnc"

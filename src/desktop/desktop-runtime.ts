@@ -1,0 +1,123 @@
+import { readFileSync } from 'node:fs';
+import { posix } from 'node:path';
+import { SandboxDeskError } from '../errors.js';
+import { killTree } from '../exec/kill-tree.js';
+import { runIn } from '../exec/run-in.js';
+import { resourcePath } from '../project-root.js';
+import type { SandboxEnvironment } from '../sandbox/provider.js';
+
+/** The binaries a desktop needs inside the sandbox; `status` lists the ones the image lacks. */
+export const DESKTOP_BINARIES = ['Xvnc', 'xdpyinfo', 'dbus-run-session', 'xfwm4', 'xfdesktop', 'xfce4-panel', 'xfsettingsd', 'chromium', 'xdotool', 'socat'] as const;
+export const DESKTOP_IMAGE = 'sandbox-desk/desktop:latest';
+/** DevTools port of the desktop's Chromium, on the sandbox's own loopback only. */
+export const CDP_PORT = 9222;
+
+/** Where one desktop lives inside its sandbox. */
+export interface DesktopLayout {
+  dir: string;
+  display: number;
+  socket: string;
+}
+
+export function desktopLayout(env: SandboxEnvironment, sandbox: string, display: number): DesktopLayout {
+  const dir = posix.join(env.getTempDir(), `sandbox-desk-desktop-${sandbox}`);
+  return { dir, display, socket: posix.join(dir, 'rfb.sock') };
+}
+
+export interface DesktopProbe {
+  running: boolean;
+  pid: number | null;
+  geometry: string | null;
+  missing: string[];
+  /** false when Chromium runs without its inner sandbox (no user namespaces in the container). */
+  chromiumSandbox: boolean | null;
+  failed: string | null;
+}
+
+const PROBE = `
+dir=$1 disp=$2; shift 2
+for b in "$@"; do command -v "$b" >/dev/null 2>&1 || printf 'missing %s\\n' "$b"; done
+pid=$(cat "$dir/launcher.pid" 2>/dev/null)
+if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ -S "$dir/rfb.sock" ] && [ -e "$dir/ready" ]; then
+  printf 'running %s\\n' "$pid"
+  DISPLAY=:$disp xdpyinfo 2>/dev/null | sed -n 's/^ *dimensions: *\\([0-9]*x[0-9]*\\) .*/geometry \\1/p'
+  printf 'chromium-sandbox %s\\n' "$(cat "$dir/chromium-sandbox" 2>/dev/null)"
+fi
+[ -e "$dir/failed" ] && printf 'failed %s\\n' "$(head -c 2000 "$dir/failed")"
+exit 0
+`;
+
+/** One exec: which binaries are missing, and whether a desktop is up (adopt it rather than start another). */
+export async function probeDesktop(env: SandboxEnvironment, layout: DesktopLayout, user?: string): Promise<DesktopProbe> {
+  const r = await runIn(env, ['bash', '-c', PROBE, 'sandbox-desk', layout.dir, String(layout.display), ...DESKTOP_BINARIES], { user });
+  if (r.code !== 0) throw new SandboxDeskError('backend_unavailable', `could not probe the desktop: ${r.stderr.trim() || `exit ${r.code}`}`);
+  const probe: DesktopProbe = { running: false, pid: null, geometry: null, missing: [], chromiumSandbox: null, failed: null };
+  for (const line of r.stdout.toString('utf8').split('\n')) {
+    const [key, ...rest] = line.split(' ');
+    const value = rest.join(' ');
+    if (key === 'missing') probe.missing.push(value);
+    else if (key === 'running') (probe.running = true), (probe.pid = Number(value));
+    else if (key === 'geometry') probe.geometry = value;
+    else if (key === 'chromium-sandbox') probe.chromiumSandbox = value === '1' ? true : value === '0' ? false : null;
+    else if (key === 'failed') probe.failed = value;
+  }
+  return probe;
+}
+
+const WAIT_READY = `
+dir=$1; limit=$2
+for ((i = 0; i < limit * 50; i++)); do
+  [ -e "$dir/ready" ] && exit 0
+  [ -e "$dir/failed" ] && { cat "$dir/failed"; exit 2; }
+  sleep 0.02
+done
+echo "the desktop did not become ready within $limit s"; tail -n 5 "$dir/xvnc.log" 2>/dev/null; exit 1
+`;
+
+/**
+ * Copies the launcher into the sandbox and starts it detached, in a session of its own, then waits
+ * (inside the sandbox, one exec) for its readiness file.
+ */
+export async function startDesktopProcess(env: SandboxEnvironment, layout: DesktopLayout, opts: { geometry: string; user?: string; readyTimeoutS?: number }): Promise<void> {
+  const launcher = readFileSync(resourcePath('desktop', 'launcher.sh'));
+  const script = posix.join(layout.dir, 'launcher.sh');
+  const copy = await runIn(env, ['bash', '-c', 'umask 077 && mkdir -p "$1" && cat > "$2"', 'sandbox-desk', layout.dir, script], { user: opts.user, input: launcher });
+  if (copy.code !== 0) throw new SandboxDeskError('backend_unavailable', `could not copy the desktop launcher into the sandbox: ${copy.stderr.trim()}`);
+  // setsid -f: the launcher leads its own process group, so stop can end all of it; its output goes
+  // to a file, not to this exec's pipes (which would keep the exec open).
+  const start = await runIn(
+    env,
+    ['bash', '-c', 'cd "$1" && setsid -f bash "$2" "$1" "$3" "$4" "$5" </dev/null >"$1/launcher.log" 2>&1', 'sandbox-desk', layout.dir, script, String(layout.display), opts.geometry, String(CDP_PORT)],
+    { user: opts.user },
+  );
+  if (start.code !== 0) throw new SandboxDeskError('backend_unavailable', `could not start the desktop: ${start.stderr.trim()}`);
+  const wait = await runIn(env, ['bash', '-c', WAIT_READY, 'sandbox-desk', layout.dir, String(opts.readyTimeoutS ?? 30)], { user: opts.user, timeoutMs: ((opts.readyTimeoutS ?? 30) + 10) * 1000 });
+  if (wait.code !== 0) {
+    throw new SandboxDeskError('backend_unavailable', `the desktop failed to start: ${wait.stdout.toString('utf8').trim() || wait.stderr.trim()}`, {
+      hint: 'see the launcher logs in the sandbox: ' + layout.dir,
+    });
+  }
+}
+
+const STOP = `
+dir=$1
+pid=$(cat "$dir/launcher.pid" 2>/dev/null)
+if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+  kill -TERM -- "-$pid" 2>/dev/null
+  for ((i = 0; i < 100; i++)); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 0.02; done
+  kill -KILL -- "-$pid" 2>/dev/null
+fi
+rm -f "$dir/ready" "$dir/rfb.sock" "$dir/launcher.pid" "$dir/env"
+exit 0
+`;
+
+/**
+ * Ends the whole desktop: first the launcher's process tree (while parents still link it together),
+ * then anything left in its process group, then its state files.
+ */
+export async function stopDesktopProcess(env: SandboxEnvironment, layout: DesktopLayout, user?: string): Promise<void> {
+  const pid = Number((await runIn(env, ['cat', posix.join(layout.dir, 'launcher.pid')], { user })).stdout.toString('utf8').trim());
+  if (pid > 1) await killTree(env, user, pid, { includeRoot: true });
+  const r = await runIn(env, ['bash', '-c', STOP, 'sandbox-desk', layout.dir], { user });
+  if (r.code !== 0) throw new SandboxDeskError('backend_unavailable', `could not stop the desktop: ${r.stderr.trim()}`);
+}

@@ -1,0 +1,68 @@
+import type { Db } from './database.js';
+
+/** Who may drive a sandbox's desktop: the agent, or one human viewer. */
+export interface Lease {
+  holder: 'agent' | 'human';
+  /** The viewer holding it, when a human does. */
+  viewerId: string | null;
+  /** Incremented on every change of hands. */
+  epoch: number;
+  since: string;
+  reason: string | null;
+}
+
+interface Row {
+  holder: string;
+  viewer_id: string | null;
+  epoch: number;
+  since: string;
+  reason: string | null;
+}
+
+/**
+ * The control lease of each sandbox's desktop, persisted so the app, the CLI and agents in other
+ * processes agree. A lease that cannot be read counts as a human holding it: fail closed, never let the
+ * agent act on a seat someone may be sitting at.
+ */
+export class LeaseStore {
+  constructor(private readonly db: Db) {}
+
+  get(sandbox: string): Lease {
+    let row: Row | undefined;
+    try {
+      row = this.db.prepare(`SELECT holder, viewer_id, epoch, since, reason FROM leases WHERE sandbox = ?`).get(sandbox) as Row | undefined;
+    } catch (err) {
+      return { holder: 'human', viewerId: null, epoch: -1, since: new Date().toISOString(), reason: `lease unreadable (${(err as Error).message}): failing closed` };
+    }
+    if (!row) return { holder: 'agent', viewerId: null, epoch: 0, since: new Date(0).toISOString(), reason: null };
+    if (row.holder !== 'agent' && row.holder !== 'human') {
+      return { holder: 'human', viewerId: null, epoch: row.epoch, since: row.since, reason: `lease unreadable (holder ${JSON.stringify(row.holder)}): failing closed` };
+    }
+    return { holder: row.holder, viewerId: row.viewer_id, epoch: row.epoch, since: row.since, reason: row.reason };
+  }
+
+  /** A human viewer takes control; the last one to ask wins. Re-acquiring by the holder changes nothing. */
+  acquire(sandbox: string, viewerId: string, reason = 'taken by a viewer'): Lease {
+    const cur = this.get(sandbox);
+    if (cur.holder === 'human' && cur.viewerId === viewerId) return cur;
+    return this.write(sandbox, 'human', viewerId, cur.epoch + 1, reason);
+  }
+
+  /** Gives control back to the agent; only the holder may. Returns the lease in force afterwards. */
+  release(sandbox: string, viewerId: string, reason = 'given back'): Lease {
+    const cur = this.get(sandbox);
+    if (cur.holder !== 'human' || cur.viewerId !== viewerId) return cur;
+    return this.write(sandbox, 'agent', null, cur.epoch + 1, reason);
+  }
+
+  private write(sandbox: string, holder: Lease['holder'], viewerId: string | null, epoch: number, reason: string): Lease {
+    const since = new Date().toISOString();
+    this.db
+      .prepare(
+        `INSERT INTO leases (sandbox, holder, viewer_id, epoch, since, reason) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT(sandbox) DO UPDATE SET holder = excluded.holder, viewer_id = excluded.viewer_id, epoch = excluded.epoch, since = excluded.since, reason = excluded.reason`,
+      )
+      .run(sandbox, holder, viewerId, Math.max(epoch, 1), since, reason);
+    return { holder, viewerId, epoch: Math.max(epoch, 1), since, reason };
+  }
+}
