@@ -65,6 +65,11 @@ const ENCODING = {
 } as const;
 
 const DEFAULT_ENCODINGS = [ENCODING.raw, ENCODING.copyRect, ENCODING.desktopSize, ENCODING.extendedDesktopSize, ENCODING.lastRect];
+/** DEFAULT_ENCODINGS plus the pseudo-encodings continuous updates need (ContinuousUpdates, Fence). */
+export const CONTINUOUS_ENCODINGS = [...DEFAULT_ENCODINGS, -313, -312];
+/** Fence flags: BlockBefore, BlockAfter, SyncNext — and the Request bit, which a reply clears. */
+const FENCE_FLAGS_SUPPORTED = 0b111;
+const FENCE_REQUEST = 0x80000000;
 
 /** ExtendedDesktopSize status codes (carried in the rect's y field). */
 const RESIZE_STATUS: Record<number, string> = {
@@ -200,6 +205,8 @@ export class RfbClient extends EventEmitter {
   private serverName = '';
   private ready = false;
   private closed = false;
+  /** The server sent EndOfContinuousUpdates: it can push updates without a request per frame. */
+  private continuousSupported = false;
   private handshakeBytes = 0;
   private updatesStarted = 0;
   private updatesDone = 0;
@@ -472,12 +479,25 @@ export class RfbClient extends EventEmitter {
         this.emit('cuttext', (await r.read(length)).toString('latin1'));
         return;
       }
-      case 150: // EndOfContinuousUpdates: just the type byte
+      case 150: // EndOfContinuousUpdates: the server supports them (or stopped sending them)
+        this.continuousSupported = true;
+        this.emit('continuous');
         return;
       case 248: {
-        // ServerFence: 3 padding, u32 flags, u8 length, payload
+        // ServerFence: 3 padding, u32 flags, u8 length, payload. A fence with the request bit set must
+        // be answered (TigerVNC measures the link with them and paces continuous updates by the replies).
         const header = await r.read(8);
-        return r.skip(header[7]!);
+        const flags = header.readUInt32BE(3);
+        const payload = await r.read(header[7]!);
+        if (flags & FENCE_REQUEST) {
+          const reply = Buffer.alloc(9 + payload.length);
+          reply[0] = 248;
+          reply.writeUInt32BE(flags & FENCE_FLAGS_SUPPORTED, 4);
+          reply[8] = payload.length;
+          payload.copy(reply, 9);
+          this.send(reply);
+        }
+        return;
       }
       default:
         throw new Error(`unknown RFB server message type ${type}`);
@@ -621,6 +641,32 @@ export class RfbClient extends EventEmitter {
     this.pendingResize = undefined;
     if (err) pending?.reject(err);
     else pending?.resolve();
+  }
+
+  /**
+   * Asks the server to push updates as the screen changes, without a request per frame (what noVNC
+   * does when the server offers it). Needs the ContinuousUpdates and Fence pseudo-encodings in
+   * SetEncodings (`CONTINUOUS_ENCODINGS`); resolves once the server has confirmed it supports them.
+   */
+  async enableContinuousUpdates(timeoutMs = 5000): Promise<void> {
+    if (!this.continuousSupported) {
+      // The server announces support with an EndOfContinuousUpdates after any update request.
+      const seen = new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('the server did not offer continuous updates')), timeoutMs);
+        this.once('continuous', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      this.sendUpdateRequest(true);
+      await seen;
+    }
+    const msg = Buffer.alloc(10);
+    msg[0] = 150;
+    msg[1] = 1;
+    msg.writeUInt16BE(this.fbWidth, 6);
+    msg.writeUInt16BE(this.fbHeight, 8);
+    this.send(msg);
   }
 
   private sendUpdateRequest(incremental: boolean): void {

@@ -1,0 +1,238 @@
+/**
+ * The bot desktop: how fast the first frame arrives after `desktop start`, and how well the screen
+ * streams through our path (docker exec + socat relay) against a direct TCP connection to the same
+ * Xvnc (the websockify/noVNC-style baseline: socat on a TCP port of the container, reached over the
+ * Docker bridge) — measured in the same run, on the same animating screen.
+ *
+ * Both paths use the same RFB client and encodings (Raw + CopyRect, continuous updates), so the
+ * difference is the transport alone. fps counts FramebufferUpdates while a Chromium page animates
+ * full-window.
+ */
+import { chromium, type Page } from 'playwright-core';
+import { WebSocketServer } from 'ws';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { join, normalize } from 'node:path';
+import { LocalServer } from '../src/api/local-server.js';
+import { projectRoot } from '../src/project-root.js';
+import { CONTINUOUS_ENCODINGS, RfbClient, transportFromStreams, type ByteTransport } from '../src/desktop/rfb-client.js';
+import { connect } from 'node:net';
+import { docker, metric, uniqueName, withTempDesk, type Metric } from './harness.js';
+import type { SandboxDesk } from '../src/api/sandbox-desk.js';
+
+export const name = 'desktop';
+
+const IMAGE = 'sandbox-desk/desktop:latest';
+const WINDOW_S = 4;
+
+const ANIMATION = `<title>anim</title><style>html,body{margin:0;height:100%;overflow:hidden}</style>
+<canvas id=c></canvas><script>
+const c = document.getElementById('c'), g = c.getContext('2d');
+function frame(t) {
+  c.width = innerWidth; c.height = innerHeight;
+  g.fillStyle = 'hsl(' + (t / 5 % 360) + ',70%,50%)'; g.fillRect(0, 0, c.width, c.height);
+  for (let i = 0; i < 40; i++) { g.fillStyle = 'hsl(' + (i * 9 + t / 3) % 360 + ',80%,60%)';
+    g.fillRect((Math.sin(t / 400 + i) + 1) * c.width / 2.2, (Math.cos(t / 300 + i * 2) + 1) * c.height / 2.2, 80, 60); }
+  requestAnimationFrame(frame);
+}
+requestAnimationFrame(frame);
+</script>`;
+
+async function firstFrameMs(desk: SandboxDesk, sandbox: string): Promise<number> {
+  const t0 = performance.now();
+  await desk.desktop.start(sandbox, { geometry: '1280x800' });
+  const stream = await desk.desktop.openScreenStream(sandbox);
+  const rfb = await RfbClient.connect(transportFromStreams(stream.stdout, stream.stdin, () => stream.kill()));
+  await rfb.requestUpdate(false);
+  const ms = performance.now() - t0;
+  rfb.close();
+  stream.kill();
+  return ms;
+}
+
+/**
+ * Updates per second and bytes per update with continuous updates on (as noVNC runs against
+ * TigerVNC): the server pushes frames as the screen changes and paces them with fences, so the
+ * figure measures what the transport sustains, not one round trip per frame.
+ */
+async function streamRate(transport: ByteTransport): Promise<{ fps: number; bytesPerFrame: number }> {
+  const rfb = await RfbClient.connect(transport, { encodings: CONTINUOUS_ENCODINGS });
+  await rfb.requestUpdate(false);
+  await rfb.enableContinuousUpdates();
+  await new Promise((r) => setTimeout(r, 500)); // settle into the steady state
+  const start = rfb.stats;
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, WINDOW_S * 1000));
+  const seconds = (performance.now() - t0) / 1000;
+  const end = rfb.stats;
+  rfb.close();
+  const frames = end.updates - start.updates;
+  return { fps: frames / seconds, bytesPerFrame: (end.bytes - start.bytes) / Math.max(1, frames) };
+}
+
+/**
+ * The same measurement in the viewer people use: noVNC in headless Chromium, with its own encoding
+ * choices (Tight, JPEG quality 6, continuous updates), on a WebSocket URL. Frames are counted as
+ * completed FramebufferUpdates; bytes as WebSocket payload received.
+ */
+async function novncRate(page: Page, wsUrl: string): Promise<{ fps: number; bytesPerFrame: number }> {
+  return page.evaluate(
+    async ({ url, windowS }) => {
+      const w = window as unknown as { __frames: number; __bytes: number; __patched?: boolean };
+      if (!w.__patched) {
+        // Count received bytes where noVNC takes them off its socket.
+        const { default: Websock } = (await import('/novnc/core/websock.js' as string)) as { default: any };
+        const recv = Websock.prototype._recvMessage;
+        Websock.prototype._recvMessage = function (this: unknown, e: MessageEvent) {
+          w.__bytes += (e.data as ArrayBuffer).byteLength ?? 0;
+          return recv.call(this, e);
+        };
+        w.__patched = true;
+      }
+      const { default: RFB } = (await import('/novnc/core/rfb.js' as string)) as { default: any };
+      const proto = RFB.prototype;
+      if (!proto.__counted) {
+        const fbu = proto._framebufferUpdate;
+        proto._framebufferUpdate = function (this: unknown) {
+          const done = fbu.call(this);
+          if (done) w.__frames++;
+          return done;
+        };
+        proto.__counted = true;
+      }
+      const target = document.createElement('div');
+      target.style.cssText = 'width:1280px;height:800px';
+      document.body.appendChild(target);
+      const rfb = new RFB(target, url, { shared: true });
+      await new Promise<void>((resolve, reject) => {
+        rfb.addEventListener('connect', () => resolve());
+        rfb.addEventListener('disconnect', () => reject(new Error('noVNC disconnected')));
+        setTimeout(() => reject(new Error('noVNC did not connect within 15 s')), 15_000);
+      });
+      await new Promise((r) => setTimeout(r, 1000));
+      w.__frames = 0;
+      w.__bytes = 0;
+      const t0 = performance.now();
+      await new Promise((r) => setTimeout(r, windowS * 1000));
+      const seconds = (performance.now() - t0) / 1000;
+      const frames = w.__frames;
+      const bytes = w.__bytes;
+      rfb.disconnect();
+      target.remove();
+      return { fps: frames / seconds, bytesPerFrame: bytes / Math.max(1, frames) };
+    },
+    { url: wsUrl, windowS: WINDOW_S },
+  );
+}
+
+/** Serves a blank page and noVNC's modules on 127.0.0.1, for the measuring page. */
+async function benchPageServer(): Promise<{ origin: string; close: () => void }> {
+  const root = join(projectRoot(), 'node_modules', '@novnc', 'novnc');
+  const server = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    const file = normalize(join(root, path.replace(/^\/novnc\//, '')));
+    if (path.startsWith('/novnc/') && file.startsWith(root) && existsSync(file)) {
+      res.writeHead(200, { 'Content-Type': 'text/javascript' });
+      res.end(readFileSync(file));
+    } else {
+      res.writeHead(200, { 'Content-Type': 'text/html' });
+      res.end('<!doctype html><title>bench</title>');
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { origin: `http://127.0.0.1:${(server.address() as { port: number }).port}`, close: () => server.close() };
+}
+
+/** A websockify-style proxy: WebSocket on this machine's loopback ↔ TCP to the container. */
+async function websockify(host: string, port: number): Promise<{ url: string; close: () => void }> {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
+  await new Promise((r) => wss.once('listening', r));
+  wss.on('connection', (ws) => {
+    const tcp = connect({ host, port, noDelay: true });
+    tcp.on('data', (d) => ws.send(d));
+    ws.on('message', (d: Buffer) => tcp.write(d));
+    tcp.on('close', () => ws.close());
+    ws.on('close', () => tcp.destroy());
+  });
+  const addr = wss.address() as { port: number };
+  return { url: `ws://127.0.0.1:${addr.port}/`, close: () => wss.close() };
+}
+
+function tcpTransport(host: string, port: number): Promise<ByteTransport> {
+  return new Promise((resolve, reject) => {
+    const s = connect({ host, port, noDelay: true }, () => resolve(transportFromStreams(s, s, () => s.destroy())));
+    s.once('error', reject);
+  });
+}
+
+export default async function run(): Promise<Metric[]> {
+  return withTempDesk(async (desk) => {
+    const sb = uniqueName('desk');
+    await desk.createSandbox({ name: sb, backend: 'docker', image: IMAGE });
+    const cold = await firstFrameMs(desk, sb);
+    await desk.desktop.stop(sb);
+    const warm = await firstFrameMs(desk, sb);
+
+    // Something to stream: a full-window animation in the desktop's own Chromium.
+    await desk.exec({ sandbox: sb, command: `cat > /tmp/anim.html <<'EOF'\n${ANIMATION}\nEOF` });
+    const cdp = await chromium.connectOverCDP((await desk.desktop.browserEndpoint(sb)).httpUrl);
+    const animation = await cdp.contexts()[0]!.newPage();
+    await animation.goto("file:///tmp/anim.html");
+    await animation.bringToFront();
+
+    // The baseline's TCP door, for this benchmark only: socat from a container port to the socket.
+    const info = await desk.inspectSandbox(sb);
+    const ip = (await docker(['inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}', info.backendRef!])).trim();
+    const sock = `/tmp/sandbox-desk-desktop-${sb}/rfb.sock`;
+    await desk.exec({ sandbox: sb, command: `setsid -f socat TCP-LISTEN:5999,bind=${ip},fork,reuseaddr UNIX-CONNECT:${sock} </dev/null >/dev/null 2>&1; sleep 0.3` });
+
+    type Rate = { fps: number; bytesPerFrame: number };
+    const avg = (xs: Rate[], k: keyof Rate) => xs.reduce((a, x) => a + x[k], 0) / xs.length;
+
+    // 1. noVNC in headless Chromium: our ticketed WebSocket + exec relay vs websockify-style direct TCP.
+    // The measuring page lives on an origin of its own on this machine's loopback (no CSP; noVNC served
+    // from node_modules), which the app's server is told to accept, so both URLs are reachable from it.
+    const pageServer = await benchPageServer();
+    const server = new LocalServer({ desktop: desk.desktop, extraOrigins: [pageServer.origin] });
+    await server.listen();
+    const proxy = await websockify(ip, 5999);
+    const viewer = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--headless', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    const page = await viewer.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`${pageServer.origin}/`);
+    const novncOurs: Rate[] = [];
+    const novncDirect: Rate[] = [];
+    for (let round = 0; round < 2; round++) {
+      novncDirect.push(await novncRate(page, proxy.url));
+      novncOurs.push(await novncRate(page, server.issueScreenTicket(sb).url));
+    }
+    await viewer.close();
+    pageServer.close();
+    proxy.close();
+    await server.close();
+
+    // 2. The bare transport: our Node client, Raw pixels, exec relay vs a TCP socket.
+    const rawOurs: Rate[] = [];
+    const rawDirect: Rate[] = [];
+    for (let round = 0; round < 2; round++) {
+      rawDirect.push(await streamRate(await tcpTransport(ip, 5999)));
+      const stream = await desk.desktop.openScreenStream(sb);
+      rawOurs.push(await streamRate(transportFromStreams(stream.stdout, stream.stdin, () => stream.kill())));
+      stream.kill();
+    }
+    await cdp.close();
+
+    const fps = avg(novncOurs, 'fps');
+    const directFps = avg(novncDirect, 'fps');
+    console.log(`first frame: cold ${cold.toFixed(0)} ms, warm ${warm.toFixed(0)} ms (goal ≤ 3000 ms) — ${cold <= 3000 && warm <= 3000 ? 'MET' : 'NOT MET'}`);
+    console.log(`noVNC stream fps: ${((100 * fps) / directFps).toFixed(1)}% of direct TCP (goal ≥ 95%) — ${fps >= 0.95 * directFps ? 'MET' : 'NOT MET'}`);
+    return [
+      metric('first-frame-ms', 'ms', cold),
+      metric('first-frame-warm-ms', 'ms', warm),
+      metric('stream-fps', 'fps', fps, directFps),
+      // Bytes per frame: lower is better; the ratio says how many times leaner than direct.
+      metric('bytes-per-frame', 'bytes', avg(novncOurs, 'bytesPerFrame'), avg(novncDirect, 'bytesPerFrame')),
+      metric('raw-stream-fps', 'fps', avg(rawOurs, 'fps'), avg(rawDirect, 'fps')),
+      metric('raw-bytes-per-frame', 'bytes', avg(rawOurs, 'bytesPerFrame'), avg(rawDirect, 'bytesPerFrame')),
+    ];
+  });
+}
