@@ -17,7 +17,7 @@ import { LocalServer } from '../src/api/local-server.js';
 import { projectRoot } from '../src/project-root.js';
 import { CONTINUOUS_ENCODINGS, RfbClient, transportFromStreams, type ByteTransport } from '../src/desktop/rfb-client.js';
 import { connect } from 'node:net';
-import { docker, metric, uniqueName, withTempDesk, type Metric } from './harness.js';
+import { docker, measure, median, metric, uniqueName, withTempDesk, type Metric } from './harness.js';
 import type { SandboxDesk } from '../src/api/sandbox-desk.js';
 
 export const name = 'desktop';
@@ -221,6 +221,10 @@ export default async function run(): Promise<Metric[]> {
     }
     await cdp.close();
 
+    // 3. Agent actions: a click through xdotool (one exec), and a screenshot through RFB.
+    const click = await measure(() => desk.desktop.act(sb, { kind: 'move', x: 200, y: 200 }), { warmup: 2, runs: 15 });
+    const shot = await measure(() => desk.desktop.screenshot(sb), { warmup: 1, runs: 8 });
+
     const fps = avg(novncOurs, 'fps');
     const directFps = avg(novncDirect, 'fps');
     console.log(`first frame: cold ${cold.toFixed(0)} ms, warm ${warm.toFixed(0)} ms (goal ≤ 3000 ms) — ${cold <= 3000 && warm <= 3000 ? 'MET' : 'NOT MET'}`);
@@ -233,6 +237,8 @@ export default async function run(): Promise<Metric[]> {
       metric('bytes-per-frame', 'bytes', avg(novncOurs, 'bytesPerFrame'), avg(novncDirect, 'bytesPerFrame')),
       metric('raw-stream-fps', 'fps', avg(rawOurs, 'fps'), avg(rawDirect, 'fps')),
       metric('raw-bytes-per-frame', 'bytes', avg(rawOurs, 'bytesPerFrame'), avg(rawDirect, 'bytesPerFrame')),
+      metric('agent-move-ms', 'ms', median(click)),
+      metric('screenshot-ms', 'ms', median(shot)),
     ];
   });
 }

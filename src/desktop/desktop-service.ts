@@ -124,13 +124,29 @@ export class DesktopService {
     return this.status(sandbox);
   }
 
+  private notRunning(sandbox: string): SandboxDeskError {
+    return new SandboxDeskError('desktop_not_running', `the desktop of sandbox ${sandbox} is not running`, { hint: `start it with \`sandbox-desk desktop start ${sandbox}\`` });
+  }
+
   private async running(sandbox: string): Promise<{ env: SandboxEnvironment; layout: DesktopLayout }> {
     const t = await this.target(sandbox);
-    const probe = await probeDesktop(t.env, t.layout);
-    if (!probe.running) {
-      throw new SandboxDeskError('desktop_not_running', `the desktop of sandbox ${sandbox} is not running`, { hint: `start it with \`sandbox-desk desktop start ${sandbox}\`` });
-    }
+    if (!(await probeDesktop(t.env, t.layout)).running) throw this.notRunning(sandbox);
     return t;
+  }
+
+  /**
+   * Runs `fn` against the desktop without probing first (a probe is one more exec per action); only
+   * when it fails is the desktop probed, so a stopped desktop reads as `desktop_not_running`.
+   */
+  private async onDesktop<T>(sandbox: string, fn: (t: { env: SandboxEnvironment; layout: DesktopLayout }) => Promise<T>): Promise<T> {
+    const t = await this.target(sandbox);
+    try {
+      return await fn(t);
+    } catch (err) {
+      const probe = await probeDesktop(t.env, t.layout).catch(() => null);
+      if (probe && !probe.running) throw this.notRunning(sandbox);
+      throw err;
+    }
   }
 
   /**
@@ -169,13 +185,11 @@ export class DesktopService {
 
   async act(sandbox: string, action: AgentAction): Promise<void> {
     this.assertAgentMayAct(sandbox);
-    const { env, layout } = await this.running(sandbox);
-    await runXdotool(env, layout.display, action);
+    await this.onDesktop(sandbox, ({ env, layout }) => runXdotool(env, layout.display, action));
   }
 
   async pointer(sandbox: string): Promise<{ x: number; y: number }> {
-    const { env, layout } = await this.running(sandbox);
-    return pointerLocation(env, layout.display);
+    return this.onDesktop(sandbox, ({ env, layout }) => pointerLocation(env, layout.display));
   }
 
   /** A PNG of the real framebuffer, read over RFB. */
@@ -190,15 +204,20 @@ export class DesktopService {
     await this.withRfb(sandbox, (rfb) => rfb.resize(width, height));
   }
 
-  private async withRfb<T>(sandbox: string, fn: (rfb: RfbClient) => Promise<T>): Promise<T> {
-    const stream = await this.openScreenStream(sandbox);
-    const rfb = await RfbClient.connect(transportFromStreams(stream.stdout, stream.stdin, () => stream.kill()));
-    try {
-      return await fn(rfb);
-    } finally {
-      rfb.close();
-      stream.kill();
-    }
+  private withRfb<T>(sandbox: string, fn: (rfb: RfbClient) => Promise<T>): Promise<T> {
+    return this.onDesktop(sandbox, async ({ env, layout }) => {
+      const stream = openRelay(env, { unix: layout.socket });
+      try {
+        const rfb = await RfbClient.connect(transportFromStreams(stream.stdout, stream.stdin, () => stream.kill()));
+        try {
+          return await fn(rfb);
+        } finally {
+          rfb.close();
+        }
+      } finally {
+        stream.kill();
+      }
+    });
   }
 
   // ---- the browser --------------------------------------------------------------------------------

@@ -174,7 +174,8 @@ describe('bot desktop in a docker sandbox', () => {
     // A clean close by the holder hands control back to the agent.
     rfb.close();
     await expect.poll(() => t.desk.desktop.lease(sb).holder, { timeout: 5000 }).toBe('agent');
-    await t.desk.desktop.act(sb, { kind: 'click', x: 5, y: 5 });
+    await t.desk.desktop.act(sb, { kind: 'move', x: 7, y: 7 });
+    expect(await t.desk.desktop.pointer(sb)).toEqual({ x: 7, y: 7 });
   });
 
   it('tickets: used twice, expired, or from a foreign Origin are refused with distinct close codes', async () => {
@@ -205,6 +206,15 @@ describe('bot desktop in a docker sandbox', () => {
     const page = await context.newPage();
     await page.goto('file:///tmp/page.html');
     expect(await page.title()).toBe(`inside ${sb}`);
+    // The agent types into that page through the real X keyboard (xdotool inside the sandbox).
+    await page.setContent('<input id=q autofocus style="font-size:40px;width:90%">');
+    await page.bringToFront();
+    const box = (await page.locator('#q').boundingBox())!;
+    // Page coordinates → screen coordinates: the window's position plus its frame and toolbars.
+    const shift = await page.evaluate(() => ({ x: window.screenX + (window.outerWidth - window.innerWidth), y: window.screenY + (window.outerHeight - window.innerHeight) }));
+    await t.desk.desktop.act(sb, { kind: 'click', x: Math.round(shift.x + box.x + 20), y: Math.round(shift.y + box.y + box.height / 2) });
+    await t.desk.desktop.act(sb, { kind: 'type', text: 'Hello_world: 1+1=2?' });
+    await expect.poll(() => page.inputValue('#q'), { timeout: 10_000 }).toBe('Hello_world: 1+1=2?');
     await page.close();
     await remote.close();
     // The profile lives under the desktop user's home, not /tmp.
