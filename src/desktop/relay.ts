@@ -5,6 +5,7 @@ import type { SandboxEnvironment } from '../sandbox/provider.js';
 /**
  * A byte relay *inside* the sandbox, between the exec stream's stdin/stdout and a local endpoint there
  * (the desktop's Unix socket, or a loopback TCP port). socat when the image has it, else python3.
+ * socat's 8 KiB default buffer would cut a 3 MB frame into ~400 reads per hop; 64 KiB matches the pipes.
  */
 const PY_RELAY = `
 import os, socket, sys, select
@@ -32,7 +33,7 @@ while True:
 
 const RELAY = `
 if command -v socat >/dev/null 2>&1; then
-  if [ "$1" = unix ]; then exec socat STDIO "UNIX-CONNECT:$2"; else exec socat STDIO "TCP:$2"; fi
+  if [ "$1" = unix ]; then exec socat -b 65536 STDIO "UNIX-CONNECT:$2"; else exec socat -b 65536 STDIO "TCP:$2"; fi
 fi
 exec python3 -c "$3" "$1" "$2"
 `;
