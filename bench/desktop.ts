@@ -193,7 +193,7 @@ export default async function run(): Promise<Metric[]> {
     // The measuring page lives on an origin of its own on this machine's loopback (no CSP; noVNC served
     // from node_modules), which the app's server is told to accept, so both URLs are reachable from it.
     const pageServer = await benchPageServer();
-    const server = new LocalServer({ desktop: desk.desktop, extraOrigins: [pageServer.origin] });
+    const server = new LocalServer({ desk, extraOrigins: [pageServer.origin] });
     await server.listen();
     const proxy = await websockify(ip, 5999);
     const viewer = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--headless', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });

@@ -1,21 +1,25 @@
 /**
- * Electron main process: one hardened window, the core in-process, one typed bridge.
- * The renderer is sandboxed with context isolation; it reaches the core only through the `invoke`
- * function the preload exposes, and every call is validated by the core's own contract.
+ * Electron main process: one hardened window and the core in-process.
+ * The renderer is sandboxed with context isolation and no Node; it reaches the core only through the
+ * single `invoke` function the preload exposes (the same contract methods the browser mode serves),
+ * and opens its streams (terminal, screen) on the loopback server with single-use tickets.
  */
 import { app, BrowserWindow, ipcMain, session, shell } from 'electron';
 import { fileURLToPath } from 'node:url';
+import { LocalServer } from '../src/api/local-server.js';
 import { SandboxDesk } from '../src/api/sandbox-desk.js';
-import { dispatch, INVOKE_CHANNEL } from './ipc-bridge.js';
+import { loadWindowState, saveWindowState } from './window-state.js';
 
+export const INVOKE_CHANNEL = 'sandbox-desk:invoke';
 const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
 
 let desk: SandboxDesk | null = null;
+let server: LocalServer | null = null;
 
-function createWindow(): BrowserWindow {
+function createWindow(dataDir: string): BrowserWindow {
+  const state = loadWindowState(dataDir);
   const win = new BrowserWindow({
-    width: 1280,
-    height: 820,
+    ...state,
     backgroundColor: '#15171c',
     title: 'Sandbox Desk',
     webPreferences: {
@@ -24,25 +28,36 @@ function createWindow(): BrowserWindow {
       sandbox: true,
       nodeIntegration: false,
       webSecurity: true,
+      webviewTag: false,
     },
   });
-  // Navigation away from the app and new windows are refused; links open in the user's browser.
+  if (state.maximized) win.maximize();
+  // Navigation away from the app and new windows are refused; https links open in the user's browser.
   win.webContents.on('will-navigate', (e) => e.preventDefault());
   win.webContents.setWindowOpenHandler(({ url }) => {
     if (url.startsWith('https://')) void shell.openExternal(url);
     return { action: 'deny' };
   });
+  win.on('close', () => saveWindowState(dataDir, { ...win.getNormalBounds(), maximized: win.isMaximized() }));
   void win.loadFile(here('../renderer/index.html'));
   return win;
 }
 
-void app.whenReady().then(() => {
+void app.whenReady().then(async () => {
   session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
+  session.defaultSession.setPermissionCheckHandler(() => false);
   desk = new SandboxDesk();
-  ipcMain.handle(INVOKE_CHANNEL, (_e, method: unknown, params: unknown) => dispatch(desk!, method, params));
-  createWindow();
+  // Streams go over loopback WebSockets; the window's pages come from file://, whose Origin is "file://".
+  server = new LocalServer({ desk, extraOrigins: ['file://'] });
+  await server.listen();
+  ipcMain.handle(INVOKE_CHANNEL, (_e, method: unknown, params: unknown) => server!.call(method, params));
+  createWindow(desk.store.dataDir);
 });
 
 app.on('window-all-closed', () => {
-  void desk?.close().finally(() => app.quit());
+  void (async () => {
+    await server?.close();
+    await desk?.close();
+    app.quit();
+  })();
 });

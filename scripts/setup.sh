@@ -116,4 +116,5 @@ build_image sandbox-desk/desktop:latest resources/images/desktop sandbox-desk/ba
 # --- Build -------------------------------------------------------------------------------------------
 step "Build"
 npm run build --silent
+npm run build:renderer --silent >/dev/null
 note "done: try \`npx --no-install sandbox-desk sandbox create demo --backend docker\`"

@@ -4,7 +4,12 @@
  * renderer imports this file, so nothing here may need Node.
  */
 import { z } from 'zod';
+import type { DesktopStatus } from '../desktop/desktop-types.js';
 import type { ExecResult, ExecWarning } from '../exec/exec-result.js';
+import type { Lease } from '../store/lease-types.js';
+
+export type { DesktopStatus } from '../desktop/desktop-types.js';
+export type { Lease } from '../store/lease-types.js';
 
 export type { ExecResult, ExecWarning, ExecMode, CwdSource, WarningCode } from '../exec/exec-result.js';
 
@@ -116,3 +121,80 @@ export interface CreateSandboxResult {
 }
 
 export type { ExecResult as ExecResponse };
+
+// ---- the method table ---------------------------------------------------------------------------
+// Every call the UI (Electron bridge or browser mode), and later the agent bridge, can make: one name,
+// one params schema, one result type. The server validates params with these schemas; clients get
+// the types. Nothing else crosses the boundary.
+
+const Named = z.object({ name: SandboxName });
+const OfSandbox = z.object({ sandbox: SandboxName });
+const Placement = z.enum(['auto', 'sandbox', 'host']);
+const ViewerId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'viewerId is 1-64 letters, digits, _ or -');
+const TerminalSize = {
+  cols: z.number().int().min(2).max(1000),
+  rows: z.number().int().min(1).max(500),
+};
+
+export interface BackendInfo {
+  name: string;
+  description: string;
+  isContainer: boolean;
+  supportsStreams: boolean;
+  /** The backend's own default cwd declaration ("~", an absolute path, or null). */
+  defaultCwd: string | null;
+}
+
+/** A stream the client opens itself: a WebSocket URL with a single-use ticket inside. */
+export interface StreamGrant {
+  url: string;
+  ticket: string;
+}
+
+export interface TerminalGrant extends StreamGrant {
+  terminalId: string;
+  session: string;
+  /** Where the shell starts (the session's cwd, checked as enterable). */
+  cwd: string;
+}
+
+/** A phantom: carries a method's result type in the table, no value at run time. */
+const returns = <T>(): T => undefined as T;
+
+export const API = {
+  backends: { params: z.object({}), result: returns<BackendInfo[]>() },
+  listSandboxes: { params: z.object({}), result: returns<SandboxInfo[]>() },
+  inspectSandbox: { params: Named, result: returns<SandboxInfo>() },
+  createSandbox: { params: CreateSandboxRequest, result: returns<CreateSandboxResult>() },
+  startSandbox: { params: Named, result: returns<SandboxInfo>() },
+  stopSandbox: { params: Named, result: returns<SandboxInfo>() },
+  removeSandbox: { params: RemoveSandboxRequest, result: returns<{ removed: string }>() },
+  listSessions: { params: OfSandbox, result: returns<SessionInfo[]>() },
+  createSession: { params: CreateSessionRequest, result: returns<SessionInfo>() },
+  removeSession: { params: OfSandbox.extend({ key: SessionKey }), result: returns<{ removed: string }>() },
+  exec: { params: ExecRequest, result: returns<ExecResult>() },
+  desktopStatus: { params: OfSandbox.extend({ placement: Placement.optional() }), result: returns<DesktopStatus>() },
+  desktopStart: {
+    params: OfSandbox.extend({ placement: Placement.optional(), geometry: z.string().regex(/^\d{3,4}x\d{3,4}$/, 'geometry is WIDTHxHEIGHT').optional() }),
+    result: returns<DesktopStatus>(),
+  },
+  desktopStop: { params: OfSandbox, result: returns<DesktopStatus>() },
+  screenTicket: { params: OfSandbox.extend({ viewerId: ViewerId.optional() }), result: returns<StreamGrant & { viewerId: string }>() },
+  lease: { params: OfSandbox, result: returns<Lease>() },
+  takeControl: { params: OfSandbox.extend({ viewerId: ViewerId }), result: returns<Lease>() },
+  giveBack: { params: OfSandbox.extend({ viewerId: ViewerId }), result: returns<Lease>() },
+  terminalOpen: { params: OfSandbox.extend({ session: SessionKey.optional(), ...TerminalSize }), result: returns<TerminalGrant>() },
+  terminalResize: { params: z.object({ terminalId: z.string().min(1), ...TerminalSize }), result: returns<{ ok: true }>() },
+} as const;
+
+export type ApiMethod = keyof typeof API;
+export type ApiParams<M extends ApiMethod> = z.input<(typeof API)[M]['params']>;
+export type ApiResult<M extends ApiMethod> = (typeof API)[M]['result'];
+
+/** What every transport returns: a result, or Sandbox Desk's error as data (never a stack). */
+export type ApiResponse<M extends ApiMethod> = { ok: ApiResult<M> } | { error: { code: string; message: string; hint?: string } };
+
+/** The one client interface; the Electron bridge and the browser-mode HTTP client both implement it. */
+export interface ApiClient {
+  call<M extends ApiMethod>(method: M, params: ApiParams<M>): Promise<ApiResult<M>>;
+}

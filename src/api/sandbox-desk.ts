@@ -6,6 +6,8 @@ import { SandboxDeskError } from '../errors.js';
 import { projectRoot } from '../project-root.js';
 import type { ExecWarning } from '../exec/exec-result.js';
 import { runCommand, type ExecOutcome } from '../exec/run-command.js';
+import { TerminalSession } from '../exec/terminal.js';
+import { resolveCommandCwd } from '../cwd/resolve-command-cwd.js';
 import { ShellPool } from '../exec/shell-pool.js';
 import type { SandboxEnvironment, SandboxProvider, SandboxRef } from '../sandbox/provider.js';
 import type { ProviderRegistry } from '../sandbox/registry.js';
@@ -50,6 +52,7 @@ export class SandboxDesk {
   readonly desktop: DesktopService;
   private readonly shells: ShellPool;
   private readonly environments = new Map<string, SandboxEnvironment>();
+  private readonly terminals = new Map<string, TerminalSession>();
   /** Warnings found while connecting, delivered with the next result that concerns the sandbox. */
   private readonly pendingWarnings = new Map<string, ExecWarning[]>();
   private readonly hostHome = homedir();
@@ -307,7 +310,7 @@ export class SandboxDesk {
       sandboxes: this.store.sandboxes,
       shells: this.shells,
       hostHome: this.hostHome,
-      sandboxRoots: [env.home, ...(declared.value.startsWith('/') ? [declared.value] : [])],
+      sandboxRoots: this.sandboxRoots(env, declared.value),
       standingWarnings: [...(declared.warning ? [declared.warning] : []), ...this.takePendingWarnings(rec.name)],
       reconnect: () => this.environmentFor(rec, provider, false),
       persist: (writes: () => void) => this.store.transaction(writes),
@@ -333,6 +336,55 @@ export class SandboxDesk {
       }
       throw err;
     }
+  }
+
+  /** Roots a sandbox declares as its own: its measured home, and an absolute declared default cwd. */
+  private sandboxRoots(env: SandboxEnvironment, declared: string): string[] {
+    return [env.home, ...(declared.startsWith('/') ? [declared] : [])];
+  }
+
+  // ---- terminals ------------------------------------------------------------------------------
+
+  /**
+   * Opens an interactive terminal for a session: a local PTY running the sandbox's exec prefix and a
+   * login shell, started in the session's cwd (same policy as commands). Each prompt reports the
+   * shell's measured cwd, which becomes the session's record.
+   */
+  async openTerminal(input: { sandbox: string; session?: string | undefined; cols: number; rows: number }): Promise<{ terminal: TerminalSession; session: string; cwd: string }> {
+    const rec = this.record(input.sandbox);
+    const provider = this.registry.get(rec.backend);
+    const env = await this.environmentFor(rec, provider, false);
+    const key = input.session === undefined ? DEFAULT_SESSION : validate(SessionKey, input.session);
+    const existing = this.store.sessions.get(rec.name, key);
+    const declared = this.effectiveDeclaredCwd(rec, provider);
+    const plan = resolveCommandCwd({
+      session: { record: existing?.cwd ?? null, recordSource: existing?.source ?? null },
+      defaultCwd: env.defaultCwd,
+      guard: { isContainer: provider.isContainer, hostHome: this.hostHome, sandboxRoots: this.sandboxRoots(env, declared.value), mounts: env.mounts },
+    });
+    this.store.sessions.ensure(rec.name, key, { parent: null, cwd: null, at: new Date().toISOString() });
+    const terminal = new TerminalSession(env, {
+      target: plan.target,
+      cols: input.cols,
+      rows: input.rows,
+      onCwd: (cwd) => {
+        const at = new Date().toISOString();
+        env.cwd = cwd;
+        this.store.transaction(() => {
+          this.store.sessions.recordObserved(rec.name, key, cwd, at);
+          this.store.sandboxes.setLastObservedCwd(rec.name, cwd, at);
+        });
+      },
+      onExit: () => this.terminals.delete(terminal.id),
+    });
+    this.terminals.set(terminal.id, terminal);
+    return { terminal, session: key, cwd: plan.target };
+  }
+
+  terminal(id: string): TerminalSession {
+    const t = this.terminals.get(id);
+    if (!t) throw new SandboxDeskError('not_found', `no terminal ${id}`, { hint: 'it was closed or its shell exited; open a new one' });
+    return t;
   }
 
   // ---- sessions -------------------------------------------------------------------------------
@@ -370,6 +422,8 @@ export class SandboxDesk {
 
   /** Closes shells and the database; the process can exit afterwards. */
   async close(): Promise<void> {
+    for (const t of this.terminals.values()) t.kill();
+    this.terminals.clear();
     await this.desktop.close();
     this.shells.closeAll();
     for (const p of this.registry.all()) await p.dispose?.();

@@ -105,7 +105,7 @@ export function addDesktopCommands(program: Command, core: () => SandboxDesk, ou
     .action(async (name: string, o: JsonFlag & { port?: string }) => {
       const desk = core();
       await desk.inspectSandbox(name);
-      const server = new LocalServer({ desktop: desk.desktop, port: o.port ? Number(o.port) : 0 });
+      const server = new LocalServer({ desk, port: o.port ? Number(o.port) : 0 });
       await server.listen();
       const url = server.viewerUrl(name);
       if (o.json) out.stdout(JSON.stringify({ url }) + '\n');

@@ -4,6 +4,9 @@ import { SandboxDeskError } from '../errors.js';
 import { LocalProvider } from '../sandbox/local/local-provider.js';
 import type { SandboxEnvironment, SandboxProvider } from '../sandbox/provider.js';
 import type { Lease, LeaseStore } from '../store/lease-store.js';
+import type { DesktopStatus } from './desktop-types.js';
+
+export type { DesktopStatus } from './desktop-types.js';
 import { pointerLocation, runXdotool, type AgentAction } from './agent-actions.js';
 import { CDP_PORT, DESKTOP_IMAGE, desktopLayout, probeDesktop, startDesktopProcess, stopDesktopProcess, type DesktopLayout } from './desktop-runtime.js';
 import { resolvePlacement, type Placement, type PlacementSetting } from './placement.js';
@@ -17,23 +20,6 @@ export interface DesktopHost {
   environment(sandbox: string): Promise<SandboxEnvironment>;
   provider(sandbox: string): SandboxProvider;
   leases: LeaseStore;
-}
-
-export interface DesktopStatus {
-  sandbox: string;
-  running: boolean;
-  placement: Placement['where'];
-  /** e.g. ":20" */
-  display: string | null;
-  geometry: string | null;
-  leaseHolder: Lease['holder'];
-  leaseViewer: string | null;
-  /** Binaries the sandbox lacks for a desktop. */
-  missing: string[];
-  /** Why the desktop cannot run here, when it cannot. */
-  reason: string | null;
-  /** false when Chromium runs without its inner sandbox (the container blocks user namespaces). */
-  chromiumSandbox: boolean | null;
 }
 
 export interface DesktopStartOptions {

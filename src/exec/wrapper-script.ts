@@ -10,7 +10,14 @@
  *   stdout  B:H:<pid>:B\n                     session shell is up (B = boot nonce)
  * <why> is ok | missing | denied | notdir | unenterable.
  */
-const COMMON = `
+
+/**
+ * Enters $1 as the current user, or walks to its nearest enterable ancestor, else $2 (the temp dir).
+ * Sets __sd_used (where it stands) and __sd_why (ok | missing | denied | notdir | unenterable). The
+ * `cd` is the enterability test: it is done as the sandbox user, so a 0700 directory of another user
+ * is not entered even though it exists.
+ */
+export const ENTER_FUNCTION = `
 __sd_enter() {
   __sd_used= __sd_why=ok
   if [ -n "$1" ] && builtin cd -P -- "$1" 2>/dev/null; then __sd_used=$1; return; fi
@@ -24,7 +31,10 @@ __sd_enter() {
   fi
   if [ -d "$child" ]; then __sd_why=denied; elif [ -e "$child" ]; then __sd_why=notdir; else __sd_why=missing; fi
 }
-__sd_end() {
+`;
+
+const COMMON = `
+${ENTER_FUNCTION}__sd_end() {
   [ -n "$__sd_n" ] || return 0
   local cwd st=ok was=$PWD old=$OLDPWD
   # cd -Pe . measures the physical cwd without forking; it fails when the directory was deleted.

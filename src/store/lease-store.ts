@@ -1,15 +1,7 @@
 import type { Db } from './database.js';
+import type { Lease } from './lease-types.js';
 
-/** Who may drive a sandbox's desktop: the agent, or one human viewer. */
-export interface Lease {
-  holder: 'agent' | 'human';
-  /** The viewer holding it, when a human does. */
-  viewerId: string | null;
-  /** Incremented on every change of hands. */
-  epoch: number;
-  since: string;
-  reason: string | null;
-}
+export type { Lease } from './lease-types.js';
 
 interface Row {
   holder: string;

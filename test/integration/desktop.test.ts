@@ -64,7 +64,7 @@ describe('bot desktop in a docker sandbox', () => {
     t = tempDesk();
     sb = uniqueName('desk');
     await t.desk.createSandbox({ name: sb, backend: 'docker', image: DESKTOP_IMAGE });
-    server = new LocalServer({ desktop: t.desk.desktop, ticketTtlMs: 1500 });
+    server = new LocalServer({ desk: t.desk, ticketTtlMs: 1500 });
     await server.listen();
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   }, 180_000);

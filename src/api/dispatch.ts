@@ -1,0 +1,81 @@
+import type { z } from 'zod';
+import { asSandboxDeskError } from '../errors.js';
+import { readProviderDefaultCwd } from '../cwd/declared-default-cwd.js';
+import { API, type ApiMethod, type ApiResponse, type ApiResult, type StreamGrant } from './contract.js';
+import type { SandboxDesk } from './sandbox-desk.js';
+import { validate } from './validate.js';
+
+/** What only the server can do: hand out single-use tickets for the streams it serves. */
+export interface StreamIssuer {
+  screenTicket(sandbox: string, viewerId?: string): StreamGrant & { viewerId: string };
+  terminalTicket(terminalId: string): StreamGrant;
+}
+
+type Params<M extends ApiMethod> = z.output<(typeof API)[M]['params']>;
+type Handlers = { [M in ApiMethod]: (p: Params<M>) => Promise<ApiResult<M>> | ApiResult<M> };
+
+/**
+ * The one implementation of the contract's method table, shared by every transport (Electron IPC,
+ * the browser mode's HTTP, tests): params are validated against the contract's schema, results and
+ * errors come back as data.
+ */
+export function createDispatcher(desk: SandboxDesk, streams: StreamIssuer): (method: unknown, params: unknown) => Promise<ApiResponse<ApiMethod>> {
+  const handlers: Handlers = {
+    backends: () =>
+      desk.registry.all().map((p) => {
+        const declared = readProviderDefaultCwd(p).raw;
+        return { name: p.name, description: p.description, isContainer: p.isContainer, supportsStreams: p.supportsStreams, defaultCwd: typeof declared === 'string' ? declared : null };
+      }),
+    listSandboxes: () => desk.listSandboxes(),
+    inspectSandbox: (p) => desk.inspectSandbox(p.name),
+    createSandbox: (p) => desk.createSandbox(p),
+    startSandbox: (p) => desk.startSandbox(p.name),
+    stopSandbox: (p) => desk.stopSandbox(p.name),
+    removeSandbox: async (p) => {
+      await desk.removeSandbox(p.name, { force: p.force });
+      return { removed: p.name };
+    },
+    listSessions: (p) => desk.listSessions(p.sandbox),
+    createSession: (p) => desk.createSession(p),
+    removeSession: (p) => {
+      desk.removeSession(p.sandbox, p.key);
+      return { removed: p.key };
+    },
+    exec: async (p) => {
+      const { stdoutBytes: _o, stderrBytes: _e, ...result } = await desk.exec(p);
+      return result;
+    },
+    desktopStatus: (p) => desk.desktop.status(p.sandbox, { placement: p.placement }),
+    desktopStart: (p) => desk.desktop.start(p.sandbox, { placement: p.placement, geometry: p.geometry }),
+    desktopStop: (p) => desk.desktop.stop(p.sandbox),
+    screenTicket: async (p) => {
+      await desk.inspectSandbox(p.sandbox);
+      return streams.screenTicket(p.sandbox, p.viewerId);
+    },
+    lease: (p) => desk.desktop.lease(p.sandbox),
+    takeControl: (p) => desk.desktop.takeControl(p.sandbox, p.viewerId),
+    giveBack: (p) => desk.desktop.giveBack(p.sandbox, p.viewerId),
+    terminalOpen: async (p) => {
+      const { terminal, session, cwd } = await desk.openTerminal(p);
+      return { ...streams.terminalTicket(terminal.id), terminalId: terminal.id, session, cwd };
+    },
+    terminalResize: (p) => {
+      desk.terminal(p.terminalId).resize(p.cols, p.rows);
+      return { ok: true as const };
+    },
+  };
+
+  return async (method, params) => {
+    if (typeof method !== 'string' || !Object.hasOwn(API, method)) {
+      return { error: { code: 'invalid_input', message: `unknown method ${JSON.stringify(method)}` } };
+    }
+    const m = method as ApiMethod;
+    try {
+      const valid = validate(API[m].params, params ?? {});
+      const handler = handlers[m] as (p: unknown) => unknown;
+      return { ok: (await handler(valid)) as ApiResult<ApiMethod> };
+    } catch (err) {
+      return { error: asSandboxDeskError(err).toJSON() };
+    }
+  };
+}
