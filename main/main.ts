@@ -6,15 +6,14 @@
  */
 import { app, BrowserWindow, ipcMain, session, shell } from 'electron';
 import { fileURLToPath } from 'node:url';
-import { LocalServer } from '../src/api/local-server.js';
-import { SandboxDesk } from '../src/api/sandbox-desk.js';
+import { resolveDataDir } from '../src/store/data-dir.js';
+import { startCore, type CoreHost } from './core-host.js';
 import { loadWindowState, saveWindowState } from './window-state.js';
 
 export const INVOKE_CHANNEL = 'sandbox-desk:invoke';
 const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
 
-let desk: SandboxDesk | null = null;
-let server: LocalServer | null = null;
+let core: CoreHost | null = null;
 
 function createWindow(dataDir: string): BrowserWindow {
   const state = loadWindowState(dataDir);
@@ -46,18 +45,14 @@ function createWindow(dataDir: string): BrowserWindow {
 void app.whenReady().then(async () => {
   session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
   session.defaultSession.setPermissionCheckHandler(() => false);
-  desk = new SandboxDesk();
-  // Streams go over loopback WebSockets; the window's pages come from file://, whose Origin is "file://".
-  server = new LocalServer({ desk, extraOrigins: ['file://'] });
-  await server.listen();
-  ipcMain.handle(INVOKE_CHANNEL, (_e, method: unknown, params: unknown) => server!.call(method, params));
-  createWindow(desk.store.dataDir);
+  core = await startCore();
+  ipcMain.handle(INVOKE_CHANNEL, (_e, method: unknown, params: unknown) => core!.call(method, params));
+  createWindow(resolveDataDir());
 });
 
 app.on('window-all-closed', () => {
   void (async () => {
-    await server?.close();
-    await desk?.close();
+    await core?.close();
     app.quit();
   })();
 });

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { LocalServer } from '../api/local-server.js';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
 import { SandboxDeskError } from '../errors.js';
@@ -11,10 +11,11 @@ export function addServeCommand(program: Command, core: () => SandboxDesk, out: 
     .description('serve the app on 127.0.0.1 and print its URL (with a login token); until Ctrl-C')
     .option('--port <n>', 'port on 127.0.0.1 (default: a free one)')
     .option('--json', 'print {"url"} as one JSON line')
-    .action(async (o: { port?: string; json?: boolean }) => {
+    .addOption(new Option('--allow-origin <origin>', 'also accept streams from this Origin (the Electron window: file://)').hideHelp())
+    .action(async (o: { port?: string; json?: boolean; allowOrigin?: string }) => {
       const port = o.port === undefined ? 0 : Number(o.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new SandboxDeskError('invalid_input', `--port must be 0-65535, got ${JSON.stringify(o.port)}`);
-      const server = new LocalServer({ desk: core(), port });
+      const server = new LocalServer({ desk: core(), port, extraOrigins: o.allowOrigin ? [o.allowOrigin] : [] });
       try {
         await server.listen();
       } catch (err) {
