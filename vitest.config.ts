@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: fast unit tests beside the code (src/**/*.test.ts), and integration tests against a
-// real Docker engine (test/integration). The machine has 2 cores, so integration files run one at a time.
+// Three projects: fast unit tests beside the code (src/**/*.test.ts), the UI's component tests
+// (renderer/**/*.test.tsx, jsdom), and integration tests against a real Docker engine (test/integration).
+// The machine has 2 cores, so integration files run one at a time.
 export default defineConfig({
   test: {
     reporters: ['default', './test/summary-reporter.ts'],
@@ -11,6 +12,14 @@ export default defineConfig({
           name: 'unit',
           include: ['src/**/*.test.ts', 'renderer/**/*.test.ts', 'bench/**/*.test.ts'],
           environment: 'node',
+        },
+      },
+      {
+        // The React UI: components against a fake ApiClient, in jsdom.
+        test: {
+          name: 'ui',
+          include: ['renderer/**/*.test.tsx'],
+          environment: 'jsdom',
         },
       },
       {

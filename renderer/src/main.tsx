@@ -1,9 +1,12 @@
+import '@xterm/xterm/css/xterm.css';
+import './styles.css';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
+import { createApiClient } from './api-client.js';
 import { App } from './App.js';
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
-    <App />
+    <App api={createApiClient()} />
   </StrictMode>,
 );

@@ -99,6 +99,15 @@ export class LocalServer implements StreamIssuer {
 
   terminalTicket(terminalId: string): StreamGrant {
     const ticket = this.terminalTickets.issue({ terminalId });
+    // A terminal nobody attaches to before its ticket expires would be an orphaned shell: end it.
+    setTimeout(() => {
+      try {
+        const t = this.opts.desk.terminal(terminalId);
+        if (!t.everAttached) t.kill();
+      } catch {
+        // already gone
+      }
+    }, (this.opts.ticketTtlMs ?? 30_000) + 5_000).unref();
     return { ticket, url: `ws://127.0.0.1:${this.port}/ws/terminal/${terminalId}?ticket=${ticket}` };
   }
 
@@ -328,8 +337,8 @@ export class LocalServer implements StreamIssuer {
 /** HTTP status for an error code (the body says the rest). */
 function statusFor(code: string): number {
   if (code === 'invalid_input' || code === 'unknown_backend' || code === 'cwd_unresolved') return 400;
-  if (code === 'not_found') return 404;
-  if (code === 'name_taken' || code === 'refused' || code === 'human_has_control' || code === 'placement_refused') return 409;
+  if (code === 'not_found' || code === 'image_not_found' || code === 'sandbox_missing') return 404;
+  if (code === 'name_taken' || code === 'refused' || code === 'human_has_control' || code === 'placement_refused' || code === 'sandbox_not_running' || code === 'desktop_not_running') return 409;
   if (code === 'internal') return 500;
   return 503;
 }

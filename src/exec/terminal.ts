@@ -44,6 +44,8 @@ export class TerminalSession {
   private oscTail = '';
   private paused = false;
   exited = false;
+  /** A viewer attached at least once (a terminal nobody ever attaches to is ended by the server). */
+  everAttached = false;
 
   constructor(
     env: SandboxEnvironment,
@@ -103,6 +105,7 @@ export class TerminalSession {
   /** Connects the viewer; output produced so far is replayed first. */
   attach(sink: TerminalSink): void {
     this.sink = sink;
+    this.everAttached = true;
     const backlog = Buffer.concat(this.replay);
     this.replay = [];
     this.replayBytes = 0;

@@ -105,7 +105,9 @@ describe('the app in a browser, end to end', () => {
           }),
         { timeout: 30_000 },
       )
-      .toBeGreaterThan(1);
+      // More than a cursor on black: Xfce's panel and background have painted.
+      .toBeGreaterThan(6);
+    await page.waitForTimeout(1500);
     await shot('06-workspace');
   });
 

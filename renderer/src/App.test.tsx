@@ -1,0 +1,76 @@
+import './testing/setup.js';
+import { fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { App } from './App.js';
+import { desktopStatus, FakeApi, sandboxInfo } from './testing/fake-api.js';
+
+vi.mock('@novnc/novnc', () => ({
+  default: class extends EventTarget {
+    viewOnly = false;
+    scaleViewport = false;
+    background = '';
+    disconnect() {}
+  },
+}));
+vi.mock('@xterm/xterm', () => ({
+  Terminal: class {
+    cols = 80;
+    rows = 24;
+    loadAddon() {}
+    open() {}
+    attachCustomKeyEventHandler() {}
+    write() {}
+    focus() {}
+    dispose() {}
+  },
+}));
+vi.mock('@xterm/addon-fit', () => ({ FitAddon: class { fit() {} } }));
+vi.mock('@xterm/addon-attach', () => ({ AttachAddon: class {} }));
+
+beforeEach(() => {
+  vi.stubGlobal(
+    'WebSocket',
+    class extends EventTarget {
+      binaryType = 'blob';
+      close() {}
+    },
+  );
+});
+
+const key = (k: string) => fireEvent.keyDown(window, { key: k, ctrlKey: true, shiftKey: true });
+
+describe('app', () => {
+  it('switches between details and a workspace that opens term-1, by button and by Ctrl+Shift+D', async () => {
+    const api = new FakeApi({ sandboxes: [sandboxInfo({ name: 'alpha' })], desktops: { alpha: desktopStatus({ sandbox: 'alpha' }) } });
+    render(<App api={api} />);
+    expect(await screen.findByTestId('details-home')).toBeTruthy();
+    fireEvent.click(screen.getByTestId('view-workspace'));
+    expect(await screen.findByTestId('screen-pane')).toBeTruthy();
+    expect(await screen.findByTestId('terminal-tab-term-1')).toBeTruthy();
+    await waitFor(() => expect(api.callsOf('terminalOpen').map((c) => c.session)).toEqual(['term-1']));
+    key('D');
+    expect(await screen.findByTestId('details-home')).toBeTruthy();
+    // The workspace stays mounted (hidden): its shell is not reopened when coming back.
+    key('D');
+    await waitFor(() => expect(screen.queryByTestId('details-home')).toBeNull());
+    expect(api.callsOf('terminalOpen')).toHaveLength(1);
+    key('T');
+    expect(await screen.findByTestId('terminal-tab-term-2')).toBeTruthy();
+  });
+
+  it('Ctrl+Shift+N opens the create dialog; Escape closes it', async () => {
+    render(<App api={new FakeApi()} />);
+    await screen.findByTestId('sandbox-empty');
+    key('N');
+    const dialog = await screen.findByRole('dialog');
+    fireEvent.keyDown(dialog, { key: 'Escape' });
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+  });
+
+  it('a stopped sandbox has no workspace streams, and says how to start it', async () => {
+    render(<App api={new FakeApi({ sandboxes: [sandboxInfo({ name: 'alpha', state: 'stopped' })] })} />);
+    fireEvent.click(await screen.findByTestId('view-workspace'));
+    expect(await screen.findByText(/Start it/)).toBeTruthy();
+    expect(screen.queryByTestId('screen-pane')).toBeNull();
+  });
+});

@@ -1,0 +1,80 @@
+import './testing/setup.js';
+import { fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
+import { ApiError } from './api-client.js';
+import { App } from './App.js';
+import { FakeApi, sandboxInfo } from './testing/fake-api.js';
+
+async function openDialog(api: FakeApi) {
+  render(<App api={api} />);
+  fireEvent.click(await screen.findByTestId('create-sandbox'));
+  // The backend list arrives from the server; docker is preselected.
+  await waitFor(() => expect((screen.getByTestId('create-backend') as HTMLSelectElement).value).toBe('docker'));
+}
+
+const type = (testId: string, value: string) => fireEvent.change(screen.getByTestId(testId), { target: { value } });
+
+describe('create dialog', () => {
+  it('sends the fields that were filled, and selects the new sandbox', async () => {
+    const api = new FakeApi();
+    await openDialog(api);
+    type('create-name', 'agent-1');
+    type('create-image', 'sandbox-desk/desktop:latest');
+    type('create-default-cwd', '~');
+    fireEvent.click(screen.getByTestId('create-submit'));
+    await waitFor(() => expect(api.callsOf('createSandbox')).toHaveLength(1));
+    expect(api.callsOf('createSandbox')[0]).toEqual({ name: 'agent-1', backend: 'docker', image: 'sandbox-desk/desktop:latest', defaultCwd: '~' });
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    expect(await screen.findByTestId('sandbox-row-agent-1')).toBeTruthy();
+  });
+
+  it('leaves out empty fields so the backend defaults apply, and uses the chosen backend', async () => {
+    const api = new FakeApi();
+    await openDialog(api);
+    type('create-name', 'plain');
+    fireEvent.change(screen.getByTestId('create-backend'), { target: { value: 'local' } });
+    fireEvent.click(screen.getByTestId('create-submit'));
+    await waitFor(() => expect(api.callsOf('createSandbox')).toEqual([{ name: 'plain', backend: 'local' }]));
+  });
+
+  it('suggests the desktop image for docker', async () => {
+    await openDialog(new FakeApi());
+    expect((screen.getByTestId('create-image') as HTMLInputElement).placeholder).toBe('sandbox-desk/base:latest');
+    fireEvent.click(screen.getByRole('button', { name: 'sandbox-desk/desktop:latest' }));
+    expect((screen.getByTestId('create-image') as HTMLInputElement).value).toBe('sandbox-desk/desktop:latest');
+    expect(screen.getByRole('dialog').textContent).toMatch(/the sandbox user's real home, resolved after connecting/);
+  });
+
+  it("shows the server's error and hint where it happened, and keeps the dialog open", async () => {
+    let release: () => void = () => undefined;
+    const api = new FakeApi().on('createSandbox', async (p) => {
+      await new Promise<void>((r) => (release = r));
+      throw new ApiError('image_not_found', `Image ${p.image} does not exist in the Docker engine`, 'build it with `npm run setup`');
+    });
+    await openDialog(api);
+    type('create-name', 'x1');
+    type('create-image', 'sandbox-desk/nope:latest');
+    fireEvent.click(screen.getByTestId('create-submit'));
+    // Progress while the server works.
+    expect(await screen.findByText(/Creating and starting/)).toBeTruthy();
+    expect((screen.getByTestId('create-submit') as HTMLButtonElement).disabled).toBe(true);
+    release();
+    const error = await screen.findByTestId('create-error');
+    expect(error.textContent).toContain('Image sandbox-desk/nope:latest does not exist in the Docker engine');
+    expect(error.textContent).toContain('npm run setup');
+    // Next to the image field, not at the bottom of the form.
+    expect(error.closest('label')?.querySelector('[data-testid="create-image"]')).toBeTruthy();
+    expect(screen.getByRole('dialog')).toBeTruthy();
+    expect((screen.getByTestId('create-name') as HTMLInputElement).value).toBe('x1');
+  });
+
+  it('shows a taken name at the name field', async () => {
+    const api = new FakeApi({ sandboxes: [sandboxInfo({ name: 'dup' })] });
+    await openDialog(api);
+    type('create-name', 'dup');
+    fireEvent.click(screen.getByTestId('create-submit'));
+    const error = await screen.findByTestId('create-error');
+    expect(error.textContent).toContain('a sandbox named dup already exists');
+    expect(error.closest('label')?.querySelector('[data-testid="create-name"]')).toBeTruthy();
+  });
+});

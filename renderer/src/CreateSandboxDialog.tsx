@@ -1,0 +1,208 @@
+import { useEffect, useRef, useState, type FormEvent } from 'react';
+import type { BackendInfo, CreateSandboxResult } from '../../src/api/contract.js';
+import { describeError } from './api-client.js';
+import { useApi } from './api-context.js';
+import { elapsed } from './format.js';
+import { useInterval } from './hooks/useInterval.js';
+
+export const DOCKER_DEFAULT_IMAGE = 'sandbox-desk/base:latest';
+export const DOCKER_DESKTOP_IMAGE = 'sandbox-desk/desktop:latest';
+
+type Field = 'name' | 'backend' | 'image' | 'user' | 'defaultCwd' | 'form';
+
+interface Props {
+  onClose: () => void;
+  onCreated: (result: CreateSandboxResult) => void;
+}
+
+/** Which field a server error is about, so it is shown where the user has to act. */
+function fieldOf(code: string | undefined, message: string): Field {
+  if (code === 'name_taken') return 'name';
+  if (code === 'image_not_found') return 'image';
+  if (code === 'unknown_backend' || code === 'backend_unavailable' || code === 'engine_unreachable') return 'backend';
+  if (code === 'invalid_input') {
+    if (/\bname\b/i.test(message)) return 'name';
+    if (/\buser\b/i.test(message)) return 'user';
+    if (/\bcwd\b|default/i.test(message)) return 'defaultCwd';
+    if (/\bimage\b/i.test(message)) return 'image';
+  }
+  return 'form';
+}
+
+/** The Create dialog: the few things a sandbox needs, with the server's answer shown in place. */
+export function CreateSandboxDialog({ onClose, onCreated }: Props) {
+  const api = useApi();
+  const [backends, setBackends] = useState<BackendInfo[] | null>(null);
+  const [backendsError, setBackendsError] = useState<string | null>(null);
+  const [name, setName] = useState('');
+  const [backend, setBackend] = useState('');
+  const [image, setImage] = useState('');
+  const [user, setUser] = useState('');
+  const [defaultCwd, setDefaultCwd] = useState('');
+  const [busySince, setBusySince] = useState<number | null>(null);
+  const [, setTick] = useState(0);
+  const [error, setError] = useState<{ field: Field; message: string; hint?: string } | null>(null);
+  const nameRef = useRef<HTMLInputElement>(null);
+
+  useEffect(() => {
+    let live = true;
+    api.call('backends', {}).then(
+      (list) => {
+        if (!live) return;
+        setBackends(list);
+        // Docker first: it is the backend the desktop and the isolation story are built around.
+        setBackend((b) => b || (list.find((x) => x.name === 'docker') ?? list[0])?.name || '');
+      },
+      (err: unknown) => live && setBackendsError(describeError(err).message),
+    );
+    nameRef.current?.focus();
+    return () => {
+      live = false;
+    };
+  }, [api]);
+
+  useInterval(() => setTick((t) => t + 1), busySince === null ? null : 1000);
+
+  // Escape closes from anywhere: while the form is busy its controls are disabled, so the focus may
+  // have fallen back to the page.
+  const busyRef = useRef(false);
+  busyRef.current = busySince !== null;
+  const onCloseRef = useRef(onClose);
+  onCloseRef.current = onClose;
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape' && !busyRef.current) onCloseRef.current();
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
+
+  // After a refusal, the focus goes to the field to fix.
+  const formRef = useRef<HTMLFormElement>(null);
+  useEffect(() => {
+    if (!error || busySince !== null) return;
+    const field = formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]') ?? formRef.current?.querySelector<HTMLElement>('[data-testid="create-name"]');
+    field?.focus();
+  }, [error, busySince]);
+
+  const info = backends?.find((b) => b.name === backend);
+  const isDocker = backend === 'docker';
+  const busy = busySince !== null;
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    if (busy) return;
+    setError(null);
+    setBusySince(Date.now());
+    try {
+      // Empty fields are left out, so the backend's own defaults apply (and are reported back).
+      const result = await api.call('createSandbox', {
+        name: name.trim(),
+        backend,
+        ...(image.trim() ? { image: image.trim() } : {}),
+        ...(user.trim() ? { user: user.trim() } : {}),
+        ...(defaultCwd.trim() ? { defaultCwd: defaultCwd.trim() } : {}),
+      });
+      onCreated(result);
+    } catch (err) {
+      const d = describeError(err);
+      setError({ field: fieldOf(d.code, d.message), message: d.message, ...(d.hint ? { hint: d.hint } : {}) });
+    } finally {
+      setBusySince(null);
+    }
+  }
+
+  const errorAt = (field: Field) =>
+    error?.field === field ? (
+      <div className="field-error" role="alert" data-testid="create-error">
+        {error.message}
+        {error.hint && <div className="hint">{error.hint}</div>}
+      </div>
+    ) : null;
+
+  return (
+    <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && !busy && onClose()}>
+      <form
+        className="modal"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby="create-title"
+        onSubmit={submit}
+        ref={formRef}
+      >
+        <h2 id="create-title">New sandbox</h2>
+        <fieldset disabled={busy}>
+          <label className="field">
+            <span className="label">Name</span>
+            <input ref={nameRef} data-testid="create-name" value={name} onChange={(e) => setName(e.target.value)} placeholder="e.g. agent-1" autoComplete="off" spellCheck={false} required aria-invalid={error?.field === 'name'} />
+            <span className="help">Letters, digits, _ . and -; starts with a letter or digit.</span>
+            {errorAt('name')}
+          </label>
+
+          <label className="field">
+            <span className="label">Backend</span>
+            <select data-testid="create-backend" value={backend} onChange={(e) => setBackend(e.target.value)} aria-invalid={error?.field === 'backend'}>
+              {!backends && <option value="">{backendsError ? 'could not list backends' : 'loading…'}</option>}
+              {backends?.map((b) => (
+                <option key={b.name} value={b.name}>
+                  {b.name}
+                  {b.isContainer ? ' (container)' : ''}
+                </option>
+              ))}
+            </select>
+            {info && <span className="help">{info.description}</span>}
+            {backendsError && <span className="field-error">{backendsError}</span>}
+            {errorAt('backend')}
+          </label>
+
+          <label className="field">
+            <span className="label">Image</span>
+            <input data-testid="create-image" value={image} onChange={(e) => setImage(e.target.value)} placeholder={isDocker ? DOCKER_DEFAULT_IMAGE : 'backend default'} spellCheck={false} aria-invalid={error?.field === 'image'} />
+            {isDocker && (
+              <span className="help">
+                Empty means <code>{DOCKER_DEFAULT_IMAGE}</code>. For a bot desktop (Xfce + Chromium) use{' '}
+                <button type="button" className="link" onClick={() => setImage(DOCKER_DESKTOP_IMAGE)}>
+                  {DOCKER_DESKTOP_IMAGE}
+                </button>
+                .
+              </span>
+            )}
+            {errorAt('image')}
+          </label>
+
+          <div className="field-row">
+            <label className="field">
+              <span className="label">User</span>
+              <input data-testid="create-user" value={user} onChange={(e) => setUser(e.target.value)} placeholder="image's default user" spellCheck={false} aria-invalid={error?.field === 'user'} />
+              {errorAt('user')}
+            </label>
+            <label className="field">
+              <span className="label">Default cwd</span>
+              <input data-testid="create-default-cwd" value={defaultCwd} onChange={(e) => setDefaultCwd(e.target.value)} placeholder={info?.defaultCwd ?? '~'} spellCheck={false} aria-invalid={error?.field === 'defaultCwd'} />
+              {errorAt('defaultCwd')}
+            </label>
+          </div>
+          <p className="help">
+            Where commands start when a session has no directory of its own: an absolute path inside the sandbox, or <code>~</code> — the sandbox
+            user's real home, resolved after connecting (measured inside, never guessed from this machine).
+          </p>
+        </fieldset>
+
+        {errorAt('form')}
+        <div className="modal-actions">
+          {busy && (
+            <span className="progress" role="status">
+              <span className="spinner" aria-hidden="true" /> Creating and starting… {elapsed(busySince)}
+            </span>
+          )}
+          <button type="button" className="btn" onClick={onClose} disabled={busy}>
+            Cancel
+          </button>
+          <button type="submit" className="btn btn-primary" data-testid="create-submit" disabled={busy || !backend}>
+            {busy ? 'Creating…' : 'Create'}
+          </button>
+        </div>
+      </form>
+    </div>
+  );
+}

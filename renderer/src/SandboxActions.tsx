@@ -1,0 +1,77 @@
+import { useState } from 'react';
+import type { SandboxInfo } from '../../src/api/contract.js';
+import { describeError } from './api-client.js';
+import { useApi } from './api-context.js';
+
+interface Props {
+  sandbox: SandboxInfo;
+  /** After start/stop: refresh the list now rather than at the next poll. */
+  onChanged: () => void;
+  onRemoved: (name: string) => void;
+}
+
+type Busy = 'start' | 'stop' | 'remove' | null;
+
+/** Start / Stop / Remove for the selected sandbox; Remove asks first and says what it will do. */
+export function SandboxActions({ sandbox, onChanged, onRemoved }: Props) {
+  const api = useApi();
+  const [busy, setBusy] = useState<Busy>(null);
+  const [confirming, setConfirming] = useState(false);
+  const [error, setError] = useState<{ message: string; hint?: string } | null>(null);
+  const running = sandbox.state === 'running';
+
+  async function act(what: Exclude<Busy, null>, fn: () => Promise<unknown>) {
+    setBusy(what);
+    setError(null);
+    try {
+      await fn();
+      if (what === 'remove') onRemoved(sandbox.name);
+      else onChanged();
+    } catch (err) {
+      setError(describeError(err));
+    } finally {
+      setBusy(null);
+      setConfirming(false);
+    }
+  }
+
+  return (
+    <div className="actions">
+      {running ? (
+        <button className="btn" data-testid="sandbox-stop" disabled={busy !== null} onClick={() => act('stop', () => api.call('stopSandbox', { name: sandbox.name }))}>
+          {busy === 'stop' ? 'Stopping…' : 'Stop'}
+        </button>
+      ) : (
+        <button className="btn" data-testid="sandbox-start" disabled={busy !== null || sandbox.state === 'missing'} title={sandbox.state === 'missing' ? sandbox.stateDetail ?? 'the sandbox no longer exists in its backend' : undefined} onClick={() => act('start', () => api.call('startSandbox', { name: sandbox.name }))}>
+          {busy === 'start' ? 'Starting…' : 'Start'}
+        </button>
+      )}
+      <button className="btn btn-danger-quiet" data-testid="sandbox-remove" disabled={busy !== null} onClick={() => setConfirming(true)}>
+        Remove
+      </button>
+      {confirming && (
+        <div className="confirm" role="alertdialog" aria-label={`Remove ${sandbox.name}`}>
+          <span>
+            Remove <b>{sandbox.name}</b>? Its {sandbox.backend === 'docker' ? 'container' : 'environment'} and session records are deleted
+            {running ? '; it is running and will be stopped first (force)' : ''}.
+          </span>
+          <button className="btn btn-danger" data-testid="confirm-remove" disabled={busy !== null} onClick={() => act('remove', () => api.call('removeSandbox', { name: sandbox.name, force: running }))}>
+            {busy === 'remove' ? 'Removing…' : 'Remove'}
+          </button>
+          <button className="btn" disabled={busy !== null} onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+        </div>
+      )}
+      {error && (
+        <div className="notice notice-error actions-error" role="alert">
+          {error.message}
+          {error.hint && <span className="hint"> {error.hint}</span>}
+          <button className="btn-icon" aria-label="Dismiss" onClick={() => setError(null)}>
+            ×
+          </button>
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,105 @@
+import type { ReactNode } from 'react';
+import type { SandboxInfo, SessionInfo } from '../../src/api/contract.js';
+import { useApi } from './api-context.js';
+import { usePoll } from './hooks/usePoll.js';
+import { SessionsTable } from './SessionsTable.js';
+
+interface Props {
+  sandbox: SandboxInfo;
+  /** Polling stops while another view is shown. */
+  visible: boolean;
+  onOpenTerminal: (session: string) => void;
+}
+
+const NOT_YET = 'resolved after connect';
+
+/**
+ * Where things are in a sandbox: the declared and resolved homes and defaults, the environment's
+ * last observed cwd, and every session's own record — each labelled with the layer it belongs to.
+ */
+export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
+  const api = useApi();
+  const sessions = usePoll<SessionInfo[]>(() => api.call('listSessions', { sandbox: s.name }), 2000, s.name, visible);
+  const declaredIsHome = s.declaredDefaultCwd === '~' || s.declaredDefaultCwd.startsWith('~/');
+
+  return (
+    <div className="details">
+      <section className="card">
+        <h3>Directories</h3>
+        <dl className="kv">
+          <Row label="Home" hint="The sandbox user's home, measured inside the sandbox (cd ~ && pwd -P).">
+            <span data-testid="details-home" className={s.home ? 'mono' : 'muted'}>
+              {s.home ?? NOT_YET}
+            </span>
+          </Row>
+          <Row label="Default cwd" hint="Layer c: where a command starts when its session has no record.">
+            <span data-testid="details-default-cwd">
+              <span className={s.defaultCwd ? 'mono' : 'muted'}>{s.defaultCwd ?? NOT_YET}</span>
+              <span className="muted small">
+                {' '}
+                declared <code>{s.declaredDefaultCwd}</code>
+                {declaredIsHome && !s.home ? ' (the home, once measured)' : ''}
+              </span>
+            </span>
+          </Row>
+          <Row label="Last observed" hint="Layer b: the cwd the environment's most recent command ended in, whichever session ran it.">
+            <span data-testid="details-last-observed" className={s.lastObservedCwd ? 'mono' : 'muted'}>
+              {s.lastObservedCwd ?? 'nothing observed yet'}
+            </span>
+          </Row>
+          <Row label="Temp dir">
+            <span className={s.tempDir ? 'mono' : 'muted'}>{s.tempDir ?? NOT_YET}</span>
+          </Row>
+        </dl>
+      </section>
+
+      <section className="card">
+        <h3>Sandbox</h3>
+        <dl className="kv">
+          <Row label="Backend">
+            {s.backend}
+            {s.backendRef && <span className="muted mono small"> {s.backendRef.slice(0, 12)}</span>}
+          </Row>
+          <Row label="State">
+            <span className={`state-text state-${s.state}`}>{s.state}</span>
+            {s.stateDetail && <span className="muted"> — {s.stateDetail}</span>}
+          </Row>
+          <Row label="Image">{s.image ?? <span className="muted">none</span>}</Row>
+          <Row label="User">{s.user ?? <span className="muted">image default</span>}</Row>
+          <Row label="Container">{s.isContainer ? 'yes — host paths do not exist inside' : 'no — runs on this machine'}</Row>
+          <Row label="Streams">{s.supportsStreams ? 'yes (terminal, desktop)' : 'no'}</Row>
+          <Row label="Created">{new Date(s.createdAt).toLocaleString()}</Row>
+        </dl>
+      </section>
+
+      <section className="card card-wide">
+        <h3>
+          Sessions
+          <span className="muted small"> — each session's own record (a), the environment's last observed cwd (b), the default (c)</span>
+        </h3>
+        {sessions.error && (
+          <div className="notice notice-error" role="alert">
+            {sessions.error.message}
+          </div>
+        )}
+        {sessions.loading && !sessions.data && <div className="muted">Loading sessions…</div>}
+        {sessions.data && sessions.data.length === 0 && (
+          <div className="empty-inline muted">
+            No sessions yet. Open a terminal in the <b>Workspace</b> (Ctrl+Shift+D), or run <code>sandbox-desk exec {s.name} --session NAME …</code>:
+            each session keeps its own cwd record.
+          </div>
+        )}
+        {sessions.data && sessions.data.length > 0 && <SessionsTable sandbox={s} sessions={sessions.data} onOpenTerminal={onOpenTerminal} />}
+      </section>
+    </div>
+  );
+}
+
+function Row({ label, hint, children }: { label: string; hint?: string; children: ReactNode }) {
+  return (
+    <>
+      <dt title={hint}>{label}</dt>
+      <dd>{children}</dd>
+    </>
+  );
+}

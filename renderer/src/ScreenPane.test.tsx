@@ -1,0 +1,140 @@
+import './testing/setup.js';
+import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { ApiProvider } from './api-context.js';
+import { ScreenPane } from './ScreenPane.js';
+import { desktopStatus, FakeApi } from './testing/fake-api.js';
+
+// jsdom has no canvas or WebSocket worth driving: a stand-in RFB records how it was made and used.
+const rfbs = vi.hoisted(() => [] as Array<{ url: string; viewOnly: boolean; scaleViewport: boolean; disconnected: boolean; emit: (type: string, detail?: unknown) => void }>);
+vi.mock('@novnc/novnc', () => ({
+  default: class FakeRFB extends EventTarget {
+    viewOnly = false;
+    scaleViewport = false;
+    background = '';
+    disconnected = false;
+    constructor(
+      _target: HTMLElement,
+      readonly url: string,
+    ) {
+      super();
+      rfbs.push(this);
+    }
+    emit(type: string, detail?: unknown) {
+      this.dispatchEvent(new CustomEvent(type, { detail }));
+    }
+    disconnect() {
+      this.disconnected = true;
+      this.emit('disconnect', { clean: true });
+    }
+  },
+}));
+
+beforeEach(() => {
+  rfbs.length = 0;
+  window.__sdeskScreenConnected = false;
+});
+
+const renderPane = (api: FakeApi) =>
+  render(
+    <ApiProvider api={api}>
+      <ScreenPane sandbox="alpha" visible />
+    </ApiProvider>,
+  );
+
+describe('screen pane', () => {
+  it('shows why the desktop cannot run and what is missing, with a Start button', async () => {
+    const api = new FakeApi({
+      desktops: { alpha: desktopStatus({ sandbox: 'alpha', placement: 'refused', missing: ['Xvnc', 'xfce4-session'], reason: 'the image has no desktop packages' }) },
+    });
+    renderPane(api);
+    expect(await screen.findByTestId('desktop-start')).toBeTruthy();
+    expect(screen.getByTestId('desktop-placement').textContent).toBe('refused');
+    expect(screen.getByTestId('desktop-missing').textContent).toBe('Xvnc, xfce4-session');
+    expect(screen.getByTestId('desktop-reason').textContent).toBe('the image has no desktop packages');
+    expect(screen.getByText(/sandbox-desk\/desktop:latest/)).toBeTruthy();
+    expect(screen.queryByTestId('take-control')).toBeNull();
+    expect(rfbs).toHaveLength(0);
+  });
+
+  it('starts the desktop with progress, then connects noVNC view-only on a fresh ticket', async () => {
+    let finish: () => void = () => undefined;
+    const api = new FakeApi();
+    const realStart = (p: { sandbox: string }) => {
+      api.desktops[p.sandbox] = desktopStatus({ sandbox: p.sandbox, running: true, display: ':20', geometry: '1280x800' });
+      return api.desktops[p.sandbox]!;
+    };
+    api.on('desktopStart', (p) => new Promise((r) => (finish = () => r(realStart(p)))));
+    renderPane(api);
+    fireEvent.click(await screen.findByTestId('desktop-start'));
+    expect(await screen.findByText(/Starting Xvnc, Xfce and Chromium/)).toBeTruthy();
+    finish();
+    await waitFor(() => expect(rfbs).toHaveLength(1));
+    const ticket = api.callsOf('screenTicket')[0]!;
+    expect(rfbs[0]!.url).toContain('/ws/desktop/alpha?ticket=');
+    expect(rfbs[0]!.scaleViewport).toBe(true);
+    expect(rfbs[0]!.viewOnly).toBe(true);
+    expect(ticket.viewerId).toMatch(/^ui-[0-9a-f]{16}$/);
+    act(() => rfbs[0]!.emit('connect'));
+    expect(window.__sdeskScreenConnected).toBe(true);
+    expect((await screen.findByTestId('lease-indicator')).textContent).toMatch(/Agent has control/);
+  });
+
+  it('take control sends this viewer id, makes the screen interactive, and give back returns it', async () => {
+    const api = new FakeApi({ desktops: { alpha: desktopStatus({ sandbox: 'alpha', running: true }) } });
+    renderPane(api);
+    const button = await screen.findByTestId('take-control');
+    await waitFor(() => expect(rfbs).toHaveLength(1));
+    expect(button.textContent).toBe('Take control');
+    fireEvent.click(button);
+    await waitFor(() => expect(screen.getByTestId('take-control').textContent).toBe('Give back'));
+    const viewerId = api.callsOf('screenTicket')[0]!.viewerId;
+    expect(api.callsOf('takeControl')).toEqual([{ sandbox: 'alpha', viewerId }]);
+    expect(screen.getByTestId('lease-indicator').textContent).toBe('You have control');
+    expect(rfbs[0]!.viewOnly).toBe(false);
+    fireEvent.click(screen.getByTestId('take-control'));
+    await waitFor(() => expect(screen.getByTestId('take-control').textContent).toBe('Take control'));
+    expect(api.callsOf('giveBack')).toEqual([{ sandbox: 'alpha', viewerId }]);
+    expect(rfbs[0]!.viewOnly).toBe(true);
+  });
+
+  it('another viewer holding the lease is shown as such', async () => {
+    const api = new FakeApi({ desktops: { alpha: desktopStatus({ sandbox: 'alpha', running: true }) } });
+    api.leases.alpha = { holder: 'human', viewerId: 'someone-else', epoch: 3, since: new Date().toISOString(), reason: null };
+    renderPane(api);
+    await waitFor(() => expect(screen.getByTestId('lease-indicator').textContent).toBe('Another viewer has control'));
+  });
+
+  it('reconnects with a fresh ticket after a lost connection, and disconnects on unmount', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    try {
+      const api = new FakeApi({ desktops: { alpha: desktopStatus({ sandbox: 'alpha', running: true }) } });
+      const { unmount } = renderPane(api);
+      await waitFor(() => expect(rfbs).toHaveLength(1));
+      act(() => rfbs[0]!.emit('disconnect', { clean: false }));
+      expect(window.__sdeskScreenConnected).toBe(false);
+      await act(async () => {
+        await vi.advanceTimersByTimeAsync(600);
+      });
+      await waitFor(() => expect(rfbs).toHaveLength(2));
+      const tickets = api.callsOf('screenTicket');
+      expect(tickets).toHaveLength(2);
+      expect(tickets[1]!.viewerId).toBe(tickets[0]!.viewerId); // same viewer: a held lease survives the drop
+      expect(rfbs[1]!.url).not.toBe(rfbs[0]!.url); // single-use tickets: never reused
+      unmount();
+      expect(rfbs[1]!.disconnected).toBe(true);
+      await vi.advanceTimersByTimeAsync(20_000);
+      expect(rfbs).toHaveLength(2); // no reconnect after unmount
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("shows the server's error when starting fails", async () => {
+    const api = new FakeApi().fail('desktopStart', 'placement_refused', 'no desktop binaries in the sandbox', 'use sandbox-desk/desktop:latest');
+    renderPane(api);
+    fireEvent.click(await screen.findByTestId('desktop-start'));
+    const alert = await screen.findByText(/no desktop binaries in the sandbox/);
+    expect(alert.textContent).toContain('use sandbox-desk/desktop:latest');
+  });
+});

@@ -1,0 +1,161 @@
+import { useState } from 'react';
+import type { DesktopStatus, Lease } from '../../src/api/contract.js';
+import { describeError } from './api-client.js';
+import { useApi } from './api-context.js';
+import { elapsed } from './format.js';
+import { useInterval } from './hooks/useInterval.js';
+import { usePoll } from './hooks/usePoll.js';
+import { VncScreen, type ScreenLink } from './VncScreen.js';
+
+interface Props {
+  sandbox: string;
+  visible: boolean;
+}
+
+function newViewerId(): string {
+  const bytes = new Uint8Array(8);
+  crypto.getRandomValues(bytes);
+  return `ui-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
+/** Who holds the desktop, from this viewer's point of view. */
+function leaseView(lease: Lease | undefined, viewerId: string): { mine: boolean; text: string; tone: 'ok' | 'warn' | 'agent' | 'unknown' } {
+  if (!lease) return { mine: false, text: 'control: …', tone: 'unknown' };
+  if (lease.holder === 'human' && lease.viewerId === viewerId) return { mine: true, text: 'You have control', tone: 'ok' };
+  if (lease.holder === 'human') return { mine: false, text: 'Another viewer has control', tone: 'warn' };
+  return { mine: false, text: 'Agent has control · view only', tone: 'agent' };
+}
+
+/**
+ * The bot desktop: its status and Start button while it is not running, the live screen while it is.
+ * The screen is view-only unless this viewer holds the control lease; Take control / Give back moves it.
+ */
+export function ScreenPane({ sandbox, visible }: Props) {
+  const api = useApi();
+  const [viewerId, setViewerId] = useState(newViewerId);
+  // Each status is a probe inside the sandbox: every 2 s while waiting for a desktop, every 5 s once
+  // it runs (a stopped desktop also shows sooner as a dropped screen stream).
+  const [statusEvery, setStatusEvery] = useState(2000);
+  const status = usePoll<DesktopStatus>(() => api.call('desktopStatus', { sandbox }), statusEvery, sandbox, visible);
+  const running = status.data?.running === true;
+  if ((running ? 5000 : 2000) !== statusEvery) setStatusEvery(running ? 5000 : 2000);
+  const lease = usePoll<Lease>(() => api.call('lease', { sandbox }), 2000, sandbox, visible && running);
+  const [busy, setBusy] = useState<{ what: 'start' | 'stop' | 'control'; since: number } | null>(null);
+  const [error, setError] = useState<{ message: string; hint?: string } | null>(null);
+  const [link, setLink] = useState<ScreenLink>({ state: 'connecting', attempt: 0 });
+  const [, setTick] = useState(0);
+  useInterval(() => setTick((t) => t + 1), busy ? 1000 : null);
+
+  const control = leaseView(lease.data, viewerId);
+
+  async function act(what: 'start' | 'stop' | 'control', fn: () => Promise<unknown>, after: () => Promise<void>) {
+    setBusy({ what, since: Date.now() });
+    setError(null);
+    try {
+      await fn();
+    } catch (err) {
+      setError(describeError(err));
+    }
+    // Progress stays up until the fresh status is in: clearing it first would flash the old state
+    // (e.g. "Start desktop" again for a moment after a successful start).
+    try {
+      await after();
+    } finally {
+      setBusy(null);
+    }
+  }
+
+  const start = () => act('start', () => api.call('desktopStart', { sandbox }), status.refresh);
+  const stop = () => act('stop', () => api.call('desktopStop', { sandbox }), status.refresh);
+  const toggleControl = () =>
+    act('control', () => (control.mine ? api.call('giveBack', { sandbox, viewerId }) : api.call('takeControl', { sandbox, viewerId })), lease.refresh);
+
+  return (
+    <section className="pane screen-pane" data-testid="screen-pane" aria-label="Desktop">
+      <header className="pane-head">
+        <span className="pane-title">Desktop</span>
+        {running && (
+          <>
+            <span className={`pill pill-${link.state === 'connected' ? 'ok' : 'warn'}`} title={link.state === 'retrying' ? link.why : undefined}>
+              {link.state === 'connected' ? 'live' : link.state === 'connecting' ? 'connecting…' : `reconnecting in ${Math.ceil(link.inMs / 1000)} s`}
+            </span>
+            <span className={`pill pill-${control.tone}`} data-testid="lease-indicator" title={lease.data?.reason ?? undefined}>
+              {control.text}
+            </span>
+            <span className="spacer" />
+            <button className={`btn btn-small ${control.mine ? 'btn-accent' : 'btn-primary'}`} data-testid="take-control" disabled={busy !== null} onClick={toggleControl} title={control.mine ? 'Hand the keyboard and mouse back to the agent' : 'Drive the desktop yourself; the agent waits until you give it back'}>
+              {control.mine ? 'Give back' : 'Take control'}
+            </button>
+            <button className="btn btn-small" data-testid="desktop-stop" disabled={busy !== null} onClick={stop}>
+              {busy?.what === 'stop' ? 'Stopping…' : 'Stop desktop'}
+            </button>
+          </>
+        )}
+        {status.data?.display && <span className="muted small mono">{`${status.data.display} ${status.data.geometry ?? ''}`}</span>}
+      </header>
+
+      {error && (
+        <div className="notice notice-error" role="alert">
+          {error.message}
+          {error.hint && <div className="hint">{error.hint}</div>}
+        </div>
+      )}
+
+      <div className="pane-body screen-body">
+        {!status.data && status.loading && <div className="center muted">Checking the desktop…</div>}
+        {!status.data && status.error && (
+          <div className="center">
+            <div className="notice notice-error" role="alert">
+              {status.error.message}
+              {status.error.hint && <div className="hint">{status.error.hint}</div>}
+            </div>
+          </div>
+        )}
+        {running && <VncScreen sandbox={sandbox} viewerId={viewerId} viewOnly={!control.mine} onLink={setLink} onViewerId={(id) => id !== viewerId && setViewerId(id)} />}
+        {status.data && !running && <DesktopOff status={status.data} starting={busy?.what === 'start' ? busy.since : null} onStart={start} disabled={busy !== null} />}
+      </div>
+    </section>
+  );
+}
+
+function DesktopOff({ status, starting, onStart, disabled }: { status: DesktopStatus; starting: number | null; onStart: () => void; disabled: boolean }) {
+  const refused = status.placement === 'refused';
+  return (
+    <div className="center desktop-off">
+      <div className="desktop-off-card">
+        <h4>The desktop is not running</h4>
+        <dl className="kv kv-compact">
+          <dt>Placement</dt>
+          <dd data-testid="desktop-placement">{refused ? <span className="text-bad">refused</span> : `in the ${status.placement}`}</dd>
+          {status.missing.length > 0 && (
+            <>
+              <dt>Missing</dt>
+              <dd data-testid="desktop-missing" className="mono text-bad">
+                {status.missing.join(', ')}
+              </dd>
+            </>
+          )}
+          {status.reason && (
+            <>
+              <dt>Why</dt>
+              <dd data-testid="desktop-reason">{status.reason}</dd>
+            </>
+          )}
+        </dl>
+        {status.missing.length > 0 && (
+          <p className="muted small">
+            Use an image with a desktop, e.g. <code>sandbox-desk/desktop:latest</code>.
+          </p>
+        )}
+        <button className="btn btn-primary" data-testid="desktop-start" onClick={onStart} disabled={disabled}>
+          {starting !== null ? 'Starting…' : 'Start desktop'}
+        </button>
+        {starting !== null && (
+          <div className="progress" role="status">
+            <span className="spinner" aria-hidden="true" /> Starting Xvnc, Xfce and Chromium… {elapsed(starting)}
+          </div>
+        )}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,82 @@
+import type { SandboxInfo, SessionInfo } from '../../src/api/contract.js';
+import { ago } from './format.js';
+import { warningLabel, warningTitle } from './warnings.js';
+
+interface Props {
+  sandbox: SandboxInfo;
+  sessions: SessionInfo[];
+  onOpenTerminal: (session: string) => void;
+}
+
+/**
+ * One row per session, the three cwd layers side by side. The layer the session's next command
+ * starts from (its record, else the default) is highlighted; the environment's last observed cwd is
+ * shared by all sessions and only shown for comparison.
+ */
+export function SessionsTable({ sandbox, sessions, onOpenTerminal }: Props) {
+  return (
+    <div className="table-wrap">
+      <table className="table sessions">
+        <thead>
+          <tr>
+            <th>Session</th>
+            <th>Parent</th>
+            <th title="Layer a: this session's own record">Session cwd (a)</th>
+            <th>Source</th>
+            <th>Observed</th>
+            <th title="Layer b: shared by every session">Env last observed (b)</th>
+            <th title="Layer c: used when a session has no record">Default (c)</th>
+            <th>Last command's warnings</th>
+            <th aria-label="Actions" />
+          </tr>
+        </thead>
+        <tbody>
+          {sessions.map((x) => {
+            const usesRecord = x.cwd !== null;
+            return (
+              <tr key={x.key} data-testid={`session-row-${x.key}`}>
+                <td className="mono key" title={x.key}>
+                  {x.key}
+                </td>
+                <td className="mono muted">{x.parent ?? '—'}</td>
+                <td className={`mono layer${usesRecord ? ' layer-active' : ''}`} data-testid={`session-cwd-${x.key}`} title={usesRecord ? 'next command starts here' : undefined}>
+                  {x.cwd ?? <span className="muted">no record</span>}
+                </td>
+                <td className="muted">{x.source ?? '—'}</td>
+                <td className="muted nowrap" title={x.observedAt ?? undefined}>
+                  {ago(x.observedAt)}
+                </td>
+                <td className="mono layer muted">{sandbox.lastObservedCwd ?? '—'}</td>
+                <td className={`mono layer${usesRecord ? ' muted' : ' layer-active'}`} title={usesRecord ? undefined : 'next command starts here'}>
+                  {sandbox.defaultCwd ?? sandbox.declaredDefaultCwd}
+                </td>
+                <td data-testid={`session-warnings-${x.key}`}>
+                  {x.lastWarnings.length === 0 ? (
+                    <span className="muted">none</span>
+                  ) : (
+                    <span className="badges">
+                      {x.lastWarnings.map((w, i) => {
+                        const { label, bad } = warningLabel(w);
+                        return (
+                          <span key={i} className={`badge ${bad ? 'badge-warn' : 'badge-info'}`} title={warningTitle(w)} data-code={w.code}>
+                            {label}
+                            {w.asked && <span className="badge-path"> {w.asked}</span>}
+                          </span>
+                        );
+                      })}
+                    </span>
+                  )}
+                </td>
+                <td>
+                  <button className="btn btn-small" onClick={() => onOpenTerminal(x.key)} disabled={sandbox.state !== 'running'} title="Open a terminal in this session (starts in its cwd record)">
+                    Terminal
+                  </button>
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,103 @@
+import { useState, type FormEvent } from 'react';
+import type { SessionInfo } from '../../src/api/contract.js';
+import { useApi } from './api-context.js';
+import { ago } from './format.js';
+import { usePoll } from './hooks/usePoll.js';
+import { TerminalView } from './TerminalView.js';
+import { warningLabel, warningTitle } from './warnings.js';
+
+export interface TerminalTabs {
+  tabs: string[];
+  active: string | null;
+}
+
+interface Props {
+  sandbox: string;
+  visible: boolean;
+  tabs: TerminalTabs;
+  onAdd: (session?: string) => void;
+  onClose: (session: string) => void;
+  onActivate: (session: string) => void;
+}
+
+/**
+ * Terminal tabs, one session each. Every tab stays mounted while open (hidden when not active), so
+ * switching tabs keeps the shells; closing a tab ends its shell. Above the terminal: the session's cwd
+ * record as the server keeps it (the shell's prompt reports every `cd`).
+ */
+export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivate }: Props) {
+  const api = useApi();
+  const sessions = usePoll<SessionInfo[]>(() => api.call('listSessions', { sandbox }), 2000, sandbox, visible && tabs.tabs.length > 0);
+  const [naming, setNaming] = useState<string | null>(null);
+  const [startedIn, setStartedIn] = useState<Record<string, string>>({});
+  const activeInfo = sessions.data?.find((s) => s.key === tabs.active);
+
+  const submitName = (e: FormEvent) => {
+    e.preventDefault();
+    const name = naming?.trim();
+    setNaming(null);
+    if (name) onAdd(name);
+  };
+
+  return (
+    <section className="pane terminal-pane" data-testid="terminal-pane" aria-label="Terminals">
+      <header className="pane-head tabs" role="tablist">
+        {tabs.tabs.map((t) => (
+          <div key={t} className={`tab${t === tabs.active ? ' tab-active' : ''}`} role="tab" aria-selected={t === tabs.active}>
+            <button className="tab-label" data-testid={`terminal-tab-${t}`} onClick={() => onActivate(t)} title={`session ${t}`}>
+              {t}
+            </button>
+            <button className="tab-close" aria-label={`Close ${t}`} title="Close (ends this shell)" onClick={() => onClose(t)}>
+              ×
+            </button>
+          </div>
+        ))}
+        <button className="btn-icon tab-add" data-testid="terminal-add" onClick={() => onAdd()} title="New terminal (Ctrl+Shift+T)" aria-label="New terminal">
+          +
+        </button>
+        {naming === null ? (
+          <button className="link small" onClick={() => setNaming('')} title="Open a terminal in a session by name — e.g. an agent's session">
+            session…
+          </button>
+        ) : (
+          <form onSubmit={submitName} className="tab-name-form">
+            <input autoFocus className="input-small" value={naming} placeholder="session key" aria-label="Session key" onChange={(e) => setNaming(e.target.value)} onBlur={() => setNaming(null)} onKeyDown={(e) => e.key === 'Escape' && setNaming(null)} list={`sessions-${sandbox}`} />
+            <datalist id={`sessions-${sandbox}`}>{sessions.data?.map((s) => <option key={s.key} value={s.key} />)}</datalist>
+          </form>
+        )}
+      </header>
+
+      {tabs.active && (
+        <div className="cwd-bar" data-testid="terminal-cwd">
+          <span className="muted">session</span> <span className="mono">{tabs.active}</span>
+          <span className="sep" />
+          <span className="muted">cwd record</span>{' '}
+          {activeInfo?.cwd ? <span className="mono cwd">{activeInfo.cwd}</span> : <span className="muted">{startedIn[tabs.active] ? `started in ${startedIn[tabs.active]}` : 'none yet'}</span>}
+          {activeInfo?.observedAt && <span className="muted small"> · {ago(activeInfo.observedAt)}</span>}
+          {activeInfo?.source && <span className="muted small"> · {activeInfo.source}</span>}
+          {activeInfo?.lastWarnings.map((w, i) => (
+            <span key={i} className={`badge ${warningLabel(w).bad ? 'badge-warn' : 'badge-info'}`} title={warningTitle(w)}>
+              {warningLabel(w).label}
+            </span>
+          ))}
+        </div>
+      )}
+
+      <div className="pane-body terminal-body">
+        {tabs.tabs.length === 0 && (
+          <div className="center muted empty">
+            <p>No terminal open.</p>
+            <p>
+              <b>+</b> opens one (Ctrl+Shift+T); each tab is its own session with its own working directory.
+            </p>
+          </div>
+        )}
+        {tabs.tabs.map((t) => (
+          <div key={t} className="terminal-slot" hidden={t !== tabs.active}>
+            <TerminalView sandbox={sandbox} session={t} active={visible && t === tabs.active} onStarted={(cwd) => setStartedIn((m) => ({ ...m, [t]: cwd }))} />
+          </div>
+        ))}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,182 @@
+import { AttachAddon } from '@xterm/addon-attach';
+import { FitAddon } from '@xterm/addon-fit';
+import { Terminal } from '@xterm/xterm';
+import { useEffect, useRef, useState } from 'react';
+import { describeError } from './api-client.js';
+import { useApi } from './api-context.js';
+import { shortcutOf } from './shortcuts.js';
+
+declare global {
+  interface Window {
+    /** For end-to-end tests: the live xterm instance of each open terminal, by session key. */
+    __sdeskTerminals?: Record<string, Terminal>;
+  }
+}
+
+interface Props {
+  sandbox: string;
+  session: string;
+  active: boolean;
+  /** Where the shell started, once the server said. */
+  onStarted?: (cwd: string) => void;
+}
+
+type Link = { state: 'opening' } | { state: 'open' } | { state: 'closed'; why: string } | { state: 'failed'; why: string; hint?: string };
+
+const THEME = {
+  background: '#0f1115',
+  foreground: '#d7dae0',
+  cursor: '#8ab4f8',
+  selectionBackground: '#2f3b54',
+  black: '#1b1e24',
+  brightBlack: '#5c6370',
+};
+
+/** Why a terminal stream closed, in words (the ticket close codes come from src/api/tickets.ts). */
+function closeReason(e: CloseEvent): string {
+  if (e.code === 1000) return e.reason || 'the shell exited';
+  if (e.code === 4401 || e.code === 4409 || e.code === 4410) return `ticket refused (${e.reason || e.code})`;
+  if (e.code === 4403) return 'origin refused';
+  return e.reason ? `${e.reason} (${e.code})` : `connection closed (${e.code})`;
+}
+
+/**
+ * One terminal: xterm.js on the server's PTY WebSocket. The shell runs as long as the socket is open,
+ * so Reconnect opens a new shell in the session (starting in its cwd record, kept by the shell's prompt).
+ */
+export function TerminalView({ sandbox, session, active, onStarted }: Props) {
+  const api = useApi();
+  const host = useRef<HTMLDivElement>(null);
+  const termRef = useRef<{ term: Terminal; fit: () => void } | null>(null);
+  const [link, setLink] = useState<Link>({ state: 'opening' });
+  const [generation, setGeneration] = useState(0);
+  const onStartedRef = useRef(onStarted);
+  onStartedRef.current = onStarted;
+
+  useEffect(() => {
+    const el = host.current;
+    if (!el) return;
+    let disposed = false;
+    let ws: WebSocket | null = null;
+    let terminalId: string | null = null;
+    let sent = { cols: 0, rows: 0 };
+
+    const term = new Terminal({
+      fontFamily: '"JetBrains Mono", "DejaVu Sans Mono", "Cascadia Mono", Menlo, monospace',
+      fontSize: 13,
+      lineHeight: 1.15,
+      cursorBlink: true,
+      scrollback: 5000,
+      allowProposedApi: false,
+      theme: THEME,
+    });
+    const fitAddon = new FitAddon();
+    term.loadAddon(fitAddon);
+    term.open(el);
+    // The app's shortcuts must reach the window, not the shell.
+    term.attachCustomKeyEventHandler((e) => shortcutOf(e) === null);
+    (window.__sdeskTerminals ??= {})[session] = term;
+
+    // Hidden tabs have no size; fitting them would shrink the terminal to nothing.
+    const fit = () => {
+      if (el.clientWidth > 0 && el.clientHeight > 0) fitAddon.fit();
+    };
+    const syncSize = () => {
+      fit();
+      if (!terminalId || (term.cols === sent.cols && term.rows === sent.rows)) return;
+      sent = { cols: term.cols, rows: term.rows };
+      api.call('terminalResize', { terminalId, cols: term.cols, rows: term.rows }).catch(() => undefined);
+    };
+    termRef.current = { term, fit: syncSize };
+    fit();
+
+    let debounce: ReturnType<typeof setTimeout> | null = null;
+    const observer =
+      typeof ResizeObserver === 'undefined'
+        ? null
+        : new ResizeObserver(() => {
+            if (debounce) clearTimeout(debounce);
+            debounce = setTimeout(syncSize, 100);
+          });
+    observer?.observe(el);
+
+    setLink({ state: 'opening' });
+    void (async () => {
+      try {
+        const cols = Math.max(2, term.cols);
+        const rows = Math.max(1, term.rows);
+        const grant = await api.call('terminalOpen', { sandbox, session, cols, rows });
+        if (disposed) {
+          // Unmounted while asking: open and close the stream so the server ends the shell it started.
+          const orphan = new WebSocket(grant.url);
+          orphan.addEventListener('open', () => orphan.close());
+          return;
+        }
+        terminalId = grant.terminalId;
+        sent = { cols, rows };
+        onStartedRef.current?.(grant.cwd);
+        const socket = new WebSocket(grant.url);
+        socket.binaryType = 'arraybuffer';
+        ws = socket;
+        // AttachAddon sends on the socket right away; it throws while the socket is CONNECTING.
+        socket.addEventListener('open', () => {
+          if (disposed) return;
+          term.loadAddon(new AttachAddon(socket));
+          setLink({ state: 'open' });
+          syncSize();
+          if (active) term.focus();
+        });
+        socket.addEventListener('close', (e) => {
+          if (disposed) return;
+          const why = closeReason(e);
+          term.write(`\r\n\x1b[2m[${why}]\x1b[0m\r\n`);
+          setLink({ state: 'closed', why });
+        });
+      } catch (err) {
+        if (disposed) return;
+        const d = describeError(err);
+        setLink({ state: 'failed', why: d.message, ...(d.hint ? { hint: d.hint } : {}) });
+      }
+    })();
+
+    return () => {
+      disposed = true;
+      if (debounce) clearTimeout(debounce);
+      observer?.disconnect();
+      ws?.close();
+      if (window.__sdeskTerminals?.[session] === term) delete window.__sdeskTerminals[session];
+      termRef.current = null;
+      term.dispose();
+    };
+    // `active` is read when the socket opens, not a reason to reconnect.
+  }, [api, sandbox, session, generation]);
+
+  // A tab that becomes visible gets its real size (it had none while hidden) and the focus.
+  useEffect(() => {
+    if (!active || !termRef.current) return;
+    const t = setTimeout(() => {
+      termRef.current?.fit();
+      termRef.current?.term.focus();
+    }, 0);
+    return () => clearTimeout(t);
+  }, [active]);
+
+  return (
+    <div className="terminal-view">
+      <div ref={host} className="terminal-host" data-testid={`terminal-${session}`} />
+      {link.state === 'opening' && <div className="terminal-overlay muted">Opening a shell in {session}…</div>}
+      {(link.state === 'closed' || link.state === 'failed') && (
+        <div className={`terminal-banner ${link.state === 'failed' ? 'notice-error' : ''}`} role={link.state === 'failed' ? 'alert' : 'status'}>
+          <span>
+            {link.state === 'failed' ? 'Could not open the terminal: ' : 'Terminal closed: '}
+            {link.why}
+            {link.state === 'failed' && link.hint && <span className="hint"> {link.hint}</span>}
+          </span>
+          <button className="btn btn-small" onClick={() => setGeneration((g) => g + 1)}>
+            Reconnect
+          </button>
+        </div>
+      )}
+    </div>
+  );
+}

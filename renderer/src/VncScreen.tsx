@@ -1,0 +1,111 @@
+import RFB from '@novnc/novnc';
+import { useEffect, useRef } from 'react';
+import { describeError } from './api-client.js';
+import { useApi } from './api-context.js';
+
+declare global {
+  interface Window {
+    /** For end-to-end tests: true while the noVNC connection is up. */
+    __sdeskScreenConnected?: boolean;
+  }
+}
+
+export type ScreenLink =
+  | { state: 'connecting'; attempt: number }
+  | { state: 'connected' }
+  | { state: 'retrying'; inMs: number; why: string };
+
+interface Props {
+  sandbox: string;
+  viewerId: string;
+  viewOnly: boolean;
+  onLink: (link: ScreenLink) => void;
+  /** The viewer id the server put in the ticket (the one the lease must name). */
+  onViewerId: (id: string) => void;
+}
+
+const MAX_BACKOFF_MS = 10_000;
+
+/**
+ * The remote screen: noVNC on a single-use ticket. Every (re)connect asks for a fresh ticket, with
+ * the same viewer id, so a viewer who held control keeps it across a dropped link. Backoff doubles
+ * from 0.5 s to 10 s and resets once connected.
+ */
+export function VncScreen({ sandbox, viewerId, viewOnly, onLink, onViewerId }: Props) {
+  const api = useApi();
+  const target = useRef<HTMLDivElement>(null);
+  const rfbRef = useRef<RFB | null>(null);
+  const viewOnlyRef = useRef(viewOnly);
+  viewOnlyRef.current = viewOnly;
+  const callbacks = useRef({ onLink, onViewerId });
+  callbacks.current = { onLink, onViewerId };
+
+  useEffect(() => {
+    let disposed = false;
+    let attempt = 0;
+    let timer: ReturnType<typeof setTimeout> | null = null;
+
+    const retry = (why: string) => {
+      if (disposed) return;
+      const inMs = Math.min(MAX_BACKOFF_MS, 500 * 2 ** attempt);
+      attempt += 1;
+      callbacks.current.onLink({ state: 'retrying', inMs, why });
+      timer = setTimeout(() => void connect(), inMs);
+    };
+
+    const connect = async () => {
+      timer = null;
+      callbacks.current.onLink({ state: 'connecting', attempt });
+      let url: string;
+      try {
+        const grant = await api.call('screenTicket', { sandbox, viewerId });
+        url = grant.url;
+        callbacks.current.onViewerId(grant.viewerId);
+      } catch (err) {
+        return retry(describeError(err).message);
+      }
+      if (disposed || !target.current) return;
+      let rfb: RFB;
+      try {
+        rfb = new RFB(target.current, url, { shared: true });
+      } catch (err) {
+        return retry(describeError(err).message);
+      }
+      rfb.scaleViewport = true;
+      rfb.viewOnly = viewOnlyRef.current;
+      rfb.background = 'transparent';
+      rfb.addEventListener('connect', () => {
+        attempt = 0;
+        window.__sdeskScreenConnected = true;
+        callbacks.current.onLink({ state: 'connected' });
+      });
+      rfb.addEventListener('disconnect', (e) => {
+        if (rfbRef.current === rfb) rfbRef.current = null;
+        window.__sdeskScreenConnected = false;
+        const clean = (e as CustomEvent<{ clean: boolean }>).detail?.clean;
+        retry(clean ? 'the screen stream closed' : 'the connection was lost');
+      });
+      rfb.addEventListener('securityfailure', (e) => {
+        const reason = (e as CustomEvent<{ reason?: string }>).detail?.reason;
+        callbacks.current.onLink({ state: 'retrying', inMs: 0, why: `security failure${reason ? `: ${reason}` : ''}` });
+      });
+      rfbRef.current = rfb;
+    };
+
+    void connect();
+    return () => {
+      disposed = true;
+      if (timer) clearTimeout(timer);
+      // A clean close: the server hands control back when the holder leaves on purpose.
+      rfbRef.current?.disconnect();
+      rfbRef.current = null;
+      window.__sdeskScreenConnected = false;
+    };
+  }, [api, sandbox, viewerId]);
+
+  useEffect(() => {
+    if (rfbRef.current) rfbRef.current.viewOnly = viewOnly;
+  }, [viewOnly]);
+
+  return <div ref={target} className={`vnc-screen${viewOnly ? ' view-only' : ''}`} data-testid="vnc-screen" />;
+}

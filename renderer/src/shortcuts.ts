@@ -1,0 +1,38 @@
+import { useEffect, useRef } from 'react';
+
+export type ShortcutAction = 'newSandbox' | 'newTerminal' | 'toggleView';
+
+const KEYS: Record<string, ShortcutAction> = { N: 'newSandbox', T: 'newTerminal', D: 'toggleView' };
+
+/** The keys, as shown in the footer. Alt+Shift works too: a browser keeps Ctrl+Shift+N/T for itself. */
+export const SHORTCUTS: Array<{ keys: string; what: string }> = [
+  { keys: 'Ctrl+Shift+N', what: 'new sandbox' },
+  { keys: 'Ctrl+Shift+T', what: 'new terminal tab' },
+  { keys: 'Ctrl+Shift+D', what: 'details ⇄ workspace' },
+];
+
+/** Which app shortcut a key event is, if any (Ctrl+Shift+X or Alt+Shift+X). */
+export function shortcutOf(e: Pick<KeyboardEvent, 'ctrlKey' | 'altKey' | 'shiftKey' | 'metaKey' | 'key' | 'type'>): ShortcutAction | null {
+  if (e.type !== 'keydown' || !e.shiftKey || e.metaKey || !(e.ctrlKey || e.altKey)) return null;
+  return KEYS[e.key.toUpperCase()] ?? null;
+}
+
+/**
+ * Listens in the capture phase so the shortcuts work while the terminal or the remote screen has
+ * the focus (both would otherwise take the keys for themselves; xterm is also told to let them pass).
+ */
+export function useShortcuts(handler: (action: ShortcutAction) => void): void {
+  const latest = useRef(handler);
+  latest.current = handler;
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const action = shortcutOf(e);
+      if (!action) return;
+      e.preventDefault();
+      e.stopPropagation();
+      latest.current(action);
+    };
+    window.addEventListener('keydown', onKey, true);
+    return () => window.removeEventListener('keydown', onKey, true);
+  }, []);
+}
