@@ -10,14 +10,12 @@
  */
 import { chromium, type Page } from 'playwright-core';
 import { WebSocketServer } from 'ws';
-import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { join, normalize } from 'node:path';
 import { LocalServer } from '../src/api/local-server.js';
 import { projectRoot } from '../src/project-root.js';
 import { CONTINUOUS_ENCODINGS, RfbClient, transportFromStreams, type ByteTransport } from '../src/desktop/rfb-client.js';
 import { connect } from 'node:net';
-import { docker, measure, median, metric, uniqueName, withTempDesk, type Metric } from './harness.js';
+import { benchPage, docker, measure, median, metric, uniqueName, withTempDesk, type Metric } from './harness.js';
 import type { SandboxDesk } from '../src/api/sandbox-desk.js';
 
 export const name = 'desktop';
@@ -125,24 +123,6 @@ async function novncRate(page: Page, wsUrl: string): Promise<{ fps: number; byte
   );
 }
 
-/** Serves a blank page and noVNC's modules on 127.0.0.1, for the measuring page. */
-async function benchPageServer(): Promise<{ origin: string; close: () => void }> {
-  const root = join(projectRoot(), 'node_modules', '@novnc', 'novnc');
-  const server = createServer((req, res) => {
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
-    const file = normalize(join(root, path.replace(/^\/novnc\//, '')));
-    if (path.startsWith('/novnc/') && file.startsWith(root) && existsSync(file)) {
-      res.writeHead(200, { 'Content-Type': 'text/javascript' });
-      res.end(readFileSync(file));
-    } else {
-      res.writeHead(200, { 'Content-Type': 'text/html' });
-      res.end('<!doctype html><title>bench</title>');
-    }
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { origin: `http://127.0.0.1:${(server.address() as { port: number }).port}`, close: () => server.close() };
-}
-
 /** A websockify-style proxy: WebSocket on this machine's loopback ↔ TCP to the container. */
 async function websockify(host: string, port: number): Promise<{ url: string; close: () => void }> {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
@@ -192,7 +172,11 @@ export default async function run(): Promise<Metric[]> {
     // 1. noVNC in headless Chromium: our ticketed WebSocket + exec relay vs websockify-style direct TCP.
     // The measuring page lives on an origin of its own on this machine's loopback (no CSP; noVNC served
     // from node_modules), which the app's server is told to accept, so both URLs are reachable from it.
-    const pageServer = await benchPageServer();
+    const novnc = join(projectRoot(), 'node_modules', '@novnc', 'novnc');
+    const pageServer = await benchPage('<!doctype html><title>bench</title>', (path) => {
+      const file = normalize(join(novnc, path.replace(/^\/novnc\//, '')));
+      return path.startsWith('/novnc/') && file.startsWith(novnc) ? file : null;
+    });
     const server = new LocalServer({ desk, extraOrigins: [pageServer.origin] });
     await server.listen();
     const proxy = await websockify(ip, 5999);

@@ -5,9 +5,10 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { cpus, tmpdir, totalmem } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { ExecResult } from '../src/api/contract.js';
@@ -153,4 +154,25 @@ export function check(r: ExecResult, opts: { stdout?: string; shell?: boolean } 
   if (r.exitCode !== 0) throw new Error(`command exited ${r.exitCode}: ${r.stderr}`);
   if (opts.stdout !== undefined && r.stdout.trim() !== opts.stdout) throw new Error(`unexpected stdout ${JSON.stringify(r.stdout)}`);
   if (opts.shell && r.warnings.some((w) => w.code === 'shell_fallback')) throw new Error('persistent shell fell back to one-shot');
+}
+
+/**
+ * A page of a benchmark's own on this machine's loopback: `html` at every path except those `fileFor`
+ * maps to a file (modules and styles straight from node_modules). Its origin is what a LocalServer is
+ * told to accept in `extraOrigins`.
+ */
+export async function benchPage(html: string, fileFor: (path: string) => string | null): Promise<{ origin: string; close: () => void }> {
+  const server = createServer((req, res) => {
+    const path = normalize(new URL(req.url ?? '/', 'http://x').pathname);
+    const file = fileFor(path);
+    if (file && existsSync(file)) {
+      res.writeHead(200, { 'Content-Type': file.endsWith('.css') ? 'text/css' : 'text/javascript' });
+      res.end(readFileSync(file));
+    } else {
+      res.writeHead(200, { 'Content-Type': 'text/html' });
+      res.end(html);
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { origin: `http://127.0.0.1:${(server.address() as { port: number }).port}`, close: () => server.close() };
 }

@@ -4,41 +4,24 @@
  * bash's echo → back the same way → parsed by xterm.js. Baseline, in the same run: a raw
  * `docker exec -it` PTY driven from Node (no browser, no WebSocket, no core).
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { join, normalize } from 'node:path';
+import { join } from 'node:path';
 import { spawn as spawnPty } from 'node-pty';
 import { chromium } from 'playwright-core';
 import { LocalServer } from '../src/api/local-server.js';
 import { projectRoot } from '../src/project-root.js';
-import { dockerSandbox, metric, percentile, withTempDesk, type Metric } from './harness.js';
+import { benchPage, dockerSandbox, metric, percentile, withTempDesk, type Metric } from './harness.js';
 
 export const name = 'terminal';
 
 const RUNS = 60;
 const GOAL_ADDED_MS = 10;
 
-/** A page on its own loopback origin with xterm.js and the attach addon, straight from node_modules. */
-async function pageServer(): Promise<{ origin: string; close: () => void }> {
-  const files: Record<string, string> = {
-    '/xterm.mjs': join(projectRoot(), 'node_modules', '@xterm', 'xterm', 'lib', 'xterm.mjs'),
-    '/xterm.css': join(projectRoot(), 'node_modules', '@xterm', 'xterm', 'css', 'xterm.css'),
-    '/attach.mjs': join(projectRoot(), 'node_modules', '@xterm', 'addon-attach', 'lib', 'addon-attach.mjs'),
-  };
-  const server = createServer((req, res) => {
-    const path = normalize(new URL(req.url ?? '/', 'http://x').pathname);
-    const file = files[path];
-    if (file && existsSync(file)) {
-      res.writeHead(200, { 'Content-Type': path.endsWith('.css') ? 'text/css' : 'text/javascript' });
-      res.end(readFileSync(file));
-    } else {
-      res.writeHead(200, { 'Content-Type': 'text/html' });
-      res.end('<!doctype html><link rel=stylesheet href=/xterm.css><div id=t style="width:900px;height:500px"></div>');
-    }
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { origin: `http://127.0.0.1:${(server.address() as { port: number }).port}`, close: () => server.close() };
-}
+/** xterm.js and the attach addon, straight from node_modules, for the measuring page. */
+const XTERM_FILES: Record<string, string> = {
+  '/xterm.mjs': join(projectRoot(), 'node_modules', '@xterm', 'xterm', 'lib', 'xterm.mjs'),
+  '/xterm.css': join(projectRoot(), 'node_modules', '@xterm', 'xterm', 'css', 'xterm.css'),
+  '/attach.mjs': join(projectRoot(), 'node_modules', '@xterm', 'addon-attach', 'lib', 'addon-attach.mjs'),
+};
 
 /** In the page: xterm.js + AttachAddon on the terminal's WebSocket; time each `x` until its echo is parsed. */
 const MEASURE_IN_PAGE = `
@@ -97,7 +80,7 @@ export default async function run(): Promise<Metric[]> {
     const { name: sb, containerId } = await dockerSandbox(desk);
     const raw = await rawEcho(containerId);
 
-    const page$ = await pageServer();
+    const page$ = await benchPage('<!doctype html><link rel=stylesheet href=/xterm.css><div id=t style="width:900px;height:500px"></div>', (path) => XTERM_FILES[path] ?? null);
     const server = new LocalServer({ desk, extraOrigins: [page$.origin] });
     await server.listen();
     const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--headless', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });

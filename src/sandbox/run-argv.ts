@@ -23,6 +23,8 @@ export function runArgv(argv: string[], opts: { timeoutMs?: number; input?: stri
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
+    // A probe that exits before reading its stdin must not turn into an EPIPE crash.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(opts.input ?? '');
   });
 }

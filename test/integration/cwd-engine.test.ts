@@ -150,19 +150,6 @@ describe.each(['docker', 'local'] as const)('cwd engine on %s', (backendName) =>
       expect(ps.stdout.trim()).toBe('0');
     });
 
-    it.runIf(mode === 'shell')('a command that ignores the interrupt: the shell is killed and replaced, the next command works', async () => {
-      const s = uniqueName('stubborn');
-      const pidFile = `/tmp/${uniqueName('spin')}.pid`;
-      await run('cd /', { session: s });
-      // A builtin loop in the session shell itself, deaf to TERM: nothing but replacing the shell ends it.
-      const r = await run(`echo $$ > ${pidFile}; trap '' TERM INT; cd /tmp; while :; do :; done`, { session: s, timeoutSeconds: 1 });
-      expect(r).toMatchObject({ timedOut: true, cwdObserved: false, exitCode: 124 });
-      const next = await run('pwd', { session: s });
-      expect(next).toMatchObject({ stdout: '/\n', cwdObserved: true });
-      const gone = await run(`kill -0 $(cat ${pidFile}) 2>/dev/null && echo alive || echo gone; rm -f ${pidFile}`);
-      expect(gone.stdout).toBe('gone\n');
-    });
-
     it('an interrupt (abort) is unobserved like a timeout', async () => {
       const s = uniqueName('s');
       const ctl = new AbortController();
@@ -239,6 +226,19 @@ describe.each(['docker', 'local'] as const)('cwd engine on %s', (backendName) =>
       expect((await run('exit 7')).exitCode).toBe(7);
       expect((await run('false')).exitCode).toBe(1);
     });
+  });
+
+  it('shell mode: a command that ignores the interrupt gets its shell killed and replaced; the next command works', async () => {
+    const s = uniqueName('stubborn');
+    const pidFile = `/tmp/${uniqueName('spin')}.pid`;
+    await exec('cd /', { session: s, mode: 'shell' });
+    // A builtin loop in the session shell itself, deaf to TERM: nothing but replacing the shell ends it.
+    const r = await exec(`echo $$ > ${pidFile}; trap '' TERM INT; cd /tmp; while :; do :; done`, { session: s, mode: 'shell', timeoutSeconds: 1 });
+    expect(r).toMatchObject({ timedOut: true, cwdObserved: false, exitCode: 124 });
+    const next = await exec('pwd', { session: s, mode: 'shell' });
+    expect(next).toMatchObject({ stdout: '/\n', cwdObserved: true });
+    const gone = await exec(`kill -0 $(cat ${pidFile}) 2>/dev/null && echo alive || echo gone; rm -f ${pidFile}`);
+    expect(gone.stdout).toBe('gone\n');
   });
 
   it('a step request with no resolvable cwd is refused before anything runs; with a cwd it runs', async () => {

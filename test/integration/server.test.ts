@@ -92,8 +92,17 @@ describe('browser-mode server', () => {
       .toBe('/tmp');
     // Resize follows the pane.
     expect(await (await call('terminalResize', { terminalId: grant.terminalId, cols: 120, rows: 40 })).json()).toEqual({ ok: { ok: true } });
-    ws.send('stty size\r');
-    await expect.poll(() => screen, { timeout: 10_000 }).toMatch(/40 120/);
+    // The PTY's new size reaches the sandbox asynchronously (SIGWINCH → docker → the exec's tty): ask until it shows.
+    await expect
+      .poll(
+        async () => {
+          ws.send('stty size\r');
+          await new Promise((r) => setTimeout(r, 300));
+          return screen;
+        },
+        { timeout: 15_000 },
+      )
+      .toMatch(/40 120/);
     // A fake report printed by a program does not move the record: it lacks the terminal's nonce.
     ws.send("printf '\\033]7;file://sdesk-0000/etc\\007'; echo\r");
     await new Promise((r) => setTimeout(r, 500));
