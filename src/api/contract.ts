@@ -7,9 +7,11 @@ import { z } from 'zod';
 import type { DesktopStatus } from '../desktop/desktop-types.js';
 import type { ExecResult, ExecWarning } from '../exec/exec-result.js';
 import type { Lease } from '../store/lease-types.js';
+import type { CallLogEntry } from '../store/call-log-types.js';
 
 export type { DesktopStatus } from '../desktop/desktop-types.js';
 export type { Lease } from '../store/lease-types.js';
+export type { CallLogEntry } from '../store/call-log-types.js';
 
 export type { ExecResult, ExecWarning, ExecMode, CwdSource, WarningCode } from '../exec/exec-result.js';
 
@@ -184,6 +186,10 @@ export const API = {
   takeControl: { params: OfSandbox.extend({ viewerId: ViewerId }), result: returns<Lease>() },
   giveBack: { params: OfSandbox.extend({ viewerId: ViewerId }), result: returns<Lease>() },
   terminalOpen: { params: OfSandbox.extend({ session: SessionKey.optional(), ...TerminalSize }), result: returns<TerminalGrant>() },
+  callLog: {
+    params: z.object({ sandbox: SandboxName.optional(), session: SessionKey.optional(), limit: z.number().int().min(1).max(10_000).optional() }),
+    result: returns<CallLogEntry[]>(),
+  },
   terminalResize: { params: z.object({ terminalId: z.string().min(1), ...TerminalSize }), result: returns<{ ok: true }>() },
 } as const;
 

@@ -59,6 +59,7 @@ export function createDispatcher(desk: SandboxDesk, streams: StreamIssuer): (met
       const { terminal, session, cwd } = await desk.openTerminal(p);
       return { ...streams.terminalTicket(terminal.id), terminalId: terminal.id, session, cwd };
     },
+    callLog: (p) => desk.store.callLog.list({ sandbox: p.sandbox, session: p.session, limit: p.limit }),
     terminalResize: (p) => {
       desk.terminal(p.terminalId).resize(p.cols, p.rows);
       return { ok: true as const };

@@ -22,6 +22,8 @@ export interface LocalServerOptions {
   ticketTtlMs?: number;
   /** The built renderer (default dist/renderer). */
   rendererDir?: string;
+  /** Also serve the agent bridge (MCP, streamable HTTP) at /mcp, behind the same token. */
+  mcp?: { stepFromEnv?: string | undefined };
 }
 
 interface ScreenGrant {
@@ -167,6 +169,8 @@ export class LocalServer implements StreamIssuer {
       const page = /^\/desktop\/([^/]+)$/.exec(url.pathname);
       if (req.method === 'GET' && page) return this.serveStatic(res, resourcePath('viewer'), 'index.html');
 
+      if (url.pathname === '/mcp' && this.opts.mcp) return await this.serveMcp(req, res);
+
       const call = /^\/api\/call\/([A-Za-z]+)$/.exec(url.pathname);
       if (call && req.method === 'POST') {
         const r = await this.dispatch(call[1], await readJson(req));
@@ -197,6 +201,22 @@ export class LocalServer implements StreamIssuer {
       const e = asSandboxDeskError(err);
       return this.send(res, e.code === 'invalid_input' ? 400 : e.code === 'not_found' ? 404 : 500, { error: e.toJSON() });
     }
+  }
+
+  /** One MCP request, stateless: a fresh protocol server per request over the shared core. */
+  private async serveMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await Promise.all([
+      import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+      import('../mcp/mcp-server.js'),
+    ]);
+    const server = createMcpServer(this.opts.desk, { stepFromEnv: this.opts.mcp?.stepFromEnv });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.method === 'POST' ? await readJson(req) : undefined);
   }
 
   private send(res: ServerResponse, status: number, body: unknown): void {

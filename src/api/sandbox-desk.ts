@@ -7,6 +7,8 @@ import { projectRoot } from '../project-root.js';
 import type { ExecWarning } from '../exec/exec-result.js';
 import { runCommand, type ExecOutcome } from '../exec/run-command.js';
 import { TerminalSession } from '../exec/terminal.js';
+import { listSandboxDir, readSandboxFile, writeSandboxFile, type DirEntry } from '../exec/sandbox-files.js';
+import { isHostShapedPath, isUnderPath, translateMountedPath } from '../cwd/host-paths.js';
 import { resolveCommandCwd } from '../cwd/resolve-command-cwd.js';
 import { ShellPool } from '../exec/shell-pool.js';
 import type { SandboxEnvironment, SandboxProvider, SandboxRef } from '../sandbox/provider.js';
@@ -338,6 +340,61 @@ export class SandboxDesk {
     }
   }
 
+  /**
+   * Where a session stands, by the same policy commands use (its record, guarded, else the default;
+   * a step with neither fails closed), with the live environment it stands in.
+   */
+  async sessionPlan(sandbox: string, session: string | undefined, stepId?: string) {
+    const rec = this.record(sandbox);
+    const provider = this.registry.get(rec.backend);
+    const env = await this.environmentFor(rec, provider, false);
+    const key = session === undefined ? DEFAULT_SESSION : validate(SessionKey, session);
+    const existing = this.store.sessions.get(rec.name, key);
+    const declared = this.effectiveDeclaredCwd(rec, provider);
+    const guard = { isContainer: provider.isContainer, hostHome: this.hostHome, sandboxRoots: this.sandboxRoots(env, declared.value), mounts: env.mounts };
+    const plan = resolveCommandCwd({ session: { record: existing?.cwd ?? null, recordSource: existing?.source ?? null }, defaultCwd: env.defaultCwd, stepId, guard });
+    return { rec, env, key, plan, guard };
+  }
+
+  // ---- files --------------------------------------------------------------------------------------
+
+  /**
+   * The file an agent means: relative paths anchor at the session's cwd (where its shell is), absolute
+   * host paths on a container go through a declared mount or are refused.
+   */
+  private async fileTarget(sandbox: string, path: string, session: string | undefined, stepId: string | undefined) {
+    if (path.includes('\0') || /[\n\r]/.test(path)) throw new SandboxDeskError('invalid_input', 'path contains a NUL or newline');
+    const { env, key, plan, guard } = await this.sessionPlan(sandbox, session, stepId);
+    let target = path;
+    if (guard.isContainer && (path.startsWith('/') || /^[A-Za-z]:[\\/]/.test(path)) && isHostShapedPath(path, guard) && !guard.sandboxRoots.some((r) => isUnderPath(path, r))) {
+      const translated = translateMountedPath(path, guard.mounts);
+      if (!translated) {
+        throw new SandboxDeskError('invalid_input', `${path} is a host path; it does not exist inside sandbox ${sandbox}`, { hint: 'use a path inside the sandbox, or mount the host directory' });
+      }
+      target = translated;
+    }
+    return { file: { env, cwd: plan.target }, key, target, cwd: plan.target };
+  }
+
+  async readFile(input: { sandbox: string; path: string; session?: string; stepId?: string; maxBytes?: number }): Promise<{ path: string; bytes: Buffer; cwd: string; session: string }> {
+    const t = await this.fileTarget(input.sandbox, input.path, input.session, input.stepId);
+    const r = await readSandboxFile(t.file, t.target, input.maxBytes ?? 1024 * 1024);
+    return { ...r, cwd: t.cwd, session: t.key };
+  }
+
+  async writeFile(input: { sandbox: string; path: string; content: Buffer; session?: string; stepId?: string }): Promise<{ path: string; bytes: number; cwd: string; session: string }> {
+    if (input.content.length > 16 * 1024 * 1024) throw new SandboxDeskError('invalid_input', 'content is larger than 16 MiB');
+    const t = await this.fileTarget(input.sandbox, input.path, input.session, input.stepId);
+    const r = await writeSandboxFile(t.file, t.target, input.content);
+    return { ...r, cwd: t.cwd, session: t.key };
+  }
+
+  async listDir(input: { sandbox: string; path?: string; session?: string; stepId?: string }): Promise<{ path: string; entries: DirEntry[]; cwd: string; session: string }> {
+    const t = await this.fileTarget(input.sandbox, input.path ?? '.', input.session, input.stepId);
+    const r = await listSandboxDir(t.file, t.target);
+    return { ...r, cwd: t.cwd, session: t.key };
+  }
+
   /** Roots a sandbox declares as its own: its measured home, and an absolute declared default cwd. */
   private sandboxRoots(env: SandboxEnvironment, declared: string): string[] {
     return [env.home, ...(declared.startsWith('/') ? [declared] : [])];
@@ -351,17 +408,7 @@ export class SandboxDesk {
    * shell's measured cwd, which becomes the session's record.
    */
   async openTerminal(input: { sandbox: string; session?: string | undefined; cols: number; rows: number }): Promise<{ terminal: TerminalSession; session: string; cwd: string }> {
-    const rec = this.record(input.sandbox);
-    const provider = this.registry.get(rec.backend);
-    const env = await this.environmentFor(rec, provider, false);
-    const key = input.session === undefined ? DEFAULT_SESSION : validate(SessionKey, input.session);
-    const existing = this.store.sessions.get(rec.name, key);
-    const declared = this.effectiveDeclaredCwd(rec, provider);
-    const plan = resolveCommandCwd({
-      session: { record: existing?.cwd ?? null, recordSource: existing?.source ?? null },
-      defaultCwd: env.defaultCwd,
-      guard: { isContainer: provider.isContainer, hostHome: this.hostHome, sandboxRoots: this.sandboxRoots(env, declared.value), mounts: env.mounts },
-    });
+    const { rec, env, key, plan } = await this.sessionPlan(input.sandbox, input.session);
     this.store.sessions.ensure(rec.name, key, { parent: null, cwd: null, at: new Date().toISOString() });
     const terminal = new TerminalSession(env, {
       target: plan.target,

@@ -4,6 +4,7 @@ import { SandboxDesk } from '../api/sandbox-desk.js';
 import { SandboxDeskError } from '../errors.js';
 import { EXIT_OWN_ERROR, printError, printJson, printWarnings, processOut, sandboxDetails, sandboxTable, sessionTable, type Out } from './output.js';
 import { addDesktopCommands } from './desktop-commands.js';
+import { addMcpCommands } from './mcp-command.js';
 import { addServeCommand } from './serve-command.js';
 import { parseKeyValues, parseMounts, parseTimeout } from './parse-args.js';
 
@@ -148,6 +149,7 @@ export async function main(argv: string[], out: Out = processOut, open: () => Sa
 
   addDesktopCommands(program, core, out);
   addServeCommand(program, core, out);
+  addMcpCommands(program, core, out);
 
   const session = program.command('session').description('list, create and remove sessions and their cwd records');
   session

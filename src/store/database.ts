@@ -46,6 +46,21 @@ const MIGRATIONS: string[] = [
      since TEXT NOT NULL,
      reason TEXT
    );`,
+  // The receipt of every agent call. No foreign key: the log outlives the sandbox it speaks of.
+  `CREATE TABLE call_log (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     at TEXT NOT NULL,
+     sandbox TEXT,
+     session TEXT,
+     tool TEXT NOT NULL,
+     cwd_used TEXT,
+     cwd_observed TEXT,
+     exit_code INTEGER,
+     warnings TEXT NOT NULL DEFAULT '[]',
+     error TEXT,
+     duration_ms REAL
+   );
+   CREATE INDEX call_log_by_sandbox ON call_log (sandbox, session, id);`,
 ];
 
 export function migrate(db: Db): void {

@@ -1,4 +1,5 @@
 import { openDatabase, instanceId, type Db } from './database.js';
+import { CallLogStore } from './call-log-store.js';
 import { LeaseStore } from './lease-store.js';
 import { SandboxStore } from './sandbox-store.js';
 import { SessionStore } from './session-store.js';
@@ -8,6 +9,7 @@ export class Store {
   readonly sandboxes: SandboxStore;
   readonly sessions: SessionStore;
   readonly leases: LeaseStore;
+  readonly callLog: CallLogStore;
   /** Unique to this data directory; used to keep backend resource names of two data dirs apart. */
   readonly instanceId: string;
 
@@ -15,6 +17,7 @@ export class Store {
     this.sandboxes = new SandboxStore(db);
     this.sessions = new SessionStore(db);
     this.leases = new LeaseStore(db);
+    this.callLog = new CallLogStore(db);
     this.instanceId = instanceId(db);
   }
 

@@ -1,0 +1,45 @@
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Command } from 'commander';
+import type { SandboxDesk } from '../api/sandbox-desk.js';
+import { createMcpServer, stepFromEnvironment } from '../mcp/mcp-server.js';
+import { printJson, type Out } from './output.js';
+
+/** `sandbox-desk mcp` (the agent bridge over stdio) and `sandbox-desk log` (its receipts). */
+export function addMcpCommands(program: Command, core: () => SandboxDesk, out: Out): void {
+  program
+    .command('mcp')
+    .description('serve the agent bridge (MCP) over stdio; RUNLOOP_STEP_ID / STEP_OUTPUT_DIR mark every call as step-owned')
+    .action(async () => {
+      const server = createMcpServer(core(), { stepFromEnv: stepFromEnvironment(process.env) });
+      const transport = new StdioServerTransport();
+      // stdout is the protocol channel from here on: nothing else may print to it.
+      await server.connect(transport);
+      await new Promise<void>((resolve) => {
+        transport.onclose = () => resolve();
+        process.stdin.once('end', () => resolve());
+        process.once('SIGINT', () => resolve());
+        process.once('SIGTERM', () => resolve());
+      });
+      await server.close();
+    });
+
+  program
+    .command('log [name]')
+    .description('the call log of the agent bridge (time, sandbox, session, tool, cwd used and observed, exit code, warnings)')
+    .option('--session <key>', 'only this session')
+    .option('--limit <n>', 'the last N calls', '100')
+    .option('--jsonl', 'every matching call, as JSON lines (for export)')
+    .option('--json', 'machine-readable output')
+    .action((name: string | undefined, o: { session?: string; limit: string; jsonl?: boolean; json?: boolean }) => {
+      const log = core().store.callLog;
+      if (o.jsonl) return out.stdout(log.jsonl({ sandbox: name, session: o.session }));
+      const entries = log.list({ sandbox: name, session: o.session, limit: Number(o.limit) || 100 });
+      if (o.json) return printJson(out, entries);
+      if (entries.length === 0) return out.stdout('No agent calls logged yet.\n');
+      for (const e of entries) {
+        const where = e.cwdObserved && e.cwdObserved !== e.cwdUsed ? `${e.cwdUsed ?? '-'} → ${e.cwdObserved}` : (e.cwdUsed ?? '-');
+        const how = e.error ?? (e.exitCode === null ? 'ok' : `exit ${e.exitCode}`);
+        out.stdout(`${e.at}  ${e.sandbox ?? '-'}  ${e.session ?? '-'}  ${e.tool}  ${where}  ${how}${e.warnings.length ? `  [${e.warnings.map((w) => w.code).join(', ')}]` : ''}\n`);
+      }
+    });
+}

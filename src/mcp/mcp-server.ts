@@ -1,0 +1,220 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { SandboxName, SessionKey } from '../api/contract.js';
+import type { SandboxDesk } from '../api/sandbox-desk.js';
+import { asSandboxDeskError } from '../errors.js';
+import type { ExecWarning } from '../exec/exec-result.js';
+
+export interface McpOptions {
+  /**
+   * Step ownership that applies to every call of this server: a workflow runner starts the bridge with
+   * RUNLOOP_STEP_ID or STEP_OUTPUT_DIR in its environment. Such calls fail closed without a cwd.
+   */
+  stepFromEnv?: string | undefined;
+  version?: string;
+}
+
+/** What a call left for the log (a receipt of what happened, not an inference). */
+interface Receipt {
+  sandbox?: string | null;
+  session?: string | null;
+  cwdUsed?: string | null;
+  cwdObserved?: string | null;
+  exitCode?: number | null;
+  warnings?: ExecWarning[];
+}
+
+const text = (value: unknown): CallToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value, null, 2) }] });
+
+/** Reads step ownership markers the way workflow runners pass them. */
+export function stepFromEnvironment(env: NodeJS.ProcessEnv): string | undefined {
+  if (env.RUNLOOP_STEP_ID) return env.RUNLOOP_STEP_ID;
+  if (env.STEP_OUTPUT_DIR) return `output:${env.STEP_OUTPUT_DIR}`;
+  return undefined;
+}
+
+/**
+ * The agent bridge: Sandbox Desk as MCP tools. Every tool validates its arguments by its schema,
+ * answers errors as data (`isError` with `{"error":{code,message,hint}}`), and leaves a line in the
+ * call log. Relative paths and commands anchor at the *session's* cwd — the same place its shell is.
+ */
+export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpServer {
+  const server = new McpServer({ name: 'sandbox-desk', version: opts.version ?? '0.1.0' });
+  const stepOf = (stepId: string | undefined) => stepId ?? opts.stepFromEnv;
+
+  /** Runs a tool, turns errors into data, and logs the call. */
+  const tool = <A extends Record<string, unknown>>(name: string, fn: (args: A) => Promise<{ result: CallToolResult; receipt: Receipt }>) => {
+    return async (args: A): Promise<CallToolResult> => {
+      const t0 = performance.now();
+      const at = new Date().toISOString();
+      const base = { sandbox: typeof args.sandbox === 'string' ? args.sandbox : null, session: typeof args.session === 'string' ? args.session : null };
+      try {
+        const { result, receipt } = await fn(args);
+        desk.store.callLog.append({
+          at,
+          tool: name,
+          sandbox: receipt.sandbox ?? base.sandbox,
+          session: receipt.session ?? base.session,
+          cwdUsed: receipt.cwdUsed ?? null,
+          cwdObserved: receipt.cwdObserved ?? null,
+          exitCode: receipt.exitCode ?? null,
+          warnings: receipt.warnings ?? [],
+          error: null,
+          durationMs: Math.round(performance.now() - t0),
+        });
+        return result;
+      } catch (err) {
+        const e = asSandboxDeskError(err);
+        desk.store.callLog.append({ at, tool: name, ...base, cwdUsed: null, cwdObserved: null, exitCode: null, warnings: [], error: `${e.code}: ${e.message}`, durationMs: Math.round(performance.now() - t0) });
+        return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: e.toJSON() }) }] };
+      }
+    };
+  };
+
+  const sandbox = SandboxName.describe('the sandbox name (see sandbox_list)');
+  const session = SessionKey.optional().describe('the session whose cwd this call uses and updates (default "default"); one per agent or task');
+  const stepId = z.string().min(1).optional().describe('workflow-step ownership: without a resolvable cwd the call is refused (cwd_unresolved) instead of running in the sandbox default');
+
+  server.registerTool(
+    'sandbox_list',
+    { description: 'List the sandboxes: name, backend, state, image, declared default cwd, home.', inputSchema: {} },
+    tool('sandbox_list', async () => ({ result: text(await desk.listSandboxes()), receipt: {} })),
+  );
+
+  server.registerTool(
+    'sandbox_inspect',
+    { description: "One sandbox: its home, default cwd, temp dir, and every session with its own cwd record.", inputSchema: { sandbox } },
+    tool('sandbox_inspect', async (a: { sandbox: string }) => ({
+      result: text({ ...(await desk.inspectSandbox(a.sandbox)), sessions: desk.listSessions(a.sandbox) }),
+      receipt: {},
+    })),
+  );
+
+  server.registerTool(
+    'execute_shell_command',
+    {
+      description:
+        'Run a bash command in a sandbox, in the session\'s cwd (or workingDirectory for this command only). Returns exit code, output, and the cwd measured when it ended (cwdObserved false when it was killed or timed out — then nothing moved). A `cd` persists in the session.',
+      inputSchema: {
+        sandbox,
+        command: z.string().min(1),
+        session,
+        parentSession: SessionKey.optional().describe('when the session is new: create it as a child starting in this session\'s cwd'),
+        workingDirectory: z.string().optional().describe('run this command there (relative: against the session cwd)'),
+        stepId,
+        timeoutSeconds: z.number().positive().max(86400).optional(),
+      },
+    },
+    tool('execute_shell_command', async (a: { sandbox: string; command: string; session?: string; parentSession?: string; workingDirectory?: string; stepId?: string; timeoutSeconds?: number }) => {
+      const r = await desk.exec({ sandbox: a.sandbox, command: a.command, session: a.session, parent: a.parentSession, workdir: a.workingDirectory, stepId: stepOf(a.stepId), timeoutSeconds: a.timeoutSeconds });
+      const out = { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr, cwd: r.cwd, cwdObserved: r.cwdObserved, warnings: r.warnings, deniedCount: r.deniedCount, timedOut: r.timedOut, truncated: r.truncated };
+      return { result: text(out), receipt: { session: r.session, cwdUsed: r.startCwd, cwdObserved: r.cwd, exitCode: r.exitCode, warnings: r.warnings } };
+    }),
+  );
+
+  server.registerTool(
+    'read_file',
+    {
+      description: 'Read a file in a sandbox. A relative path is relative to the session\'s cwd (where its shell is). Text comes back as UTF-8, anything else as base64. Limit 1 MiB (maxBytes up to 16 MiB).',
+      inputSchema: { sandbox, path: z.string().min(1), session, stepId, maxBytes: z.number().int().positive().max(16 * 1024 * 1024).optional() },
+    },
+    tool('read_file', async (a: { sandbox: string; path: string; session?: string; stepId?: string; maxBytes?: number }) => {
+      const r = await desk.readFile({ sandbox: a.sandbox, path: a.path, session: a.session, stepId: stepOf(a.stepId), maxBytes: a.maxBytes });
+      let content: string;
+      let encoding: 'utf8' | 'base64';
+      try {
+        content = new TextDecoder('utf-8', { fatal: true }).decode(r.bytes);
+        encoding = 'utf8';
+      } catch {
+        content = r.bytes.toString('base64');
+        encoding = 'base64';
+      }
+      return { result: text({ path: r.path, size: r.bytes.length, encoding, content }), receipt: { session: r.session, cwdUsed: r.cwd } };
+    }),
+  );
+
+  server.registerTool(
+    'write_file',
+    {
+      description: 'Write a file in a sandbox (created or replaced). A relative path is relative to the session\'s cwd. encoding "base64" for binary content.',
+      inputSchema: { sandbox, path: z.string().min(1), content: z.string(), encoding: z.enum(['utf8', 'base64']).optional(), session, stepId },
+    },
+    tool('write_file', async (a: { sandbox: string; path: string; content: string; encoding?: 'utf8' | 'base64'; session?: string; stepId?: string }) => {
+      const bytes = Buffer.from(a.content, a.encoding === 'base64' ? 'base64' : 'utf8');
+      const r = await desk.writeFile({ sandbox: a.sandbox, path: a.path, content: bytes, session: a.session, stepId: stepOf(a.stepId) });
+      return { result: text({ path: r.path, bytes: r.bytes }), receipt: { session: r.session, cwdUsed: r.cwd } };
+    }),
+  );
+
+  server.registerTool(
+    'list_dir',
+    { description: 'List a directory in a sandbox (default: the session\'s cwd): name, type, size.', inputSchema: { sandbox, path: z.string().optional(), session, stepId } },
+    tool('list_dir', async (a: { sandbox: string; path?: string; session?: string; stepId?: string }) => {
+      const r = await desk.listDir({ sandbox: a.sandbox, path: a.path, session: a.session, stepId: stepOf(a.stepId) });
+      return { result: text({ path: r.path, entries: r.entries }), receipt: { session: r.session, cwdUsed: r.cwd } };
+    }),
+  );
+
+  server.registerTool(
+    'session_create',
+    {
+      description: 'Create a session for a delegated agent or a workflow step. It receives its cwd now — the one given, or its parent\'s current one — and never looks the parent up later.',
+      inputSchema: { sandbox, key: SessionKey, parent: SessionKey.optional(), cwd: z.string().startsWith('/').optional() },
+    },
+    tool('session_create', async (a: { sandbox: string; key: string; parent?: string; cwd?: string }) => {
+      const s = desk.createSession({ sandbox: a.sandbox, key: a.key, parent: a.parent, cwd: a.cwd });
+      return { result: text(s), receipt: { session: s.key, cwdUsed: s.cwd } };
+    }),
+  );
+
+  server.registerTool(
+    'desktop_start',
+    { description: 'Start (or adopt) the sandbox\'s bot desktop: Xvnc + Xfce + Chromium inside the sandbox.', inputSchema: { sandbox, geometry: z.string().regex(/^\d{3,4}x\d{3,4}$/).optional() } },
+    tool('desktop_start', async (a: { sandbox: string; geometry?: string }) => ({ result: text(await desk.desktop.start(a.sandbox, { geometry: a.geometry })), receipt: {} })),
+  );
+
+  server.registerTool(
+    'screenshot',
+    { description: 'A PNG of the desktop\'s real framebuffer. Refused (human_has_control) while a human holds the control lease.', inputSchema: { sandbox } },
+    tool('screenshot', async (a: { sandbox: string }) => {
+      const png = await desk.desktop.screenshot(a.sandbox);
+      return { result: { content: [{ type: 'image', data: png.toString('base64'), mimeType: 'image/png' }] }, receipt: {} };
+    }),
+  );
+
+  const coord = z.number().int().min(0).max(16384);
+  const act = (name: string, description: string, inputSchema: Record<string, z.ZodType>, toAction: (a: Record<string, unknown>) => Parameters<SandboxDesk['desktop']['act']>[1]) =>
+    server.registerTool(
+      name,
+      { description: `${description} Refused (human_has_control) while a human holds the control lease.`, inputSchema: { sandbox, ...inputSchema } },
+      tool(name, async (a: Record<string, unknown> & { sandbox: string }) => {
+        await desk.desktop.act(a.sandbox, toAction(a));
+        return { result: text({ ok: true }), receipt: {} };
+      }),
+    );
+  act('click', 'Click at a screen position.', { x: coord, y: coord, button: z.union([z.literal(1), z.literal(2), z.literal(3)]).optional(), double: z.boolean().optional() }, (a) => ({
+    kind: 'click',
+    x: a.x as number,
+    y: a.y as number,
+    button: a.button as 1 | 2 | 3 | undefined,
+    double: a.double as boolean | undefined,
+  }));
+  act('type', 'Type text with the X keyboard.', { text: z.string().min(1).max(10_000) }, (a) => ({ kind: 'type', text: a.text as string }));
+  act('key', 'Press keys, e.g. "ctrl+l", "Return", "shift+Tab".', { keys: z.string().min(1) }, (a) => ({ kind: 'key', keys: a.keys as string }));
+  act('scroll', 'Scroll at a screen position.', { x: coord, y: coord, direction: z.enum(['up', 'down', 'left', 'right']), amount: z.number().int().min(1).max(100).optional() }, (a) => ({
+    kind: 'scroll',
+    x: a.x as number,
+    y: a.y as number,
+    direction: a.direction as 'up' | 'down' | 'left' | 'right',
+    amount: a.amount as number | undefined,
+  }));
+
+  server.registerTool(
+    'browser_endpoint',
+    { description: 'The DevTools endpoint of the desktop\'s Chromium, forwarded to this machine\'s loopback: connect with Playwright/Puppeteer (connectOverCDP).', inputSchema: { sandbox } },
+    tool('browser_endpoint', async (a: { sandbox: string }) => ({ result: text(await desk.desktop.browserEndpoint(a.sandbox)), receipt: {} })),
+  );
+
+  return server;
+}

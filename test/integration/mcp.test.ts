@@ -1,0 +1,174 @@
+/**
+ * The agent bridge with the SDK's own MCP Client (not a hand-rolled one): over stdio against
+ * `sandbox-desk mcp`, and over streamable HTTP against `sandbox-desk serve --mcp`.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SandboxDesk } from '../../src/api/sandbox-desk.js';
+import { decodePngSize } from '../../src/desktop/png-encode.js';
+import { uniqueName } from './helpers.js';
+
+const BIN = resolve(import.meta.dirname, '../../bin/sandbox-desk.js');
+
+type ToolResult = { isError?: boolean; content: { type: string; text?: string; data?: string; mimeType?: string }[] };
+const json = (r: ToolResult) => JSON.parse(r.content[0]!.text!) as Record<string, any>;
+
+async function stdioClient(home: string, extraEnv: Record<string, string> = {}): Promise<Client> {
+  const client = new Client({ name: 'sandbox-desk-test', version: '1.0.0' });
+  const env = { ...(process.env as Record<string, string>), SANDBOX_DESK_HOME: home, ...extraEnv };
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], env, stderr: 'pipe' }));
+  return client;
+}
+
+describe('MCP agent bridge', () => {
+  let home: string;
+  let desk: SandboxDesk;
+  let client: Client;
+  const sb = uniqueName('mcp');
+  const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as ToolResult;
+
+  beforeAll(async () => {
+    home = mkdtempSync(join(tmpdir(), 'sdesk-mcp-'));
+    desk = new SandboxDesk({ dataDir: home });
+    await desk.createSandbox({ name: sb, backend: 'docker', image: 'sandbox-desk/desktop:latest' });
+    client = await stdioClient(home);
+  }, 120_000);
+  afterAll(async () => {
+    await client?.close();
+    for (const s of desk.store.sandboxes.list()) await desk.removeSandbox(s.name, { force: true }).catch(() => undefined);
+    await desk.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('lists its tools, each with a JSON schema', async () => {
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    for (const n of ['sandbox_list', 'sandbox_inspect', 'execute_shell_command', 'read_file', 'write_file', 'list_dir', 'session_create', 'desktop_start', 'screenshot', 'click', 'type', 'key', 'scroll', 'browser_endpoint']) {
+      expect(names).toContain(n);
+    }
+    expect(tools.find((t) => t.name === 'execute_shell_command')!.inputSchema.required).toEqual(expect.arrayContaining(['sandbox', 'command']));
+  });
+
+  it('runs commands in two sessions that keep different cwds', async () => {
+    await call('execute_shell_command', { sandbox: sb, command: 'mkdir -p /tmp/a /tmp/b' });
+    expect(json(await call('execute_shell_command', { sandbox: sb, session: 'agent-a', command: 'cd /tmp/a' }))).toMatchObject({ cwd: '/tmp/a', cwdObserved: true });
+    expect(json(await call('execute_shell_command', { sandbox: sb, session: 'agent-b', command: 'cd /tmp/b' }))).toMatchObject({ cwd: '/tmp/b' });
+    expect(json(await call('execute_shell_command', { sandbox: sb, session: 'agent-a', command: 'pwd' }))).toMatchObject({ stdout: '/tmp/a\n', exitCode: 0, deniedCount: 0 });
+    expect(json(await call('execute_shell_command', { sandbox: sb, session: 'agent-b', command: 'pwd' })).stdout).toBe('/tmp/b\n');
+    const inspected = json(await call('sandbox_inspect', { sandbox: sb }));
+    expect(inspected.home).toBe('/home/agent');
+    expect(inspected.sessions.map((s: { key: string; cwd: string }) => [s.key, s.cwd])).toEqual(expect.arrayContaining([['agent-a', '/tmp/a'], ['agent-b', '/tmp/b']]));
+  });
+
+  it('a step-owned call without a cwd is refused before anything runs', async () => {
+    const r = await call('execute_shell_command', { sandbox: sb, session: 'step-x', stepId: 'wf-1/step-x', command: 'touch /tmp/step-ran' });
+    expect(r.isError).toBe(true);
+    expect(json(r).error.code).toBe('cwd_unresolved');
+    expect(json(await call('execute_shell_command', { sandbox: sb, command: 'test -e /tmp/step-ran && echo ran || echo nothing' })).stdout).toBe('nothing\n');
+    // With a cwd given at its creation, the step runs there.
+    await call('session_create', { sandbox: sb, key: 'step-y', cwd: '/tmp/b' });
+    expect(json(await call('execute_shell_command', { sandbox: sb, session: 'step-y', stepId: 'wf-1/step-y', command: 'pwd' })).stdout).toBe('/tmp/b\n');
+  });
+
+  it('RUNLOOP_STEP_ID in the bridge\'s environment marks every call as step-owned', async () => {
+    const stepClient = await stdioClient(home, { RUNLOOP_STEP_ID: 'run-7/step-2' });
+    try {
+      const r = (await stepClient.callTool({ name: 'execute_shell_command', arguments: { sandbox: sb, session: 'fresh-step', command: 'true' } })) as ToolResult;
+      expect(json(r).error.code).toBe('cwd_unresolved');
+    } finally {
+      await stepClient.close();
+    }
+  });
+
+  it('read_file anchors a relative path at the session\'s cwd: after `cd /tmp/w`, notes.txt is /tmp/w/notes.txt', async () => {
+    await call('execute_shell_command', { sandbox: sb, session: 'reader', command: 'mkdir -p /tmp/w && cd /tmp/w && printf "in w\\n" > notes.txt && printf "in home\\n" > ~/notes.txt' });
+    const r = json(await call('read_file', { sandbox: sb, session: 'reader', path: 'notes.txt' }));
+    expect(r).toMatchObject({ path: '/tmp/w/notes.txt', content: 'in w\n', encoding: 'utf8' });
+    // Another session, another place.
+    expect(json(await call('read_file', { sandbox: sb, session: 'someone-else', path: 'notes.txt' })).content).toBe('in home\n');
+  });
+
+  it('write_file and list_dir, binary-safe, in the session\'s cwd; errors say what was wrong', async () => {
+    const bytes = Buffer.from([0, 1, 2, 255, 254, 10]);
+    expect(json(await call('write_file', { sandbox: sb, session: 'reader', path: 'blob.bin', content: bytes.toString('base64'), encoding: 'base64' }))).toMatchObject({ path: '/tmp/w/blob.bin', bytes: 6 });
+    const back = json(await call('read_file', { sandbox: sb, session: 'reader', path: 'blob.bin' }));
+    expect(back.encoding).toBe('base64');
+    expect(Buffer.from(back.content, 'base64').equals(bytes)).toBe(true);
+    const list = json(await call('list_dir', { sandbox: sb, session: 'reader' }));
+    expect(list.path).toBe('/tmp/w');
+    expect(list.entries).toEqual(expect.arrayContaining([{ name: 'blob.bin', type: 'file', size: 6 }, { name: 'notes.txt', type: 'file', size: 5 }]));
+    const missing = await call('read_file', { sandbox: sb, session: 'reader', path: 'nope.txt' });
+    expect(missing.isError).toBe(true);
+    expect(json(missing).error).toMatchObject({ code: 'not_found', message: expect.stringContaining('/tmp/w/nope.txt') });
+    const big = await call('read_file', { sandbox: sb, path: '/usr/bin/bash', maxBytes: 1000 });
+    expect(json(big).error.message).toMatch(/larger than the limit/);
+    const hostPath = await call('read_file', { sandbox: sb, path: '/Users/me/secrets.txt' });
+    expect(json(hostPath).error.message).toMatch(/host path/);
+  });
+
+  it('malformed arguments get schema errors, not crashes', async () => {
+    const bad = await client.callTool({ name: 'execute_shell_command', arguments: { sandbox: 'x/y', command: 42 } }).catch((e: Error) => ({ isError: true, content: [{ type: 'text', text: e.message }] }));
+    expect(bad.isError).toBe(true);
+    expect(JSON.stringify(bad.content)).toMatch(/sandbox|command|Invalid/i);
+    const unknown = await client.callTool({ name: 'rm_rf', arguments: {} }).catch((e: Error) => ({ isError: true, content: [{ type: 'text', text: e.message }] }));
+    expect(unknown.isError).toBe(true);
+    // The bridge is still there.
+    expect(json(await call('execute_shell_command', { sandbox: sb, command: 'echo alive' })).stdout).toBe('alive\n');
+  });
+
+  it('screenshot returns a PNG of the real desktop; a click while a human holds the lease is refused', async () => {
+    expect(json(await call('desktop_start', { sandbox: sb, geometry: '1024x768' }))).toMatchObject({ running: true });
+    const shot = await call('screenshot', { sandbox: sb });
+    expect(shot.content[0]).toMatchObject({ type: 'image', mimeType: 'image/png' });
+    expect(decodePngSize(Buffer.from(shot.content[0]!.data!, 'base64'))).toEqual({ width: 1024, height: 768 });
+    expect(json(await call('click', { sandbox: sb, x: 500, y: 400 }))).toEqual({ ok: true });
+
+    desk.desktop.takeControl(sb, 'human-viewer');
+    const refused = await call('click', { sandbox: sb, x: 10, y: 10 });
+    expect(refused.isError).toBe(true);
+    expect(json(refused).error.code).toBe('human_has_control');
+    expect(json(await call('screenshot', { sandbox: sb })).error.code).toBe('human_has_control');
+    desk.desktop.giveBack(sb, 'human-viewer');
+    expect(json(await call('type', { sandbox: sb, text: 'ok' }))).toEqual({ ok: true });
+  });
+
+  it('every call is logged — time, sandbox, session, tool, cwd used and observed, exit code, warnings — and exports as JSON lines', () => {
+    const entries = desk.store.callLog.list({ sandbox: sb, session: 'agent-a' });
+    expect(entries.map((e) => e.tool)).toEqual(['execute_shell_command', 'execute_shell_command']);
+    expect(entries[0]).toMatchObject({ cwdUsed: '/home/agent', cwdObserved: '/tmp/a', exitCode: 0, error: null });
+    expect(desk.store.callLog.list({ sandbox: sb }).find((e) => e.error?.startsWith('cwd_unresolved'))).toMatchObject({ tool: 'execute_shell_command', session: 'step-x' });
+    const r = spawnSync(process.execPath, [BIN, 'log', sb, '--jsonl'], { env: { ...process.env, SANDBOX_DESK_HOME: home }, encoding: 'utf8' });
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { tool: string; at: string });
+    expect(lines.length).toBeGreaterThan(10);
+    expect(lines[0]).toHaveProperty('at');
+  });
+
+  it('serve --mcp: the same tools over streamable HTTP, behind the token', async () => {
+    const child: ChildProcess = spawn(process.execPath, [BIN, 'serve', '--mcp', '--json'], { env: { ...process.env, SANDBOX_DESK_HOME: home }, stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const info = await new Promise<{ mcpUrl: string; token: string }>((resolveInfo, reject) => {
+        let buf = '';
+        child.stdout!.on('data', (c: Buffer) => {
+          buf += c.toString();
+          if (buf.includes('\n')) resolveInfo(JSON.parse(buf.split('\n')[0]!) as { mcpUrl: string; token: string });
+        });
+        child.on('exit', (code) => reject(new Error(`serve exited ${code}`)));
+      });
+      expect((await fetch(info.mcpUrl, { method: 'POST', body: '{}' })).status).toBe(401);
+      const http = new Client({ name: 'http-test', version: '1.0.0' });
+      await http.connect(new StreamableHTTPClientTransport(new URL(info.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${info.token}` } } }));
+      expect((await http.listTools()).tools.length).toBeGreaterThan(10);
+      const r = (await http.callTool({ name: 'execute_shell_command', arguments: { sandbox: sb, session: 'agent-a', command: 'pwd' } })) as ToolResult;
+      expect(json(r).stdout).toBe('/tmp/a\n');
+      await http.close();
+    } finally {
+      child.kill('SIGINT');
+    }
+  });
+});
