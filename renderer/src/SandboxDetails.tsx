@@ -1,6 +1,7 @@
-import type { ReactNode } from 'react';
+import { useState, type ReactNode } from 'react';
 import type { SandboxInfo, SessionInfo } from '../../src/api/contract.js';
 import { useApi } from './api-context.js';
+import { CallLog } from './CallLog.js';
 import { usePoll } from './hooks/usePoll.js';
 import { SessionsTable } from './SessionsTable.js';
 
@@ -15,11 +16,16 @@ const NOT_YET = 'resolved after connect';
 
 /**
  * Where things are in a sandbox: the declared and resolved homes and defaults, the environment's
- * last observed cwd, and every session's own record — each labelled with the layer it belongs to.
+ * last observed cwd, and every session's own record — each labelled with the layer it belongs to —
+ * then the agent calls that moved them.
  */
 export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
   const api = useApi();
   const sessions = usePoll<SessionInfo[]>(() => api.call('listSessions', { sandbox: s.name }), 2000, s.name, visible);
+  // Which session the agent calls are filtered to; remembered per sandbox, so switching sandboxes shows all.
+  const [callFilter, setCallFilter] = useState<{ sandbox: string; session: string | null }>({ sandbox: s.name, session: null });
+  const callSession = callFilter.sandbox === s.name ? callFilter.session : null;
+  const setCallSession = (session: string | null) => setCallFilter({ sandbox: s.name, session });
   const declaredIsHome = s.declaredDefaultCwd === '~' || s.declaredDefaultCwd.startsWith('~/');
 
   return (
@@ -89,8 +95,12 @@ export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
             each session keeps its own cwd record.
           </div>
         )}
-        {sessions.data && sessions.data.length > 0 && <SessionsTable sandbox={s} sessions={sessions.data} onOpenTerminal={onOpenTerminal} />}
+        {sessions.data && sessions.data.length > 0 && (
+          <SessionsTable sandbox={s} sessions={sessions.data} onOpenTerminal={onOpenTerminal} selected={callSession} onSelect={setCallSession} />
+        )}
       </section>
+
+      <CallLog sandbox={s.name} visible={visible} sessions={(sessions.data ?? []).map((x) => x.key)} session={callSession} onSessionChange={setCallSession} />
     </div>
   );
 }

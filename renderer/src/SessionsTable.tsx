@@ -1,11 +1,15 @@
 import type { SandboxInfo, SessionInfo } from '../../src/api/contract.js';
 import { ago } from './format.js';
-import { warningLabel, warningTitle } from './warnings.js';
+import { WarningBadges } from './WarningBadges.js';
 
 interface Props {
   sandbox: SandboxInfo;
   sessions: SessionInfo[];
   onOpenTerminal: (session: string) => void;
+  /** The session the agent calls below are filtered to, if any (its row is marked). */
+  selected?: string | null;
+  /** Clicking a row picks its session (clicking the picked one again clears it). */
+  onSelect?: (session: string | null) => void;
 }
 
 /**
@@ -13,7 +17,7 @@ interface Props {
  * starts from (its record, else the default) is highlighted; the environment's last observed cwd is
  * shared by all sessions and only shown for comparison.
  */
-export function SessionsTable({ sandbox, sessions, onOpenTerminal }: Props) {
+export function SessionsTable({ sandbox, sessions, onOpenTerminal, selected = null, onSelect }: Props) {
   return (
     <div className="table-wrap">
       <table className="table sessions">
@@ -34,7 +38,13 @@ export function SessionsTable({ sandbox, sessions, onOpenTerminal }: Props) {
           {sessions.map((x) => {
             const usesRecord = x.cwd !== null;
             return (
-              <tr key={x.key} data-testid={`session-row-${x.key}`}>
+              <tr
+                key={x.key}
+                data-testid={`session-row-${x.key}`}
+                className={[onSelect ? 'row-clickable' : '', selected === x.key ? 'row-selected' : ''].filter(Boolean).join(' ') || undefined}
+                title={onSelect ? (selected === x.key ? 'Showing only this session\'s agent calls — click to show all' : 'Click to show only this session\'s agent calls') : undefined}
+                onClick={onSelect ? () => !selectingText() && onSelect(selected === x.key ? null : x.key) : undefined}
+              >
                 <td className="mono key" title={x.key}>
                   {x.key}
                 </td>
@@ -51,24 +61,18 @@ export function SessionsTable({ sandbox, sessions, onOpenTerminal }: Props) {
                   {sandbox.defaultCwd ?? sandbox.declaredDefaultCwd}
                 </td>
                 <td data-testid={`session-warnings-${x.key}`}>
-                  {x.lastWarnings.length === 0 ? (
-                    <span className="muted">none</span>
-                  ) : (
-                    <span className="badges">
-                      {x.lastWarnings.map((w, i) => {
-                        const { label, bad } = warningLabel(w);
-                        return (
-                          <span key={i} className={`badge ${bad ? 'badge-warn' : 'badge-info'}`} title={warningTitle(w)} data-code={w.code}>
-                            {label}
-                            {w.asked && <span className="badge-path"> {w.asked}</span>}
-                          </span>
-                        );
-                      })}
-                    </span>
-                  )}
+                  <WarningBadges warnings={x.lastWarnings} />
                 </td>
                 <td>
-                  <button className="btn btn-small" onClick={() => onOpenTerminal(x.key)} disabled={sandbox.state !== 'running'} title="Open a terminal in this session (starts in its cwd record)">
+                  <button
+                    className="btn btn-small"
+                    onClick={(e) => {
+                      e.stopPropagation();
+                      onOpenTerminal(x.key);
+                    }}
+                    disabled={sandbox.state !== 'running'}
+                    title="Open a terminal in this session (starts in its cwd record)"
+                  >
                     Terminal
                   </button>
                 </td>
@@ -79,4 +83,10 @@ export function SessionsTable({ sandbox, sessions, onOpenTerminal }: Props) {
       </table>
     </div>
   );
+}
+
+/** A drag that selected text (to copy a path) is not a click on the row. */
+function selectingText(): boolean {
+  const sel = typeof window.getSelection === 'function' ? window.getSelection() : null;
+  return !!sel && !sel.isCollapsed && sel.toString().length > 0;
 }

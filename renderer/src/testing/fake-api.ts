@@ -1,4 +1,4 @@
-import type { ApiClient, ApiMethod, ApiParams, ApiResult, BackendInfo, DesktopStatus, Lease, SandboxInfo, SessionInfo } from '../../../src/api/contract.js';
+import type { ApiClient, ApiMethod, ApiParams, ApiResult, BackendInfo, CallLogEntry, DesktopStatus, Lease, SandboxInfo, SessionInfo } from '../../../src/api/contract.js';
 import { ApiError } from '../api-client.js';
 
 type Handler<M extends ApiMethod> = (params: ApiParams<M>) => ApiResult<M> | Promise<ApiResult<M>>;
@@ -32,6 +32,26 @@ export function desktopStatus(over: Partial<DesktopStatus> & { sandbox: string }
   return { running: false, placement: 'sandbox', display: null, geometry: null, leaseHolder: 'agent', leaseViewer: null, missing: [], reason: null, chromiumSandbox: null, ...over };
 }
 
+let nextCallId = 1;
+
+/** One agent call as the bridge logs it (an execute_shell_command that ran and stayed put, unless overridden). */
+export function callLogEntry(over: Partial<CallLogEntry> = {}): CallLogEntry {
+  return {
+    id: nextCallId++,
+    at: '2025-01-01T00:00:00.000Z',
+    sandbox: 'alpha',
+    session: 'default',
+    tool: 'execute_shell_command',
+    cwdUsed: '/home/dev',
+    cwdObserved: '/home/dev',
+    exitCode: 0,
+    warnings: [],
+    error: null,
+    durationMs: 42,
+    ...over,
+  };
+}
+
 const agentLease = (): Lease => ({ holder: 'agent', viewerId: null, epoch: 0, since: '2025-01-01T00:00:00.000Z', reason: null });
 
 /**
@@ -45,16 +65,19 @@ export class FakeApi implements ApiClient {
   sessions: Record<string, SessionInfo[]> = {};
   desktops: Record<string, DesktopStatus> = {};
   leases: Record<string, Lease> = {};
+  /** The agent bridge's call log, oldest first (as the server keeps it). Seed it, or push to it between polls. */
+  callLogEntries: CallLogEntry[] = [];
   backends: BackendInfo[] = [
     { name: 'docker', description: 'Docker containers', isContainer: true, supportsStreams: true, defaultCwd: '~' },
     { name: 'local', description: 'This machine (no isolation)', isContainer: false, supportsStreams: true, defaultCwd: '~' },
   ];
   private readonly overrides: Partial<Record<ApiMethod, (params: unknown) => unknown>> = {};
 
-  constructor(init: { sandboxes?: SandboxInfo[]; sessions?: Record<string, SessionInfo[]>; desktops?: Record<string, DesktopStatus> } = {}) {
+  constructor(init: { sandboxes?: SandboxInfo[]; sessions?: Record<string, SessionInfo[]>; desktops?: Record<string, DesktopStatus>; callLog?: CallLogEntry[] } = {}) {
     this.sandboxes = init.sandboxes ?? [];
     this.sessions = init.sessions ?? {};
     this.desktops = init.desktops ?? {};
+    this.callLogEntries = init.callLog ?? [];
   }
 
   on<M extends ApiMethod>(method: M, handler: Handler<M>): this {
@@ -121,5 +144,11 @@ export class FakeApi implements ApiClient {
     giveBack: (p) => (this.leases[p.sandbox] = { ...agentLease(), epoch: 2 }),
     terminalOpen: (p) => ({ url: `ws://127.0.0.1:1/ws/terminal/ab${this.calls.length}?ticket=x`, ticket: 'x', terminalId: `tid-${p.session ?? 'default'}`, session: p.session ?? 'default', cwd: '/home/dev' }),
     terminalResize: () => ({ ok: true as const }),
+    // Like the store: filtered by sandbox and session, the newest `limit` calls, returned oldest first.
+    callLog: (p) =>
+      this.callLogEntries
+        .filter((e) => (p.sandbox === undefined || e.sandbox === p.sandbox) && (p.session === undefined || e.session === p.session))
+        .slice(-(p.limit ?? 1000))
+        .map((e) => ({ ...e, warnings: [...e.warnings] })),
   };
 }
