@@ -1,16 +1,7 @@
 import { describe, it, expect } from 'vitest';
+import { thrown } from '../../test/expect-error.js';
 import { parseKeyValues, parseMounts, parseTimeout } from './parse-args.js';
-import { SandboxDeskError } from '../errors.js';
 
-function thrown(fn: () => unknown): SandboxDeskError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(SandboxDeskError);
-    return err as SandboxDeskError;
-  }
-  throw new Error('expected a SandboxDeskError, nothing was thrown');
-}
 
 describe('parseTimeout', () => {
   it.each([['0'], ['-1'], ['abc'], [''], ['   '], ['Infinity'], ['-Infinity'], ['NaN'], ['1s']])(

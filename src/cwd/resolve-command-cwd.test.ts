@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
+import { thrown } from '../../test/expect-error.js';
 import { PATH_MAX, resolveCommandCwd, validateWorkdir, type CwdPolicyInput } from './resolve-command-cwd.js';
 import type { GuardContext } from './record-guard.js';
-import { SandboxDeskError } from '../errors.js';
 
 const guard: GuardContext = { isContainer: true, hostHome: '/root', sandboxRoots: ['/home/agent'], mounts: [] };
 const noRecord = { record: null, recordSource: null };
@@ -11,16 +11,6 @@ function input(over: Partial<CwdPolicyInput>): CwdPolicyInput {
   return { session: noRecord, defaultCwd: '/home/agent', guard, ...over };
 }
 
-/** Runs fn and returns the SandboxDeskError it throws; fails the test when it does not throw one. */
-function thrown(fn: () => unknown): SandboxDeskError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(SandboxDeskError);
-    return err as SandboxDeskError;
-  }
-  throw new Error('expected a SandboxDeskError, nothing was thrown');
-}
 
 describe('resolveCommandCwd', () => {
   describe('precedence', () => {

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
+import { thrown } from '../../test/expect-error.js';
 import { BUILTIN_BACKENDS, ProviderRegistry } from './registry.js';
-import { SandboxDeskError } from '../errors.js';
 import type { SandboxProvider } from './provider.js';
 
 function provider(name: string): SandboxProvider {
@@ -20,15 +20,6 @@ function provider(name: string): SandboxProvider {
   };
 }
 
-function thrown(fn: () => unknown): SandboxDeskError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(SandboxDeskError);
-    return err as SandboxDeskError;
-  }
-  throw new Error('expected a SandboxDeskError, nothing was thrown');
-}
 
 describe('ProviderRegistry', () => {
   describe('register (plugin providers)', () => {

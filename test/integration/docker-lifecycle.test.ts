@@ -5,20 +5,11 @@ import { ProviderRegistry } from '../../src/sandbox/registry.js';
 import { DockerProvider } from '../../src/sandbox/docker/docker-provider.js';
 import { LocalProvider } from '../../src/sandbox/local/local-provider.js';
 import { SandboxDeskError } from '../../src/errors.js';
+import { rejectsWith } from '../expect-error.js';
 import { tempDesk, uniqueName, type TestDesk } from './helpers.js';
 
 function docker(...args: string[]): string {
   return execFileSync('docker', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
-}
-
-async function rejectsWith(p: Promise<unknown>, code: string): Promise<SandboxDeskError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err, `expected a ${code} error`).toBeInstanceOf(SandboxDeskError);
-  expect((err as SandboxDeskError).code).toBe(code);
-  return err as SandboxDeskError;
 }
 
 describe('docker sandboxes against the real engine', () => {
