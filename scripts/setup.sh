@@ -79,16 +79,17 @@ if docker image inspect debian:bookworm-slim >/dev/null 2>&1; then
 elif timeout 60 docker pull -q debian:bookworm-slim >/dev/null 2>&1; then
   note "pulled"
 else
-  mirror=$(grep -h -m1 -oE '^(URIs:|deb) +https?://[^ ]+' /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null | head -1 | awk '{print $2}')
+  # The machine's own Debian mirror (apt is configured to reach it); not every file exists everywhere.
+  mirror=$(cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null | grep -m1 -oE '^(URIs:|deb) +https?://[^ ]+' | awk '{print $2}' || true)
   mirror=${mirror:-http://deb.debian.org/debian}
   note "no registry reachable: building it with debootstrap from $mirror (about a minute)"
   rootfs=$(mktemp -d /tmp/sandbox-desk-rootfs.XXXXXX)
   trap 'rm -rf "$rootfs"' EXIT
-  "${SUDO[@]}" debootstrap --variant=minbase bookworm "$rootfs" "$mirror" | while read -r line; do
-    case "$line" in I:\ Retrieving*|I:\ Extracting*|I:\ Installing*|I:\ Configuring*|I:\ Base*) printf '\r    %-70.70s' "$line";; esac
-  done
-  printf '\n'
-  "${SUDO[@]}" tar -C "$rootfs" -c . | docker import -q - debian:bookworm-slim >/dev/null
+  # Progress: one line per stage, and every 40th step within it.
+  "${SUDO[@]}" debootstrap --variant=minbase bookworm "$rootfs" "$mirror" 2>&1 | awk '
+    /^I: / { stage = $2; n++; if (stage != last || n % 40 == 0) { print "    debootstrap: " substr($0, 4); fflush() } last = stage }'
+  [ "${PIPESTATUS[0]}" = 0 ] || die "debootstrap failed (mirror $mirror)"
+  "${SUDO[@]}" tar -C "$rootfs" -c . | docker import - debian:bookworm-slim >/dev/null
   "${SUDO[@]}" rm -rf "$rootfs"
   trap - EXIT
   note "imported"
