@@ -56,12 +56,12 @@ export function createDispatcher(desk: SandboxDesk, streams: StreamIssuer): (met
     takeControl: (p) => desk.desktop.takeControl(p.sandbox, p.viewerId),
     giveBack: (p) => desk.desktop.giveBack(p.sandbox, p.viewerId),
     terminalOpen: async (p) => {
-      const { terminal, session, cwd } = await desk.openTerminal(p);
+      const { terminal, session, cwd } = await desk.io.openTerminal(p);
       return { ...streams.terminalTicket(terminal.id), terminalId: terminal.id, session, cwd };
     },
     callLog: (p) => desk.store.callLog.list({ sandbox: p.sandbox, session: p.session, limit: p.limit }),
     terminalResize: (p) => {
-      desk.terminal(p.terminalId).resize(p.cols, p.rows);
+      desk.io.terminal(p.terminalId).resize(p.cols, p.rows);
       return { ok: true as const };
     },
   };

@@ -104,7 +104,7 @@ export class LocalServer implements StreamIssuer {
     // A terminal nobody attaches to before its ticket expires would be an orphaned shell: end it.
     setTimeout(() => {
       try {
-        const t = this.opts.desk.terminal(terminalId);
+        const t = this.opts.desk.io.terminal(terminalId);
         if (!t.everAttached) t.kill();
       } catch {
         // already gone
@@ -277,7 +277,7 @@ export class LocalServer implements StreamIssuer {
   private pipeTerminal(ws: WebSocket, terminalId: string): void {
     let terminal;
     try {
-      terminal = this.opts.desk.terminal(terminalId);
+      terminal = this.opts.desk.io.terminal(terminalId);
     } catch {
       return ws.close(CLOSE.streamGone, 'terminal gone');
     }

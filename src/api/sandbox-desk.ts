@@ -6,9 +6,6 @@ import { SandboxDeskError } from '../errors.js';
 import { projectRoot } from '../project-root.js';
 import type { ExecWarning } from '../exec/exec-result.js';
 import { runCommand, type ExecOutcome } from '../exec/run-command.js';
-import { TerminalSession } from '../exec/terminal.js';
-import { listSandboxDir, readSandboxFile, writeSandboxFile, type DirEntry } from '../exec/sandbox-files.js';
-import { isHostShapedPath, isUnderPath, translateMountedPath } from '../cwd/host-paths.js';
 import { resolveCommandCwd } from '../cwd/resolve-command-cwd.js';
 import { ShellPool } from '../exec/shell-pool.js';
 import type { SandboxEnvironment, SandboxProvider, SandboxRef } from '../sandbox/provider.js';
@@ -18,6 +15,7 @@ import type { SandboxRecord } from '../store/sandbox-store.js';
 import { DEFAULT_SESSION, type SessionRecord } from '../store/session-store.js';
 import { Store } from '../store/store.js';
 import { builtinRegistry } from './builtin-providers.js';
+import { SessionIo } from './session-io.js';
 import {
   CreateSandboxRequest,
   CreateSessionRequest,
@@ -52,9 +50,10 @@ export class SandboxDesk {
   readonly registry: ProviderRegistry;
   /** The bot desktops: start/stop/status, screen streams, agent actions, the browser endpoint. */
   readonly desktop: DesktopService;
+  /** Sessions' terminals and files, anchored where each session stands. */
+  readonly io: SessionIo;
   private readonly shells: ShellPool;
   private readonly environments = new Map<string, SandboxEnvironment>();
-  private readonly terminals = new Map<string, TerminalSession>();
   /** Warnings found while connecting, delivered with the next result that concerns the sandbox. */
   private readonly pendingWarnings = new Map<string, ExecWarning[]>();
   private readonly hostHome = homedir();
@@ -67,6 +66,7 @@ export class SandboxDesk {
     this.shells = new ShellPool({ idleMs: opts.shellIdleMs ?? 10 * 60_000 });
     this.defaultTimeoutMs = opts.defaultTimeoutMs ?? 10 * 60_000;
     this.maxOutputBytes = opts.maxOutputBytes ?? 8 * 1024 * 1024;
+    this.io = new SessionIo(this);
     this.desktop = new DesktopService({
       environment: async (name) => {
         const rec = this.record(name);
@@ -356,82 +356,9 @@ export class SandboxDesk {
     return { rec, env, key, plan, guard };
   }
 
-  // ---- files --------------------------------------------------------------------------------------
-
-  /**
-   * The file an agent means: relative paths anchor at the session's cwd (where its shell is), absolute
-   * host paths on a container go through a declared mount or are refused.
-   */
-  private async fileTarget(sandbox: string, path: string, session: string | undefined, stepId: string | undefined) {
-    if (path.includes('\0') || /[\n\r]/.test(path)) throw new SandboxDeskError('invalid_input', 'path contains a NUL or newline');
-    const { env, key, plan, guard } = await this.sessionPlan(sandbox, session, stepId);
-    let target = path;
-    if (guard.isContainer && (path.startsWith('/') || /^[A-Za-z]:[\\/]/.test(path)) && isHostShapedPath(path, guard) && !guard.sandboxRoots.some((r) => isUnderPath(path, r))) {
-      const translated = translateMountedPath(path, guard.mounts);
-      if (!translated) {
-        throw new SandboxDeskError('invalid_input', `${path} is a host path; it does not exist inside sandbox ${sandbox}`, { hint: 'use a path inside the sandbox, or mount the host directory' });
-      }
-      target = translated;
-    }
-    return { file: { env, cwd: plan.target }, key, target, cwd: plan.target };
-  }
-
-  async readFile(input: { sandbox: string; path: string; session?: string; stepId?: string; maxBytes?: number }): Promise<{ path: string; bytes: Buffer; cwd: string; session: string }> {
-    const t = await this.fileTarget(input.sandbox, input.path, input.session, input.stepId);
-    const r = await readSandboxFile(t.file, t.target, input.maxBytes ?? 1024 * 1024);
-    return { ...r, cwd: t.cwd, session: t.key };
-  }
-
-  async writeFile(input: { sandbox: string; path: string; content: Buffer; session?: string; stepId?: string }): Promise<{ path: string; bytes: number; cwd: string; session: string }> {
-    if (input.content.length > 16 * 1024 * 1024) throw new SandboxDeskError('invalid_input', 'content is larger than 16 MiB');
-    const t = await this.fileTarget(input.sandbox, input.path, input.session, input.stepId);
-    const r = await writeSandboxFile(t.file, t.target, input.content);
-    return { ...r, cwd: t.cwd, session: t.key };
-  }
-
-  async listDir(input: { sandbox: string; path?: string; session?: string; stepId?: string }): Promise<{ path: string; entries: DirEntry[]; cwd: string; session: string }> {
-    const t = await this.fileTarget(input.sandbox, input.path ?? '.', input.session, input.stepId);
-    const r = await listSandboxDir(t.file, t.target);
-    return { ...r, cwd: t.cwd, session: t.key };
-  }
-
   /** Roots a sandbox declares as its own: its measured home, and an absolute declared default cwd. */
   private sandboxRoots(env: SandboxEnvironment, declared: string): string[] {
     return [env.home, ...(declared.startsWith('/') ? [declared] : [])];
-  }
-
-  // ---- terminals ------------------------------------------------------------------------------
-
-  /**
-   * Opens an interactive terminal for a session: a local PTY running the sandbox's exec prefix and a
-   * login shell, started in the session's cwd (same policy as commands). Each prompt reports the
-   * shell's measured cwd, which becomes the session's record.
-   */
-  async openTerminal(input: { sandbox: string; session?: string | undefined; cols: number; rows: number }): Promise<{ terminal: TerminalSession; session: string; cwd: string }> {
-    const { rec, env, key, plan } = await this.sessionPlan(input.sandbox, input.session);
-    this.store.sessions.ensure(rec.name, key, { parent: null, cwd: null, at: new Date().toISOString() });
-    const terminal = new TerminalSession(env, {
-      target: plan.target,
-      cols: input.cols,
-      rows: input.rows,
-      onCwd: (cwd) => {
-        const at = new Date().toISOString();
-        env.cwd = cwd;
-        this.store.transaction(() => {
-          this.store.sessions.recordObserved(rec.name, key, cwd, at);
-          this.store.sandboxes.setLastObservedCwd(rec.name, cwd, at);
-        });
-      },
-      onExit: () => this.terminals.delete(terminal.id),
-    });
-    this.terminals.set(terminal.id, terminal);
-    return { terminal, session: key, cwd: plan.target };
-  }
-
-  terminal(id: string): TerminalSession {
-    const t = this.terminals.get(id);
-    if (!t) throw new SandboxDeskError('not_found', `no terminal ${id}`, { hint: 'it was closed or its shell exited; open a new one' });
-    return t;
   }
 
   // ---- sessions -------------------------------------------------------------------------------
@@ -469,8 +396,7 @@ export class SandboxDesk {
 
   /** Closes shells and the database; the process can exit afterwards. */
   async close(): Promise<void> {
-    for (const t of this.terminals.values()) t.kill();
-    this.terminals.clear();
+    this.io.closeAll();
     await this.desktop.close();
     this.shells.closeAll();
     for (const p of this.registry.all()) await p.dispose?.();

@@ -120,7 +120,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
       inputSchema: { sandbox, path: z.string().min(1), session, stepId, maxBytes: z.number().int().positive().max(16 * 1024 * 1024).optional() },
     },
     tool('read_file', async (a: { sandbox: string; path: string; session?: string; stepId?: string; maxBytes?: number }) => {
-      const r = await desk.readFile({ sandbox: a.sandbox, path: a.path, session: a.session, stepId: stepOf(a.stepId), maxBytes: a.maxBytes });
+      const r = await desk.io.readFile({ sandbox: a.sandbox, path: a.path, session: a.session, stepId: stepOf(a.stepId), maxBytes: a.maxBytes });
       let content: string;
       let encoding: 'utf8' | 'base64';
       try {
@@ -142,7 +142,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
     },
     tool('write_file', async (a: { sandbox: string; path: string; content: string; encoding?: 'utf8' | 'base64'; session?: string; stepId?: string }) => {
       const bytes = Buffer.from(a.content, a.encoding === 'base64' ? 'base64' : 'utf8');
-      const r = await desk.writeFile({ sandbox: a.sandbox, path: a.path, content: bytes, session: a.session, stepId: stepOf(a.stepId) });
+      const r = await desk.io.writeFile({ sandbox: a.sandbox, path: a.path, content: bytes, session: a.session, stepId: stepOf(a.stepId) });
       return { result: text({ path: r.path, bytes: r.bytes }), receipt: { session: r.session, cwdUsed: r.cwd } };
     }),
   );
@@ -151,7 +151,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
     'list_dir',
     { description: 'List a directory in a sandbox (default: the session\'s cwd): name, type, size.', inputSchema: { sandbox, path: z.string().optional(), session, stepId } },
     tool('list_dir', async (a: { sandbox: string; path?: string; session?: string; stepId?: string }) => {
-      const r = await desk.listDir({ sandbox: a.sandbox, path: a.path, session: a.session, stepId: stepOf(a.stepId) });
+      const r = await desk.io.listDir({ sandbox: a.sandbox, path: a.path, session: a.session, stepId: stepOf(a.stepId) });
       return { result: text({ path: r.path, entries: r.entries }), receipt: { session: r.session, cwdUsed: r.cwd } };
     }),
   );

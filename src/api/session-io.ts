@@ -1,0 +1,92 @@
+import { isHostShapedPath, isUnderPath, translateMountedPath } from '../cwd/host-paths.js';
+import { SandboxDeskError } from '../errors.js';
+import { listSandboxDir, readSandboxFile, writeSandboxFile, type DirEntry } from '../exec/sandbox-files.js';
+import { TerminalSession } from '../exec/terminal.js';
+import type { SandboxDesk } from './sandbox-desk.js';
+
+/**
+ * A session's interactive side: its terminals and its files. Both stand where the session stands —
+ * the cwd planned by the same policy as its commands (`SandboxDesk.sessionPlan`) — so a human in a
+ * terminal, an agent's shell and an agent's file tools all anchor at one place.
+ */
+export class SessionIo {
+  private readonly terminals = new Map<string, TerminalSession>();
+
+  constructor(private readonly desk: SandboxDesk) {}
+
+  /**
+   * Opens an interactive terminal for a session: a local PTY running the sandbox's exec prefix and a
+   * login shell, started in the session's cwd (same policy as commands). Each prompt reports the
+   * shell's measured cwd, which becomes the session's record.
+   */
+  async openTerminal(input: { sandbox: string; session?: string | undefined; cols: number; rows: number }): Promise<{ terminal: TerminalSession; session: string; cwd: string }> {
+    const { rec, env, key, plan } = await this.desk.sessionPlan(input.sandbox, input.session);
+    this.desk.store.sessions.ensure(rec.name, key, { parent: null, cwd: null, at: new Date().toISOString() });
+    const terminal = new TerminalSession(env, {
+      target: plan.target,
+      cols: input.cols,
+      rows: input.rows,
+      onCwd: (cwd) => {
+        const at = new Date().toISOString();
+        env.cwd = cwd;
+        this.desk.store.transaction(() => {
+          this.desk.store.sessions.recordObserved(rec.name, key, cwd, at);
+          this.desk.store.sandboxes.setLastObservedCwd(rec.name, cwd, at);
+        });
+      },
+      onExit: () => this.terminals.delete(terminal.id),
+    });
+    this.terminals.set(terminal.id, terminal);
+    return { terminal, session: key, cwd: plan.target };
+  }
+
+  terminal(id: string): TerminalSession {
+    const t = this.terminals.get(id);
+    if (!t) throw new SandboxDeskError('not_found', `no terminal ${id}`, { hint: 'it was closed or its shell exited; open a new one' });
+    return t;
+  }
+
+
+  /**
+   * The file an agent means: relative paths anchor at the session's cwd (where its shell is), absolute
+   * host paths on a container go through a declared mount or are refused.
+   */
+  private async fileTarget(sandbox: string, path: string, session: string | undefined, stepId: string | undefined) {
+    if (path.includes('\0') || /[\n\r]/.test(path)) throw new SandboxDeskError('invalid_input', 'path contains a NUL or newline');
+    const { env, key, plan, guard } = await this.desk.sessionPlan(sandbox, session, stepId);
+    let target = path;
+    if (guard.isContainer && (path.startsWith('/') || /^[A-Za-z]:[\\/]/.test(path)) && isHostShapedPath(path, guard) && !guard.sandboxRoots.some((r) => isUnderPath(path, r))) {
+      const translated = translateMountedPath(path, guard.mounts);
+      if (!translated) {
+        throw new SandboxDeskError('invalid_input', `${path} is a host path; it does not exist inside sandbox ${sandbox}`, { hint: 'use a path inside the sandbox, or mount the host directory' });
+      }
+      target = translated;
+    }
+    return { file: { env, cwd: plan.target }, key, target, cwd: plan.target };
+  }
+
+  async readFile(input: { sandbox: string; path: string; session?: string; stepId?: string; maxBytes?: number }): Promise<{ path: string; bytes: Buffer; cwd: string; session: string }> {
+    const t = await this.fileTarget(input.sandbox, input.path, input.session, input.stepId);
+    const r = await readSandboxFile(t.file, t.target, input.maxBytes ?? 1024 * 1024);
+    return { ...r, cwd: t.cwd, session: t.key };
+  }
+
+  async writeFile(input: { sandbox: string; path: string; content: Buffer; session?: string; stepId?: string }): Promise<{ path: string; bytes: number; cwd: string; session: string }> {
+    if (input.content.length > 16 * 1024 * 1024) throw new SandboxDeskError('invalid_input', 'content is larger than 16 MiB');
+    const t = await this.fileTarget(input.sandbox, input.path, input.session, input.stepId);
+    const r = await writeSandboxFile(t.file, t.target, input.content);
+    return { ...r, cwd: t.cwd, session: t.key };
+  }
+
+  async listDir(input: { sandbox: string; path?: string; session?: string; stepId?: string }): Promise<{ path: string; entries: DirEntry[]; cwd: string; session: string }> {
+    const t = await this.fileTarget(input.sandbox, input.path ?? '.', input.session, input.stepId);
+    const r = await listSandboxDir(t.file, t.target);
+    return { ...r, cwd: t.cwd, session: t.key };
+  }
+
+  /** Ends every terminal (the app is closing). */
+  closeAll(): void {
+    for (const t of this.terminals.values()) t.kill();
+    this.terminals.clear();
+  }
+}
