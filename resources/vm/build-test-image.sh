@@ -1,0 +1,246 @@
+#!/usr/bin/env bash
+# Builds the small Debian bookworm guest image for the (future) `qemu` sandbox provider:
+#   OUTDIR/vmlinuz, OUTDIR/initrd.img   direct kernel boot (no bootloader, no partition table)
+#   OUTDIR/disk.qcow2                   compressed qcow2 holding one ext4 filesystem (root=/dev/vda)
+#   OUTDIR/image.json                   what a provider needs to boot it
+# The guest is configured at first boot by a cloud-init NoCloud seed (ISO labelled `cidata`); see README.md.
+#
+#   sudo resources/vm/build-test-image.sh OUTDIR
+#
+# Idempotent: if OUTDIR already holds a complete image whose stamp matches this script, it exits at once
+# (FORCE=1 rebuilds). Needs root (debootstrap, chroot, mount). Tools: debootstrap, e2fsprogs (mkfs.ext4 -d),
+# qemu-utils (qemu-img). Environment: MIRROR (default: the host's Debian mirror), TMPDIR, FORCE.
+set -euo pipefail
+
+SUITE=bookworm
+NAME=debian-test
+GUEST_USER=agent
+DISK_SIZE=2G
+CMDLINE="root=/dev/vda rw console=ttyS0"
+PACKAGES=systemd-sysv,udev,openssh-server,ifupdown,isc-dhcp-client,linux-image-cloud-amd64,ca-certificates,sudo,python3,iproute2,procps
+
+usage() { echo "usage: $0 OUTDIR" >&2; exit 2; }
+[ $# -eq 1 ] || usage
+[ "$(id -u)" -eq 0 ] || { echo "error: must run as root (debootstrap, chroot and mount need it)" >&2; exit 1; }
+for bin in debootstrap mkfs.ext4 qemu-img chroot mount umount findmnt sha256sum; do
+  command -v "$bin" >/dev/null || { echo "error: $bin not found (apt-get install -y debootstrap e2fsprogs qemu-utils)" >&2; exit 1; }
+done
+
+OUTDIR=$(realpath -m "$1")
+SCRIPT=$(realpath "${BASH_SOURCE[0]}")
+START=$(date +%s)
+STAGES=6
+stage() { printf '[build-test-image +%3ds] stage %s/%s: %s\n' "$(( $(date +%s) - START ))" "$1" "$STAGES" "$2"; }
+note()  { printf '[build-test-image +%3ds]   %s\n' "$(( $(date +%s) - START ))" "$*"; }
+
+# The content stamp: this script's bytes (which hold the package list, the config and the cmdline) and the suite.
+# The mirror is left out on purpose: another mirror gives the same image.
+STAMP=$( { cat "$SCRIPT"; echo "$SUITE"; } | sha256sum | cut -d' ' -f1)
+
+complete() {
+  local f
+  for f in vmlinuz initrd.img disk.qcow2 image.json .stamp; do [ -s "$OUTDIR/$f" ] || return 1; done
+  [ "$(cat "$OUTDIR/.stamp")" = "$STAMP" ]
+}
+if [ "${FORCE:-0}" != 1 ] && complete; then
+  echo "[build-test-image] $OUTDIR is up to date (stamp ${STAMP:0:12}); nothing to do (FORCE=1 rebuilds)"
+  exit 0
+fi
+
+# The host's own Debian mirror unless MIRROR is set: first non-security URI of the deb822 sources, then sources.list.
+host_mirror() {
+  local m=""
+  m=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' \
+        /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n1) || true
+  [ -n "$m" ] || m=$(awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^(https?|file):/) { print $i; exit } }' \
+        /etc/apt/sources.list 2>/dev/null | head -n1) || true
+  echo "${m:-http://deb.debian.org/debian}"
+}
+MIRROR=${MIRROR:-$(host_mirror)}
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/sdesk-vm-build.XXXXXX")
+ROOTFS=$WORK/rootfs
+STAGING=""
+MOUNTS=()
+
+unmount_all() {
+  local i m
+  for (( i = ${#MOUNTS[@]} - 1; i >= 0; i-- )); do
+    m=${MOUNTS[$i]}
+    if mountpoint -q "$m"; then umount "$m" 2>/dev/null || umount -l "$m" || true; fi
+  done
+  MOUNTS=()
+}
+cleanup() {
+  local rc=$?
+  set +e
+  unmount_all
+  # Also whatever debootstrap mounted itself (its target /proc) if it was interrupted: deepest first.
+  findmnt -rn -o TARGET | grep "^$WORK/" | sort -r | while read -r m; do umount "$m" 2>/dev/null || umount -l "$m"; done
+  # Never rm -rf a tree that still has something mounted under it (a bind-mounted /dev would be emptied).
+  if findmnt -rn -o TARGET | grep -q "^$WORK"; then
+    echo "[build-test-image] WARNING: mounts left under $WORK; not removing it" >&2
+  else
+    rm -rf "$WORK"
+  fi
+  [ -z "$STAGING" ] || rm -rf "$STAGING"
+  [ $rc -eq 0 ] || echo "[build-test-image] FAILED (exit $rc) after $(( $(date +%s) - START ))s" >&2
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mount_chroot() {
+  mount -t proc proc "$ROOTFS/proc";          MOUNTS+=("$ROOTFS/proc")
+  mount -t sysfs sysfs "$ROOTFS/sys";         MOUNTS+=("$ROOTFS/sys")
+  mount --bind /dev "$ROOTFS/dev";            MOUNTS+=("$ROOTFS/dev")
+  mount --bind /dev/pts "$ROOTFS/dev/pts";    MOUNTS+=("$ROOTFS/dev/pts")
+}
+in_chroot() { DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 chroot "$ROOTFS" "$@"; }
+
+# ---------------------------------------------------------------------------------------------------------------
+stage 1 "debootstrap $SUITE (minbase) from $MIRROR into $ROOTFS"
+debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$ROOTFS" "$MIRROR" > "$WORK/debootstrap.log" 2>&1 || {
+  tail -n 30 "$WORK/debootstrap.log" >&2; [ -f "$ROOTFS/debootstrap/debootstrap.log" ] && tail -n 30 "$ROOTFS/debootstrap/debootstrap.log" >&2
+  exit 1
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# cloud-init is a second step: `--include=cloud-init` fails inside debootstrap (python3-cryptography's configure).
+# dbus: without it systemd-logind does not start, and then nothing acts on the ACPI power button, so QMP
+# `system_powerdown` is ignored by the guest (measured: still running after 60 s).
+stage 2 "install cloud-init and dbus in the chroot"
+cp -L /etc/resolv.conf "$ROOTFS/etc/resolv.conf"
+printf '#!/bin/sh\nexit 101\n' > "$ROOTFS/usr/sbin/policy-rc.d"; chmod 0755 "$ROOTFS/usr/sbin/policy-rc.d"
+mount_chroot
+in_chroot apt-get update -q > "$WORK/apt.log" 2>&1 || { tail -n 30 "$WORK/apt.log" >&2; exit 1; }
+in_chroot apt-get install -y -q --no-install-recommends cloud-init dbus >> "$WORK/apt.log" 2>&1 \
+  || { tail -n 30 "$WORK/apt.log" >&2; exit 1; }
+note "$(in_chroot dpkg-query -W -f='${Package} ${Version}  ' cloud-init dbus)"
+
+# ---------------------------------------------------------------------------------------------------------------
+stage 3 "configure the guest (cloud-init NoCloud, network, console, fstab, identity)"
+# cloud-init: NoCloud seed only (then None, so a boot without a seed still finishes instead of searching).
+cat > "$ROOTFS/etc/cloud/cloud.cfg.d/90-datasource.cfg" <<'EOF'
+datasource_list: [ NoCloud, None ]
+EOF
+# Network: the seed normally carries no network-config, so cloud-init renders its fallback (DHCP on the one NIC,
+# whatever udev named it) with the ifupdown ("eni") renderer into /etc/network/interfaces.d/50-cloud-init.
+cat > "$ROOTFS/etc/cloud/cloud.cfg.d/91-sandbox-desk.cfg" <<'EOF'
+# Sandbox Desk test image.
+system_info:
+  network:
+    renderers: [ eni ]
+# Each VM gets its own host keys, made at first boot; keys and fingerprints are printed to the serial console.
+ssh_deletekeys: true
+# ed25519 only: RSA key generation costs seconds under TCG before sshd may start.
+ssh_genkeytypes: [ ed25519 ]
+# There is no `locales` package (minbase): cc_locale's update-locale would fail and mark cloud-init "error".
+locale: false
+# The hostname from meta-data goes into /etc/hosts too (else sudo warns "unable to resolve host").
+manage_etc_hosts: true
+# No password logins at all; the seed's users log in with keys.
+ssh_pwauth: false
+disable_root: true
+EOF
+cat > "$ROOTFS/etc/network/interfaces" <<'EOF'
+# Loopback only here; cloud-init writes the NIC's DHCP stanza into interfaces.d/50-cloud-init at first boot.
+source /etc/network/interfaces.d/*
+
+auto lo
+iface lo inet loopback
+EOF
+mkdir -p "$ROOTFS/etc/network/interfaces.d"
+
+# Host keys when the VM is booted without cloud-init doing it (no seed): sshd refuses to start without keys.
+cat > "$ROOTFS/etc/systemd/system/ssh-hostkeys-fallback.service" <<'EOF'
+[Unit]
+Description=Generate missing SSH host keys (fallback when cloud-init did not)
+After=cloud-init.service
+Before=ssh.service
+ConditionPathExists=!/etc/ssh/ssh_host_ed25519_key
+
+[Service]
+Type=oneshot
+ExecStart=/usr/bin/ssh-keygen -A
+
+[Install]
+WantedBy=multi-user.target
+EOF
+in_chroot systemctl enable ssh-hostkeys-fallback.service >/dev/null 2>&1
+
+# Root filesystem: the whole of /dev/vda (no partition table); the cmdline mounts it rw already.
+cat > "$ROOTFS/etc/fstab" <<'EOF'
+/dev/vda  /  ext4  rw,errors=remount-ro  0  1
+EOF
+echo localhost > "$ROOTFS/etc/hostname"
+cat > "$ROOTFS/etc/hosts" <<'EOF'
+127.0.0.1 localhost
+::1       localhost ip6-localhost ip6-loopback
+EOF
+# Serial console: console=ttyS0 on the cmdline makes systemd start serial-getty@ttyS0; nothing else to enable.
+# Less jitter in short-lived test VMs: no apt timers, no fstrim/e2scrub timers.
+for t in apt-daily.timer apt-daily-upgrade.timer fstrim.timer e2scrub_all.timer; do
+  in_chroot systemctl disable "$t" >/dev/null 2>&1 || true
+done
+# Root stays locked (no password); access is the seed's user with an SSH key.
+in_chroot passwd -l root >/dev/null
+
+# ---------------------------------------------------------------------------------------------------------------
+stage 4 "clean the rootfs (host keys, machine-id, apt lists, logs)"
+in_chroot apt-get clean
+unmount_all
+rm -f "$ROOTFS/usr/sbin/policy-rc.d"
+rm -rf "$ROOTFS"/var/lib/apt/lists/* "$ROOTFS"/var/cache/apt/*.bin "$ROOTFS"/var/cache/debconf/*-old
+rm -f "$ROOTFS"/etc/ssh/ssh_host_*
+: > "$ROOTFS/etc/machine-id"                       # empty => systemd makes a fresh one on every VM's first boot
+ln -sf /etc/machine-id "$ROOTFS/var/lib/dbus/machine-id"
+: > "$ROOTFS/etc/resolv.conf"                      # dhclient fills it in the guest
+rm -rf "$ROOTFS"/var/lib/cloud/* "$ROOTFS"/tmp/* "$ROOTFS"/var/tmp/* "$ROOTFS"/root/.bash_history
+find "$ROOTFS/var/log" -type f -exec truncate -s 0 {} +
+rm -rf "$ROOTFS/debootstrap"
+
+# ---------------------------------------------------------------------------------------------------------------
+stage 5 "kernel, initrd and ext4 image"
+mkdir -p "$OUTDIR"
+STAGING=$(mktemp -d "$OUTDIR/.tmp.XXXXXX")
+KERNEL=$(ls "$ROOTFS"/boot/vmlinuz-* | sort -V | tail -n1)
+INITRD=$(ls "$ROOTFS"/boot/initrd.img-* | sort -V | tail -n1)
+KVER=${KERNEL##*/vmlinuz-}
+install -m 0644 "$KERNEL" "$STAGING/vmlinuz"
+install -m 0644 "$INITRD" "$STAGING/initrd.img"
+note "kernel $KVER"
+truncate -s "$DISK_SIZE" "$WORK/root.ext4"
+mkfs.ext4 -q -F -L sdesk-root -d "$ROOTFS" "$WORK/root.ext4"
+note "ext4 in use: $(du -sh --apparent-size "$ROOTFS" | cut -f1) of files, $(du -h "$WORK/root.ext4" | cut -f1) allocated"
+
+# ---------------------------------------------------------------------------------------------------------------
+stage 6 "qcow2 (compressed) and image.json"
+qemu-img convert -q -f raw -O qcow2 -c "$WORK/root.ext4" "$STAGING/disk.qcow2"
+SIZE=$(stat -c %s "$STAGING/disk.qcow2")
+VSIZE=$(qemu-img info --output=json "$STAGING/disk.qcow2" | awk -F'[:,]' '/"virtual-size"/ { gsub(/ /, "", $2); print $2; exit }')
+cat > "$STAGING/image.json" <<EOF
+{
+  "name": "$NAME",
+  "suite": "$SUITE",
+  "kernel": "vmlinuz",
+  "kernel_version": "$KVER",
+  "initrd": "initrd.img",
+  "disk": "disk.qcow2",
+  "disk_format": "qcow2",
+  "cmdline": "$CMDLINE",
+  "user": "$GUEST_USER",
+  "built_at": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
+  "size": $SIZE,
+  "virtual_size": $VSIZE,
+  "stamp": "$STAMP"
+}
+EOF
+echo "$STAMP" > "$STAGING/.stamp"
+# Swap the new files in; the stamp goes last, so an interrupted swap never looks complete.
+rm -f "$OUTDIR/.stamp"
+for f in vmlinuz initrd.img disk.qcow2 image.json; do mv -f "$STAGING/$f" "$OUTDIR/$f"; done
+mv -f "$STAGING/.stamp" "$OUTDIR/.stamp"
+rmdir "$STAGING"
+note "disk.qcow2 $(du -h "$OUTDIR/disk.qcow2" | cut -f1) (virtual $DISK_SIZE), vmlinuz $(du -h "$OUTDIR/vmlinuz" | cut -f1), initrd.img $(du -h "$OUTDIR/initrd.img" | cut -f1)"
+echo "[build-test-image] done in $(( $(date +%s) - START ))s: $OUTDIR"
