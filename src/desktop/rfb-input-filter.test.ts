@@ -1,4 +1,5 @@
 import { describe, it, expect } from 'vitest';
+import { seededRandom as prng } from '../../test/seeded-random.js';
 import { RfbInputFilter, RfbProtocolError } from './rfb-input-filter.js';
 
 // ---- message builders (client → server, RFC 6143 plus extensions) ----
@@ -94,17 +95,6 @@ function feed(filter: RfbInputFilter, data: Buffer, chunkSizes: (remaining: numb
   return Buffer.concat(out);
 }
 
-/** mulberry32: a small seeded PRNG so random chunkings are reproducible. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function expectProtocolError(fn: () => unknown, reason: RfbProtocolError['reason']): void {
   let caught: unknown;

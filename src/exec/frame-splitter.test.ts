@@ -1,4 +1,5 @@
 import { describe, it, expect } from 'vitest';
+import { seededRandom as rng } from '../../test/seeded-random.js';
 import { FrameSplitter, type Frame } from './frame-splitter.js';
 
 /** A nonce shaped like the real ones: random hex the command cannot know. */
@@ -52,17 +53,6 @@ function collect(...nonces: string[]): Collected {
   return { splitter, payload: () => Buffer.concat(chunks), frames };
 }
 
-/** Deterministic PRNG (mulberry32) so a failing chunking can be reproduced. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function feedInChunks(splitter: FrameSplitter, data: Buffer, sizes: () => number): void {
   let at = 0;
