@@ -16,6 +16,7 @@ const LABELS: Record<WarningCode, { label: string; bad: boolean }> = {
   workdir_relative: { label: 'relative workdir resolved', bad: false },
   cwd_deleted: { label: 'deleted by the command', bad: true },
   cwd_unobserved: { label: 'not observed (interrupted)', bad: true },
+  backend_warning: { label: 'backend warning', bad: false },
   output_truncated: { label: 'output truncated', bad: false },
   shell_fallback: { label: 'ran one-shot (no shell)', bad: false },
   environment_recreated: { label: 'sandbox recreated', bad: true },

@@ -1,9 +1,10 @@
 import { DockerProvider } from '../sandbox/docker/docker-provider.js';
 import { LocalProvider } from '../sandbox/local/local-provider.js';
+import type { ProviderContext } from '../sandbox/provider.js';
 import { ProviderRegistry } from '../sandbox/registry.js';
 
 /** The registry with the backends that ship with Sandbox Desk. */
-export function builtinRegistry(): ProviderRegistry {
+export function builtinRegistry(_ctx: ProviderContext): ProviderRegistry {
   const registry = new ProviderRegistry();
   registry.registerBuiltin(new LocalProvider());
   registry.registerBuiltin(new DockerProvider());

@@ -104,6 +104,18 @@ export interface SandboxInfo {
   lastObservedCwd: string | null;
   backendRef: string | null;
   createdAt: string;
+  /** Backend-specific facts (a VM's accel, sshPort, pid, serialLog); null when the backend has none. */
+  details: Record<string, string | number | boolean | null> | null;
+}
+
+/** The latest long operation on a sandbox (create, start, stop) and its progress, for polling clients. */
+export interface SandboxOperation {
+  kind: 'create' | 'start' | 'stop';
+  startedAt: string;
+  /** The most recent events (at most 200), oldest first. */
+  events: Array<{ step: string; message: string; level: 'info' | 'warning'; at: string }>;
+  done: boolean;
+  error: string | null;
 }
 
 export interface SessionInfo {
@@ -170,6 +182,7 @@ export const API = {
   createSandbox: { params: CreateSandboxRequest, result: returns<CreateSandboxResult>() },
   startSandbox: { params: Named, result: returns<SandboxInfo>() },
   stopSandbox: { params: Named, result: returns<SandboxInfo>() },
+  sandboxProgress: { params: Named, result: returns<SandboxOperation | null>() },
   removeSandbox: { params: RemoveSandboxRequest, result: returns<{ removed: string }>() },
   listSessions: { params: OfSandbox, result: returns<SessionInfo[]>() },
   createSession: { params: CreateSessionRequest, result: returns<SessionInfo>() },

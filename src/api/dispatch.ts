@@ -31,6 +31,7 @@ export function createDispatcher(desk: SandboxDesk, streams: StreamIssuer): (met
     createSandbox: (p) => desk.createSandbox(p),
     startSandbox: (p) => desk.startSandbox(p.name),
     stopSandbox: (p) => desk.stopSandbox(p.name),
+    sandboxProgress: (p) => desk.sandboxProgress(p.name),
     removeSandbox: async (p) => {
       await desk.removeSandbox(p.name, { force: p.force });
       return { removed: p.name };

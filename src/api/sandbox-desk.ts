@@ -8,7 +8,7 @@ import type { ExecWarning } from '../exec/exec-result.js';
 import { runCommand, type ExecOutcome } from '../exec/run-command.js';
 import { resolveCommandCwd } from '../cwd/resolve-command-cwd.js';
 import { ShellPool } from '../exec/shell-pool.js';
-import type { SandboxEnvironment, SandboxProvider, SandboxRef } from '../sandbox/provider.js';
+import type { ProgressEvent, SandboxEnvironment, SandboxProvider, SandboxRef } from '../sandbox/provider.js';
 import type { ProviderRegistry } from '../sandbox/registry.js';
 import { resolveDataDir } from '../store/data-dir.js';
 import type { SandboxRecord } from '../store/sandbox-store.js';
@@ -25,6 +25,7 @@ import {
   SessionKey,
   type CreateSandboxResult,
   type SandboxInfo,
+  type SandboxOperation,
   type SessionInfo,
 } from './contract.js';
 import { validate } from './validate.js';
@@ -56,13 +57,15 @@ export class SandboxDesk {
   private readonly environments = new Map<string, SandboxEnvironment>();
   /** Warnings found while connecting, delivered with the next result that concerns the sandbox. */
   private readonly pendingWarnings = new Map<string, ExecWarning[]>();
+  /** The latest long operation (create/start/stop) per sandbox, for clients that poll its progress. */
+  private readonly operations = new Map<string, SandboxOperation>();
   private readonly hostHome = homedir();
   private readonly defaultTimeoutMs: number;
   private readonly maxOutputBytes: number;
 
   constructor(opts: SandboxDeskOptions = {}) {
     this.store = Store.open(opts.dataDir ?? resolveDataDir());
-    this.registry = opts.registry ?? builtinRegistry();
+    this.registry = opts.registry ?? builtinRegistry({ dataDir: this.store.dataDir });
     this.shells = new ShellPool({ idleMs: opts.shellIdleMs ?? 10 * 60_000 });
     this.defaultTimeoutMs = opts.defaultTimeoutMs ?? 10 * 60_000;
     this.maxOutputBytes = opts.maxOutputBytes ?? 8 * 1024 * 1024;
@@ -79,7 +82,7 @@ export class SandboxDesk {
 
   // ---- sandboxes ------------------------------------------------------------------------------
 
-  async createSandbox(input: CreateSandboxRequest): Promise<CreateSandboxResult> {
+  async createSandbox(input: CreateSandboxRequest, opts: OperationOptions = {}): Promise<CreateSandboxResult> {
     const req = validate(CreateSandboxRequest, input);
     const provider = this.registry.get(req.backend);
     if (this.store.sandboxes.get(req.name)) {
@@ -105,6 +108,7 @@ export class SandboxDesk {
     };
     // The row reserves the name first; if provisioning fails it is removed again, so nothing half-made stays.
     this.store.sandboxes.insert(record);
+    const op = this.beginOperation(req.name, 'create', opts.onProgress);
     try {
       const made = await provider.provision({
         name: req.name,
@@ -115,13 +119,15 @@ export class SandboxDesk {
         options: record.options,
         labels: { 'io.sandbox-desk.managed': 'true', 'io.sandbox-desk.sandbox': req.name, 'io.sandbox-desk.instance': this.store.instanceId },
         resourceName: `sdesk-${this.store.instanceId}-${req.name}`,
-      });
+      }, op);
       this.store.sandboxes.setProvisioned(req.name, made);
     } catch (err) {
       this.store.sandboxes.delete(req.name);
+      this.endOperation(req.name, err);
       throw err;
     }
-    if (req.start) await this.startSandbox(req.name);
+    this.endOperation(req.name);
+    if (req.start) await this.startSandbox(req.name, opts);
     return { sandbox: await this.inspectSandbox(req.name), warnings: [...warnings, ...this.takePendingWarnings(req.name)] };
   }
 
@@ -198,23 +204,73 @@ export class SandboxDesk {
       lastObservedCwd: fresh.lastObservedCwd,
       backendRef: fresh.backendRef,
       createdAt: fresh.createdAt,
+      details: status.details ?? null,
     };
   }
 
-  async startSandbox(name: string): Promise<SandboxInfo> {
+  async startSandbox(name: string, opts: OperationOptions = {}): Promise<SandboxInfo> {
     const rec = this.record(name);
     const provider = this.registry.get(rec.backend);
-    await provider.start(SandboxDesk.ref(rec));
-    this.dropEnvironment(name);
-    await this.connect(rec, provider);
+    const op = this.beginOperation(name, 'start', opts.onProgress);
+    try {
+      await provider.start(SandboxDesk.ref(rec), op);
+      this.dropEnvironment(name);
+      await this.connect(rec, provider);
+    } catch (err) {
+      this.endOperation(name, err);
+      throw err;
+    }
+    this.endOperation(name);
     return this.info(this.record(name), false);
   }
 
-  async stopSandbox(name: string): Promise<SandboxInfo> {
+  async stopSandbox(name: string, opts: OperationOptions = {}): Promise<SandboxInfo> {
     const rec = this.record(name);
     this.dropEnvironment(name);
-    await this.registry.get(rec.backend).stop(SandboxDesk.ref(rec));
+    const op = this.beginOperation(name, 'stop', opts.onProgress);
+    try {
+      await this.registry.get(rec.backend).stop(SandboxDesk.ref(rec), op);
+    } catch (err) {
+      this.endOperation(name, err);
+      throw err;
+    }
+    this.endOperation(name);
     return this.info(rec, false);
+  }
+
+  /** The latest create/start/stop of a sandbox with its progress so far; null when there was none. */
+  sandboxProgress(name: string): SandboxOperation | null {
+    validate(SandboxName, name);
+    return this.operations.get(name) ?? null;
+  }
+
+  /**
+   * Records an operation's progress for polling clients and forwards each event to the caller's
+   * listener; warning events are also delivered as warnings with the next result.
+   */
+  private beginOperation(name: string, kind: SandboxOperation['kind'], listener?: (e: ProgressEvent) => void) {
+    const op: SandboxOperation = { kind, startedAt: new Date().toISOString(), events: [], done: false, error: null };
+    this.operations.set(name, op);
+    return {
+      progress: (e: ProgressEvent): void => {
+        const event = { step: String(e.step), message: String(e.message), level: e.level === 'warning' ? ('warning' as const) : ('info' as const), at: new Date().toISOString() };
+        op.events.push(event);
+        if (op.events.length > 200) op.events.splice(0, op.events.length - 200);
+        if (event.level === 'warning') this.pendingWarnings.set(name, [...(this.pendingWarnings.get(name) ?? []), { code: 'backend_warning', message: event.message }]);
+        try {
+          listener?.(event);
+        } catch {
+          // A listener's failure (e.g. a closed stream) must not abort the boot it is watching.
+        }
+      },
+    };
+  }
+
+  private endOperation(name: string, err?: unknown): void {
+    const op = this.operations.get(name);
+    if (!op) return;
+    op.done = true;
+    if (err !== undefined) op.error = err instanceof Error ? err.message : String(err);
   }
 
   async removeSandbox(name: string, opts: { force?: boolean } = {}): Promise<void> {
@@ -402,6 +458,11 @@ export class SandboxDesk {
     for (const p of this.registry.all()) await p.dispose?.();
     this.store.close();
   }
+}
+
+export interface OperationOptions {
+  /** Called with each progress event of the operation, as it happens. */
+  onProgress?: (event: ProgressEvent) => void;
 }
 
 function toSessionInfo(s: SessionRecord): SessionInfo {

@@ -24,6 +24,8 @@ export type WarningCode =
   | 'cwd_deleted'
   /** The command was killed (timeout, interrupt, dropped stream): its cwd was not observed. */
   | 'cwd_unobserved'
+  /** The backend warned while starting the sandbox (e.g. KVM did not work and the VM runs under TCG). */
+  | 'backend_warning'
   /** Output went past the limit and was cut. */
   | 'output_truncated'
   /** The session shell could not be opened; the command ran one-shot. */

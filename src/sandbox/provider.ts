@@ -40,6 +40,29 @@ export interface BackendStatus {
   /** Changes whenever the backend restarts or replaces the sandbox; environments compare it to notice. */
   incarnation: string | null;
   detail?: string;
+  /** Backend-specific facts shown by `inspect` (e.g. a VM's accel, sshPort, pid, serialLog). Plain data. */
+  details?: Record<string, string | number | boolean | null>;
+}
+
+/** One step of long work (an image build, a VM boot), streamed to the CLI and the UI as it happens. */
+export interface ProgressEvent {
+  /** A short stable id of the step, e.g. `process`, `serial`, `ssh`, `cloud-init`. */
+  step: string;
+  message: string;
+  /** `warning` events are also returned with the result as warnings (e.g. a KVM → TCG fallback). */
+  level?: 'info' | 'warning';
+}
+
+/** Passed to lifecycle calls that can take long. */
+export interface LifecycleContext {
+  progress?: (event: ProgressEvent) => void;
+  signal?: AbortSignal;
+}
+
+/** What a provider is given when it is made: where it may keep its own files. */
+export interface ProviderContext {
+  /** The app's data directory; a provider keeps its files under `<dataDir>/<provider name>/`. */
+  dataDir: string;
 }
 
 export interface ProvisionSpec {
@@ -121,9 +144,10 @@ export interface SandboxProvider {
   /** One line for `--help` and the UI. */
   readonly description: string;
 
-  provision(spec: ProvisionSpec): Promise<ProvisionResult>;
-  start(ref: SandboxRef): Promise<void>;
-  stop(ref: SandboxRef): Promise<void>;
+  provision(spec: ProvisionSpec, ctx?: LifecycleContext): Promise<ProvisionResult>;
+  /** Starts the sandbox and returns once it can run commands; long boots report progress. */
+  start(ref: SandboxRef, ctx?: LifecycleContext): Promise<void>;
+  stop(ref: SandboxRef, ctx?: LifecycleContext): Promise<void>;
   remove(ref: SandboxRef, opts: { force: boolean }): Promise<void>;
   status(ref: SandboxRef): Promise<BackendStatus>;
   /** Connects to a running sandbox. Throws `sandbox_not_running` / `sandbox_missing` when it cannot. */

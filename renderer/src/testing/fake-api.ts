@@ -20,6 +20,7 @@ export function sandboxInfo(over: Partial<SandboxInfo> & { name: string }): Sand
     lastObservedCwd: null,
     backendRef: 'c0ffee0123456789',
     createdAt: '2025-01-01T00:00:00.000Z',
+    details: null,
     ...over,
   };
 }
@@ -123,6 +124,7 @@ export class FakeApi implements ApiClient {
     },
     startSandbox: (p) => Object.assign(this.find(p.name), { state: 'running' as const }),
     stopSandbox: (p) => Object.assign(this.find(p.name), { state: 'stopped' as const }),
+    sandboxProgress: () => null,
     removeSandbox: (p) => {
       const s = this.find(p.name);
       if (s.state === 'running' && !p.force) throw new ApiError('refused', `${p.name} is running`, 'stop it first, or force');
