@@ -18,8 +18,9 @@ fi
 
 # --- Debian packages -------------------------------------------------------------------------------
 # docker.io: the engine; debootstrap: builds the base image offline; qemu-*: VM sandboxes;
-# chromium: browser-mode tests; openssh-client: VM and ssh sandboxes; socat: stream relays.
-APT_PACKAGES=(docker.io debootstrap qemu-system-x86 qemu-utils chromium openssh-client socat
+# chromium: browser-mode tests; openssh-client: VM and ssh sandboxes; socat: stream relays;
+# genisoimage: VM cloud-init seeds; e2fsprogs: the VM test image's filesystem.
+APT_PACKAGES=(docker.io debootstrap qemu-system-x86 qemu-utils genisoimage e2fsprogs chromium openssh-client socat
               ca-certificates git python3 make g++ xz-utils util-linux procps)
 step "Debian packages"
 missing=()
@@ -28,8 +29,8 @@ for p in "${APT_PACKAGES[@]}"; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
   note "installing: ${missing[*]}"
-  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
-  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 update -q
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends "${missing[@]}"
 else
   note "all present"
 fi
@@ -113,6 +114,12 @@ build_image() {
 step "Sandbox images"
 build_image sandbox-desk/base:latest resources/images/base
 build_image sandbox-desk/desktop:latest resources/images/desktop sandbox-desk/base:latest
+
+# --- VM image ----------------------------------------------------------------------------------------
+# The small Debian guest that `--backend qemu --image debian-test` boots. The script skips the build when
+# its stamp matches (about 80 s cold). Built where every user of this machine finds it by name.
+step "VM image debian-test"
+"${SUDO[@]}" env MIRROR="${MIRROR:-}" bash resources/vm/build-test-image.sh /var/cache/sandbox-desk/images/debian-test | sed 's/^/    /'
 
 # --- Build -------------------------------------------------------------------------------------------
 step "Build"

@@ -1,12 +1,14 @@
 import { DockerProvider } from '../sandbox/docker/docker-provider.js';
 import { LocalProvider } from '../sandbox/local/local-provider.js';
+import { QemuProvider } from '../sandbox/qemu/qemu-provider.js';
 import type { ProviderContext } from '../sandbox/provider.js';
 import { ProviderRegistry } from '../sandbox/registry.js';
 
 /** The registry with the backends that ship with Sandbox Desk. */
-export function builtinRegistry(_ctx: ProviderContext): ProviderRegistry {
+export function builtinRegistry(ctx: ProviderContext): ProviderRegistry {
   const registry = new ProviderRegistry();
   registry.registerBuiltin(new LocalProvider());
   registry.registerBuiltin(new DockerProvider());
+  registry.registerBuiltin(new QemuProvider(ctx));
   return registry;
 }

@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
-import type { ExecResult } from '../api/contract.js';
+import type { ExecResult, SandboxInfo } from '../api/contract.js';
+import type { ProgressEvent } from '../sandbox/provider.js';
 import { SandboxDesk } from '../api/sandbox-desk.js';
 import { SandboxDeskError } from '../errors.js';
 import { EXIT_OWN_ERROR, printError, printJson, printWarnings, processOut, sandboxDetails, sandboxTable, sessionTable, type Out } from './output.js';
@@ -10,6 +11,34 @@ import { parseKeyValues, parseMounts, parseTimeout } from './parse-args.js';
 
 interface JsonFlag {
   json?: boolean;
+}
+
+interface VmFlags {
+  cpus?: string;
+  memory?: string;
+  disk?: string;
+  accel?: string;
+}
+
+/** The qemu flags are shorthands for `--option cpus=…` etc.; the backend validates them. */
+function vmFlagOptions(o: VmFlags): Record<string, string> {
+  const picked: Record<string, string> = {};
+  for (const k of ['cpus', 'memory', 'disk', 'accel'] as const) if (o[k] !== undefined) picked[k] = o[k];
+  return picked;
+}
+
+/** Long work (a VM boot) reports each step on stderr as it happens, so stdout stays the result. */
+function progressPrinter(out: Out, json: boolean | undefined): (e: ProgressEvent) => void {
+  const t0 = Date.now();
+  return (e) => {
+    const at = `${((Date.now() - t0) / 1000).toFixed(1).padStart(5)} s`;
+    out.stderr(json ? JSON.stringify({ progress: e }) + '\n' : `${at}  ${e.level === 'warning' ? 'warning: ' : ''}${e.step}: ${e.message}\n`);
+  };
+}
+
+/** `inspect --json` shows a backend's own facts (a VM's accel, sshPort, pid, serialLog) at the top level too. */
+function withBackendDetails(info: SandboxInfo): SandboxInfo & Record<string, unknown> {
+  return { ...(info.details ?? {}), ...info };
 }
 
 /**
@@ -33,16 +62,20 @@ export async function main(argv: string[], out: Out = processOut, open: () => Sa
   sandbox
     .command('create <name>')
     .description('create a sandbox (and start it, unless --no-start)')
-    .requiredOption('--backend <backend>', 'local | docker (or a plugin backend)')
-    .option('--image <image>', 'image for container backends (docker default: sandbox-desk/base:latest)')
+    .requiredOption('--backend <backend>', 'local | docker | qemu (or a plugin backend)')
+    .option('--image <image>', 'docker: an image (default sandbox-desk/base:latest); qemu: an image name or a .qcow2/raw disk path (default debian-test)')
     .option('--default-cwd <path>', 'where commands start: an absolute in-sandbox path, or ~ for the sandbox user\'s home')
     .option('--user <user>', 'the user commands run as (default: the image\'s non-root user)')
     .option('--no-start', 'create without starting')
     .option('--mount <host:sandbox[:ro]>', 'bind a host directory into the sandbox (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
     .option('--env <KEY=VALUE>', 'environment variable for the sandbox (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
     .option('--option <k=v>', 'backend-specific option (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--cpus <n>', 'qemu: virtual CPUs (default 2)')
+    .option('--memory <MiB>', 'qemu: memory in MiB (default 1024)')
+    .option('--disk <GiB>', 'qemu: disk size in GiB (default: the image\'s)')
+    .option('--accel <auto|kvm|tcg>', 'qemu: acceleration; auto uses KVM only when a guest really runs under it (default auto)')
     .option('--json', 'machine-readable output')
-    .action(async (name: string, o: JsonFlag & { backend: string; image?: string; defaultCwd?: string; user?: string; start: boolean; mount: string[]; env: string[]; option: string[] }) => {
+    .action(async (name: string, o: JsonFlag & VmFlags & { backend: string; image?: string; defaultCwd?: string; user?: string; start: boolean; mount: string[]; env: string[]; option: string[] }) => {
       const r = await core().createSandbox({
         name,
         backend: o.backend,
@@ -52,9 +85,9 @@ export async function main(argv: string[], out: Out = processOut, open: () => Sa
         start: o.start,
         mounts: parseMounts(o.mount),
         env: parseKeyValues(o.env, '--env'),
-        options: parseKeyValues(o.option, '--option'),
-      });
-      if (o.json) return printJson(out, r);
+        options: { ...parseKeyValues(o.option, '--option'), ...vmFlagOptions(o) },
+      }, { onProgress: progressPrinter(out, o.json) });
+      if (o.json) return printJson(out, { ...r, sandbox: withBackendDetails(r.sandbox) });
       printWarnings(out, r.warnings);
       out.stdout(`Created sandbox ${r.sandbox.name} (${r.sandbox.backend}, ${r.sandbox.state}).\n` + sandboxDetails(r.sandbox));
     });
@@ -75,7 +108,7 @@ export async function main(argv: string[], out: Out = processOut, open: () => Sa
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: JsonFlag) => {
       const info = await core().inspectSandbox(name);
-      if (o.json) printJson(out, info);
+      if (o.json) printJson(out, withBackendDetails(info));
       else out.stdout(sandboxDetails(info));
     });
 
@@ -85,8 +118,9 @@ export async function main(argv: string[], out: Out = processOut, open: () => Sa
       .description(`${verb} a sandbox`)
       .option('--json', 'machine-readable output')
       .action(async (name: string, o: JsonFlag) => {
-        const info = verb === 'start' ? await core().startSandbox(name) : await core().stopSandbox(name);
-        if (o.json) printJson(out, info);
+        const opts = { onProgress: progressPrinter(out, o.json) };
+        const info = verb === 'start' ? await core().startSandbox(name, opts) : await core().stopSandbox(name, opts);
+        if (o.json) printJson(out, withBackendDetails(info));
         else out.stdout(`${info.name}: ${info.state}\n`);
       });
   }

@@ -56,6 +56,7 @@ export function sandboxDetails(s: SandboxInfo): string {
     ['temp dir', s.tempDir ?? '-'],
     ['last observed cwd', s.lastObservedCwd ?? '-'],
     ['streams', s.supportsStreams ? 'yes' : 'no'],
+    ...Object.entries(s.details ?? {}).map(([k, v]): [string, string] => [k, v === null ? '-' : String(v)]),
   ];
   const w = Math.max(...rows.map(([k]) => k.length));
   return rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`).join('\n') + '\n';

@@ -1,0 +1,43 @@
+import { basename } from 'node:path';
+import type { VmConfig, VmFiles } from './vm-files.js';
+
+/** QEMU option values are comma-separated; a comma inside a path is written twice. */
+const opt = (path: string): string => path.replace(/,/g, ',,');
+
+export interface BootPlan {
+  accel: 'kvm' | 'tcg';
+  sshPort: number;
+}
+
+/**
+ * The QEMU command for one boot. Daemonized with a pidfile, so the VM outlives the app process that
+ * started it and another one can adopt it; `-display none` because `-nographic` refuses `-daemonize`.
+ * The only network path in is SSH forwarded from the host's loopback.
+ */
+export function qemuArgv(cfg: VmConfig, files: VmFiles, plan: BootPlan): string[] {
+  const argv = [
+    'qemu-system-x86_64',
+    '-name', `sdesk-${opt(basename(files.dir))}`,
+    '-accel', plan.accel,
+    // `max` under TCG emulates what it can; under KVM `host` passes the real CPU through.
+    '-cpu', cfg.cpuType ?? (plan.accel === 'kvm' ? 'host' : 'max'),
+    '-smp', String(cfg.cpus),
+    '-m', String(cfg.memoryMiB),
+    '-drive', `file=${opt(files.disk)},if=virtio,format=qcow2,discard=unmap`,
+    '-drive', `file=${opt(files.seed)},if=virtio,format=raw,readonly=on`,
+    '-netdev', `user,id=net0,hostfwd=tcp:127.0.0.1:${plan.sshPort}-:22`,
+    '-device', 'virtio-net-pci,netdev=net0',
+    '-device', 'virtio-rng-pci',
+    '-serial', `file:${opt(files.serialLog)}`,
+    '-qmp', `unix:${opt(files.qmpSocket)},server=on,wait=off`,
+    '-display', 'none',
+    '-daemonize',
+    '-pidfile', files.pidFile,
+  ];
+  if (cfg.base.kernel) {
+    argv.push('-kernel', cfg.base.kernel);
+    if (cfg.base.initrd) argv.push('-initrd', cfg.base.initrd);
+    argv.push('-append', cfg.base.cmdline ?? 'root=/dev/vda rw console=ttyS0');
+  }
+  return argv;
+}

@@ -1,0 +1,350 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { SandboxDeskError } from '../../errors.js';
+import { measureHome } from '../measure-home.js';
+import type {
+  BackendStatus,
+  CreateEnvironmentOptions,
+  ExecPrefixOptions,
+  LifecycleContext,
+  ProgressEvent,
+  ProviderContext,
+  ProvisionResult,
+  ProvisionSpec,
+  SandboxEnvironment,
+  SandboxProvider,
+  SandboxRef,
+} from '../provider.js';
+import { runArgv } from '../run-argv.js';
+import { decideAccel, kvmDeviceUsable, readKvmVerdict, writeKvmVerdict } from './accel.js';
+import { writeSeedIso } from './cloud-init-seed.js';
+import { freeLoopbackPort } from './free-port.js';
+import { qemuArgv } from './qemu-argv.js';
+import { isPortClash, isVmProcess, kill, launchQemu, processStartTime, waitForExit } from './qemu-process.js';
+import { qmpCommand } from './qmp-client.js';
+import { serialTail } from './serial-log.js';
+import { ensureKeyPair } from './ssh-keys.js';
+import { closeMaster, ensureMaster, sshExecPrefix, type SshTarget } from './ssh-transport.js';
+import { ensureSocketDir, readJson, vmFiles, writeJson, type VmConfig, type VmFiles, type VmRun } from './vm-files.js';
+import { DEFAULT_VM_IMAGE, resolveBaseImage } from './vm-image.js';
+import { parseVmOptions } from './vm-options.js';
+import { waitUntilReady } from './vm-readiness.js';
+
+const USER_RE = /^[a-z_][a-z0-9_-]{0,31}$/;
+const DEFAULT_USER = 'agent';
+
+class QemuEnvironment implements SandboxEnvironment {
+  cwd: string | null = null;
+  readonly joinsArgv = true;
+  readonly mounts = [];
+
+  constructor(
+    private readonly target: SshTarget,
+    readonly user: string,
+    readonly home: string,
+    readonly defaultCwd: string,
+    readonly incarnation: string,
+  ) {}
+
+  execPrefix(opts: ExecPrefixOptions): string[] {
+    return sshExecPrefix(this.target, { user: opts.user ?? this.user, interactive: opts.interactive });
+  }
+
+  getTempDir(): string {
+    return '/tmp';
+  }
+}
+
+/**
+ * Sandboxes as QEMU virtual machines (Lima's shape): one directory per VM with a copy-on-write overlay
+ * of a base image, a cloud-init NoCloud seed, the serial log and a QMP socket; commands and streams go
+ * over SSH on a forwarded loopback port, multiplexed through one master connection.
+ */
+export class QemuProvider implements SandboxProvider {
+  readonly name = 'qemu';
+  readonly isContainer = true;
+  readonly defaultCwd = '~';
+  readonly supportsStreams = true;
+  readonly description = 'a QEMU virtual machine (default image debian-test), reached over SSH';
+  private readonly root: string;
+
+  constructor(private readonly ctx: ProviderContext) {
+    this.root = join(ctx.dataDir, 'qemu');
+  }
+
+  private get verdictPath(): string {
+    return join(this.root, 'kvm-verdict.json');
+  }
+
+  private files(ref: SandboxRef): VmFiles {
+    return vmFiles(ref.backendRef ?? join(this.root, 'vms', ref.name));
+  }
+
+  private config(files: VmFiles): VmConfig {
+    const cfg = readJson<VmConfig>(files.config);
+    if (!cfg) throw new SandboxDeskError('sandbox_missing', `the VM's files are gone (${files.config})`, { hint: 'remove the sandbox and create it again' });
+    return cfg;
+  }
+
+  private target(files: VmFiles, cfg: VmConfig, port: number): SshTarget {
+    return { port, loginUser: cfg.user, key: join(this.root, 'id_ed25519'), knownHosts: files.knownHosts, hostKeyAlias: cfg.hostKeyAlias, controlPath: files.sshControl };
+  }
+
+  /** The current boot when its QEMU is alive (and really is this VM's), else null. */
+  private liveRun(files: VmFiles): VmRun | null {
+    const run = readJson<VmRun>(files.run);
+    return run && isVmProcess(run.pid, run.pidStart, files.qmpSocket) ? run : null;
+  }
+
+  // ---- create -----------------------------------------------------------------------------------
+
+  async provision(spec: ProvisionSpec, ctx: LifecycleContext = {}): Promise<ProvisionResult> {
+    const opts = parseVmOptions(spec.options);
+    const user = spec.user ?? DEFAULT_USER;
+    if (!USER_RE.test(user)) throw new SandboxDeskError('invalid_input', `VM user ${JSON.stringify(user)} is not a valid Linux user name`, { hint: 'use lowercase letters, digits, _ and -, e.g. agent' });
+    if (spec.mounts.length > 0) {
+      throw new SandboxDeskError('invalid_input', 'qemu sandboxes do not support --mount yet', { hint: 'copy files in with `sandbox-desk exec` or use a docker sandbox for bind mounts' });
+    }
+    const progress = ctx.progress ?? (() => undefined);
+    const base = await resolveBaseImage(spec.image ?? DEFAULT_VM_IMAGE, this.ctx.dataDir);
+    if (opts.diskGiB !== null && opts.diskGiB * 2 ** 30 < base.virtualSize) {
+      throw new SandboxDeskError('invalid_input', `--disk ${opts.diskGiB} GiB is smaller than the image (${(base.virtualSize / 2 ** 30).toFixed(1)} GiB)`, { hint: 'omit --disk to keep the image size, or give a larger one' });
+    }
+    const dir = join(this.root, 'vms', spec.name);
+    const files = vmFiles(dir);
+    if (existsSync(dir)) {
+      // Left by a create that crashed half-way: nothing runs from it and no sandbox owns it (the name was free).
+      if (this.liveRun(files)) throw new SandboxDeskError('name_taken', `a VM is still running from ${dir}`, { hint: 'stop its QEMU process, then try again' });
+      rmSync(dir, { recursive: true, force: true });
+    }
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    try {
+      progress({ step: 'disk', message: `creating a copy-on-write overlay of ${base.disk}` });
+      const made = await runArgv(['qemu-img', 'create', '-q', '-f', 'qcow2', '-b', base.disk, '-F', base.format, files.disk, ...(opts.diskGiB ? [`${opts.diskGiB}G`] : [])]);
+      if (made.code !== 0) throw new SandboxDeskError('image_invalid', `qemu-img could not make an overlay of ${base.disk}: ${made.stderr.trim()}`);
+
+      progress({ step: 'seed', message: 'writing the cloud-init seed (user, SSH keys)' });
+      const appKey = await ensureKeyPair(join(this.root, 'id_ed25519'), 'sandbox-desk');
+      const hostKey = await ensureKeyPair(files.hostKey, `sdesk-vm-${spec.name}`);
+      const hostKeyAlias = `sdesk-vm-${spec.name}`;
+      // Pinned before the first boot: the guest is given this host key, so no connection ever trusts blindly.
+      writeFileSync(files.knownHosts, `${hostKeyAlias} ${hostKey.publicKey.split(' ').slice(0, 2).join(' ')}\n`, { mode: 0o600 });
+      await writeSeedIso(files.seed, {
+        instanceId: `sdesk-${randomBytes(8).toString('hex')}`,
+        hostname: `sdesk-${spec.name}`.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 63),
+        user,
+        authorizedKey: appKey.publicKey,
+        hostKey: { privateKey: hostKey.privateKey, publicKey: hostKey.publicKey },
+      });
+      // The private host key lives on in the seed only; the host needs just the public half.
+      rmSync(files.hostKey, { force: true });
+
+      const cfg: VmConfig = {
+        version: 1,
+        base: { name: base.name, disk: base.disk, format: base.format, kernel: base.kernel, initrd: base.initrd, cmdline: base.cmdline },
+        user,
+        cpus: opts.cpus,
+        memoryMiB: opts.memoryMiB,
+        diskGiB: opts.diskGiB,
+        accel: opts.accel,
+        sshPort: opts.sshPort,
+        bootTimeoutS: opts.bootTimeoutS,
+        stopTimeoutS: opts.stopTimeoutS,
+        kvmProbeS: opts.kvmProbeS,
+        cpuType: opts.cpuType,
+        hostKeyAlias,
+      };
+      writeJson(files.config, cfg);
+      return { backendRef: dir, user, image: base.name ?? base.disk };
+    } catch (err) {
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  // ---- start ------------------------------------------------------------------------------------
+
+  async start(ref: SandboxRef, ctx: LifecycleContext = {}): Promise<void> {
+    const files = this.files(ref);
+    const cfg = this.config(files);
+    const progress = ctx.progress ?? (() => undefined);
+    const startedAt = Date.now();
+    const deadline = startedAt + cfg.bootTimeoutS * 1000;
+
+    const running = this.liveRun(files);
+    if (running) {
+      // Another app process (or an earlier run of this one) booted it: adopt it, never boot a second copy.
+      progress({ step: 'process', message: `already running (pid ${running.pid}); adopting it` });
+      await waitUntilReady({ files, target: this.target(files, cfg, running.sshPort), run: running, deadline, startedAt, progress, signal: ctx.signal, silentLimitMs: null, timeoutS: cfg.bootTimeoutS });
+      await ensureMaster(this.target(files, cfg, running.sshPort));
+      return;
+    }
+
+    ensureSocketDir(files);
+    rmSync(files.qmpSocket, { force: true });
+    await closeMaster(this.target(files, cfg, 0));
+    const decision = decideAccel(cfg.accel, kvmDeviceUsable(), readKvmVerdict(this.verdictPath), this.verdictPath);
+    if (decision.warning) progress({ step: 'accel', level: 'warning', message: decision.warning });
+    let accel = decision.accel;
+    let probation = decision.probation;
+    let portAttempts = 0;
+
+    for (;;) {
+      const port = cfg.sshPort ?? (await freeLoopbackPort());
+      // Each boot gets a fresh serial log; the previous one is kept for post-mortems.
+      if (existsSync(files.serialLog)) renameSync(files.serialLog, `${files.serialLog}.1`);
+      writeFileSync(files.serialLog, '');
+      rmSync(files.pidFile, { force: true });
+      progress({ step: 'process', message: `starting QEMU (${accel.toUpperCase()}, ${cfg.cpus} CPU, ${cfg.memoryMiB} MiB, SSH on 127.0.0.1:${port})` });
+      const launched = await launchQemu(qemuArgv(cfg, files, { accel, sshPort: port }));
+      if (!launched.ok) {
+        if (isPortClash(launched.message)) {
+          if (cfg.sshPort === null && ++portAttempts < 3) continue; // another process took the free port we picked
+          throw new SandboxDeskError('port_in_use', `QEMU could not forward SSH: port ${port} on 127.0.0.1 is already in use (${launched.message})`, {
+            hint: cfg.sshPort !== null ? `free port ${port}, or recreate the sandbox without --option sshPort to use any free port` : 'try again',
+            details: { serialTail: serialTail(files.serialLog) },
+          });
+        }
+        if (accel === 'kvm' && probation) {
+          progress({ step: 'accel', level: 'warning', message: `QEMU could not use KVM (${launched.message}); running under TCG, which is slower` });
+          writeKvmVerdict(this.verdictPath, false, `QEMU refused KVM: ${launched.message}`);
+          accel = 'tcg';
+          probation = false;
+          continue;
+        }
+        throw new SandboxDeskError('boot_failed', `QEMU did not start: ${launched.message || 'no message'}`, {
+          hint: accel === 'kvm' ? 'try --accel tcg' : 'check the image (qemu-img info) and the options',
+          details: { serialTail: serialTail(files.serialLog) },
+        });
+      }
+      const pid = Number(readFileSync(files.pidFile, 'utf8').trim());
+      const pidStart = processStartTime(pid);
+      if (!pidStart) throw new SandboxDeskError('boot_failed', `QEMU exited right after starting. Serial log tail:\n${serialTail(files.serialLog)}`);
+      const run: VmRun = { pid, pidStart, accel, sshPort: port, startedAt: new Date().toISOString() };
+      writeJson(files.run, run);
+
+      const target = this.target(files, cfg, port);
+      let outcome;
+      try {
+        outcome = await waitUntilReady({
+          files, target, run, deadline, startedAt, progress, signal: ctx.signal,
+          silentLimitMs: accel === 'kvm' && probation ? cfg.kvmProbeS * 1000 : null,
+          timeoutS: cfg.bootTimeoutS,
+        });
+      } catch (err) {
+        // A VM that cannot become ready is not left spinning: stop it, keep its serial log.
+        await this.hardStop(files, run);
+        throw err;
+      }
+      if (outcome === 'kvm_silent') {
+        await this.hardStop(files, run);
+        writeKvmVerdict(this.verdictPath, false, `no serial output within ${cfg.kvmProbeS} s under KVM`);
+        progress({
+          step: 'accel',
+          level: 'warning',
+          message: `KVM does not work on this host: /dev/kvm opens, but the guest printed nothing in ${cfg.kvmProbeS} s. Restarting under TCG, which is slower (remembered in ${this.verdictPath}).`,
+        });
+        accel = 'tcg';
+        probation = false;
+        continue;
+      }
+      if (accel === 'kvm' && probation) writeKvmVerdict(this.verdictPath, true, 'a KVM guest booted');
+      await ensureMaster(target);
+      return;
+    }
+  }
+
+  // ---- stop / remove ------------------------------------------------------------------------------
+
+  async stop(ref: SandboxRef, ctx: LifecycleContext = {}): Promise<void> {
+    const files = this.files(ref);
+    const cfg = readJson<VmConfig>(files.config);
+    const progress = ctx.progress ?? (() => undefined);
+    const run = this.liveRun(files);
+    if (run && cfg) {
+      progress({ step: 'shutdown', message: 'asking the guest to power off (ACPI)' });
+      const asked = await qmpCommand(files.qmpSocket, 'system_powerdown').then(() => true, () => false);
+      const off = asked && (await waitForExit(run.pid, run.pidStart, cfg.stopTimeoutS * 1000));
+      if (off) progress({ step: 'shutdown', message: 'the guest powered off' });
+      else {
+        progress({ step: 'shutdown', level: 'warning', message: `the guest did not power off within ${cfg.stopTimeoutS} s; stopping QEMU hard` });
+        await this.hardStop(files, run);
+      }
+      await closeMaster(this.target(files, cfg, run.sshPort));
+    }
+    rmSync(files.run, { force: true });
+    rmSync(files.qmpSocket, { force: true });
+  }
+
+  /** QMP `quit`, then SIGKILL: for a guest that ignores ACPI or a boot that failed. */
+  private async hardStop(files: VmFiles, run: VmRun): Promise<void> {
+    await qmpCommand(files.qmpSocket, 'quit', undefined, 2_000).catch(() => undefined);
+    if (!(await waitForExit(run.pid, run.pidStart, 3_000))) {
+      kill(run.pid, 'SIGKILL');
+      await waitForExit(run.pid, run.pidStart, 5_000);
+    }
+    rmSync(files.run, { force: true });
+  }
+
+  async remove(ref: SandboxRef, _opts: { force: boolean }): Promise<void> {
+    const files = this.files(ref);
+    const run = this.liveRun(files);
+    const cfg = readJson<VmConfig>(files.config);
+    if (run) await this.hardStop(files, run);
+    if (cfg) await closeMaster(this.target(files, cfg, 0));
+    rmSync(files.dir, { recursive: true, force: true });
+    if (dirname(files.qmpSocket) !== files.dir) rmSync(dirname(files.qmpSocket), { recursive: true, force: true });
+  }
+
+  // ---- state --------------------------------------------------------------------------------------
+
+  async status(ref: SandboxRef): Promise<BackendStatus> {
+    const files = this.files(ref);
+    const cfg = readJson<VmConfig>(files.config);
+    if (!ref.backendRef || !cfg) return { state: 'missing', incarnation: null, detail: `the VM directory ${files.dir} is gone` };
+    const run = readJson<VmRun>(files.run);
+    const details = (r: VmRun | null, alive: boolean) => ({
+      accel: r?.accel ?? cfg.accel,
+      sshPort: alive ? (r?.sshPort ?? null) : null,
+      pid: alive ? (r?.pid ?? null) : null,
+      serialLog: files.serialLog,
+    });
+    if (run && isVmProcess(run.pid, run.pidStart, files.qmpSocket)) {
+      return { state: 'running', incarnation: `${run.pid}@${run.pidStart}`, details: details(run, true) };
+    }
+    if (run) {
+      // run.json outlived its process: QEMU died without a stop from us (killed, crashed, or the guest powered off).
+      return {
+        state: 'stopped',
+        incarnation: null,
+        detail: `QEMU (pid ${run.pid}) exited without being stopped by Sandbox Desk; serial log tail:\n${serialTail(files.serialLog, 8)}`,
+        details: details(run, false),
+      };
+    }
+    return { state: 'stopped', incarnation: null, details: details(null, false) };
+  }
+
+  // ---- connect ------------------------------------------------------------------------------------
+
+  async createEnvironment(opts: CreateEnvironmentOptions): Promise<SandboxEnvironment> {
+    const files = this.files(opts.sandbox);
+    const status = await this.status(opts.sandbox);
+    if (status.state === 'missing') throw new SandboxDeskError('sandbox_missing', `sandbox ${opts.sandbox.name} is gone: ${status.detail}`);
+    const run = this.liveRun(files);
+    if (status.state !== 'running' || !run) {
+      throw new SandboxDeskError('sandbox_not_running', `sandbox ${opts.sandbox.name} is not running`, { hint: `start it with \`sandbox-desk sandbox start ${opts.sandbox.name}\`` });
+    }
+    const cfg = this.config(files);
+    const target = this.target(files, cfg, run.sshPort);
+    await ensureMaster(target);
+    const incarnation = status.incarnation!;
+    const user = opts.sandbox.user ?? cfg.user;
+    const home =
+      opts.cachedHome && opts.cachedHome.incarnation === incarnation
+        ? opts.cachedHome.home
+        : await measureHome(sshExecPrefix(target, { user, interactive: false }), true);
+    const defaultCwd = opts.cwd === '~' ? home : opts.cwd;
+    return new QemuEnvironment(target, user, home, defaultCwd, incarnation);
+  }
+}

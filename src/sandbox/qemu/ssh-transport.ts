@@ -1,0 +1,84 @@
+import { spawn } from 'node:child_process';
+import { runArgv } from '../run-argv.js';
+import { shellQuote } from '../shell-quote.js';
+
+/** How to reach a VM's sshd through its forwarded loopback port, with the VM's own pinned host key. */
+export interface SshTarget {
+  port: number;
+  /** The account our key logs in as (the seed's user). */
+  loginUser: string;
+  key: string;
+  knownHosts: string;
+  hostKeyAlias: string;
+  controlPath: string;
+}
+
+/**
+ * Options every ssh call shares. The host key is checked strictly against the VM's own known_hosts,
+ * under an alias, so the pin survives the port changing between boots. `-F /dev/null` keeps the user's
+ * ~/.ssh/config (ProxyJump, other keys) out of a connection that only ever goes to our loopback port.
+ */
+export function sshOptions(t: SshTarget): string[] {
+  return [
+    '-F', '/dev/null',
+    '-i', t.key,
+    '-p', String(t.port),
+    '-o', 'IdentitiesOnly=yes',
+    '-o', 'BatchMode=yes',
+    '-o', 'StrictHostKeyChecking=yes',
+    '-o', `UserKnownHostsFile=${t.knownHosts}`,
+    '-o', `HostKeyAlias=${t.hostKeyAlias}`,
+    '-o', 'ConnectTimeout=10',
+    '-o', 'ServerAliveInterval=15',
+    '-o', 'LogLevel=ERROR',
+  ];
+}
+
+const host = (t: SshTarget): string => `${t.loginUser}@127.0.0.1`;
+
+/**
+ * The exec prefix: `-T` for byte streams, `-tt` for terminals, multiplexed over the VM's master
+ * connection when it is up (`ControlMaster=no`: a client never becomes a master itself, so no
+ * background process ever holds a command's stdout open). Another user is reached with sudo, which
+ * the seed grants the login user; the name is quoted because ssh joins the remote words into a line.
+ */
+export function sshExecPrefix(t: SshTarget, opts: { user?: string | undefined; interactive: boolean }): string[] {
+  const argv = ['ssh', ...sshOptions(t), '-o', 'ControlMaster=no', '-o', `ControlPath=${t.controlPath}`, opts.interactive ? '-tt' : '-T', host(t)];
+  if (opts.user && opts.user !== t.loginUser) argv.push('sudo', '-n', '-H', '-u', shellQuote(opts.user), '--');
+  return argv;
+}
+
+/** One probe connection, outside the multiplexer, that runs `words` and reports what happened. */
+export function sshProbe(t: SshTarget, remoteCommand: string, timeoutMs: number) {
+  return runArgv(['ssh', ...sshOptions(t), '-o', 'ControlPath=none', '-o', 'ConnectTimeout=5', '-T', host(t), remoteCommand], { timeoutMs });
+}
+
+/** Whether ssh failed because the VM presented a host key other than the pinned one. */
+export function isHostKeyMismatch(stderr: string): boolean {
+  return /REMOTE HOST IDENTIFICATION HAS CHANGED|Host key verification failed/i.test(stderr);
+}
+
+/** Starts the master connection unless one answers; it lingers (ControlPersist) so later commands are fast. */
+export async function ensureMaster(t: SshTarget): Promise<boolean> {
+  const check = await runArgv(['ssh', ...sshOptions(t), '-o', `ControlPath=${t.controlPath}`, '-O', 'check', host(t)], { timeoutMs: 10_000 });
+  if (check.code === 0) return true;
+  return new Promise((resolve) => {
+    // stdio ignored: the backgrounded master must hold none of our pipes.
+    const child = spawn('ssh', [...sshOptions(t), '-o', 'ControlMaster=yes', '-o', `ControlPath=${t.controlPath}`, '-o', 'ControlPersist=600', '-M', '-N', '-f', host(t)], {
+      stdio: 'ignore',
+      detached: true,
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.on('error', () => resolve(false));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code === 0);
+    });
+    child.unref();
+  });
+}
+
+/** Closes the master connection (when the VM stops or is removed). */
+export async function closeMaster(t: SshTarget): Promise<void> {
+  await runArgv(['ssh', ...sshOptions(t), '-o', `ControlPath=${t.controlPath}`, '-O', 'exit', host(t)], { timeoutMs: 5_000 });
+}

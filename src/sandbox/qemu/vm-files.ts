@@ -1,0 +1,98 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AccelChoice } from './vm-options.js';
+
+/**
+ * One directory per VM (Lima's layout): the overlay disk, the cloud-init seed, the host key and the
+ * known_hosts pinned to it, the serial log, and two small JSON files — what the VM is (vm.json, written
+ * once) and how the current boot runs (run.json: pid, accel, port; it lets another app process adopt a
+ * running VM instead of starting a second one).
+ */
+export interface VmFiles {
+  dir: string;
+  config: string;
+  run: string;
+  disk: string;
+  seed: string;
+  serialLog: string;
+  pidFile: string;
+  hostKey: string;
+  knownHosts: string;
+  /** Unix sockets live where their path fits the 108-byte limit. */
+  qmpSocket: string;
+  sshControl: string;
+}
+
+/** What a VM is; fixed at creation. */
+export interface VmConfig {
+  version: 1;
+  /** The base image the overlay points at, and how it boots. */
+  base: { disk: string; format: string; kernel: string | null; initrd: string | null; cmdline: string | null; name: string | null };
+  user: string;
+  cpus: number;
+  memoryMiB: number;
+  diskGiB: number | null;
+  accel: AccelChoice;
+  sshPort: number | null;
+  bootTimeoutS: number;
+  stopTimeoutS: number;
+  kvmProbeS: number;
+  cpuType: string | null;
+  /** Used in known_hosts instead of host:port, so the pinned key holds whatever port a boot gets. */
+  hostKeyAlias: string;
+}
+
+/** How the current (or last) boot runs; rewritten at every start, removed by a clean stop. */
+export interface VmRun {
+  pid: number;
+  /** The process's start time in clock ticks (/proc/PID/stat field 22): a reused pid has another. */
+  pidStart: string;
+  accel: 'kvm' | 'tcg';
+  sshPort: number;
+  startedAt: string;
+}
+
+const SOCKET_PATH_MAX = 100;
+
+export function vmFiles(dir: string): VmFiles {
+  const sockets = join(dir, 'qmp.sock').length <= SOCKET_PATH_MAX ? dir : shortSocketDir(dir);
+  return {
+    dir,
+    config: join(dir, 'vm.json'),
+    run: join(dir, 'run.json'),
+    disk: join(dir, 'disk.qcow2'),
+    seed: join(dir, 'seed.iso'),
+    serialLog: join(dir, 'serial.log'),
+    pidFile: join(dir, 'qemu.pid'),
+    hostKey: join(dir, 'ssh_host_ed25519_key'),
+    knownHosts: join(dir, 'known_hosts'),
+    qmpSocket: join(sockets, 'qmp.sock'),
+    sshControl: join(sockets, 'ssh.ctl'),
+  };
+}
+
+/** A deterministic short directory for a VM whose own path is too long for a socket. */
+function shortSocketDir(dir: string): string {
+  const id = createHash('sha256').update(dir).digest('hex').slice(0, 16);
+  return join(process.env.XDG_RUNTIME_DIR || tmpdir(), `sdesk-vm-${id}`);
+}
+
+export function ensureSocketDir(files: VmFiles): void {
+  mkdirSync(join(files.qmpSocket, '..'), { recursive: true, mode: 0o700 });
+}
+
+export function readJson<T>(path: string): T | null {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as T;
+  } catch {
+    return null;
+  }
+}
+
+/** Written to a temp file and renamed, so a reader never sees half a file. */
+export function writeJson(path: string, value: unknown): void {
+  writeFileSync(`${path}.tmp`, JSON.stringify(value, null, 2) + '\n', { mode: 0o600 });
+  renameSync(`${path}.tmp`, path);
+}
