@@ -19,9 +19,10 @@ fi
 # --- Debian packages -------------------------------------------------------------------------------
 # docker.io: the engine; debootstrap: builds the base image offline; qemu-*: VM sandboxes;
 # chromium: browser-mode tests; openssh-client: VM and ssh sandboxes; socat: stream relays;
-# genisoimage: VM cloud-init seeds; e2fsprogs: the VM test image's filesystem.
+# genisoimage: VM cloud-init seeds; e2fsprogs: the VM test image's filesystem;
+# podman: the example podman plugin's engine.
 APT_PACKAGES=(docker.io debootstrap qemu-system-x86 qemu-utils genisoimage e2fsprogs chromium openssh-client socat
-              ca-certificates git python3 make g++ xz-utils util-linux procps)
+              ca-certificates git python3 make g++ xz-utils util-linux procps podman)
 step "Debian packages"
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -114,6 +115,22 @@ build_image() {
 step "Sandbox images"
 build_image sandbox-desk/base:latest resources/images/base
 build_image sandbox-desk/desktop:latest resources/images/desktop sandbox-desk/base:latest
+# The ssh plugin's tests log into this one over SSH.
+build_image sandbox-desk/sshd:latest resources/images/sshd sandbox-desk/desktop:latest
+
+# --- Podman image ----------------------------------------------------------------------------------
+# The podman plugin's default image is the same sandbox-desk/base, copied from Docker (no registry
+# needed). The image id is the same in both engines, so an unchanged image is not copied again.
+step "Podman image localhost/sandbox-desk/base"
+want=$(docker image inspect -f '{{.Id}}' sandbox-desk/base:latest | sed 's/^sha256://')
+have=$(podman image inspect --format '{{.Id}}' localhost/sandbox-desk/base:latest 2>/dev/null || true)
+if [ "$have" = "$want" ]; then
+  note "up to date"
+else
+  note "copying sandbox-desk/base:latest from docker into podman"
+  docker save sandbox-desk/base:latest | podman load -q >/dev/null || die "podman could not load the image; try: docker save sandbox-desk/base:latest | podman load"
+  note "copied"
+fi
 
 # --- VM image ----------------------------------------------------------------------------------------
 # The small Debian guest that `--backend qemu --image debian-test` boots. The script skips the build when

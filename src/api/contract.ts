@@ -81,7 +81,8 @@ export const CreateSessionRequest = z.object({
 });
 export type CreateSessionRequest = z.input<typeof CreateSessionRequest>;
 
-export type SandboxState = 'running' | 'stopped' | 'missing';
+/** `unavailable`: the backend could not be asked (engine down, plugin failed); stateDetail says why. */
+export type SandboxState = 'running' | 'stopped' | 'missing' | 'unavailable';
 
 export interface SandboxInfo {
   name: string;

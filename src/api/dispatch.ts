@@ -21,11 +21,13 @@ type Handlers = { [M in ApiMethod]: (p: Params<M>) => Promise<ApiResult<M>> | Ap
  */
 export function createDispatcher(desk: SandboxDesk, streams: StreamIssuer): (method: unknown, params: unknown) => Promise<ApiResponse<ApiMethod>> {
   const handlers: Handlers = {
-    backends: () =>
-      desk.registry.all().map((p) => {
+    backends: async () => {
+      await desk.pluginsLoaded();
+      return desk.registry.all().map((p) => {
         const declared = readProviderDefaultCwd(p).raw;
         return { name: p.name, description: p.description, isContainer: p.isContainer, supportsStreams: p.supportsStreams, defaultCwd: typeof declared === 'string' ? declared : null };
-      }),
+      });
+    },
     listSandboxes: () => desk.listSandboxes(),
     inspectSandbox: (p) => desk.inspectSandbox(p.name),
     createSandbox: (p) => desk.createSandbox(p),

@@ -10,6 +10,9 @@ import { resolveCommandCwd } from '../cwd/resolve-command-cwd.js';
 import { ShellPool } from '../exec/shell-pool.js';
 import type { ProgressEvent, SandboxEnvironment, SandboxProvider, SandboxRef } from '../sandbox/provider.js';
 import type { ProviderRegistry } from '../sandbox/registry.js';
+import { PluginManager, type PluginReport } from '../sandbox/plugins/plugin-manager.js';
+import { mergeSettings, readConfigPlugins, type PluginSettingsInput } from '../sandbox/plugins/plugin-settings.js';
+import type { PluginLogger } from '../sandbox/plugin-api.js';
 import { resolveDataDir } from '../store/data-dir.js';
 import type { SandboxRecord } from '../store/sandbox-store.js';
 import { DEFAULT_SESSION, type SessionRecord } from '../store/session-store.js';
@@ -39,6 +42,13 @@ export interface SandboxDeskOptions {
   defaultTimeoutMs?: number;
   /** Output kept per stream (default 8 MiB); the rest is dropped and flagged. */
   maxOutputBytes?: number;
+  /**
+   * Plugin backends: layered over `plugins` in `<data dir>/config.json` (paths add up, the rest
+   * overrides). false: load no plugins at all.
+   */
+  plugins?: PluginSettingsInput | false;
+  /** Where plugin warnings go besides `plugin list` (default: nowhere). */
+  pluginLogger?: PluginLogger;
 }
 
 
@@ -62,10 +72,17 @@ export class SandboxDesk {
   private readonly hostHome = homedir();
   private readonly defaultTimeoutMs: number;
   private readonly maxOutputBytes: number;
+  private readonly plugins: PluginManager | null;
+  /** Settles once every plugin has loaded or failed; never rejects. */
+  private readonly pluginsReady: Promise<void>;
+  private pluginConfigError: string | null = null;
 
   constructor(opts: SandboxDeskOptions = {}) {
     this.store = Store.open(opts.dataDir ?? resolveDataDir());
     this.registry = opts.registry ?? builtinRegistry({ dataDir: this.store.dataDir });
+    this.plugins = opts.plugins === false ? null : this.pluginManager(opts.plugins ?? {}, opts.pluginLogger);
+    // Plugins load in the background: a slow or broken one never blocks the app from opening.
+    this.pluginsReady = this.plugins ? this.plugins.loadAll().then(() => undefined, () => undefined) : Promise.resolve();
     this.shells = new ShellPool({ idleMs: opts.shellIdleMs ?? 10 * 60_000 });
     this.defaultTimeoutMs = opts.defaultTimeoutMs ?? 10 * 60_000;
     this.maxOutputBytes = opts.maxOutputBytes ?? 8 * 1024 * 1024;
@@ -73,18 +90,60 @@ export class SandboxDesk {
     this.desktop = new DesktopService({
       environment: async (name) => {
         const rec = this.record(name);
-        return this.environmentFor(rec, this.registry.get(rec.backend), false);
+        return this.environmentFor(rec, await this.providerOf(rec.backend), false);
       },
-      provider: (name) => this.registry.get(this.record(name).backend),
+      provider: (name) => this.providerOf(this.record(name).backend),
       leases: this.store.leases,
     });
+  }
+
+  // ---- plugins --------------------------------------------------------------------------------
+
+  private pluginManager(input: PluginSettingsInput, logger?: PluginLogger): PluginManager {
+    let fromConfig: PluginSettingsInput = {};
+    try {
+      fromConfig = readConfigPlugins(this.store.dataDir);
+    } catch (err) {
+      // A broken config.json must not stop the app: its plugins are skipped and `plugin list` says why.
+      this.pluginConfigError = err instanceof SandboxDeskError ? err.oneLine() : String(err);
+    }
+    return new PluginManager({ registry: this.registry, dataDir: this.store.dataDir, settings: mergeSettings(fromConfig, input), ...(logger ? { logger } : {}) });
+  }
+
+  /** Waits until plugin loading has settled (it never fails); the backend list is complete afterwards. */
+  pluginsLoaded(): Promise<void> {
+    return this.pluginsReady;
+  }
+
+  /** Every plugin found, loaded or not, with its backends, isolation, status and error. */
+  async listPlugins(): Promise<PluginReport[]> {
+    await this.pluginsReady;
+    const list = this.plugins?.list() ?? [];
+    if (this.pluginConfigError) {
+      list.unshift({ name: 'config.json', version: null, path: this.store.dataDir, source: 'config', isolation: 'in-process', status: 'failed', providers: [], error: this.pluginConfigError, warnings: [] });
+    }
+    return list;
+  }
+
+  /** A backend by name, once plugins have loaded; an unknown name points at a plugin that failed. */
+  private async providerOf(name: string): Promise<SandboxProvider> {
+    await this.pluginsReady;
+    if (!this.registry.has(name)) {
+      const failed = (this.plugins?.list() ?? []).filter((p) => p.status !== 'loaded');
+      if (failed.length) {
+        throw new SandboxDeskError('unknown_backend', `Unknown backend '${name}'; plugin${failed.length === 1 ? '' : 's'} ${failed.map((p) => p.name).join(', ')} did not load`, {
+          hint: 'see `sandbox-desk plugin list` for why',
+        });
+      }
+    }
+    return this.registry.get(name);
   }
 
   // ---- sandboxes ------------------------------------------------------------------------------
 
   async createSandbox(input: CreateSandboxRequest, opts: OperationOptions = {}): Promise<CreateSandboxResult> {
     const req = validate(CreateSandboxRequest, input);
-    const provider = this.registry.get(req.backend);
+    const provider = await this.providerOf(req.backend);
     if (this.store.sandboxes.get(req.name)) {
       throw new SandboxDeskError('name_taken', `a sandbox named ${req.name} already exists`, { hint: 'choose another name, or remove the old one with `sandbox-desk sandbox rm`' });
     }
@@ -170,8 +229,32 @@ export class SandboxDesk {
     return { name: rec.name, backendRef: rec.backendRef, image: rec.image, user: rec.user, mounts: rec.mounts, env: rec.env, options: rec.options };
   }
 
+  /** Every sandbox; one whose backend cannot answer is listed as `unavailable`, never hides the others. */
   async listSandboxes(): Promise<SandboxInfo[]> {
-    return Promise.all(this.store.sandboxes.list().map((rec) => this.info(rec, false)));
+    return Promise.all(this.store.sandboxes.list().map((rec) => this.info(rec, false).catch((err: unknown) => this.unavailableInfo(rec, err))));
+  }
+
+  private unavailableInfo(rec: SandboxRecord, err: unknown): SandboxInfo {
+    const why = err instanceof SandboxDeskError ? err.oneLine() : err instanceof Error ? err.message : String(err);
+    const provider = this.registry.has(rec.backend) ? this.registry.get(rec.backend) : null;
+    return {
+      name: rec.name,
+      backend: rec.backend,
+      state: 'unavailable',
+      stateDetail: why,
+      image: rec.image,
+      user: rec.user,
+      declaredDefaultCwd: rec.declaredDefaultCwd ?? '~',
+      defaultCwd: null,
+      home: null,
+      tempDir: null,
+      supportsStreams: provider?.supportsStreams === true,
+      isContainer: provider?.isContainer !== false,
+      lastObservedCwd: rec.lastObservedCwd,
+      backendRef: rec.backendRef,
+      createdAt: rec.createdAt,
+      details: null,
+    };
   }
 
   /** Current state from the backend; a running sandbox is connected so its home is known. */
@@ -180,7 +263,7 @@ export class SandboxDesk {
   }
 
   private async info(rec: SandboxRecord, connect: boolean): Promise<SandboxInfo> {
-    const provider = this.registry.get(rec.backend);
+    const provider = await this.providerOf(rec.backend);
     const status = await provider.status(SandboxDesk.ref(rec));
     if (status.state !== 'running' || (this.environments.get(rec.name)?.incarnation ?? status.incarnation) !== status.incarnation) {
       this.dropEnvironment(rec.name);
@@ -210,7 +293,7 @@ export class SandboxDesk {
 
   async startSandbox(name: string, opts: OperationOptions = {}): Promise<SandboxInfo> {
     const rec = this.record(name);
-    const provider = this.registry.get(rec.backend);
+    const provider = await this.providerOf(rec.backend);
     const op = this.beginOperation(name, 'start', opts.onProgress);
     try {
       await provider.start(SandboxDesk.ref(rec), op);
@@ -229,7 +312,7 @@ export class SandboxDesk {
     this.dropEnvironment(name);
     const op = this.beginOperation(name, 'stop', opts.onProgress);
     try {
-      await this.registry.get(rec.backend).stop(SandboxDesk.ref(rec), op);
+      await (await this.providerOf(rec.backend)).stop(SandboxDesk.ref(rec), op);
     } catch (err) {
       this.endOperation(name, err);
       throw err;
@@ -276,7 +359,7 @@ export class SandboxDesk {
   async removeSandbox(name: string, opts: { force?: boolean } = {}): Promise<void> {
     const { force } = validate(RemoveSandboxRequest, { name, force: opts.force });
     const rec = this.record(name);
-    const provider = this.registry.get(rec.backend);
+    const provider = await this.providerOf(rec.backend);
     const status = await provider.status(SandboxDesk.ref(rec));
     if (status.state === 'running' && rec.backendRef !== null && !force) {
       throw new SandboxDeskError('refused', `sandbox ${name} is running`, { hint: `stop it first (\`sandbox-desk sandbox stop ${name}\`) or pass --force` });
@@ -354,7 +437,7 @@ export class SandboxDesk {
   async exec(input: ExecRequest & { signal?: AbortSignal }): Promise<ExecOutcome> {
     const req = validate(ExecRequest, input);
     const rec = this.record(req.sandbox);
-    const provider = this.registry.get(rec.backend);
+    const provider = await this.providerOf(rec.backend);
     const session = req.session ?? DEFAULT_SESSION;
     const user = req.user ?? undefined;
     const fast = req.mode === 'shell' && this.shells.hasLive(rec.name, session, user ?? this.environments.get(rec.name)?.user ?? undefined);
@@ -402,7 +485,7 @@ export class SandboxDesk {
    */
   async sessionPlan(sandbox: string, session: string | undefined, stepId?: string) {
     const rec = this.record(sandbox);
-    const provider = this.registry.get(rec.backend);
+    const provider = await this.providerOf(rec.backend);
     const env = await this.environmentFor(rec, provider, false);
     const key = session === undefined ? DEFAULT_SESSION : validate(SessionKey, session);
     const existing = this.store.sessions.get(rec.name, key);
@@ -455,7 +538,9 @@ export class SandboxDesk {
     this.io.closeAll();
     await this.desktop.close();
     this.shells.closeAll();
+    await this.pluginsReady;
     for (const p of this.registry.all()) await p.dispose?.();
+    await this.plugins?.dispose();
     this.store.close();
   }
 }

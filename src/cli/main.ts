@@ -1,7 +1,9 @@
 import { Command, CommanderError, Option } from 'commander';
 import type { ExecResult, SandboxInfo } from '../api/contract.js';
 import type { ProgressEvent } from '../sandbox/provider.js';
-import { SandboxDesk } from '../api/sandbox-desk.js';
+import { SandboxDesk, type SandboxDeskOptions } from '../api/sandbox-desk.js';
+import { parseIsolation } from '../sandbox/plugins/plugin-settings.js';
+import { addPluginCommands } from './plugin-command.js';
 import { SandboxDeskError } from '../errors.js';
 import { EXIT_OWN_ERROR, printError, printJson, printWarnings, processOut, sandboxDetails, sandboxTable, sessionTable, type Out } from './output.js';
 import { addDesktopCommands } from './desktop-commands.js';
@@ -45,9 +47,10 @@ function withBackendDetails(info: SandboxInfo): SandboxInfo & Record<string, unk
  * Runs the `sandbox-desk` command and returns its exit code: the command's own for `exec`, 125 for
  * Sandbox Desk's errors, 0 otherwise. `out` and `open` are injectable for tests.
  */
-export async function main(argv: string[], out: Out = processOut, open: () => SandboxDesk = () => new SandboxDesk()): Promise<number> {
+export async function main(argv: string[], out: Out = processOut, open: (o: SandboxDeskOptions) => SandboxDesk = (o) => new SandboxDesk(o)): Promise<number> {
   let desk: SandboxDesk | null = null;
-  const core = (): SandboxDesk => (desk ??= open());
+  // The global --plugin/--plugin-isolation options are parsed by the time any action asks for the core.
+  const core = (): SandboxDesk => (desk ??= open(coreOptions(program.opts())));
   let exitCode = 0;
   const wantsJson = argv.includes('--json');
 
@@ -55,7 +58,9 @@ export async function main(argv: string[], out: Out = processOut, open: () => Sa
     .description('Manage local sandboxes and run commands in them with truthful working directories.')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .configureOutput({ writeOut: (s) => out.stdout(s), writeErr: (s) => out.stderr(s), outputError: () => undefined });
+    .configureOutput({ writeOut: (s) => out.stdout(s), writeErr: (s) => out.stderr(s), outputError: () => undefined })
+    .option('--plugin <path>', 'load a plugin from this folder or .js module, besides <data dir>/plugins/ (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--plugin-isolation <mode>', 'in-process | host: run plugins inside the app or each in its own child process (config: plugins.isolation)');
 
   const sandbox = program.command('sandbox').description('create, list, inspect, start, stop and remove sandboxes');
 
@@ -184,6 +189,7 @@ export async function main(argv: string[], out: Out = processOut, open: () => Sa
   addDesktopCommands(program, core, out);
   addServeCommand(program, core, out);
   addMcpCommands(program, core, out);
+  addPluginCommands(program, core, out);
 
   const session = program.command('session').description('list, create and remove sessions and their cwd records');
   session
@@ -228,6 +234,14 @@ export async function main(argv: string[], out: Out = processOut, open: () => Sa
   } finally {
     if (desk) await (desk as SandboxDesk).close();
   }
+}
+
+/** The global plugin options, as SandboxDesk options layered over config.json. */
+function coreOptions(o: { plugin?: string[]; pluginIsolation?: string }): SandboxDeskOptions {
+  const plugins: NonNullable<Exclude<SandboxDeskOptions['plugins'], false>> = {};
+  if (o.plugin?.length) plugins.paths = o.plugin;
+  if (o.pluginIsolation !== undefined) plugins.isolation = parseIsolation(o.pluginIsolation, '--plugin-isolation');
+  return { plugins };
 }
 
 export { EXIT_OWN_ERROR };

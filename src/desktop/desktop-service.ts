@@ -18,7 +18,7 @@ import { RfbClient, transportFromStreams } from './rfb-client.js';
 export interface DesktopHost {
   /** The connected environment of a running sandbox (throws sandbox_not_running etc.). */
   environment(sandbox: string): Promise<SandboxEnvironment>;
-  provider(sandbox: string): SandboxProvider;
+  provider(sandbox: string): SandboxProvider | Promise<SandboxProvider>;
   leases: LeaseStore;
 }
 
@@ -43,17 +43,17 @@ export class DesktopService {
 
   constructor(private readonly host: DesktopHost) {}
 
-  private placementFor(sandbox: string, setting?: PlacementSetting): Placement {
-    const provider = this.host.provider(sandbox);
+  private async placementFor(sandbox: string, setting?: PlacementSetting): Promise<Placement> {
+    const provider = await this.host.provider(sandbox);
     return resolvePlacement(setting ?? this.placements.get(sandbox) ?? 'auto', { name: provider.name, supportsStreams: provider.supportsStreams });
   }
 
   /** The environment the desktop runs in, and where it lives there. Refused placements throw. */
   private async target(sandbox: string, setting?: PlacementSetting): Promise<{ env: SandboxEnvironment; layout: DesktopLayout; placement: Placement & { where: 'sandbox' | 'host' } }> {
-    const placement = this.placementFor(sandbox, setting);
+    const placement = await this.placementFor(sandbox, setting);
     if (placement.where === 'refused') throw new SandboxDeskError('placement_refused', `desktop refused for sandbox ${sandbox}: ${placement.reason}`);
     const sandboxEnv = await this.host.environment(sandbox);
-    if (placement.where === 'sandbox' || this.host.provider(sandbox).name === 'local') {
+    if (placement.where === 'sandbox' || (await this.host.provider(sandbox)).name === 'local') {
       const display = placement.where === 'sandbox' ? SANDBOX_DISPLAY : hostDisplay(sandbox);
       return { env: sandboxEnv, layout: desktopLayout(sandboxEnv, sandbox, display), placement };
     }
@@ -66,7 +66,7 @@ export class DesktopService {
   async status(sandbox: string, opts: { placement?: PlacementSetting } = {}): Promise<DesktopStatus> {
     const lease = this.host.leases.get(sandbox);
     const base = { sandbox, leaseHolder: lease.holder, leaseViewer: lease.viewerId };
-    const placement = this.placementFor(sandbox, opts.placement);
+    const placement = await this.placementFor(sandbox, opts.placement);
     if (placement.where === 'refused') {
       return { ...base, running: false, placement: 'refused', display: null, geometry: null, missing: [], reason: placement.reason, chromiumSandbox: null };
     }

@@ -12,6 +12,8 @@ export function remoteArgv(env: SandboxEnvironment, opts: ExecPrefixOptions, wor
   try {
     prefix = env.execPrefix(opts);
   } catch (err) {
+    // A backend's own error (a plugin's refusal, "not right now") already says what to do.
+    if (err instanceof SandboxDeskError) throw err;
     throw new SandboxDeskError('backend_unavailable', `execPrefix failed: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (prefix === null || prefix === undefined) {

@@ -19,7 +19,12 @@ export class ProviderRegistry {
 
   /** For providers that are not built in (plugins). */
   register(provider: SandboxProvider): void {
-    const name = provider.name;
+    this.assertRegistrable(provider.name);
+    this.providers.set(provider.name, provider);
+  }
+
+  /** Throws what `register` would throw for this name, without registering anything. */
+  assertRegistrable(name: unknown): asserts name is string {
     if (typeof name !== 'string' || !NAME_RE.test(name)) {
       throw new SandboxDeskError('invalid_input', `Backend name ${JSON.stringify(name)} is invalid`, {
         hint: 'use 1-32 characters of a-z, 0-9, _ and -, starting with a letter or digit',
@@ -33,7 +38,6 @@ export class ProviderRegistry {
     if (this.providers.has(name)) {
       throw new SandboxDeskError('name_taken', `A backend named '${name}' is already registered`);
     }
-    this.providers.set(name, provider);
   }
 
   get(name: string): SandboxProvider {

@@ -171,6 +171,23 @@ describe('docker sandboxes against the real engine', () => {
       await u.dispose();
     }
   });
+
+  it('a backend that cannot answer marks its sandboxes unavailable; the list still shows the others', async () => {
+    const u = tempDesk();
+    const [d, l] = [uniqueName('d'), uniqueName('l')];
+    try {
+      await u.desk.createSandbox({ name: d, backend: 'docker', start: false });
+      await u.desk.createSandbox({ name: l, backend: 'local', defaultCwd: '/tmp' });
+      const registry = new ProviderRegistry();
+      registry.registerBuiltin(new LocalProvider());
+      registry.registerBuiltin(new DockerProvider({ url: 'unix:///nonexistent/docker.sock', origin: 'DOCKER_HOST', options: { socketPath: '/nonexistent/docker.sock' } }));
+      const list = await u.reopen({ registry }).listSandboxes();
+      expect(list.find((s) => s.name === d)).toMatchObject({ state: 'unavailable', stateDetail: expect.stringMatching(/not reachable at unix:\/\/\/nonexistent/) });
+      expect(list.find((s) => s.name === l)).toMatchObject({ state: 'running' });
+    } finally {
+      await u.dispose();
+    }
+  });
 });
 
 describe('sandbox input validation (no engine involved)', () => {

@@ -27,7 +27,8 @@ export function tempDesk(opts: Omit<SandboxDeskOptions, 'dataDir'> = {}): TestDe
     reopen: (o = opts) => open(o),
     async dispose() {
       for (const d of opened) await d.close().catch(() => undefined);
-      const cleaner = new SandboxDesk({ dataDir });
+      // With the same plugins, so plugin backends' sandboxes are removed too.
+      const cleaner = new SandboxDesk({ dataDir, ...(opts.plugins !== undefined ? { plugins: opts.plugins } : {}) });
       for (const s of cleaner.store.sandboxes.list()) await cleaner.removeSandbox(s.name, { force: true }).catch(() => undefined);
       await cleaner.close();
       rmSync(dataDir, { recursive: true, force: true });

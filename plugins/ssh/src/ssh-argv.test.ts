@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { controlArgv, execPrefixArgv, masterArgv } from './ssh-argv.js';
+
+const t = { host: '127.0.0.1', port: 2222, user: 'agent', key: '/k/id', knownHosts: '/d/known_hosts', controlPath: '/d/c/ab12' };
+
+describe('ssh argv', () => {
+  it('exec prefix: batch mode, the pinned known_hosts, the control path; -T for streams, -tt for terminals', () => {
+    const s = execPrefixArgv(t, false);
+    expect(s[0]).toBe('ssh');
+    expect(s.at(-1)).toBe('127.0.0.1');
+    expect(s.at(-2)).toBe('-T');
+    expect(execPrefixArgv(t, true).at(-2)).toBe('-tt');
+    const joined = s.join(' ');
+    for (const o of ['BatchMode=yes', 'StrictHostKeyChecking=yes', 'UserKnownHostsFile=/d/known_hosts', 'ControlPath=/d/c/ab12', 'ControlMaster=no', '-p 2222', '-l agent', '-i /k/id', '-e none']) expect(joined).toContain(o);
+    expect(joined).not.toContain('/dev/null');
+  });
+  it('the master is started explicitly in the background with no command', () => {
+    expect(masterArgv(t, 600).slice(-4)).toEqual(['-M', '-N', '-f', '127.0.0.1']);
+    expect(masterArgv(t, 600).join(' ')).toContain('ControlPersist=600');
+    expect(controlArgv(t, 'check').slice(-3)).toEqual(['-O', 'check', '127.0.0.1']);
+  });
+});
