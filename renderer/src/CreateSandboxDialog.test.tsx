@@ -78,3 +78,48 @@ describe('create dialog', () => {
     expect(error.closest('label')?.querySelector('[data-testid="create-name"]')).toBeTruthy();
   });
 });
+
+describe('create dialog: VMs', () => {
+  const withQemu = () => {
+    const api = new FakeApi();
+    api.backends = [...api.backends, { name: 'qemu', description: 'a QEMU virtual machine', isContainer: true, supportsStreams: true, defaultCwd: '~' }];
+    return api;
+  };
+
+  it('offers CPUs, memory, disk and acceleration for qemu, and sends only what was filled', async () => {
+    const api = withQemu();
+    await openDialog(api);
+    expect(screen.queryByTestId('create-vm-fields')).toBeNull();
+    fireEvent.change(screen.getByTestId('create-backend'), { target: { value: 'qemu' } });
+    type('create-name', 'vm-1');
+    type('create-vm-cpus', '4');
+    type('create-vm-memory', ' 2048 ');
+    fireEvent.change(screen.getByTestId('create-vm-accel'), { target: { value: 'tcg' } });
+    fireEvent.click(screen.getByTestId('create-submit'));
+    await waitFor(() => expect(api.callsOf('createSandbox')).toEqual([{ name: 'vm-1', backend: 'qemu', options: { cpus: '4', memory: '2048', accel: 'tcg' } }]));
+  });
+
+  it('shows the boot step the server reports while it creates and starts', async () => {
+    let release: () => void = () => undefined;
+    const api = withQemu()
+      .on('createSandbox', async (p) => {
+        await new Promise<void>((r) => (release = r));
+        return { sandbox: sandboxInfo({ name: p.name, backend: 'qemu' }), warnings: [] };
+      })
+      .on('sandboxProgress', () => ({
+        kind: 'start',
+        startedAt: '2026-01-01T00:00:00.000Z',
+        done: false,
+        error: null,
+        events: [{ step: 'ssh', message: 'waiting for SSH (12.0 s)', level: 'info', at: '2026-01-01T00:00:12.000Z' }],
+      }));
+    await openDialog(api);
+    fireEvent.change(screen.getByTestId('create-backend'), { target: { value: 'qemu' } });
+    type('create-name', 'vm-2');
+    fireEvent.click(screen.getByTestId('create-submit'));
+    expect((await screen.findByTestId('create-progress')).textContent).toContain('waiting for SSH (12.0 s)');
+    expect(api.callsOf('sandboxProgress')[0]).toEqual({ name: 'vm-2' });
+    release();
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+  });
+});

@@ -4,6 +4,7 @@ import { describeError } from './api-client.js';
 import { useApi } from './api-context.js';
 import { elapsed } from './format.js';
 import { useInterval } from './hooks/useInterval.js';
+import { useSandboxProgress } from './hooks/useSandboxProgress.js';
 
 export const DOCKER_DEFAULT_IMAGE = 'sandbox-desk/base:latest';
 export const DOCKER_DESKTOP_IMAGE = 'sandbox-desk/desktop:latest';
@@ -29,6 +30,11 @@ function fieldOf(code: string | undefined, message: string): Field {
   return 'form';
 }
 
+/** The VM fields that were filled, as backend options (the backend validates them). */
+function vmOptions(vm: Record<'cpus' | 'memory' | 'disk' | 'accel', string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(vm).map(([k, v]) => [k, v.trim()]).filter(([, v]) => v !== ''));
+}
+
 /** The Create dialog: the few things a sandbox needs, with the server's answer shown in place. */
 export function CreateSandboxDialog({ onClose, onCreated }: Props) {
   const api = useApi();
@@ -39,6 +45,7 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
   const [image, setImage] = useState('');
   const [user, setUser] = useState('');
   const [defaultCwd, setDefaultCwd] = useState('');
+  const [vm, setVm] = useState({ cpus: '', memory: '', disk: '', accel: '' });
   const [busySince, setBusySince] = useState<number | null>(null);
   const [, setTick] = useState(0);
   const [error, setError] = useState<{ field: Field; message: string; hint?: string } | null>(null);
@@ -87,7 +94,9 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
 
   const info = backends?.find((b) => b.name === backend);
   const isDocker = backend === 'docker';
+  const isQemu = backend === 'qemu';
   const busy = busySince !== null;
+  const progress = useSandboxProgress(busy ? name.trim() : null);
 
   async function submit(e: FormEvent) {
     e.preventDefault();
@@ -102,6 +111,7 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
         ...(image.trim() ? { image: image.trim() } : {}),
         ...(user.trim() ? { user: user.trim() } : {}),
         ...(defaultCwd.trim() ? { defaultCwd: defaultCwd.trim() } : {}),
+        ...(isQemu ? { options: vmOptions(vm) } : {}),
       });
       onCreated(result);
     } catch (err) {
@@ -170,6 +180,31 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
             {errorAt('image')}
           </label>
 
+          {isQemu && (
+            <div className="field-row" data-testid="create-vm-fields">
+              {(
+                [
+                  ['cpus', 'CPUs', '2'],
+                  ['memory', 'Memory (MiB)', '1024'],
+                  ['disk', 'Disk (GiB)', "image's"],
+                ] as const
+              ).map(([key, label, placeholder]) => (
+                <label className="field" key={key}>
+                  <span className="label">{label}</span>
+                  <input data-testid={`create-vm-${key}`} inputMode="numeric" value={vm[key]} onChange={(e) => setVm({ ...vm, [key]: e.target.value })} placeholder={placeholder} />
+                </label>
+              ))}
+              <label className="field">
+                <span className="label">Acceleration</span>
+                <select data-testid="create-vm-accel" value={vm.accel} onChange={(e) => setVm({ ...vm, accel: e.target.value })}>
+                  <option value="">auto (KVM when it really works)</option>
+                  <option value="kvm">kvm</option>
+                  <option value="tcg">tcg (emulated, slower)</option>
+                </select>
+              </label>
+            </div>
+          )}
+
           <div className="field-row">
             <label className="field">
               <span className="label">User</span>
@@ -193,6 +228,12 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
           {busy && (
             <span className="progress" role="status">
               <span className="spinner" aria-hidden="true" /> Creating and starting… {elapsed(busySince)}
+              {progress && (
+                <span className={progress.level === 'warning' ? 'progress-step progress-warning' : 'progress-step'} data-testid="create-progress">
+                  {' '}
+                  — {progress.message}
+                </span>
+              )}
             </span>
           )}
           <button type="button" className="btn" onClick={onClose} disabled={busy}>

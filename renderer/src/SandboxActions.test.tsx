@@ -46,4 +46,29 @@ describe('sandbox actions', () => {
     const alert = await screen.findByText(/Cannot reach the Docker engine/);
     expect(alert.textContent).toContain('is dockerd running?');
   });
+
+  it('shows each boot step while a start runs, warnings included', async () => {
+    let release: () => void = () => undefined;
+    let step = { step: 'process', message: 'starting QEMU (TCG, 2 CPU, 1024 MiB, SSH on 127.0.0.1:40022)', level: 'info' as 'info' | 'warning' };
+    const api = new FakeApi({ sandboxes: [sandboxInfo({ name: 'vm', backend: 'qemu', state: 'stopped' })] })
+      .on('startSandbox', async (p) => {
+        await new Promise<void>((r) => (release = r));
+        return sandboxInfo({ name: p.name, backend: 'qemu', state: 'running' });
+      })
+      .on('sandboxProgress', () => ({ kind: 'start', startedAt: '2026-01-01T00:00:00.000Z', done: false, error: null, events: [{ ...step, at: '2026-01-01T00:00:01.000Z' }] }));
+    render(<App api={api} />);
+    fireEvent.click(await screen.findByTestId('sandbox-start'));
+    expect((await screen.findByTestId('sandbox-progress')).textContent).toContain('starting QEMU (TCG');
+    step = { step: 'accel', message: 'KVM does not work on this host; restarting under TCG', level: 'warning' };
+    await waitFor(() => expect(screen.getByTestId('sandbox-progress').textContent).toContain('KVM does not work'), { timeout: 3000 });
+    expect(screen.getByTestId('sandbox-progress').className).toContain('progress-warning');
+    release();
+    await waitFor(() => expect(screen.queryByTestId('sandbox-progress')).toBeNull());
+  });
+
+  it('a sandbox whose backend cannot answer cannot be started, and says why', async () => {
+    const api = new FakeApi({ sandboxes: [sandboxInfo({ name: 'p', backend: 'ssh', state: 'unavailable', stateDetail: 'plugin host crashed' })] });
+    render(<App api={api} />);
+    expect(((await screen.findByTestId('sandbox-start')) as HTMLButtonElement).disabled).toBe(true);
+  });
 });

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import type { SandboxInfo } from '../../src/api/contract.js';
 import { describeError } from './api-client.js';
 import { useApi } from './api-context.js';
+import { useSandboxProgress } from './hooks/useSandboxProgress.js';
 
 interface Props {
   sandbox: SandboxInfo;
@@ -19,6 +20,7 @@ export function SandboxActions({ sandbox, onChanged, onRemoved }: Props) {
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState<{ message: string; hint?: string } | null>(null);
   const running = sandbox.state === 'running';
+  const progress = useSandboxProgress(busy === 'start' || busy === 'stop' ? sandbox.name : null);
 
   async function act(what: Exclude<Busy, null>, fn: () => Promise<unknown>) {
     setBusy(what);
@@ -42,9 +44,14 @@ export function SandboxActions({ sandbox, onChanged, onRemoved }: Props) {
           {busy === 'stop' ? 'Stopping…' : 'Stop'}
         </button>
       ) : (
-        <button className="btn" data-testid="sandbox-start" disabled={busy !== null || sandbox.state === 'missing'} title={sandbox.state === 'missing' ? sandbox.stateDetail ?? 'the sandbox no longer exists in its backend' : undefined} onClick={() => act('start', () => api.call('startSandbox', { name: sandbox.name }))}>
+        <button className="btn" data-testid="sandbox-start" disabled={busy !== null || sandbox.state === 'missing' || sandbox.state === 'unavailable'} title={sandbox.state === 'missing' ? sandbox.stateDetail ?? 'the sandbox no longer exists in its backend' : undefined} onClick={() => act('start', () => api.call('startSandbox', { name: sandbox.name }))}>
           {busy === 'start' ? 'Starting…' : 'Start'}
         </button>
+      )}
+      {progress && (
+        <span className={progress.level === 'warning' ? 'progress progress-warning' : 'progress'} role="status" data-testid="sandbox-progress">
+          {progress.message}
+        </span>
       )}
       <button className="btn btn-danger-quiet" data-testid="sandbox-remove" disabled={busy !== null} onClick={() => setConfirming(true)}>
         Remove

@@ -123,6 +123,27 @@ describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 sk
       expect(r.stdout).toBe('0\n/root\n');
     });
 
+    it('streams: a terminal is a PTY over ssh -tt that starts where the session stands', async () => {
+      await desk.exec({ sandbox: vm, command: 'cd /etc', session: 'tty' });
+      const { terminal, cwd } = await desk.io.openTerminal({ sandbox: vm, session: 'tty', cols: 90, rows: 25 });
+      expect(cwd).toBe('/etc');
+      let screen = '';
+      terminal.attach({ send: (d, done) => ((screen += d.toString()), done()), bufferedAmount: 0 });
+      await expect.poll(() => screen, { timeout: 20_000 }).toMatch(/\$ $/m);
+      terminal.write('pwd && stty size && cd /var\r');
+      await expect.poll(() => screen, { timeout: 20_000 }).toMatch(/\r\/etc\r\n25 90\r\n/);
+      await expect.poll(() => desk.listSessions(vm).find((x) => x.key === 'tty')?.cwd, { timeout: 20_000 }).toBe('/var');
+      terminal.kill();
+    });
+
+    it('the desktop probes the guest through the same exec prefix, and names what the image lacks', async () => {
+      const status = await desk.desktop.status(vm);
+      expect(status).toMatchObject({ running: false, placement: 'sandbox' });
+      expect(status.missing).toEqual(expect.arrayContaining(['Xvnc']));
+      const err = await rejectsWith(desk.desktop.start(vm), 'backend_unavailable');
+      expect(err.message).toMatch(/cannot start a desktop in sandbox .*lacks .*Xvnc/);
+    });
+
     describe.each(['shell', 'oneshot'] as const)('working directories (%s)', (mode) => {
       it('sessions keep their own cwd', async () => {
         const [a, b] = [uniqueName('a'), uniqueName('b')];
