@@ -15,9 +15,12 @@ set -euo pipefail
 SUITE=bookworm
 NAME=debian-test
 GUEST_USER=agent
-DISK_SIZE=2G
+DISK_SIZE=3G
 CMDLINE="root=/dev/vda rw console=ttyS0"
 PACKAGES=systemd-sysv,udev,openssh-server,ifupdown,isc-dhcp-client,linux-image-cloud-amd64,ca-certificates,sudo,python3,iproute2,procps
+# The bot desktop's parts (the same as resources/images/desktop, minus Chromium, which is too slow to be
+# useful under TCG): the desktop runs in the VM through the same code as in Docker, and is tested there.
+DESKTOP_PACKAGES="tigervnc-standalone-server xauth x11-utils x11-xserver-utils xfwm4 xfdesktop4 xfce4-panel xfce4-settings xfconf dbus-x11 xdotool socat fonts-dejavu-core adwaita-icon-theme"
 
 usage() { echo "usage: $0 OUTDIR" >&2; exit 2; }
 [ $# -eq 1 ] || usage
@@ -109,12 +112,13 @@ debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$ROOTFS" "$MIRROR"
 # cloud-init is a second step: `--include=cloud-init` fails inside debootstrap (python3-cryptography's configure).
 # dbus: without it systemd-logind does not start, and then nothing acts on the ACPI power button, so QMP
 # `system_powerdown` is ignored by the guest (measured: still running after 60 s).
-stage 2 "install cloud-init and dbus in the chroot"
+stage 2 "install cloud-init, dbus and the desktop's parts in the chroot"
 cp -L /etc/resolv.conf "$ROOTFS/etc/resolv.conf"
 printf '#!/bin/sh\nexit 101\n' > "$ROOTFS/usr/sbin/policy-rc.d"; chmod 0755 "$ROOTFS/usr/sbin/policy-rc.d"
 mount_chroot
 in_chroot apt-get update -q > "$WORK/apt.log" 2>&1 || { tail -n 30 "$WORK/apt.log" >&2; exit 1; }
-in_chroot apt-get install -y -q --no-install-recommends cloud-init dbus >> "$WORK/apt.log" 2>&1 \
+# shellcheck disable=SC2086  # DESKTOP_PACKAGES is a word list
+in_chroot apt-get install -y -q --no-install-recommends cloud-init dbus $DESKTOP_PACKAGES >> "$WORK/apt.log" 2>&1 \
   || { tail -n 30 "$WORK/apt.log" >&2; exit 1; }
 note "$(in_chroot dpkg-query -W -f='${Package} ${Version}  ' cloud-init dbus)"
 

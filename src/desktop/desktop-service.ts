@@ -254,9 +254,9 @@ export class DesktopService {
 
 function missingReason(missing: string[], where: 'sandbox' | 'host'): string {
   const what = `lacks ${missing.join(', ')}`;
-  return where === 'sandbox'
-    ? `the sandbox image ${what}; create the sandbox from ${DESKTOP_IMAGE} (--image ${DESKTOP_IMAGE}), which has the whole desktop`
-    : `this machine ${what}; install tigervnc-standalone-server, xfce4, dbus-x11, chromium, xdotool and socat`;
+  if (where === 'host') return `this machine ${what}; install tigervnc-standalone-server, xfce4, dbus-x11, chromium, xdotool and socat`;
+  const onlyBrowser = missing.length === 1 && missing[0] === 'chromium';
+  return `the sandbox ${what}${onlyBrowser ? ' (the desktop runs without a browser)' : ''}; a docker sandbox from ${DESKTOP_IMAGE} (--image ${DESKTOP_IMAGE}) has the whole desktop, other backends need those packages in their image`;
 }
 
 function hostDisplay(sandbox: string): number {

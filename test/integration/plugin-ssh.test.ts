@@ -89,6 +89,11 @@ describe.each(['in-process', 'host'] as PluginIsolation[])('ssh plugin, isolatio
     console.log(`[measure] ssh one-shot exec (${isolation}): ${Date.now() - t1} ms`);
   });
 
+  it('another user (root) through sudo on the machine, with that user\'s measured home', async () => {
+    const r = await t.desk.exec({ sandbox: sb, command: 'id -u; cd ~ && pwd', session: 'as-root', user: 'root' });
+    expect(r.stdout).toBe('0\n/root\n');
+  });
+
   it('a deleted cwd walks to the nearest enterable ancestor, with a warning', async () => {
     await run('rm -rf ~/proj/deep', 'other');
     const r = await run('pwd');

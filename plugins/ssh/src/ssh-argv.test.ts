@@ -14,6 +14,11 @@ describe('ssh argv', () => {
     for (const o of ['BatchMode=yes', 'StrictHostKeyChecking=yes', 'UserKnownHostsFile=/d/known_hosts', 'ControlPath=/d/c/ab12', 'ControlMaster=no', '-p 2222', '-l agent', '-i /k/id', '-e none']) expect(joined).toContain(o);
     expect(joined).not.toContain('/dev/null');
   });
+  it('another user is reached with sudo on the machine, the name quoted for the remote shell', () => {
+    expect(execPrefixArgv(t, false, 'agent').at(-1)).toBe('127.0.0.1');
+    expect(execPrefixArgv(t, false, 'root').slice(-7)).toEqual(['127.0.0.1', 'sudo', '-n', '-H', '-u', 'root', '--']);
+    expect(execPrefixArgv(t, false, "o'brien").at(-2)).toBe(`'o'\\''brien'`);
+  });
   it('the master is started explicitly in the background with no command', () => {
     expect(masterArgv(t, 600).slice(-4)).toEqual(['-M', '-N', '-f', '127.0.0.1']);
     expect(masterArgv(t, 600).join(' ')).toContain('ControlPersist=600');

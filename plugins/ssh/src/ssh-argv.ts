@@ -36,8 +36,17 @@ export function baseOptions(t: SshTarget): string[] {
  * `-tt` for the terminal. `-e none` so a `~.` typed in the terminal is not eaten by ssh. The client
  * rides on the control master when it is up, and connects on its own when it is not.
  */
-export function execPrefixArgv(t: SshTarget, interactive: boolean): string[] {
-  return ['ssh', ...baseOptions(t), '-o', 'ControlMaster=no', '-e', 'none', interactive ? '-tt' : '-T', t.host];
+export function execPrefixArgv(t: SshTarget, interactive: boolean, asUser?: string): string[] {
+  const argv = ['ssh', ...baseOptions(t), '-o', 'ControlMaster=no', '-e', 'none', interactive ? '-tt' : '-T', t.host];
+  // ssh logs in as one account; another is reached with sudo on the far side (where that account may
+  // use it without a password). The name is quoted: ssh joins the remote words into one command line.
+  if (asUser && asUser !== t.user) argv.push('sudo', '-n', '-H', '-u', quoteWord(asUser), '--');
+  return argv;
+}
+
+/** One word for the remote POSIX shell. */
+function quoteWord(word: string): string {
+  return /^[A-Za-z0-9_.-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 /**

@@ -190,8 +190,8 @@ export class SshProvider implements SandboxProvider {
       incarnation: st.incarnation,
       // ssh joins the words after the prefix into one remote command line; the app quotes them.
       joinsArgv: true,
-      // ssh logs in as one user: another user (e.g. root) cannot be switched to, and is ignored.
-      execPrefix: ({ interactive }) => execPrefixArgv(t, interactive),
+      // Another user (e.g. root) through sudo on the machine; the login user otherwise.
+      execPrefix: ({ interactive, user }) => execPrefixArgv(t, interactive, user),
       getTempDir: () => '/tmp',
     };
   }

@@ -142,17 +142,9 @@ export class QemuProvider implements SandboxProvider {
 
       const cfg: VmConfig = {
         version: 1,
+        ...opts,
         base: { name: base.name, disk: base.disk, format: base.format, kernel: base.kernel, initrd: base.initrd, cmdline: base.cmdline },
         user,
-        cpus: opts.cpus,
-        memoryMiB: opts.memoryMiB,
-        diskGiB: opts.diskGiB,
-        accel: opts.accel,
-        sshPort: opts.sshPort,
-        bootTimeoutS: opts.bootTimeoutS,
-        stopTimeoutS: opts.stopTimeoutS,
-        kvmProbeS: opts.kvmProbeS,
-        cpuType: opts.cpuType,
         hostKeyAlias,
       };
       writeJson(files.config, cfg);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AccelChoice } from './vm-options.js';
+import type { VmOptions } from './vm-options.js';
 
 /**
  * One directory per VM (Lima's layout): the overlay disk, the cloud-init seed, the host key and the
@@ -25,21 +25,12 @@ export interface VmFiles {
   sshControl: string;
 }
 
-/** What a VM is; fixed at creation. */
-export interface VmConfig {
+/** What a VM is; fixed at creation: its options, plus the base image, the user and the host key alias. */
+export interface VmConfig extends VmOptions {
   version: 1;
   /** The base image the overlay points at, and how it boots. */
   base: { disk: string; format: string; kernel: string | null; initrd: string | null; cmdline: string | null; name: string | null };
   user: string;
-  cpus: number;
-  memoryMiB: number;
-  diskGiB: number | null;
-  accel: AccelChoice;
-  sshPort: number | null;
-  bootTimeoutS: number;
-  stopTimeoutS: number;
-  kvmProbeS: number;
-  cpuType: string | null;
   /** Used in known_hosts instead of host:port, so the pinned key holds whatever port a boot gets. */
   hostKeyAlias: string;
 }
