@@ -250,6 +250,14 @@ describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 sk
       expect(existsSync(join(t.dataDir, 'qemu', 'vms')) ? readdirSync(join(t.dataDir, 'qemu', 'vms')) : []).toEqual([]);
     });
 
+    it('a disk smaller than the image, and options that are not numbers', async () => {
+      const small = await rejectsWith(desk.createSandbox({ name: uniqueName('d'), backend: 'qemu', options: { disk: '1' } }), 'invalid_input');
+      expect(small.message).toMatch(/--disk 1 GiB is smaller than the image \(3\.0 GiB\)/);
+      const cpus = await rejectsWith(desk.createSandbox({ name: uniqueName('d'), backend: 'qemu', options: { cpus: 'lots' } }), 'invalid_input');
+      expect(cpus.message).toMatch(/cpus="lots"/);
+      expect(await desk.listSandboxes()).toEqual([]);
+    });
+
     it('a port clash on the SSH forward', async () => {
       const server: Server = createServer();
       const port = await new Promise<number>((r) => server.listen(0, '127.0.0.1', () => r((server.address() as { port: number }).port)));
