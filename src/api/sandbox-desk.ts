@@ -442,7 +442,8 @@ export class SandboxDesk {
     const user = req.user ?? undefined;
     const fast = req.mode === 'shell' && this.shells.hasLive(rec.name, session, user ?? this.environments.get(rec.name)?.user ?? undefined);
     const env = await this.environmentFor(rec, provider, fast);
-    const declared = this.effectiveDeclaredCwd(rec, provider);
+    // Read after connecting: a connect may have dropped a declared default that turned out to be a host path.
+    const declared = this.effectiveDeclaredCwd(this.store.sandboxes.get(rec.name) ?? rec, provider);
     const ctx = {
       sandbox: rec.name,
       env,
@@ -452,6 +453,7 @@ export class SandboxDesk {
       shells: this.shells,
       hostHome: this.hostHome,
       sandboxRoots: this.sandboxRoots(env, declared.value),
+      defaultCwd: SandboxDesk.resolvedDefault(env, declared.value),
       standingWarnings: [...(declared.warning ? [declared.warning] : []), ...this.takePendingWarnings(rec.name)],
       reconnect: () => this.environmentFor(rec, provider, false),
       persist: (writes: () => void) => this.store.transaction(writes),
@@ -489,10 +491,16 @@ export class SandboxDesk {
     const env = await this.environmentFor(rec, provider, false);
     const key = session === undefined ? DEFAULT_SESSION : validate(SessionKey, session);
     const existing = this.store.sessions.get(rec.name, key);
-    const declared = this.effectiveDeclaredCwd(rec, provider);
+    // Read after connecting: a connect may have dropped a declared default that turned out to be a host path.
+    const declared = this.effectiveDeclaredCwd(this.store.sandboxes.get(rec.name) ?? rec, provider);
     const guard = { isContainer: provider.isContainer, hostHome: this.hostHome, sandboxRoots: this.sandboxRoots(env, declared.value), mounts: env.mounts };
-    const plan = resolveCommandCwd({ session: { record: existing?.cwd ?? null, recordSource: existing?.source ?? null }, defaultCwd: env.defaultCwd, stepId, guard });
+    const plan = resolveCommandCwd({ session: { record: existing?.cwd ?? null, recordSource: existing?.source ?? null }, defaultCwd: SandboxDesk.resolvedDefault(env, declared.value), stepId, guard });
     return { rec, env, key, plan, guard };
+  }
+
+  /** The declared default as read now, `"~"` resolved to the home the environment measured. */
+  private static resolvedDefault(env: SandboxEnvironment, declared: string): string {
+    return declared === '~' ? env.home : declared;
   }
 
   /** Roots a sandbox declares as its own: its measured home, and an absolute declared default cwd. */

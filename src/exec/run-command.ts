@@ -34,6 +34,11 @@ export interface ExecContext {
   hostHome: string;
   /** Roots the sandbox declared as its own (its home, an absolute declared default cwd). */
   sandboxRoots: string[];
+  /**
+   * Where a session with no record of its own starts: the declared default cwd as read for *this*
+   * command (a backend may change its declaration), with `"~"` resolved to the measured home.
+   */
+  defaultCwd: string;
   /** Warnings the sandbox carries into every result (e.g. an ignored default cwd declaration). */
   standingWarnings: ExecWarning[];
   /** Runs the writes of one command in one transaction. */
@@ -95,7 +100,7 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
   const plan = resolveCommandCwd({
     workdir: req.workdir,
     session: session ? { record: session.cwd, recordSource: session.source } : { record: initialCwd, recordSource: initialCwd ? 'created' : null },
-    defaultCwd: ctx.env.defaultCwd,
+    defaultCwd: ctx.defaultCwd,
     stepId: req.stepId,
     guard,
   });
@@ -154,7 +159,7 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
   } else if (raw.end.state === 'gone') {
     const keep = raw.start.why === 'ok' ? session.cwd : raw.start.used;
     if (keep && keep !== session.cwd) record = keep;
-    warnings.push({ code: 'cwd_deleted', message: `the command ended in ${raw.end.cwd}, which no longer exists; the session stays at ${keep ?? env.defaultCwd}`, asked: raw.end.cwd, ...(keep ? { used: keep } : {}) });
+    warnings.push({ code: 'cwd_deleted', message: `the command ended in ${raw.end.cwd}, which no longer exists; the session stays at ${keep ?? ctx.defaultCwd}`, asked: raw.end.cwd, ...(keep ? { used: keep } : {}) });
   } else {
     cwd = raw.end.cwd;
     cwdObserved = true;

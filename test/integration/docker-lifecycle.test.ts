@@ -172,6 +172,32 @@ describe('docker sandboxes against the real engine', () => {
     }
   });
 
+  it('a backend that changes its declared default cwd is followed by the next command of a new session', async () => {
+    // The declaration is read on every command; the "~" in it resolves to the home measured at connect.
+    class MovingDocker extends DockerProvider {
+      override defaultCwd: string = '~';
+    }
+    const moving = new MovingDocker();
+    const registry = new ProviderRegistry();
+    registry.registerBuiltin(new LocalProvider());
+    registry.registerBuiltin(moving);
+    const u = tempDesk({ registry });
+    const name = uniqueName('mv');
+    try {
+      await u.desk.createSandbox({ name, backend: 'docker' });
+      expect((await u.desk.exec({ sandbox: name, command: 'pwd', session: 'a' })).stdout).toBe('/home/agent\n');
+      moving.defaultCwd = '/tmp';
+      expect(await u.desk.exec({ sandbox: name, command: 'pwd', session: 'b' })).toMatchObject({ stdout: '/tmp\n', cwdSource: 'default' });
+      expect((await u.desk.exec({ sandbox: name, command: 'pwd', session: 'a' })).stdout).toBe('/home/agent\n');
+      moving.defaultCwd = 'relative/dir';
+      const r = await u.desk.exec({ sandbox: name, command: 'pwd', session: 'c' });
+      expect(r.stdout).toBe('/home/agent\n');
+      expect(r.warnings.map((w) => w.code)).toContain('default_cwd_ignored');
+    } finally {
+      await u.dispose();
+    }
+  });
+
   it('a backend that cannot answer marks its sandboxes unavailable; the list still shows the others', async () => {
     const u = tempDesk();
     const [d, l] = [uniqueName('d'), uniqueName('l')];

@@ -4,6 +4,8 @@
  * an execPrefix that returns a string or null, a hang, a crash, a reserved name, an import that
  * throws, and junk exports. The app must report each and keep working.
  */
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxDesk } from '../../src/api/sandbox-desk.js';
@@ -36,7 +38,7 @@ describe.each(['in-process', 'host'] as PluginIsolation[])('fixture plugins, iso
   it('lists every plugin with its status and error; broken ones do not stop the others', async () => {
     const list = await desk.listPlugins();
     const by = Object.fromEntries(list.map((p) => [p.name, p]));
-    expect(by['fixture-good']).toMatchObject({ status: 'loaded', providers: ['hostshell'], isolation, version: '1.0.0', error: null });
+    expect(by['fixture-good']).toMatchObject({ status: 'loaded', providers: ['hostshell', 'movingcwd'], isolation, version: '1.0.0', error: null });
     expect(by['fixture-bad-cwd']).toMatchObject({ status: 'loaded', providers: ['throwcwd', 'relcwd', 'hostcwd'] });
     expect(by['fixture-reserved']).toMatchObject({ status: 'failed', providers: [] });
     expect(by['fixture-reserved']!.error).toMatch(/'docker' is reserved for the built-in docker backend/);
@@ -57,6 +59,19 @@ describe.each(['in-process', 'host'] as PluginIsolation[])('fixture plugins, iso
     await desk.exec({ sandbox: sb, command: 'cd /usr/share' });
     expect((await desk.exec({ sandbox: sb, command: 'pwd' })).stdout).toBe('/usr/share\n');
     expect((await desk.exec({ sandbox: sb, command: 'pwd', session: 'other' })).stdout).toBe('/root\n');
+  });
+
+  it('a plugin that changes its defaultCwd is followed by the next command of a new session', async () => {
+    const sb = uniqueName('mv');
+    await desk.createSandbox({ name: sb, backend: 'movingcwd' });
+    expect((await desk.exec({ sandbox: sb, command: 'pwd', session: 'a' })).stdout).toBe('/root\n');
+    writeFileSync(join(t.dataDir, 'plugins-data', 'fixture-good', 'declared-cwd'), '/usr\n');
+    const b = await desk.exec({ sandbox: sb, command: 'pwd', session: 'b' });
+    expect(b).toMatchObject({ stdout: '/usr\n', cwdSource: 'default' });
+    // A session with a record of its own stays where it is.
+    expect((await desk.exec({ sandbox: sb, command: 'pwd', session: 'a' })).stdout).toBe('/root\n');
+    rmSync(join(t.dataDir, 'plugins-data', 'fixture-good', 'declared-cwd'));
+    expect((await desk.exec({ sandbox: sb, command: 'pwd', session: 'c' })).stdout).toBe('/root\n');
   });
 
   it.each(['throwcwd', 'relcwd', 'hostcwd'])('%s: an unusable defaultCwd falls back to "~" with a warning, never throws', async (backend) => {
@@ -149,12 +164,12 @@ describe('CLI', () => {
     expect(r.code).toBe(0);
     const list = JSON.parse(r.stdout) as { name: string; status: string; isolation: string; providers: string[]; error: string | null }[];
     expect(list.map((p) => [p.name, p.status, p.isolation, p.providers.join()])).toEqual([
-      ['fixture-good', 'loaded', 'host', 'hostshell'],
+      ['fixture-good', 'loaded', 'host', 'hostshell,movingcwd'],
       ['fixture-reserved', 'failed', 'host', ''],
     ]);
     const table = await cli(['plugin', 'list', '--plugin', fixture('good'), '--plugin', fixture('junk')]);
     expect(table.stdout).toMatch(/^NAME\s+VERSION\s+BACKENDS\s+ISOLATION\s+STATUS\s+ERROR\n/);
-    expect(table.stdout).toMatch(/fixture-good\s+1\.0\.0\s+hostshell\s+in-process\s+loaded/);
+    expect(table.stdout).toMatch(/fixture-good\s+1\.0\.0\s+hostshell,movingcwd\s+in-process\s+loaded/);
     expect(table.stdout).toMatch(/fixture-junk\s+1\.0\.0\s+-\s+in-process\s+failed\s+plugin fixture-junk exports no register/);
     const name = uniqueName('cli');
     const made = await cli(['--plugin', fixture('good'), 'sandbox', 'create', name, '--backend', 'hostshell', '--option', 'flavour=plain', '--json']);

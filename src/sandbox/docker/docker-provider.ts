@@ -45,7 +45,7 @@ class DockerEnvironment implements SandboxEnvironment {
 export class DockerProvider implements SandboxProvider {
   readonly name = 'docker';
   readonly isContainer = true;
-  readonly defaultCwd = '~';
+  readonly defaultCwd: string = '~';
   readonly supportsStreams = true;
   readonly description = 'a Docker container (default image sandbox-desk/base:latest)';
   readonly endpoint: DockerEndpoint;

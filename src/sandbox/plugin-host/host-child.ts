@@ -28,15 +28,18 @@ function read<T>(fn: () => T, fallback: T): T {
   }
 }
 
-function describeProvider(p: SandboxProvider): ProviderDescriptor {
-  let defaultCwd: ProviderDescriptor['defaultCwd'];
+/** The provider's declared default cwd as plain data: only plain values cross, anything else by its type. */
+function readDefaultCwd(p: SandboxProvider): ProviderDescriptor['defaultCwd'] {
   try {
     const v = p.defaultCwd as unknown;
-    // Only plain values cross; anything else is shown by its type and ignored by the app.
-    defaultCwd = { value: v === undefined || v === null || ['string', 'number', 'boolean'].includes(typeof v) ? v : `[${typeof v}]` };
+    return { value: v === undefined || v === null || ['string', 'number', 'boolean'].includes(typeof v) ? v : `[${typeof v}]` };
   } catch (err) {
-    defaultCwd = { error: errorMessage(err) };
+    return { error: errorMessage(err) };
   }
+}
+
+function describeProvider(p: SandboxProvider): ProviderDescriptor {
+  const defaultCwd = readDefaultCwd(p);
   return {
     name: read(() => (typeof p.name === 'string' ? p.name : String(p.name)), '(name threw)'),
     isContainer: read(() => p.isContainer !== false, true),
@@ -131,7 +134,12 @@ process.on('message', (raw: unknown) => {
   if (req.kind === 'ping') return send({ id: req.id, kind: 'result', value: 'pong' });
   const work = req.kind === 'load' ? load(req.load) : call(req);
   work.then(
-    (value) => send({ id: req.id, kind: 'result', value: value === undefined ? null : value }),
+    (value) => {
+      // Every answer refreshes the app's copy of the declaration: it may change, and reading it in the
+      // app must stay free of IPC (it is read on every command).
+      const p = req.kind === 'call' ? providers.get(req.provider) : undefined;
+      send({ id: req.id, kind: 'result', value: value === undefined ? null : value, ...(p ? { defaultCwd: readDefaultCwd(p) } : {}) });
+    },
     (err: unknown) => {
       const e = err instanceof SandboxDeskError ? err : null;
       send({ id: req.id, kind: 'error', error: { code: e?.code ?? 'backend_unavailable', message: errorMessage(err), ...(e?.hint ? { hint: e.hint } : {}), ...(e ? {} : { plain: true }) } });

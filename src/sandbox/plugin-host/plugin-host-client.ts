@@ -5,7 +5,7 @@ import type { PluginLogger } from '../plugin-api.js';
 import type { ProgressEvent } from '../provider.js';
 import { timeoutError } from '../plugins/plugin-guard.js';
 import { RestartBudget } from './restart-budget.js';
-import type { HostMessage, HostRequest, LoadResult, ProviderMethod, WireError } from './rpc-protocol.js';
+import type { HostMessage, HostRequest, LoadResult, ProviderDescriptor, ProviderMethod, WireError } from './rpc-protocol.js';
 
 export type HostState = 'idle' | 'running' | 'crashed' | 'given-up' | 'closed';
 
@@ -23,11 +23,18 @@ export interface PluginHostOptions {
   spawnHost?: () => ChildProcess;
 }
 
+/** What a call's caller hears besides its result: progress events, and the refreshed default cwd. */
+export interface CallListeners {
+  onProgress?: ((e: ProgressEvent) => void) | undefined;
+  onDefaultCwd?: ((d: ProviderDescriptor['defaultCwd']) => void) | undefined;
+}
+
 interface Pending {
   resolve: (v: unknown) => void;
   reject: (e: Error) => void;
   what: string;
   onProgress?: ((e: ProgressEvent) => void) | undefined;
+  onDefaultCwd?: ((d: ProviderDescriptor['defaultCwd']) => void) | undefined;
   timer?: NodeJS.Timeout;
 }
 
@@ -120,7 +127,10 @@ export class PluginHostClient {
     }
     this.pending.delete(m.id);
     clearTimeout(p.timer);
-    if (m.kind === 'result') p.resolve(m.value);
+    if (m.kind === 'result') {
+      if (m.defaultCwd) p.onDefaultCwd?.(m.defaultCwd);
+      p.resolve(m.value);
+    }
     else p.reject(fromWire(m.error));
   }
 
@@ -142,12 +152,12 @@ export class PluginHostClient {
     }
   }
 
-  private request(req: Omit<Extract<HostRequest, { kind: 'load' }>, 'id'> | Omit<Extract<HostRequest, { kind: 'call' }>, 'id'> | { kind: 'ping' }, what: string, timeoutMs: number, onProgress?: (e: ProgressEvent) => void): Promise<unknown> {
+  private request(req: Omit<Extract<HostRequest, { kind: 'load' }>, 'id'> | Omit<Extract<HostRequest, { kind: 'call' }>, 'id'> | { kind: 'ping' }, what: string, timeoutMs: number, listen: CallListeners = {}): Promise<unknown> {
     const child = this.child;
     if (!child || !child.connected) return Promise.reject(new SandboxDeskError('backend_unavailable', `the isolated host of plugin ${this.opts.plugin} is not running`));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      const p: Pending = { resolve, reject, what, onProgress };
+      const p: Pending = { resolve, reject, what, onProgress: listen.onProgress, onDefaultCwd: listen.onDefaultCwd };
       p.timer = setTimeout(() => {
         this.pending.delete(id);
         reject(timeoutError(what.startsWith('backend ') ? what.slice(0, what.lastIndexOf(':')) : `plugin ${this.opts.plugin}`, what.slice(what.lastIndexOf(':') + 1), timeoutMs));
@@ -201,7 +211,7 @@ export class PluginHostClient {
     return this.reviving;
   }
 
-  async call(provider: string, method: ProviderMethod, args: unknown[], timeoutMs: number, onProgress?: (e: ProgressEvent) => void): Promise<unknown> {
+  async call(provider: string, method: ProviderMethod, args: unknown[], timeoutMs: number, listen: CallListeners = {}): Promise<unknown> {
     if (this.state === 'closed') throw new SandboxDeskError('backend_unavailable', `plugin ${this.opts.plugin} is shut down`);
     if (this.state === 'crashed') await this.revive();
     if (this.state === 'given-up') {
@@ -209,7 +219,7 @@ export class PluginHostClient {
         hint: `fix or remove the plugin, then restart Sandbox Desk; \`sandbox-desk plugin list\` shows its state`,
       });
     }
-    return this.request({ kind: 'call', provider, method, args }, `backend ${provider} (plugin ${this.opts.plugin}):${method}`, timeoutMs, onProgress);
+    return this.request({ kind: 'call', provider, method, args }, `backend ${provider} (plugin ${this.opts.plugin}):${method}`, timeoutMs, listen);
   }
 
   private kill(): void {

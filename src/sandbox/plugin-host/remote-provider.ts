@@ -62,7 +62,8 @@ export class RemoteEnvironment implements SandboxEnvironment {
 
 /**
  * A provider whose code runs in an isolated plugin host. Getters answer from the descriptor the host
- * sent at load (cheap, no IPC: `defaultCwd` is read on every command); lifecycle calls cross the RPC
+ * sent at load, with `defaultCwd` refreshed by every call's answer (cheap, no IPC: it is read on every
+ * command, and a command's status call brings the plugin's current value); lifecycle calls cross the RPC
  * with the transport's timeouts. The app wraps this in the same guard as an in-process plugin.
  */
 export class RemoteProvider implements SandboxProvider {
@@ -90,7 +91,11 @@ export class RemoteProvider implements SandboxProvider {
   }
 
   private call(method: Parameters<PluginHostClient['call']>[1], args: unknown[], long: boolean, ctx?: LifecycleContext): Promise<unknown> {
-    return this.host.call(this.name, method, args, long ? this.timeouts.longMs : this.timeouts.shortMs, ctx?.progress);
+    return this.host.call(this.name, method, args, long ? this.timeouts.longMs : this.timeouts.shortMs, {
+      onProgress: ctx?.progress,
+      // The declaration as the plugin holds it after this call: reading it here stays free of IPC.
+      onDefaultCwd: (d) => (this.d.defaultCwd = d),
+    });
   }
 
   async provision(spec: ProvisionSpec, ctx?: LifecycleContext): Promise<ProvisionResult> {

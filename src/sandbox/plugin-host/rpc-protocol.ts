@@ -72,9 +72,9 @@ export interface WireError {
   plain?: boolean;
 }
 
-/** Child → parent. */
+/** Child → parent. A call's result carries the provider's `defaultCwd` read right after it. */
 export type HostMessage =
-  | { id: number; kind: 'result'; value: unknown }
+  | { id: number; kind: 'result'; value: unknown; defaultCwd?: ProviderDescriptor['defaultCwd'] }
   | { id: number; kind: 'error'; error: WireError }
   | { id: number; kind: 'progress'; event: ProgressEvent }
   | { kind: 'log'; level: 'info' | 'warn'; message: string };
