@@ -21,7 +21,11 @@ export function Workspace({ sandbox, visible, tabs, onAddTab, onCloseTab, onActi
           <b>{sandbox.name}</b> is {sandbox.state}
           {sandbox.stateDetail ? ` (${sandbox.stateDetail})` : ''}.
         </p>
-        <p className="muted">{sandbox.state === 'missing' ? 'It no longer exists in its backend; remove it and create it again.' : 'Start it (Start, above) to open its terminals and desktop.'}</p>
+        <p className="muted">{sandbox.state === 'missing'
+            ? 'It no longer exists in its backend; remove it and create it again.'
+            : sandbox.state === 'unavailable'
+              ? `Its backend cannot be asked right now: ${sandbox.stateDetail ?? 'no reason given'}`
+              : 'Start it (Start, above) to open its terminals and desktop.'}</p>
       </div>
     );
   }
