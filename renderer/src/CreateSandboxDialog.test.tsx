@@ -123,3 +123,17 @@ describe('create dialog: VMs', () => {
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
   });
 });
+
+describe('create dialog: plugins', () => {
+  it('names a plugin that did not load, with its error, beside the backend list', async () => {
+    const api = new FakeApi();
+    api.plugins = [
+      { name: 'ssh', version: '0.1.0', path: '/p/ssh', source: 'flag', isolation: 'host', status: 'loaded', providers: ['ssh'], error: null, warnings: [] },
+      { name: 'acme', version: '1.0.0', path: '/p/acme', source: 'data-dir', isolation: 'in-process', status: 'failed', providers: [], error: "Backend name 'docker' is reserved for the built-in docker backend", warnings: [] },
+    ];
+    await openDialog(api);
+    const note = await screen.findByTestId('plugin-broken-acme');
+    expect(note.textContent).toBe("Plugin acme did not load: Backend name 'docker' is reserved for the built-in docker backend");
+    expect(screen.queryByTestId('plugin-broken-ssh')).toBeNull();
+  });
+});

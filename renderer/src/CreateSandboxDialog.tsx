@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import type { BackendInfo, CreateSandboxResult } from '../../src/api/contract.js';
+import type { BackendInfo, CreateSandboxResult, PluginInfo } from '../../src/api/contract.js';
 import { describeError } from './api-client.js';
 import { useApi } from './api-context.js';
 import { elapsed } from './format.js';
@@ -40,6 +40,7 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
   const api = useApi();
   const [backends, setBackends] = useState<BackendInfo[] | null>(null);
   const [backendsError, setBackendsError] = useState<string | null>(null);
+  const [brokenPlugins, setBrokenPlugins] = useState<PluginInfo[]>([]);
   const [name, setName] = useState('');
   const [backend, setBackend] = useState('');
   const [image, setImage] = useState('');
@@ -61,6 +62,11 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
         setBackend((b) => b || (list.find((x) => x.name === 'docker') ?? list[0])?.name || '');
       },
       (err: unknown) => live && setBackendsError(describeError(err).message),
+    );
+    // A plugin that did not load is why its backend is missing from the list: say so here.
+    api.call('plugins', {}).then(
+      (list) => live && setBrokenPlugins(list.filter((p) => p.status !== 'loaded')),
+      () => undefined,
     );
     nameRef.current?.focus();
     return () => {
@@ -162,6 +168,11 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
             </select>
             {info && <span className="help">{info.description}</span>}
             {backendsError && <span className="field-error">{backendsError}</span>}
+            {brokenPlugins.map((p) => (
+              <span className="help plugin-broken" key={p.name} data-testid={`plugin-broken-${p.name}`}>
+                Plugin <b>{p.name}</b> {p.status === 'crashed' ? 'crashed' : 'did not load'}: {p.error ?? 'no reason given'}
+              </span>
+            ))}
             {errorAt('backend')}
           </label>
 

@@ -160,6 +160,20 @@ export interface BackendInfo {
   defaultCwd: string | null;
 }
 
+/** One plugin as the app loaded it (or failed to): what `sandbox-desk plugin list` shows. */
+export interface PluginInfo {
+  name: string;
+  version: string | null;
+  path: string;
+  source: string;
+  isolation: 'in-process' | 'host';
+  /** loaded: its backends are usable; failed: it never loaded (see error); crashed: its isolated host is down for good. */
+  status: 'loaded' | 'failed' | 'crashed';
+  providers: string[];
+  error: string | null;
+  warnings: string[];
+}
+
 /** A stream the client opens itself: a WebSocket URL with a single-use ticket inside. */
 export interface StreamGrant {
   url: string;
@@ -178,6 +192,7 @@ const returns = <T>(): T => undefined as T;
 
 export const API = {
   backends: { params: z.object({}), result: returns<BackendInfo[]>() },
+  plugins: { params: z.object({}), result: returns<PluginInfo[]>() },
   listSandboxes: { params: z.object({}), result: returns<SandboxInfo[]>() },
   inspectSandbox: { params: Named, result: returns<SandboxInfo>() },
   createSandbox: { params: CreateSandboxRequest, result: returns<CreateSandboxResult>() },

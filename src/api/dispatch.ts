@@ -28,6 +28,8 @@ export function createDispatcher(desk: SandboxDesk, streams: StreamIssuer): (met
         return { name: p.name, description: p.description, isContainer: p.isContainer, supportsStreams: p.supportsStreams, defaultCwd: typeof declared === 'string' ? declared : null };
       });
     },
+    // Without the isolated host's internals (pid, restarts): the UI needs what failed and why.
+    plugins: async () => (await desk.listPlugins()).map(({ host: _host, ...p }) => p),
     listSandboxes: () => desk.listSandboxes(),
     inspectSandbox: (p) => desk.inspectSandbox(p.name),
     createSandbox: (p) => desk.createSandbox(p),

@@ -1,4 +1,4 @@
-import type { ApiClient, ApiMethod, ApiParams, ApiResult, BackendInfo, CallLogEntry, DesktopStatus, Lease, SandboxInfo, SessionInfo } from '../../../src/api/contract.js';
+import type { ApiClient, ApiMethod, ApiParams, ApiResult, BackendInfo, PluginInfo, CallLogEntry, DesktopStatus, Lease, SandboxInfo, SessionInfo } from '../../../src/api/contract.js';
 import { ApiError } from '../api-client.js';
 
 type Handler<M extends ApiMethod> = (params: ApiParams<M>) => ApiResult<M> | Promise<ApiResult<M>>;
@@ -72,6 +72,7 @@ export class FakeApi implements ApiClient {
     { name: 'docker', description: 'Docker containers', isContainer: true, supportsStreams: true, defaultCwd: '~' },
     { name: 'local', description: 'This machine (no isolation)', isContainer: false, supportsStreams: true, defaultCwd: '~' },
   ];
+  plugins: PluginInfo[] = [];
   private readonly overrides: Partial<Record<ApiMethod, (params: unknown) => unknown>> = {};
 
   constructor(init: { sandboxes?: SandboxInfo[]; sessions?: Record<string, SessionInfo[]>; desktops?: Record<string, DesktopStatus>; callLog?: CallLogEntry[] } = {}) {
@@ -114,6 +115,7 @@ export class FakeApi implements ApiClient {
 
   private readonly defaults: Handlers = {
     backends: () => this.backends,
+    plugins: () => this.plugins,
     listSandboxes: () => this.sandboxes.map((s) => ({ ...s })),
     inspectSandbox: (p) => this.find(p.name),
     createSandbox: (p) => {
