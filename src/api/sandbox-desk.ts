@@ -18,6 +18,7 @@ import type { SandboxRecord } from '../store/sandbox-store.js';
 import { DEFAULT_SESSION, type SessionRecord } from '../store/session-store.js';
 import { Store } from '../store/store.js';
 import { builtinRegistry } from './builtin-providers.js';
+import { SandboxOperations } from './sandbox-operations.js';
 import { SessionIo } from './session-io.js';
 import {
   CreateSandboxRequest,
@@ -68,7 +69,7 @@ export class SandboxDesk {
   /** Warnings found while connecting, delivered with the next result that concerns the sandbox. */
   private readonly pendingWarnings = new Map<string, ExecWarning[]>();
   /** The latest long operation (create/start/stop) per sandbox, for clients that poll its progress. */
-  private readonly operations = new Map<string, SandboxOperation>();
+  private readonly operations = new SandboxOperations((name, w) => this.pendingWarnings.set(name, [...(this.pendingWarnings.get(name) ?? []), w]));
   private readonly hostHome = homedir();
   private readonly defaultTimeoutMs: number;
   private readonly maxOutputBytes: number;
@@ -167,9 +168,8 @@ export class SandboxDesk {
     };
     // The row reserves the name first; if provisioning fails it is removed again, so nothing half-made stays.
     this.store.sandboxes.insert(record);
-    const op = this.beginOperation(req.name, 'create', opts.onProgress);
     try {
-      const made = await provider.provision({
+      const made = await this.operations.run(req.name, 'create', opts.onProgress, (op) => provider.provision({
         name: req.name,
         image: record.image,
         user: record.user,
@@ -178,14 +178,12 @@ export class SandboxDesk {
         options: record.options,
         labels: { 'io.sandbox-desk.managed': 'true', 'io.sandbox-desk.sandbox': req.name, 'io.sandbox-desk.instance': this.store.instanceId },
         resourceName: `sdesk-${this.store.instanceId}-${req.name}`,
-      }, op);
+      }, op));
       this.store.sandboxes.setProvisioned(req.name, made);
     } catch (err) {
       this.store.sandboxes.delete(req.name);
-      this.endOperation(req.name, err);
       throw err;
     }
-    this.endOperation(req.name);
     if (req.start) await this.startSandbox(req.name, opts);
     return { sandbox: await this.inspectSandbox(req.name), warnings: [...warnings, ...this.takePendingWarnings(req.name)] };
   }
@@ -294,66 +292,26 @@ export class SandboxDesk {
   async startSandbox(name: string, opts: OperationOptions = {}): Promise<SandboxInfo> {
     const rec = this.record(name);
     const provider = await this.providerOf(rec.backend);
-    const op = this.beginOperation(name, 'start', opts.onProgress);
-    try {
+    await this.operations.run(name, 'start', opts.onProgress, async (op) => {
       await provider.start(SandboxDesk.ref(rec), op);
       this.dropEnvironment(name);
       await this.connect(rec, provider);
-    } catch (err) {
-      this.endOperation(name, err);
-      throw err;
-    }
-    this.endOperation(name);
+    });
     return this.info(this.record(name), false);
   }
 
   async stopSandbox(name: string, opts: OperationOptions = {}): Promise<SandboxInfo> {
     const rec = this.record(name);
     this.dropEnvironment(name);
-    const op = this.beginOperation(name, 'stop', opts.onProgress);
-    try {
-      await (await this.providerOf(rec.backend)).stop(SandboxDesk.ref(rec), op);
-    } catch (err) {
-      this.endOperation(name, err);
-      throw err;
-    }
-    this.endOperation(name);
+    const provider = await this.providerOf(rec.backend);
+    await this.operations.run(name, 'stop', opts.onProgress, (op) => provider.stop(SandboxDesk.ref(rec), op));
     return this.info(rec, false);
   }
 
   /** The latest create/start/stop of a sandbox with its progress so far; null when there was none. */
   sandboxProgress(name: string): SandboxOperation | null {
     validate(SandboxName, name);
-    return this.operations.get(name) ?? null;
-  }
-
-  /**
-   * Records an operation's progress for polling clients and forwards each event to the caller's
-   * listener; warning events are also delivered as warnings with the next result.
-   */
-  private beginOperation(name: string, kind: SandboxOperation['kind'], listener?: (e: ProgressEvent) => void) {
-    const op: SandboxOperation = { kind, startedAt: new Date().toISOString(), events: [], done: false, error: null };
-    this.operations.set(name, op);
-    return {
-      progress: (e: ProgressEvent): void => {
-        const event = { step: String(e.step), message: String(e.message), level: e.level === 'warning' ? ('warning' as const) : ('info' as const), at: new Date().toISOString() };
-        op.events.push(event);
-        if (op.events.length > 200) op.events.splice(0, op.events.length - 200);
-        if (event.level === 'warning') this.pendingWarnings.set(name, [...(this.pendingWarnings.get(name) ?? []), { code: 'backend_warning', message: event.message }]);
-        try {
-          listener?.(event);
-        } catch {
-          // A listener's failure (e.g. a closed stream) must not abort the boot it is watching.
-        }
-      },
-    };
-  }
-
-  private endOperation(name: string, err?: unknown): void {
-    const op = this.operations.get(name);
-    if (!op) return;
-    op.done = true;
-    if (err !== undefined) op.error = err instanceof Error ? err.message : String(err);
+    return this.operations.get(name);
   }
 
   async removeSandbox(name: string, opts: { force?: boolean } = {}): Promise<void> {
