@@ -4,7 +4,7 @@
  * with SANDBOX_DESK_SKIP_SLOW=1; CI runs it.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -256,6 +256,18 @@ describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 sk
       const cpus = await rejectsWith(desk.createSandbox({ name: uniqueName('d'), backend: 'qemu', options: { cpus: 'lots' } }), 'invalid_input');
       expect(cpus.message).toMatch(/cpus="lots"/);
       expect(await desk.listSandboxes()).toEqual([]);
+    });
+
+    it('a base image replaced after the VM was made: start refuses instead of booting a corrupt overlay', async () => {
+      const base = join(scratch, 'base.qcow2');
+      spawnSync('qemu-img', ['create', '-q', '-f', 'qcow2', base, '64M']);
+      const name = uniqueName('b');
+      await desk.createSandbox({ name, backend: 'qemu', image: base, start: false, options: { accel: 'tcg' } });
+      utimesSync(base, new Date(), new Date(Date.now() + 60_000));
+      const err = await rejectsWith(desk.startSandbox(name), 'image_invalid');
+      expect(err.message).toContain(`base image ${base} changed since the VM was created`);
+      expect((await desk.inspectSandbox(name)).state).toBe('stopped');
+      await desk.removeSandbox(name);
     });
 
     it('a port clash on the SSH forward', async () => {

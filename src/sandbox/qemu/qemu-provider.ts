@@ -27,7 +27,7 @@ import { serialTail } from './serial-log.js';
 import { ensureKeyPair } from './ssh-keys.js';
 import { closeMaster, ensureMaster, sshExecPrefix, type SshTarget } from './ssh-transport.js';
 import { ensureSocketDir, readJson, vmFiles, writeJson, type VmConfig, type VmFiles, type VmRun } from './vm-files.js';
-import { DEFAULT_VM_IMAGE, resolveBaseImage } from './vm-image.js';
+import { checkBaseUnchanged, DEFAULT_VM_IMAGE, diskFingerprint, resolveBaseImage } from './vm-image.js';
 import { parseVmOptions } from './vm-options.js';
 import { waitUntilReady } from './vm-readiness.js';
 
@@ -143,7 +143,7 @@ export class QemuProvider implements SandboxProvider {
       const cfg: VmConfig = {
         version: 1,
         ...opts,
-        base: { name: base.name, disk: base.disk, format: base.format, kernel: base.kernel, initrd: base.initrd, cmdline: base.cmdline },
+        base: { name: base.name, disk: base.disk, format: base.format, kernel: base.kernel, initrd: base.initrd, cmdline: base.cmdline, fingerprint: diskFingerprint(base.disk) ?? undefined },
         user,
         hostKeyAlias,
       };
@@ -173,6 +173,7 @@ export class QemuProvider implements SandboxProvider {
       return;
     }
 
+    checkBaseUnchanged(cfg.base);
     ensureSocketDir(files);
     rmSync(files.qmpSocket, { force: true });
     await closeMaster(this.target(files, cfg, 0));
@@ -210,8 +211,8 @@ export class QemuProvider implements SandboxProvider {
           details: { serialTail: serialTail(files.serialLog) },
         });
       }
-      const pid = Number(readFileSync(files.pidFile, 'utf8').trim());
-      const pidStart = processStartTime(pid);
+      const pid = Number(existsSync(files.pidFile) ? readFileSync(files.pidFile, 'utf8').trim() : NaN);
+      const pidStart = Number.isInteger(pid) ? processStartTime(pid) : null;
       if (!pidStart) throw new SandboxDeskError('boot_failed', `QEMU exited right after starting. Serial log tail:\n${serialTail(files.serialLog)}`);
       const run: VmRun = { pid, pidStart, accel, sshPort: port, startedAt: new Date().toISOString() };
       writeJson(files.run, run);

@@ -29,7 +29,16 @@ export interface VmFiles {
 export interface VmConfig extends VmOptions {
   version: 1;
   /** The base image the overlay points at, and how it boots. */
-  base: { disk: string; format: string; kernel: string | null; initrd: string | null; cmdline: string | null; name: string | null };
+  base: {
+    disk: string;
+    format: string;
+    kernel: string | null;
+    initrd: string | null;
+    cmdline: string | null;
+    name: string | null;
+    /** Size and mtime of the base disk at creation: an overlay on a changed base reads garbage. */
+    fingerprint?: string;
+  };
   user: string;
   /** Used in known_hosts instead of host:port, so the pinned key holds whatever port a boot gets. */
   hostKeyAlias: string;

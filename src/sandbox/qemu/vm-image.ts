@@ -56,6 +56,33 @@ export async function resolveBaseImage(spec: string, dataDir: string): Promise<B
   return { name: null, disk, format: info.format, virtualSize: info.virtualSize, kernel: null, initrd: null, cmdline: null };
 }
 
+/** Identifies the bytes of a base disk cheaply: an overlay is only valid over the exact base it was made on. */
+export function diskFingerprint(path: string): string | null {
+  try {
+    const st = statSync(path);
+    return `${st.size}:${Math.round(st.mtimeMs)}`;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Refuses to boot an overlay whose base disk is gone or was replaced (e.g. the test image rebuilt by
+ * setup): QEMU would boot it, and the guest would see a corrupt filesystem.
+ */
+export function checkBaseUnchanged(base: { disk: string; fingerprint?: string }): void {
+  if (!base.fingerprint) return; // made before fingerprints were recorded
+  const now = diskFingerprint(base.disk);
+  if (now === null) {
+    throw new SandboxDeskError('image_not_found', `this VM's base image ${base.disk} is gone`, { hint: 'restore the image, or remove the sandbox and create it again' });
+  }
+  if (now !== base.fingerprint) {
+    throw new SandboxDeskError('image_invalid', `this VM's base image ${base.disk} changed since the VM was created; its disk is a copy-on-write overlay of the old one and would read as corrupt`, {
+      hint: 'remove the sandbox and create it again from the new image',
+    });
+  }
+}
+
 /** Format and size of a disk image, or a clear error when it is missing or not an image QEMU can read. */
 export async function inspectDisk(path: string): Promise<{ format: string; virtualSize: number }> {
   if (!existsSync(path)) {
