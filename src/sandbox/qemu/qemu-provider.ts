@@ -20,6 +20,7 @@ import { runArgv } from '../run-argv.js';
 import { decideAccel, kvmDeviceUsable, readKvmVerdict, writeKvmVerdict } from './accel.js';
 import { writeSeedIso } from './cloud-init-seed.js';
 import { freeLoopbackPort } from './free-port.js';
+import { requireHostTools } from './host-tools.js';
 import { qemuArgv } from './qemu-argv.js';
 import { isPortClash, isVmProcess, kill, launchQemu, processStartTime, waitForExit } from './qemu-process.js';
 import { qmpCommand } from './qmp-client.js';
@@ -100,6 +101,7 @@ export class QemuProvider implements SandboxProvider {
   // ---- create -----------------------------------------------------------------------------------
 
   async provision(spec: ProvisionSpec, ctx: LifecycleContext = {}): Promise<ProvisionResult> {
+    requireHostTools();
     const opts = parseVmOptions(spec.options);
     const user = spec.user ?? DEFAULT_USER;
     if (!USER_RE.test(user)) throw new SandboxDeskError('invalid_input', `VM user ${JSON.stringify(user)} is not a valid Linux user name`, { hint: 'use lowercase letters, digits, _ and -, e.g. agent' });
@@ -173,6 +175,7 @@ export class QemuProvider implements SandboxProvider {
       return;
     }
 
+    requireHostTools();
     checkBaseUnchanged(cfg.base);
     ensureSocketDir(files);
     rmSync(files.qmpSocket, { force: true });
