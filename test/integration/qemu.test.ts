@@ -3,7 +3,7 @@
  * `npm run setup` builds. Slow — each boot is ~30–50 s on a 2-core host — so it can be skipped locally
  * with SANDBOX_DESK_SKIP_SLOW=1; CI runs it.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -267,6 +267,23 @@ describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 sk
       const err = await rejectsWith(desk.startSandbox(name), 'image_invalid');
       expect(err.message).toContain(`base image ${base} changed since the VM was created`);
       expect((await desk.inspectSandbox(name)).state).toBe('stopped');
+      await desk.removeSandbox(name);
+    });
+
+    it('a disk held by another QEMU (a start racing another process): refused, not booted twice', async () => {
+      const name = uniqueName('l');
+      await desk.createSandbox({ name, backend: 'qemu', start: false, options: { accel: 'tcg' } });
+      const disk = join((await desk.inspectSandbox(name)).backendRef!, 'disk.qcow2');
+      // A paused QEMU (-S) that holds the overlay's write lock, as a concurrent boot would.
+      const holder = spawn('qemu-system-x86_64', ['-S', '-display', 'none', '-accel', 'tcg', '-drive', `file=${disk},if=virtio,format=qcow2`], { stdio: 'ignore' });
+      try {
+        await new Promise((r) => setTimeout(r, 1500));
+        const err = await rejectsWith(desk.startSandbox(name), 'refused');
+        expect(err.message).toMatch(/being started by another process \(its disk is locked/);
+        expect(err.hint).toMatch(/adopted, never booted twice/);
+      } finally {
+        holder.kill('SIGKILL');
+      }
       await desk.removeSandbox(name);
     });
 

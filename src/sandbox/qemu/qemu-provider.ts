@@ -202,6 +202,12 @@ export class QemuProvider implements SandboxProvider {
             details: { serialTail: serialTail(files.serialLog) },
           });
         }
+        if (/Failed to get ".*" lock/.test(launched.message)) {
+          // QEMU locks its disks: another process started this VM a moment ago and has not written run.json yet.
+          throw new SandboxDeskError('refused', `the VM is being started by another process (its disk is locked: ${launched.message})`, {
+            hint: 'wait a moment and start it again: a running VM is adopted, never booted twice',
+          });
+        }
         if (accel === 'kvm' && probation) {
           progress({ step: 'accel', level: 'warning', message: `QEMU could not use KVM (${launched.message}); running under TCG, which is slower` });
           writeKvmVerdict(this.verdictPath, false, `QEMU refused KVM: ${launched.message}`);
