@@ -1,7 +1,7 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { discoverInstalledPlugins, readPluginPath } from './plugin-discovery.js';
 
 function pkg(dir: string, manifest: unknown, files: Record<string, string> = {}): string {
@@ -13,6 +13,7 @@ function pkg(dir: string, manifest: unknown, files: Record<string, string> = {})
 
 describe('plugin discovery', () => {
   const root = mkdtempSync(join(tmpdir(), 'sdesk-plugins-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
 
   it('reads a manifest; broken ones become candidates with an error, never throws', () => {
     const ok = pkg(join(root, 'a'), { name: 'a', version: '2.0.0', sandboxDesk: { provider: './i.js' } }, { 'i.js': '' });
