@@ -4,7 +4,7 @@
  * with SANDBOX_DESK_SKIP_SLOW=1; CI runs it.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -56,10 +56,18 @@ describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 sk
   }, 120_000);
 
   describe('a VM from the test image', () => {
+  // A host folder shared into the VM (virtiofs), writable by the guest user.
+  const shared = mkdtempSync(join(tmpdir(), 'sdesk-share-'));
+  afterAll(() => rmSync(shared, { recursive: true, force: true }));
   beforeAll(async () => {
+    writeFileSync(join(shared, 'from-host.txt'), 'hello from the host\n');
+    chmodSync(shared, 0o777);
     // `auto` on a fresh data dir, with a CPU model that makes a broken KVM hang rather than refuse:
     // this is the path where /dev/kvm exists but guests make no progress.
-    const r = await desk.createSandbox({ name: vm, backend: 'qemu', image: 'debian-test', options: { cpuType: 'qemu64' } }, { onProgress: (e) => events.push(e) });
+    const r = await desk.createSandbox(
+      { name: vm, backend: 'qemu', image: 'debian-test', options: { cpuType: 'qemu64' }, mounts: [{ hostPath: shared, sandboxPath: '/home/agent/work' }] },
+      { onProgress: (e) => events.push(e) },
+    );
     createWarnings = r.warnings;
   }, 400_000);
 
@@ -117,6 +125,15 @@ describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 sk
       const other = t.reopen();
       const r = await other.exec({ sandbox: vm, command: 'hostname' });
       expect(r.stdout.trim()).toMatch(/^sdesk-/);
+    });
+
+    it('a shared host folder: both sides see each other\'s files, and a host path is translated to it', async () => {
+      const r = await desk.exec({ sandbox: vm, command: 'cat ~/work/from-host.txt && echo from the guest > ~/work/from-guest.txt && stat -c %U ~', session: uniqueName('m') });
+      expect(r.stdout).toBe('hello from the host\nagent\n'); // and the home stays the user's own
+      expect(readFileSync(join(shared, 'from-guest.txt'), 'utf8')).toBe('from the guest\n');
+      const w = await desk.exec({ sandbox: vm, command: 'pwd', session: uniqueName('m'), workdir: shared });
+      expect(w.stdout).toBe('/home/agent/work\n');
+      expect(w.warnings.map((x) => x.code)).toContain('host_path_translated');
     });
 
     it('runs as another user through sudo, with that user\'s measured home', async () => {
@@ -201,6 +218,8 @@ describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 sk
       expect(again.details?.pid).not.toBe(info.details?.pid);
       expect(readFileSync(join(info.backendRef!, 'known_hosts'), 'utf8')).toBe(knownHosts);
       expect((await desk.exec({ sandbox: vm, command: 'pwd', session: uniqueName('n') })).stdout).toBe('/home/agent\n');
+      // The share is mounted again at every boot.
+      expect((await desk.exec({ sandbox: vm, command: 'cat ~/work/from-guest.txt', session: uniqueName('n') })).stdout).toBe('from the guest\n');
     }, 400_000);
 
     it('notices a QEMU killed with SIGKILL: stopped, with the serial log tail, and commands refused', async () => {
@@ -248,6 +267,14 @@ describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 sk
       expect((await rejectsWith(desk.createSandbox({ name: uniqueName('c'), backend: 'qemu', image: text }), 'image_invalid')).message).toMatch(/is not a disk image/);
       expect(await desk.listSandboxes()).toEqual([]);
       expect(existsSync(join(t.dataDir, 'qemu', 'vms')) ? readdirSync(join(t.dataDir, 'qemu', 'vms')) : []).toEqual([]);
+    });
+
+    it('a share that is read-only or not a folder is refused at create', async () => {
+      const ro = await rejectsWith(desk.createSandbox({ name: uniqueName('r'), backend: 'qemu', mounts: [{ hostPath: scratch, sandboxPath: '/mnt/x', readOnly: true }] }), 'invalid_input');
+      expect(ro.message).toMatch(/read-only shares are not supported for VMs/);
+      const gone = await rejectsWith(desk.createSandbox({ name: uniqueName('r'), backend: 'qemu', mounts: [{ hostPath: join(scratch, 'nope'), sandboxPath: '/mnt/x' }] }), 'invalid_input');
+      expect(gone.message).toMatch(/is not a directory on this machine/);
+      expect(await desk.listSandboxes()).toEqual([]);
     });
 
     it('a disk smaller than the image, and options that are not numbers', async () => {

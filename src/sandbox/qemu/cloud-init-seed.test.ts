@@ -35,4 +35,13 @@ describe('cloud-init seed', () => {
     expect(u).toContain("cut -d' ' -f1 /proc/uptime > /run/sdesk-ready");
     expect(u).toMatch(/\n {6}sync\n/);
   });
+
+  it('lists shared folders as data and mounts them with a per-boot script that runs before the ready marker', () => {
+    const u = userData({ ...seed, mounts: [{ tag: 'sdesk0', path: '/home/agent/my work' }] });
+    expect(u).toContain('  - path: /etc/sdesk-mounts\n    content: "sdesk0\\t/home/agent/my work\\n"\n');
+    expect(u).toContain('/var/lib/cloud/scripts/per-boot/40-sdesk-mounts');
+    expect(u.indexOf('40-sdesk-mounts')).toBeLessThan(u.indexOf('50-sdesk-ready'));
+    expect(u).toContain('mount -t virtiofs "$tag" "$path"');
+    expect(userData(seed)).not.toContain('sdesk-mounts');
+  });
 });

@@ -1,5 +1,6 @@
 import { basename } from 'node:path';
 import type { VmConfig, VmFiles } from './vm-files.js';
+import { virtiofsQemuArgs, type Share } from './virtiofs.js';
 
 /** QEMU option values are comma-separated; a comma inside a path is written twice. */
 const opt = (path: string): string => path.replace(/,/g, ',,');
@@ -14,7 +15,7 @@ export interface BootPlan {
  * started it and another one can adopt it; `-display none` because `-nographic` refuses `-daemonize`.
  * The only network path in is SSH forwarded from the host's loopback.
  */
-export function qemuArgv(cfg: VmConfig, files: VmFiles, plan: BootPlan): string[] {
+export function qemuArgv(cfg: VmConfig, files: VmFiles, plan: BootPlan, shares: readonly Share[] = []): string[] {
   const argv = [
     'qemu-system-x86_64',
     '-name', `sdesk-${opt(basename(files.dir))}`,
@@ -34,6 +35,7 @@ export function qemuArgv(cfg: VmConfig, files: VmFiles, plan: BootPlan): string[
     '-daemonize',
     '-pidfile', files.pidFile,
   ];
+  argv.push(...virtiofsQemuArgs(shares, cfg.memoryMiB));
   if (cfg.base.kernel) {
     argv.push('-kernel', cfg.base.kernel);
     if (cfg.base.initrd) argv.push('-initrd', cfg.base.initrd);

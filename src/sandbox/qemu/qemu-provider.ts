@@ -8,6 +8,7 @@ import type {
   CreateEnvironmentOptions,
   ExecPrefixOptions,
   LifecycleContext,
+  Mount,
   ProgressEvent,
   ProviderContext,
   ProvisionResult,
@@ -31,6 +32,7 @@ import { ensureSocketDir, readJson, vmFiles, writeJson, type VmConfig, type VmFi
 import { checkBaseUnchanged, DEFAULT_VM_IMAGE, diskFingerprint, resolveBaseImage } from './vm-image.js';
 import { parseVmOptions } from './vm-options.js';
 import { waitUntilReady } from './vm-readiness.js';
+import { checkMounts, guestMounts, sharesFor, startShares, stopShares } from './virtiofs.js';
 
 const USER_RE = /^[a-z_][a-z0-9_-]{0,31}$/;
 const DEFAULT_USER = 'agent';
@@ -38,10 +40,11 @@ const DEFAULT_USER = 'agent';
 class QemuEnvironment implements SandboxEnvironment {
   cwd: string | null = null;
   readonly joinsArgv = true;
-  readonly mounts = [];
 
   constructor(
     private readonly target: SshTarget,
+    /** Shared host folders: host paths under them translate to their place in the guest. */
+    readonly mounts: readonly Mount[],
     readonly user: string,
     readonly home: string,
     readonly defaultCwd: string,
@@ -105,9 +108,7 @@ export class QemuProvider implements SandboxProvider {
     const opts = parseVmOptions(spec.options);
     const user = spec.user ?? DEFAULT_USER;
     if (!USER_RE.test(user)) throw new SandboxDeskError('invalid_input', `VM user ${JSON.stringify(user)} is not a valid Linux user name`, { hint: 'use lowercase letters, digits, _ and -, e.g. agent' });
-    if (spec.mounts.length > 0) {
-      throw new SandboxDeskError('invalid_input', 'qemu sandboxes do not support --mount yet', { hint: 'copy files in with `sandbox-desk exec` or use a docker sandbox for bind mounts' });
-    }
+    checkMounts(spec.mounts);
     const progress = ctx.progress ?? (() => undefined);
     const base = await resolveBaseImage(spec.image ?? DEFAULT_VM_IMAGE, this.ctx.dataDir);
     if (opts.diskGiB !== null && opts.diskGiB * 2 ** 30 < base.virtualSize) {
@@ -138,6 +139,7 @@ export class QemuProvider implements SandboxProvider {
         user,
         authorizedKey: appKey.publicKey,
         hostKey: { privateKey: hostKey.privateKey, publicKey: hostKey.publicKey },
+        mounts: guestMounts(sharesFor(files, spec.mounts)),
       });
       // The private host key lives on in the seed only; the host needs just the public half.
       rmSync(files.hostKey, { force: true });
@@ -185,6 +187,7 @@ export class QemuProvider implements SandboxProvider {
     let accel = decision.accel;
     let probation = decision.probation;
     let portAttempts = 0;
+    const shares = sharesFor(files, ref.mounts);
 
     for (;;) {
       const port = cfg.sshPort ?? (await freeLoopbackPort());
@@ -193,8 +196,11 @@ export class QemuProvider implements SandboxProvider {
       writeFileSync(files.serialLog, '');
       rmSync(files.pidFile, { force: true });
       progress({ step: 'process', message: `starting QEMU (${accel.toUpperCase()}, ${cfg.cpus} CPU, ${cfg.memoryMiB} MiB, SSH on 127.0.0.1:${port})` });
-      const launched = await launchQemu(qemuArgv(cfg, files, { accel, sshPort: port }));
+      // virtiofsd serves one QEMU connection: fresh ones for every attempt.
+      const sharePids = await startShares(shares);
+      const launched = await launchQemu(qemuArgv(cfg, files, { accel, sshPort: port }, shares));
       if (!launched.ok) {
+        stopShares(sharePids);
         if (isPortClash(launched.message)) {
           if (cfg.sshPort === null && ++portAttempts < 3) continue; // another process took the free port we picked
           throw new SandboxDeskError('port_in_use', `QEMU could not forward SSH: port ${port} on 127.0.0.1 is already in use (${launched.message})`, {
@@ -222,7 +228,10 @@ export class QemuProvider implements SandboxProvider {
       }
       const pid = Number(existsSync(files.pidFile) ? readFileSync(files.pidFile, 'utf8').trim() : NaN);
       const pidStart = Number.isInteger(pid) ? processStartTime(pid) : null;
-      if (!pidStart) throw new SandboxDeskError('boot_failed', `QEMU exited right after starting. Serial log tail:\n${serialTail(files.serialLog)}`);
+      if (!pidStart) {
+        stopShares(sharePids);
+        throw new SandboxDeskError('boot_failed', `QEMU exited right after starting. Serial log tail:\n${serialTail(files.serialLog)}`);
+      }
       const run: VmRun = { pid, pidStart, accel, sshPort: port, startedAt: new Date().toISOString() };
       writeJson(files.run, run);
 
@@ -237,10 +246,12 @@ export class QemuProvider implements SandboxProvider {
       } catch (err) {
         // A VM that cannot become ready is not left spinning: stop it, keep its serial log.
         await this.hardStop(files, run);
+        stopShares(sharePids);
         throw err;
       }
       if (outcome === 'kvm_silent') {
         await this.hardStop(files, run);
+        stopShares(sharePids);
         writeKvmVerdict(this.verdictPath, false, `no serial output within ${cfg.kvmProbeS} s under KVM`);
         progress({
           step: 'accel',
@@ -347,6 +358,6 @@ export class QemuProvider implements SandboxProvider {
         ? opts.cachedHome.home
         : await measureHome(sshExecPrefix(target, { user, interactive: false }), true);
     const defaultCwd = opts.cwd === '~' ? home : opts.cwd;
-    return new QemuEnvironment(target, user, home, defaultCwd, incarnation);
+    return new QemuEnvironment(target, opts.sandbox.mounts, user, home, defaultCwd, incarnation);
   }
 }
