@@ -207,6 +207,11 @@ export class SandboxDesk {
     return here === app || here.startsWith(app + sep) ? '~' : here;
   }
 
+  /** The declaration in effect, read after connecting: a connect may have dropped one that was a host path. */
+  private declaredAfterConnect(rec: SandboxRecord, provider: SandboxProvider): { value: string; warning?: ExecWarning } {
+    return this.effectiveDeclaredCwd(this.store.sandboxes.get(rec.name) ?? rec, provider);
+  }
+
   /** The declared default cwd in effect: the sandbox's own, else the backend's (read now, defensively). */
   private effectiveDeclaredCwd(rec: SandboxRecord, provider: SandboxProvider): { value: string; warning?: ExecWarning } {
     if (rec.declaredDefaultCwd) return { value: rec.declaredDefaultCwd };
@@ -400,8 +405,7 @@ export class SandboxDesk {
     const user = req.user ?? undefined;
     const fast = req.mode === 'shell' && this.shells.hasLive(rec.name, session, user ?? this.environments.get(rec.name)?.user ?? undefined);
     const env = await this.environmentFor(rec, provider, fast);
-    // Read after connecting: a connect may have dropped a declared default that turned out to be a host path.
-    const declared = this.effectiveDeclaredCwd(this.store.sandboxes.get(rec.name) ?? rec, provider);
+    const declared = this.declaredAfterConnect(rec, provider);
     const ctx = {
       sandbox: rec.name,
       env,
@@ -449,8 +453,7 @@ export class SandboxDesk {
     const env = await this.environmentFor(rec, provider, false);
     const key = session === undefined ? DEFAULT_SESSION : validate(SessionKey, session);
     const existing = this.store.sessions.get(rec.name, key);
-    // Read after connecting: a connect may have dropped a declared default that turned out to be a host path.
-    const declared = this.effectiveDeclaredCwd(this.store.sandboxes.get(rec.name) ?? rec, provider);
+    const declared = this.declaredAfterConnect(rec, provider);
     const guard = { isContainer: provider.isContainer, hostHome: this.hostHome, sandboxRoots: this.sandboxRoots(env, declared.value), mounts: env.mounts };
     const plan = resolveCommandCwd({ session: { record: existing?.cwd ?? null, recordSource: existing?.source ?? null }, defaultCwd: SandboxDesk.resolvedDefault(env, declared.value), stepId, guard });
     return { rec, env, key, plan, guard };

@@ -34,6 +34,9 @@ import { parseVmOptions } from './vm-options.js';
 import { waitUntilReady } from './vm-readiness.js';
 import { checkMounts, guestMounts, sharesFor, startShares, stopShares } from './virtiofs.js';
 
+/** One boot of one VM: a restarted QEMU has another pid or start time. */
+const incarnationOf = (run: VmRun): string => `${run.pid}@${run.pidStart}`;
+
 const USER_RE = /^[a-z_][a-z0-9_-]{0,31}$/;
 const DEFAULT_USER = 'agent';
 
@@ -173,7 +176,6 @@ export class QemuProvider implements SandboxProvider {
       // Another app process (or an earlier run of this one) booted it: adopt it, never boot a second copy.
       progress({ step: 'process', message: `already running (pid ${running.pid}); adopting it` });
       await waitUntilReady({ files, target: this.target(files, cfg, running.sshPort), run: running, deadline, startedAt, progress, signal: ctx.signal, silentLimitMs: null, timeoutS: cfg.bootTimeoutS });
-      await ensureMaster(this.target(files, cfg, running.sshPort));
       return;
     }
 
@@ -263,7 +265,6 @@ export class QemuProvider implements SandboxProvider {
         continue;
       }
       if (accel === 'kvm' && probation) writeKvmVerdict(this.verdictPath, true, 'a KVM guest booted');
-      await ensureMaster(target);
       return;
     }
   }
@@ -324,7 +325,7 @@ export class QemuProvider implements SandboxProvider {
       serialLog: files.serialLog,
     });
     if (run && isVmProcess(run.pid, run.pidStart, files.qmpSocket)) {
-      return { state: 'running', incarnation: `${run.pid}@${run.pidStart}`, details: details(run, true) };
+      return { state: 'running', incarnation: incarnationOf(run), details: details(run, true) };
     }
     if (run) {
       // run.json outlived its process: QEMU died without a stop from us (killed, crashed, or the guest powered off).
@@ -342,16 +343,15 @@ export class QemuProvider implements SandboxProvider {
 
   async createEnvironment(opts: CreateEnvironmentOptions): Promise<SandboxEnvironment> {
     const files = this.files(opts.sandbox);
-    const status = await this.status(opts.sandbox);
-    if (status.state === 'missing') throw new SandboxDeskError('sandbox_missing', `sandbox ${opts.sandbox.name} is gone: ${status.detail}`);
+    const cfg = this.config(files); // sandbox_missing when the VM's files are gone
     const run = this.liveRun(files);
-    if (status.state !== 'running' || !run) {
+    if (!run) {
       throw new SandboxDeskError('sandbox_not_running', `sandbox ${opts.sandbox.name} is not running`, { hint: `start it with \`sandbox-desk sandbox start ${opts.sandbox.name}\`` });
     }
-    const cfg = this.config(files);
     const target = this.target(files, cfg, run.sshPort);
+    // The master connection makes every later command cheap; if it cannot start, commands connect on their own.
     await ensureMaster(target);
-    const incarnation = status.incarnation!;
+    const incarnation = incarnationOf(run);
     const user = opts.sandbox.user ?? cfg.user;
     const home =
       opts.cachedHome && opts.cachedHome.incarnation === incarnation
@@ -360,4 +360,5 @@ export class QemuProvider implements SandboxProvider {
     const defaultCwd = opts.cwd === '~' ? home : opts.cwd;
     return new QemuEnvironment(target, opts.sandbox.mounts, user, home, defaultCwd, incarnation);
   }
+
 }
