@@ -12,7 +12,7 @@ import { chromium, type Page } from 'playwright-core';
 import { WebSocketServer } from 'ws';
 import { join, normalize } from 'node:path';
 import { LocalServer } from '../src/api/local-server.js';
-import { projectRoot } from '../src/project-root.js';
+import { projectRoot } from '../src/platform/project-root.js';
 import { CONTINUOUS_ENCODINGS, RfbClient, transportFromStreams, type ByteTransport } from '../src/desktop/rfb-client.js';
 import { connect } from 'node:net';
 import { benchPage, docker, measure, median, metric, uniqueName, withTempDesk, type Metric } from './harness.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { spawn as spawnPty } from 'node-pty';
 import { chromium } from 'playwright-core';
 import { LocalServer } from '../src/api/local-server.js';
-import { projectRoot } from '../src/project-root.js';
+import { projectRoot } from '../src/platform/project-root.js';
 import { benchPage, dockerSandbox, metric, percentile, withTempDesk, type Metric } from './harness.js';
 
 export const name = 'terminal';

@@ -6,7 +6,7 @@
  */
 import { app, BrowserWindow, ipcMain, session, shell } from 'electron';
 import { fileURLToPath } from 'node:url';
-import { resolveDataDir } from '../src/store/data-dir.js';
+import { resolveDataDir } from '../src/platform/data-dir.js';
 import { startCore, type CoreHost } from './core-host.js';
 import { loadWindowState, saveWindowState } from './window-state.js';
 

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { SandboxDeskError } from '../src/errors.js';
+import { SandboxDeskError } from '../src/shared/errors.js';
 
 /** Runs fn and returns the SandboxDeskError it throws; fails the test when it throws nothing or something else. */
 export function thrown(fn: () => unknown): SandboxDeskError {

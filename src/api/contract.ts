@@ -4,16 +4,16 @@
  * renderer imports this file, so nothing here may need Node.
  */
 import { z } from 'zod';
-import type { DesktopStatus } from '../desktop/desktop-types.js';
-import type { ExecResult, ExecWarning } from '../exec/exec-result.js';
-import type { Lease } from '../store/lease-types.js';
-import type { CallLogEntry } from '../store/call-log-types.js';
+import type { DesktopStatus } from '../shared/desktop-types.js';
+import type { ExecResult, ExecWarning } from '../shared/exec-result.js';
+import type { Lease } from '../shared/lease-types.js';
+import type { CallLogEntry } from '../shared/call-log-types.js';
 
-export type { DesktopStatus } from '../desktop/desktop-types.js';
-export type { Lease } from '../store/lease-types.js';
-export type { CallLogEntry } from '../store/call-log-types.js';
+export type { DesktopStatus } from '../shared/desktop-types.js';
+export type { Lease } from '../shared/lease-types.js';
+export type { CallLogEntry } from '../shared/call-log-types.js';
 
-export type { ExecResult, ExecWarning, ExecMode, CwdSource, WarningCode } from '../exec/exec-result.js';
+export type { ExecResult, ExecWarning, ExecMode, CwdSource, WarningCode } from '../shared/exec-result.js';
 
 export const SANDBOX_NAME_MAX = 63;
 

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { asSandboxDeskError } from '../errors.js';
+import { asSandboxDeskError } from '../shared/errors.js';
 import { readProviderDefaultCwd } from '../cwd/declared-default-cwd.js';
 import { API, type ApiMethod, type ApiResponse, type ApiResult, type StreamGrant } from './contract.js';
 import type { SandboxDesk } from './sandbox-desk.js';

@@ -2,10 +2,10 @@ import { homedir } from 'node:os';
 import { sep } from 'node:path';
 import { normalizeDeclaredCwd, readProviderDefaultCwd } from '../cwd/declared-default-cwd.js';
 import { DesktopService } from '../desktop/desktop-service.js';
-import { SandboxDeskError } from '../errors.js';
-import { projectRoot } from '../project-root.js';
-import type { ExecWarning } from '../exec/exec-result.js';
-import { runCommand, type ExecOutcome } from '../exec/run-command.js';
+import { SandboxDeskError } from '../shared/errors.js';
+import { projectRoot } from '../platform/project-root.js';
+import type { ExecWarning } from '../shared/exec-result.js';
+import { runCommand, type ExecOutcome } from '../session/run-command.js';
 import { resolveCommandCwd } from '../cwd/resolve-command-cwd.js';
 import { ShellPool } from '../exec/shell-pool.js';
 import type { ProgressEvent, SandboxEnvironment, SandboxProvider, SandboxRef } from '../sandbox/provider.js';
@@ -13,13 +13,13 @@ import type { ProviderRegistry } from '../sandbox/registry.js';
 import { PluginManager, type PluginReport } from '../sandbox/plugins/plugin-manager.js';
 import { mergeSettings, readConfigPlugins, type PluginSettingsInput } from '../sandbox/plugins/plugin-settings.js';
 import type { PluginLogger } from '../sandbox/plugin-api.js';
-import { resolveDataDir } from '../store/data-dir.js';
+import { resolveDataDir } from '../platform/data-dir.js';
 import type { SandboxRecord } from '../store/sandbox-store.js';
 import { DEFAULT_SESSION, type SessionRecord } from '../store/session-store.js';
 import { Store } from '../store/store.js';
 import { builtinRegistry } from './builtin-providers.js';
 import { SandboxOperations } from './sandbox-operations.js';
-import { SessionIo } from './session-io.js';
+import { SessionIo } from '../session/session-io.js';
 import {
   CreateSandboxRequest,
   CreateSessionRequest,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ExecWarning } from '../exec/exec-result.js';
+import type { ExecWarning } from '../shared/exec-result.js';
 import { SandboxOperations } from './sandbox-operations.js';
 
 describe('SandboxOperations', () => {

@@ -1,4 +1,4 @@
-import type { ExecWarning } from '../exec/exec-result.js';
+import type { ExecWarning } from '../shared/exec-result.js';
 import type { LifecycleContext, ProgressEvent } from '../sandbox/provider.js';
 import type { SandboxOperation } from './contract.js';
 

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { SandboxDeskError } from '../errors.js';
+import { SandboxDeskError } from '../shared/errors.js';
 
 /** Parses input at the boundary; a failure names the field and what was wrong with it. */
 export function validate<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {

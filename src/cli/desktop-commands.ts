@@ -4,7 +4,7 @@ import { LocalServer } from '../api/local-server.js';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
 import type { DesktopStatus } from '../desktop/desktop-service.js';
 import type { PlacementSetting } from '../desktop/placement.js';
-import { SandboxDeskError } from '../errors.js';
+import { SandboxDeskError } from '../shared/errors.js';
 import { printJson, type Out } from './output.js';
 
 interface JsonFlag {

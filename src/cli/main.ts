@@ -4,7 +4,7 @@ import type { ProgressEvent } from '../sandbox/provider.js';
 import { SandboxDesk, type SandboxDeskOptions } from '../api/sandbox-desk.js';
 import { parseIsolation } from '../sandbox/plugins/plugin-settings.js';
 import { addPluginCommands } from './plugin-command.js';
-import { SandboxDeskError } from '../errors.js';
+import { SandboxDeskError } from '../shared/errors.js';
 import { EXIT_OWN_ERROR, printError, printJson, printWarnings, processOut, sandboxDetails, sandboxTable, sessionTable, type Out } from './output.js';
 import { addDesktopCommands } from './desktop-commands.js';
 import { addMcpCommands } from './mcp-command.js';

@@ -1,5 +1,5 @@
 import type { ExecWarning, SandboxInfo, SessionInfo } from '../api/contract.js';
-import { asSandboxDeskError } from '../errors.js';
+import { asSandboxDeskError } from '../shared/errors.js';
 
 /** Exit code for Sandbox Desk's own failures (docker exec uses the same), never a command's. */
 export const EXIT_OWN_ERROR = 125;

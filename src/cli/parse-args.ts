@@ -1,5 +1,5 @@
 import type { Mount } from '../sandbox/provider.js';
-import { SandboxDeskError } from '../errors.js';
+import { SandboxDeskError } from '../shared/errors.js';
 
 /** `--timeout` must be a positive number of seconds. */
 export function parseTimeout(raw: string): number {

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { LocalServer } from '../api/local-server.js';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
-import { SandboxDeskError } from '../errors.js';
+import { SandboxDeskError } from '../shared/errors.js';
 import { stepFromEnvironment } from '../mcp/mcp-server.js';
 import type { Out } from './output.js';
 

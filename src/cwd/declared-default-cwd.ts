@@ -1,4 +1,4 @@
-import type { ExecWarning } from '../exec/exec-result.js';
+import type { ExecWarning } from '../shared/exec-result.js';
 import { isHostOnly, isHostShapedPath, isUnderPath, normalizeAbsolute, type HostPathContext } from './host-paths.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { ExecWarning } from '../exec/exec-result.js';
+import type { ExecWarning } from '../shared/exec-result.js';
 import type { Mount } from '../sandbox/provider.js';
 import { isHostShapedPath, isUnderPath, translateMountedPath, type HostPathContext } from './host-paths.js';
 

@@ -1,6 +1,6 @@
 import { posix } from 'node:path';
-import { SandboxDeskError } from '../errors.js';
-import type { CwdSource, ExecWarning } from '../exec/exec-result.js';
+import { SandboxDeskError } from '../shared/errors.js';
+import type { CwdSource, ExecWarning } from '../shared/exec-result.js';
 import { normalizeAbsolute } from './host-paths.js';
 import { guardRecordedCwd, translateWorkdir, type GuardContext } from './record-guard.js';
 

@@ -1,4 +1,4 @@
-import { SandboxDeskError } from '../errors.js';
+import { SandboxDeskError } from '../shared/errors.js';
 import { runIn } from '../exec/run-in.js';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
 

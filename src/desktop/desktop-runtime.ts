@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { posix } from 'node:path';
-import { SandboxDeskError } from '../errors.js';
+import { SandboxDeskError } from '../shared/errors.js';
 import { killTree } from '../exec/kill-tree.js';
 import { runIn } from '../exec/run-in.js';
-import { resourcePath } from '../project-root.js';
+import { resourcePath } from '../platform/project-root.js';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
 
 /** The binaries a desktop needs inside the sandbox; `status` lists the ones the image lacks. */

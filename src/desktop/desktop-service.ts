@@ -1,12 +1,12 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { SandboxDeskError } from '../errors.js';
+import { SandboxDeskError } from '../shared/errors.js';
 import { LocalProvider } from '../sandbox/local/local-provider.js';
 import type { SandboxEnvironment, SandboxProvider } from '../sandbox/provider.js';
 import type { Lease, LeaseStore } from '../store/lease-store.js';
-import type { DesktopStatus } from './desktop-types.js';
+import type { DesktopStatus } from '../shared/desktop-types.js';
 
-export type { DesktopStatus } from './desktop-types.js';
+export type { DesktopStatus } from '../shared/desktop-types.js';
 import { pointerLocation, runXdotool, type AgentAction } from './agent-actions.js';
 import { CDP_PORT, DESKTOP_IMAGE, desktopLayout, probeDesktop, startDesktopProcess, stopDesktopProcess, type DesktopLayout } from './desktop-runtime.js';
 import { resolvePlacement, type Placement, type PlacementSetting } from './placement.js';

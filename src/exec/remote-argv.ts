@@ -1,5 +1,5 @@
 import type { ExecPrefixOptions, SandboxEnvironment } from '../sandbox/provider.js';
-import { SandboxDeskError } from '../errors.js';
+import { SandboxDeskError } from '../shared/errors.js';
 import { argvAfterPrefix } from '../sandbox/shell-quote.js';
 
 /**

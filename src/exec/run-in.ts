@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { SandboxDeskError } from '../errors.js';
+import { SandboxDeskError } from '../shared/errors.js';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
 import { remoteArgv } from './remote-argv.js';
 

@@ -1,4 +1,4 @@
-import { SandboxDeskError } from '../errors.js';
+import { SandboxDeskError } from '../shared/errors.js';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
 import { runIn } from './run-in.js';
 import { ENTER_FUNCTION } from './wrapper-script.js';

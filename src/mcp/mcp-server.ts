@@ -3,8 +3,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { SandboxName, SessionKey } from '../api/contract.js';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
-import { asSandboxDeskError } from '../errors.js';
-import type { ExecWarning } from '../exec/exec-result.js';
+import { asSandboxDeskError } from '../shared/errors.js';
+import type { ExecWarning } from '../shared/exec-result.js';
 
 export interface McpOptions {
   /**

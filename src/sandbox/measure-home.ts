@@ -1,4 +1,4 @@
-import { SandboxDeskError } from '../errors.js';
+import { SandboxDeskError } from '../shared/errors.js';
 import { runArgv } from './run-argv.js';
 import { argvAfterPrefix } from './shell-quote.js';
 

@@ -12,7 +12,7 @@
  * plugin host (`plugins.isolation: host`) without reaching into the app's files.
  * See docs/plugins.md.
  */
-import type { ErrorCode } from '../errors.js';
+import type { ErrorCode } from '../shared/errors.js';
 import type { SandboxProvider } from './provider.js';
 
 export type {
@@ -29,7 +29,7 @@ export type {
   SandboxProvider,
   SandboxRef,
 } from './provider.js';
-export type { ErrorCode } from '../errors.js';
+export type { ErrorCode } from '../shared/errors.js';
 
 /** Bumped only for incompatible changes; a plugin declaring another major version is not loaded. */
 export const PLUGIN_API_VERSION = 1;

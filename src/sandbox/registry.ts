@@ -1,4 +1,4 @@
-import { SandboxDeskError } from '../errors.js';
+import { SandboxDeskError } from '../shared/errors.js';
 import type { SandboxProvider } from './provider.js';
 
 /** Names that only the built-in backends may use, including ones that arrive in later releases. */

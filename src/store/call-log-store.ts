@@ -1,7 +1,7 @@
 import type { Db } from './database.js';
-import type { CallLogEntry } from './call-log-types.js';
+import type { CallLogEntry } from '../shared/call-log-types.js';
 
-export type { CallLogEntry } from './call-log-types.js';
+export type { CallLogEntry } from '../shared/call-log-types.js';
 
 interface Row {
   id: number;

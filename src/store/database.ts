@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { ensureDataDir } from './data-dir.js';
+import { ensureDataDir } from '../platform/data-dir.js';
 
 export type Db = Database.Database;
 

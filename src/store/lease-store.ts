@@ -1,7 +1,7 @@
 import type { Db } from './database.js';
-import type { Lease } from './lease-types.js';
+import type { Lease } from '../shared/lease-types.js';
 
-export type { Lease } from './lease-types.js';
+export type { Lease } from '../shared/lease-types.js';
 
 interface Row {
   holder: string;

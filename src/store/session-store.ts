@@ -1,4 +1,4 @@
-import type { ExecWarning } from '../exec/exec-result.js';
+import type { ExecWarning } from '../shared/exec-result.js';
 import type { Db } from './database.js';
 
 /** How a session's cwd record came to be. */

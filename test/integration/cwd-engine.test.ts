@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExecMode } from '../../src/api/contract.js';
-import { SandboxDeskError } from '../../src/errors.js';
+import { SandboxDeskError } from '../../src/shared/errors.js';
 import { tempDesk, uniqueName, type TestDesk } from './helpers.js';
 
 const isRoot = process.getuid?.() === 0;

@@ -11,7 +11,7 @@ import { LocalServer } from '../../src/api/local-server.js';
 import { CLOSE } from '../../src/api/tickets.js';
 import { RfbClient, type ByteTransport } from '../../src/desktop/rfb-client.js';
 import { decodePngSize } from '../../src/desktop/png-encode.js';
-import { SandboxDeskError } from '../../src/errors.js';
+import { SandboxDeskError } from '../../src/shared/errors.js';
 import { ProviderRegistry } from '../../src/sandbox/registry.js';
 import { LocalProvider } from '../../src/sandbox/local/local-provider.js';
 import { DockerProvider } from '../../src/sandbox/docker/docker-provider.js';

@@ -1,5 +1,5 @@
 import Docker from 'dockerode';
-import { SandboxDeskError } from '../../errors.js';
+import { SandboxDeskError } from '../../shared/errors.js';
 import { measureHome } from '../measure-home.js';
 import type {
   BackendStatus,

@@ -5,7 +5,7 @@
  * sandbox's user and for root, interactive or not.
  */
 import { pathToFileURL } from 'node:url';
-import { SandboxDeskError } from '../../errors.js';
+import { SandboxDeskError } from '../../shared/errors.js';
 import { makePluginContext, pluginExport } from '../plugins/plugin-context.js';
 import type { ExecPrefixOptions, LifecycleContext, SandboxEnvironment, SandboxProvider } from '../provider.js';
 import type { EnvironmentData, HostMessage, HostRequest, LoadRequest, LoadResult, PrefixAnswer, PrefixKey, ProviderDescriptor } from './rpc-protocol.js';

@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { SandboxDeskError } from '../../errors.js';
+import { SandboxDeskError } from '../../shared/errors.js';
 import type { PluginLogger } from '../plugin-api.js';
 import type { ProgressEvent } from '../provider.js';
 import { timeoutError } from '../plugins/plugin-guard.js';

@@ -1,4 +1,4 @@
-import { SandboxDeskError } from '../../errors.js';
+import { SandboxDeskError } from '../../shared/errors.js';
 import type { CallTimeouts } from '../plugins/plugin-guard.js';
 import type {
   BackendStatus,

@@ -4,7 +4,7 @@
  * what lets an isolated plugin keep `"~"` resolution and streams (the environment's exec prefixes
  * are computed in the child and carried over as data).
  */
-import type { ErrorCode } from '../../errors.js';
+import type { ErrorCode } from '../../shared/errors.js';
 import type { BackendStatus, CreateEnvironmentOptions, Mount, ProgressEvent, ProvisionResult, ProvisionSpec, SandboxRef } from '../provider.js';
 
 /** What the child learnt from the plugin's `register(ctx)`. */

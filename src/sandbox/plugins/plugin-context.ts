@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { SandboxDeskError, type ErrorCode } from '../../errors.js';
+import { SandboxDeskError, type ErrorCode } from '../../shared/errors.js';
 import { measureHome } from '../measure-home.js';
 import type { PluginContext, PluginLogger, SandboxDeskPlugin } from '../plugin-api.js';
 import { PLUGIN_API_VERSION } from '../plugin-api.js';

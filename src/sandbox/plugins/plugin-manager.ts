@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { SandboxDeskError } from '../../errors.js';
+import { SandboxDeskError } from '../../shared/errors.js';
 import { PLUGIN_API_VERSION, type PluginLogger } from '../plugin-api.js';
 import { PluginHostClient, type HostState } from '../plugin-host/plugin-host-client.js';
 import { RemoteProvider } from '../plugin-host/remote-provider.js';

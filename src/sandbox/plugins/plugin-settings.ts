@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SandboxDeskError } from '../../errors.js';
+import { SandboxDeskError } from '../../shared/errors.js';
 import { DEFAULT_TIMEOUTS, type CallTimeouts } from './plugin-guard.js';
 
 export type PluginIsolation = 'in-process' | 'host';

@@ -1,6 +1,6 @@
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { SandboxDeskError } from '../../errors.js';
+import { SandboxDeskError } from '../../shared/errors.js';
 
 /** The programs the qemu backend runs on this machine, and the Debian package of each. */
 const TOOLS = {

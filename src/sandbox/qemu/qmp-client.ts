@@ -1,5 +1,5 @@
 import { createConnection, type Socket } from 'node:net';
-import { SandboxDeskError } from '../../errors.js';
+import { SandboxDeskError } from '../../shared/errors.js';
 
 /**
  * A minimal QMP client: connect, negotiate capabilities, run one command, close. QMP is line-delimited

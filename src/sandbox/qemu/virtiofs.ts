@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { SandboxDeskError } from '../../errors.js';
+import { SandboxDeskError } from '../../shared/errors.js';
 import type { Mount } from '../provider.js';
 import { kill } from './qemu-process.js';
 import type { VmFiles } from './vm-files.js';

@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { SandboxDeskError } from '../../errors.js';
+import { SandboxDeskError } from '../../shared/errors.js';
 import { runArgv } from '../run-argv.js';
 import { readJson, type VmConfig } from './vm-files.js';
 

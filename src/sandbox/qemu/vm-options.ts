@@ -1,4 +1,4 @@
-import { SandboxDeskError } from '../../errors.js';
+import { SandboxDeskError } from '../../shared/errors.js';
 
 export type AccelChoice = 'auto' | 'kvm' | 'tcg';
 

@@ -1,4 +1,4 @@
-import { SandboxDeskError } from '../../errors.js';
+import { SandboxDeskError } from '../../shared/errors.js';
 import type { ProgressEvent } from '../provider.js';
 import { CLOUD_INIT_DONE_PROBE } from './cloud-init-seed.js';
 import { isVmProcess } from './qemu-process.js';

@@ -1,4 +1,4 @@
-import type { ExecWarning } from '../exec/exec-result.js';
+import type { ExecWarning } from './exec-result.js';
 
 /** One agent call as it happened: what ran where, what was measured. Types only (the UI imports them). */
 export interface CallLogEntry {

@@ -1,14 +1,14 @@
 import { userInfo } from 'node:os';
 import { resolveCommandCwd } from '../cwd/resolve-command-cwd.js';
 import type { GuardContext } from '../cwd/record-guard.js';
-import { SandboxDeskError } from '../errors.js';
+import { SandboxDeskError } from '../shared/errors.js';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
 import type { SandboxStore } from '../store/sandbox-store.js';
 import { DEFAULT_SESSION, type SessionStore } from '../store/session-store.js';
-import type { RawRun, StartInfo } from './command-capture.js';
-import type { ExecMode, ExecResult, ExecWarning } from './exec-result.js';
-import { runOneshot } from './oneshot-runner.js';
-import type { ShellPool } from './shell-pool.js';
+import type { RawRun, StartInfo } from '../exec/command-capture.js';
+import type { ExecMode, ExecResult, ExecWarning } from '../shared/exec-result.js';
+import { runOneshot } from '../exec/oneshot-runner.js';
+import type { ShellPool } from '../exec/shell-pool.js';
 
 export interface ExecRequest {
   command: string;

@@ -1,8 +1,8 @@
 import { isHostShapedPath, isUnderPath, translateMountedPath } from '../cwd/host-paths.js';
-import { SandboxDeskError } from '../errors.js';
+import { SandboxDeskError } from '../shared/errors.js';
 import { listSandboxDir, readSandboxFile, writeSandboxFile, type DirEntry } from '../exec/sandbox-files.js';
 import { TerminalSession } from '../exec/terminal.js';
-import type { SandboxDesk } from './sandbox-desk.js';
+import type { SandboxDesk } from '../api/sandbox-desk.js';
 
 /**
  * A session's interactive side: its terminals and its files. Both stand where the session stands —
