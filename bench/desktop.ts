@@ -13,7 +13,7 @@ import { WebSocketServer } from 'ws';
 import { join, normalize } from 'node:path';
 import { LocalServer } from '../src/api/local-server.js';
 import { projectRoot } from '../src/platform/project-root.js';
-import { CONTINUOUS_ENCODINGS, RfbClient, transportFromStreams, type ByteTransport } from '../src/desktop/rfb-client.js';
+import { CONTINUOUS_ENCODINGS, RfbClient, transportFromStreams, type ByteTransport } from '../src/desktop/rfb/rfb-client.js';
 import { connect } from 'node:net';
 import { benchPage, docker, measure, median, metric, uniqueName, withTempDesk, type Metric } from './harness.js';
 import type { SandboxDesk } from '../src/api/sandbox-desk.js';

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from 'node:stream';
 import { join, normalize, sep } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { RfbInputFilter, RfbProtocolError } from '../desktop/rfb-input-filter.js';
+import { RfbInputFilter, RfbProtocolError } from '../desktop/rfb/rfb-input-filter.js';
 import { asSandboxDeskError, SandboxDeskError } from '../shared/errors.js';
 import { projectRoot, resourcePath } from '../platform/project-root.js';
 import type { StreamGrant } from './contract.js';

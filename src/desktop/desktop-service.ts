@@ -12,7 +12,7 @@ import { CDP_PORT, DESKTOP_IMAGE, desktopLayout, probeDesktop, startDesktopProce
 import { resolvePlacement, type Placement, type PlacementSetting } from './placement.js';
 import { forwardPort, type PortForward } from './port-forward.js';
 import { openRelay } from './relay.js';
-import { RfbClient, transportFromStreams } from './rfb-client.js';
+import { RfbClient, transportFromStreams } from './rfb/rfb-client.js';
 
 /** What the desktop service needs from the core: live environments and the lease store. */
 export interface DesktopHost {

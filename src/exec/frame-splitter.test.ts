@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { seededRandom as rng } from '../../test/seeded-random.js';
+import { seededRandom as rng } from '../shared/test/seeded-random.js';
 import { FrameSplitter, type Frame } from './frame-splitter.js';
 
 /** A nonce shaped like the real ones: random hex the command cannot know. */

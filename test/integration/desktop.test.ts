@@ -9,7 +9,7 @@ import { chromium, type Browser } from 'playwright-core';
 import WebSocket from 'ws';
 import { LocalServer } from '../../src/api/local-server.js';
 import { CLOSE } from '../../src/api/tickets.js';
-import { RfbClient, type ByteTransport } from '../../src/desktop/rfb-client.js';
+import { RfbClient, type ByteTransport } from '../../src/desktop/rfb/rfb-client.js';
 import { decodePngSize } from '../../src/desktop/png-encode.js';
 import { SandboxDeskError } from '../../src/shared/errors.js';
 import { ProviderRegistry } from '../../src/sandbox/registry.js';

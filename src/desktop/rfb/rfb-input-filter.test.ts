@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { seededRandom as prng } from '../../test/seeded-random.js';
+import { seededRandom as prng } from '../../shared/test/seeded-random.js';
 import { RfbInputFilter, RfbProtocolError } from './rfb-input-filter.js';
 
 // ---- message builders (client → server, RFC 6143 plus extensions) ----

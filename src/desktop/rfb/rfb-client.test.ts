@@ -1,8 +1,8 @@
 import { describe, it, expect, afterEach } from 'vitest';
-import { once } from 'node:events';
+import { Event } from '../../shared/lifecycle.js';
+import { decodePngSize, encodePng } from '../png-encode.js';
 import { RfbClient } from './rfb-client.js';
-import { fakeRfbServer, type FakeRfbServer, type FakeRfbServerOptions } from './fake-rfb-server.js';
-import { decodePngSize, encodePng } from './png-encode.js';
+import { fakeRfbServer, type FakeRfbServer, type FakeRfbServerOptions } from './test/fake-rfb-server.js';
 
 const clients: RfbClient[] = [];
 afterEach(() => {
@@ -28,7 +28,7 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 
 /** The fake server's paint() sends an update unasked; wait until the client has applied it. */
 async function paint(server: FakeRfbServer, client: RfbClient, ...rect: Parameters<FakeRfbServer['paint']>): Promise<void> {
-  const updated = once(client, 'update');
+  const updated = Event.toPromise(client.onUpdate);
   server.paint(...rect);
   await updated;
 }
@@ -137,7 +137,7 @@ describe('RfbClient framebuffer updates', () => {
     // Sent back to back, so several updates share chunks.
     for (let i = 0; i < 5; i++) server.paint(i, i * 2, 7, 3, [i * 40, 255 - i * 40, 7]);
     server.copyRect(0, 0, 5, 5, 6, 4);
-    while (client.stats.updates < 6) await once(client, 'update');
+    while (client.stats.updates < 6) await Event.toPromise(client.onUpdate);
     await client.screenshot();
     expect(sameBytes(client.framebuffer(), server.rgba())).toBe(true);
   });
@@ -152,7 +152,7 @@ describe('RfbClient framebuffer updates', () => {
       [0, 0, 6, 0, 6, 12], // side by side on the same rows
     ];
     for (const [sx, sy, dx, dy, w, h] of copies) {
-      const updated = once(client, 'update');
+      const updated = Event.toPromise(client.onUpdate);
       server.copyRect(sx, sy, dx, dy, w, h);
       await updated;
       expect(sameBytes(client.framebuffer(), server.rgba()), `copy ${[sx, sy, dx, dy, w, h]}`).toBe(true);
@@ -162,7 +162,7 @@ describe('RfbClient framebuffer updates', () => {
   it('ends an update early at LastRect', async () => {
     const { server, client } = await connect({ width: 6, height: 4 });
     await paint(server, client, 0, 0, 6, 4, [9, 9, 9]);
-    const updated = once(client, 'update');
+    const updated = Event.toPromise(client.onUpdate);
     server.fullUpdate({ lastRect: true });
     await updated;
     expect(client.stats.updates).toBe(2);
@@ -172,9 +172,9 @@ describe('RfbClient framebuffer updates', () => {
 
   it('follows a DesktopSize change', async () => {
     const { server, client } = await connect({ width: 16, height: 10 });
-    const resized = once(client, 'resize');
+    const resized = Event.toPromise(client.onResize);
     server.desktopSize(40, 30);
-    expect(await resized).toEqual([{ width: 40, height: 30 }]);
+    expect(await resized).toEqual({ width: 40, height: 30 });
     expect([client.width, client.height]).toEqual([40, 30]);
     expect(client.framebuffer().length).toBe(40 * 30 * 4);
     await paint(server, client, 30, 20, 10, 10, [0, 0, 255]);
@@ -208,8 +208,8 @@ describe('RfbClient framebuffer updates', () => {
 
   it('skips colour map, fence, end-of-continuous-updates and extended clipboard; reports bell and cut text', async () => {
     const { server, client } = await connect({ width: 4, height: 4, chunkSize: 'random' });
-    const bell = once(client, 'bell');
-    const cut = once(client, 'cuttext');
+    const bell = Event.toPromise(client.onBell);
+    const cut = Event.toPromise(client.onCutText);
     const colourMap = Buffer.from([1, 0, 0, 0, 0, 2, ...new Array(12).fill(7)]);
     const fence = Buffer.from([248, 0, 0, 0, 0, 0, 0, 0, 3, 9, 9, 9]); // pad, flags, length 3, payload
     const text = Buffer.from('héllo', 'latin1');
@@ -218,7 +218,7 @@ describe('RfbClient framebuffer updates', () => {
     server.sendRaw(Buffer.concat([colourMap, Buffer.from([2]), fence, Buffer.from([150]), cutText, extendedClipboard]));
     await paint(server, client, 1, 1, 2, 2, [0, 255, 0]);
     await bell;
-    expect(await cut).toEqual(['héllo']);
+    expect(await cut).toEqual('héllo');
     expect(pixel(client, 2, 2)).toEqual([0, 255, 0, 255]);
   });
 });
@@ -227,10 +227,10 @@ describe('RfbClient failures', () => {
   it('fails clearly on an unknown message type', async () => {
     const { server, client } = await connect();
     await client.screenshot(); // so the incremental request below stays unanswered
-    const closed = once(client, 'close');
+    const closed = Event.toPromise(client.onClose);
     const pending = client.requestUpdate(true);
     server.sendRaw(Buffer.from([99]));
-    const [err] = (await closed) as [Error];
+    const err = (await closed)!;
     expect(err.message).toBe('unknown RFB server message type 99');
     await expect(pending).rejects.toThrow('unknown RFB server message type 99');
     expect(server.clientClosed).toBe(true);
@@ -238,27 +238,27 @@ describe('RfbClient failures', () => {
 
   it('fails clearly on an encoding it did not ask for', async () => {
     const { server, client } = await connect();
-    const closed = once(client, 'close');
+    const closed = Event.toPromise(client.onClose);
     server.sendRaw(Buffer.from([0, 0, 0, 1, 0, 0, 0, 0, 0, 4, 0, 4, 0, 0, 0, 7])); // one Tight rect
-    const [err] = (await closed) as [Error];
+    const err = (await closed)!;
     expect(err.message).toMatch(/unsupported RFB encoding 7/);
   });
 
   it('fails clearly on a rect outside the framebuffer', async () => {
     const { server, client } = await connect({ width: 4, height: 4 });
-    const closed = once(client, 'close');
+    const closed = Event.toPromise(client.onClose);
     server.sendRaw(Buffer.from([0, 0, 0, 1, 0, 2, 0, 0, 0, 4, 0, 1, 0, 0, 0, 0]));
-    const [err] = (await closed) as [Error];
+    const err = (await closed)!;
     expect(err.message).toMatch(/Raw rect 4x1\+2\+0 lies outside the 4x4 framebuffer/);
   });
 
   it('reports the server hanging up and rejects what was pending', async () => {
     const { server, client } = await connect();
     await client.screenshot(); // so the incremental request below stays unanswered
-    const closed = once(client, 'close');
+    const closed = Event.toPromise(client.onClose);
     const pending = client.requestUpdate(true);
     server.close();
-    const [err] = (await closed) as [Error];
+    const err = (await closed)!;
     expect(err.message).toBe('RFB server closed the connection');
     await expect(pending).rejects.toThrow('RFB server closed the connection');
     await expect(client.screenshot()).rejects.toThrow('RFB client is closed');
@@ -267,10 +267,10 @@ describe('RfbClient failures', () => {
   it('close() rejects pending requests, closes the transport and emits close without an error', async () => {
     const { server, client } = await connect();
     await client.screenshot(); // so the incremental request below stays unanswered
-    const closed = once(client, 'close');
+    const closed = Event.toPromise(client.onClose);
     const pending = client.requestUpdate(true);
     client.close();
-    expect(await closed).toEqual([undefined]);
+    expect(await closed).toBeUndefined();
     await expect(pending).rejects.toThrow('RFB client is closed');
     expect(server.clientClosed).toBe(true);
   });
@@ -294,9 +294,9 @@ describe('RfbClient resize', () => {
   it('sends SetDesktopSize with the server screen and resolves with the new size', async () => {
     const { server, client } = await connect({ width: 16, height: 10, screenId: 0x1234 });
     await client.screenshot();
-    const resized = once(client, 'resize');
+    const resized = Event.toPromise(client.onResize);
     await client.resize(50, 40);
-    expect(await resized).toEqual([{ width: 50, height: 40 }]);
+    expect(await resized).toEqual({ width: 50, height: 40 });
     expect([client.width, client.height]).toEqual([50, 40]);
     expect(server.resizeRequests).toEqual([
       { width: 50, height: 40, screens: [{ id: 0x1234, x: 0, y: 0, width: 50, height: 40, flags: 0 }] },

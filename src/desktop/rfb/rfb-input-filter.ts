@@ -12,6 +12,19 @@
  * its header (at most 12 bytes) before its payload is buffered, which is what bounds memory.
  */
 
+import {
+  ClientInitFlag,
+  ClientMessage,
+  ClientMessageLength as Len,
+  MAX_FENCE_DATA,
+  PROTOCOL_VERSION_LENGTH,
+  PROTOCOL_VERSION_PATTERN,
+  QemuAudioOperation,
+  QemuClientMessage,
+  SCREEN_LENGTH,
+  SecurityType,
+} from './protocol.js';
+
 export type InputDecision = 'allow' | 'drop';
 
 export class RfbProtocolError extends Error {
@@ -34,10 +47,6 @@ export interface RfbInputFilterOptions {
 const DEFAULT_MAX_CLIPBOARD = 256 * 1024;
 /** Headroom above the clipboard limit for every other message (the next largest is a SetEncodings). */
 const BUFFER_HEADROOM = 64 * 1024;
-/** RFC 6143 §7.7.5: a fence carries at most 64 bytes of data. */
-const MAX_FENCE_DATA = 64;
-/** Security type None. Xvnc runs with `-SecurityTypes None` (launcher.sh); see `handshake()`. */
-const SECURITY_NONE = 1;
 
 /** One complete message as the parser sized it: its name, total length, and whether it is input. */
 interface Frame {
@@ -118,23 +127,24 @@ export class RfbInputFilter {
   private handshake(): Frame | undefined {
     switch (this.stage) {
       case 'version': {
-        const head = this.peek(12);
+        const head = this.peek(PROTOCOL_VERSION_LENGTH);
         if (!head) return undefined;
         const text = head.toString('latin1');
-        const m = /^RFB (\d{3})\.(\d{3})\n$/.exec(text);
+        const m = PROTOCOL_VERSION_PATTERN.exec(text);
         if (!m) throw new RfbProtocolError('bad_handshake', `not an RFB ProtocolVersion: ${JSON.stringify(text)}`);
         // From 3.7 on the client picks the security type; with 3.3 (and the 3.5 some clients send,
         // which means 3.3) the server decides and the client's next byte is already ClientInit.
         const version = Number(m[1]) * 1000 + Number(m[2]);
         this.stage = version >= 3007 ? 'security' : 'init';
-        return { name: 'ProtocolVersion', length: 12, input: false };
+        return { name: 'ProtocolVersion', length: PROTOCOL_VERSION_LENGTH, input: false };
       }
       case 'security': {
         const head = this.peek(1);
         if (!head) return undefined;
         // Any other type puts bytes we cannot parse (a VncAuth response, a TLS session) before
-        // ClientInit. Our Xvnc offers only None anyway, so fail closed rather than lose sync.
-        if (head[0] !== SECURITY_NONE) throw new RfbProtocolError('bad_handshake', `unsupported security type ${head[0]}`);
+        // ClientInit. Our Xvnc offers only None anyway (`-SecurityTypes None`, launcher.sh), so fail
+        // closed rather than lose sync.
+        if (head[0] !== SecurityType.None) throw new RfbProtocolError('bad_handshake', `unsupported security type ${head[0]}`);
         this.stage = 'init';
         return { name: 'SecurityType', length: 1, input: false };
       }
@@ -142,7 +152,7 @@ export class RfbInputFilter {
         if (this.size < 1) return undefined;
         // ClientInit is the shared flag. A 0 would make Xvnc disconnect every other viewer, so it is
         // always forwarded as 1. The copy keeps the caller's buffer untouched.
-        this.parts[0] = Buffer.concat([Buffer.of(1), this.parts[0]!.subarray(1)]);
+        this.parts[0] = Buffer.concat([Buffer.of(ClientInitFlag.Shared), this.parts[0]!.subarray(1)]);
         this.stage = 'messages';
         return { name: 'ClientInit', length: 1, input: false };
       }
@@ -157,25 +167,25 @@ export class RfbInputFilter {
     if (type === undefined) return undefined;
     let frame: Frame | undefined;
     switch (type) {
-      case 0:
-        frame = { name: 'SetPixelFormat', length: 20, input: false };
+      case ClientMessage.SetPixelFormat:
+        frame = { name: 'SetPixelFormat', length: Len.SetPixelFormat, input: false };
         break;
-      case 2: {
-        const h = this.peek(4);
-        frame = h && { name: 'SetEncodings', length: 4 + 4 * h.readUInt16BE(2), input: false };
+      case ClientMessage.SetEncodings: {
+        const h = this.peek(Len.SetEncodingsHeader);
+        frame = h && { name: 'SetEncodings', length: Len.SetEncodingsHeader + 4 * h.readUInt16BE(2), input: false };
         break;
       }
-      case 3:
-        frame = { name: 'FramebufferUpdateRequest', length: 10, input: false };
+      case ClientMessage.FramebufferUpdateRequest:
+        frame = { name: 'FramebufferUpdateRequest', length: Len.FramebufferUpdateRequest, input: false };
         break;
-      case 4:
-        frame = { name: 'KeyEvent', length: 8, input: true };
+      case ClientMessage.KeyEvent:
+        frame = { name: 'KeyEvent', length: Len.KeyEvent, input: true };
         break;
-      case 5:
-        frame = { name: 'PointerEvent', length: 6, input: true };
+      case ClientMessage.PointerEvent:
+        frame = { name: 'PointerEvent', length: Len.PointerEvent, input: true };
         break;
-      case 6: {
-        const h = this.peek(8);
+      case ClientMessage.ClientCutText: {
+        const h = this.peek(Len.ClientCutTextHeader);
         if (!h) return undefined;
         // A negative length is the Extended Clipboard form; its payload is |length| bytes. Checked here,
         // at the header, so an oversized paste is refused before any of it is buffered, lease or not.
@@ -183,29 +193,29 @@ export class RfbInputFilter {
         if (length > this.maxClipboard) {
           throw new RfbProtocolError('clipboard_too_large', `ClientCutText of ${length} bytes exceeds ${this.maxClipboard}`);
         }
-        frame = { name: 'ClientCutText', length: 8 + length, input: true };
+        frame = { name: 'ClientCutText', length: Len.ClientCutTextHeader + length, input: true };
         break;
       }
-      case 150:
-        frame = { name: 'EnableContinuousUpdates', length: 10, input: false };
+      case ClientMessage.EnableContinuousUpdates:
+        frame = { name: 'EnableContinuousUpdates', length: Len.EnableContinuousUpdates, input: false };
         break;
-      case 248: {
-        const h = this.peek(9);
+      case ClientMessage.ClientFence: {
+        const h = this.peek(Len.ClientFenceHeader);
         if (!h) return undefined;
         if (h[8]! > MAX_FENCE_DATA) throw new RfbProtocolError('unknown_message', `ClientFence with ${h[8]} data bytes (max ${MAX_FENCE_DATA})`);
-        frame = { name: 'ClientFence', length: 9 + h[8]!, input: false };
+        frame = { name: 'ClientFence', length: Len.ClientFenceHeader + h[8]!, input: false };
         break;
       }
-      case 250:
+      case ClientMessage.Xvp:
         // xvp asks the server to shut down / reboot / reset the machine: at least as strong as input.
-        frame = { name: 'Xvp', length: 4, input: true };
+        frame = { name: 'Xvp', length: Len.Xvp, input: true };
         break;
-      case 251: {
-        const h = this.peek(8);
-        frame = h && { name: 'SetDesktopSize', length: 8 + 16 * h[6]!, input: true };
+      case ClientMessage.SetDesktopSize: {
+        const h = this.peek(Len.SetDesktopSizeHeader);
+        frame = h && { name: 'SetDesktopSize', length: Len.SetDesktopSizeHeader + SCREEN_LENGTH * h[6]!, input: true };
         break;
       }
-      case 255:
+      case ClientMessage.Qemu:
         frame = this.sizeQemu();
         break;
       default:
@@ -223,11 +233,13 @@ export class RfbInputFilter {
   private sizeQemu(): Frame | undefined {
     const h = this.peek(2);
     if (!h) return undefined;
-    if (h[1] === 0) return { name: 'QemuExtendedKeyEvent', length: 12, input: true };
-    if (h[1] === 1) {
-      // Audio: 4 bytes (type, sub, u16 operation), except operation 2 (set format) which adds 6.
-      const a = this.peek(4);
-      return a && { name: 'QemuAudio', length: a.readUInt16BE(2) === 2 ? 10 : 4, input: false };
+    if (h[1] === QemuClientMessage.ExtendedKeyEvent) return { name: 'QemuExtendedKeyEvent', length: Len.QemuExtendedKeyEvent, input: true };
+    if (h[1] === QemuClientMessage.Audio) {
+      // Audio: 4 bytes (type, sub, u16 operation), except SetFormat, which adds 6.
+      const a = this.peek(Len.QemuAudio);
+      if (!a) return undefined;
+      const setFormat = a.readUInt16BE(2) === QemuAudioOperation.SetFormat;
+      return { name: 'QemuAudio', length: setFormat ? Len.QemuAudioSetFormat : Len.QemuAudio, input: false };
     }
     throw new RfbProtocolError('unknown_message', `unknown QEMU client submessage ${h[1]}`);
   }

@@ -1,10 +1,29 @@
-import type { ByteTransport } from './rfb-client.js';
+import {
+  ClientMessage,
+  ClientMessageLength as Len,
+  DesktopSizeReason,
+  DesktopSizeStatus,
+  Encoding,
+  PROTOCOL_VERSION_LENGTH,
+  RECT_COUNT_UNTIL_LAST_RECT,
+  RECT_HEADER_LENGTH,
+  SCREEN_LENGTH,
+  SERVER_INIT_LENGTH,
+  SecurityResult,
+  SecurityType,
+  ServerMessage,
+  protocolVersionBanner,
+} from '../protocol.js';
+import type { ByteTransport } from '../transport.js';
 
 /**
  * An in-memory RFB server for RfbClient's tests: just enough of the server side (handshake, ServerInit,
  * Raw/CopyRect/DesktopSize/ExtendedDesktopSize updates, SetDesktopSize) to drive the client, with optional
  * chunking of its output so the client's parser sees messages split at every possible boundary.
- * Not for production use.
+ * Not for production use (the build leaves out every `test/` folder).
+ *
+ * Over 400 lines because it is a whole, if small, server: both directions of the pipe, the handshake for
+ * three protocol versions and every update type the client decodes. Split up, one fixture would be scattered.
  */
 
 export interface FakeRfbServerOptions {
@@ -172,7 +191,7 @@ export function fakeRfbServer(opts: FakeRfbServerOptions): FakeRfbServer {
   function nextMessageLength(): number | undefined {
     switch (stage) {
       case 'version':
-        return 12;
+        return PROTOCOL_VERSION_LENGTH;
       case 'security':
       case 'client-init':
         return 1;
@@ -185,20 +204,20 @@ export function fakeRfbServer(opts: FakeRfbServerOptions): FakeRfbServer {
     switch (type) {
       case undefined:
         return undefined;
-      case 0:
-        return 20;
-      case 2:
-        return inbox.length < 4 ? undefined : 4 + 4 * inbox.readUInt16BE(2);
-      case 3:
-        return 10;
-      case 4:
-        return 8;
-      case 5:
-        return 6;
-      case 6:
-        return inbox.length < 8 ? undefined : 8 + inbox.readUInt32BE(4);
-      case 251:
-        return inbox.length < 8 ? undefined : 8 + 16 * inbox[6]!;
+      case ClientMessage.SetPixelFormat:
+        return Len.SetPixelFormat;
+      case ClientMessage.SetEncodings:
+        return inbox.length < Len.SetEncodingsHeader ? undefined : Len.SetEncodingsHeader + 4 * inbox.readUInt16BE(2);
+      case ClientMessage.FramebufferUpdateRequest:
+        return Len.FramebufferUpdateRequest;
+      case ClientMessage.KeyEvent:
+        return Len.KeyEvent;
+      case ClientMessage.PointerEvent:
+        return Len.PointerEvent;
+      case ClientMessage.ClientCutText:
+        return inbox.length < Len.ClientCutTextHeader ? undefined : Len.ClientCutTextHeader + inbox.readUInt32BE(4);
+      case ClientMessage.SetDesktopSize:
+        return inbox.length < Len.SetDesktopSizeHeader ? undefined : Len.SetDesktopSizeHeader + SCREEN_LENGTH * inbox[6]!;
       default:
         throw new Error(`fake RFB server: unknown client message type ${type}`);
     }
@@ -213,30 +232,31 @@ export function fakeRfbServer(opts: FakeRfbServerOptions): FakeRfbServer {
           return;
         }
         if (version === '3.3') {
-          out(u32(opts.offerNone === false ? 2 : 1));
+          out(u32(opts.offerNone === false ? SecurityType.VncAuth : SecurityType.None));
           stage = 'client-init';
         } else if (opts.refuseReason !== undefined) {
-          out(Buffer.concat([Buffer.from([0]), u32(Buffer.byteLength(opts.refuseReason)), Buffer.from(opts.refuseReason)]));
+          out(Buffer.concat([Buffer.from([0]) /* no security types: a reason follows */, u32(Buffer.byteLength(opts.refuseReason)), Buffer.from(opts.refuseReason)]));
           stage = 'dead';
           hangUp();
         } else {
-          out(Buffer.from(opts.offerNone === false ? [1, 2] : [2, 2, 1]));
+          const types = opts.offerNone === false ? [SecurityType.VncAuth] : [SecurityType.VncAuth, SecurityType.None];
+          out(Buffer.from([types.length, ...types]));
           stage = 'security';
         }
         return;
       }
       case 'security':
-        if (msg[0] !== 1) {
+        if (msg[0] !== SecurityType.None) {
           stage = 'dead';
           hangUp();
           return;
         }
-        if (version === '3.8') out(u32(0));
+        if (version === '3.8') out(u32(SecurityResult.Ok));
         stage = 'client-init';
         return;
       case 'client-init': {
         const name = Buffer.from(opts.name ?? 'fake');
-        const init = Buffer.alloc(24);
+        const init = Buffer.alloc(SERVER_INIT_LENGTH);
         init.writeUInt16BE(width, 0);
         init.writeUInt16BE(height, 2);
         init[4] = 32;
@@ -258,43 +278,44 @@ export function fakeRfbServer(opts: FakeRfbServerOptions): FakeRfbServer {
         break;
     }
     switch (msg[0]) {
-      case 0:
+      case ClientMessage.SetPixelFormat:
         if (msg[4] !== 32 || msg[7] !== 1) throw new Error('fake RFB server only speaks 32bpp true colour');
         format = { bigEndian: msg[6] !== 0, redShift: msg[14]!, greenShift: msg[15]!, blueShift: msg[16]! };
         return;
-      case 2:
-        encodings = Array.from({ length: msg.readUInt16BE(2) }, (_, i) => msg.readInt32BE(4 + 4 * i));
+      case ClientMessage.SetEncodings:
+        encodings = Array.from({ length: msg.readUInt16BE(2) }, (_, i) => msg.readInt32BE(Len.SetEncodingsHeader + 4 * i));
         return;
-      case 3: {
+      case ClientMessage.FramebufferUpdateRequest: {
         // Like TigerVNC 1.12: a non-incremental request marks the whole screen as owed and is answered with a
         // layout-only ExtendedDesktopSize update, which also uses up the request, so the pixels come with the
         // client's next request. Incremental requests announce the layout once, deliver what is owed, and are
         // otherwise left unanswered (nothing changed); paint() and friends send their updates unasked.
         const nonIncremental = msg[1] === 0;
         if (nonIncremental) fullUpdateOwed = true;
-        if (encodings.includes(-308) && (nonIncremental || !extendedDesktopSizeAnnounced)) {
+        if (encodings.includes(Encoding.ExtendedDesktopSize) && (nonIncremental || !extendedDesktopSizeAnnounced)) {
           extendedDesktopSizeAnnounced = true;
-          out(update([extendedDesktopSizeRect(0, 0)]));
+          out(update([extendedDesktopSizeRect(DesktopSizeReason.Server, DesktopSizeStatus.Ok)]));
         } else if (fullUpdateOwed) {
           fullUpdateOwed = false;
           out(update(fullScreenRects()));
         }
         return;
       }
-      case 251: {
+      case ClientMessage.SetDesktopSize: {
         const screens = Array.from({ length: msg[6]! }, (_, i) => {
-          const s = msg.subarray(8 + 16 * i);
+          const s = msg.subarray(Len.SetDesktopSizeHeader + SCREEN_LENGTH * i);
           return { id: s.readUInt32BE(0), x: s.readUInt16BE(4), y: s.readUInt16BE(6), width: s.readUInt16BE(8), height: s.readUInt16BE(10), flags: s.readUInt32BE(12) };
         });
         const request = { width: msg.readUInt16BE(2), height: msg.readUInt16BE(4), screens };
         resizeRequests.push(request);
         if (opts.refuseResize) {
-          out(update([extendedDesktopSizeRect(1, 1)]));
+          out(update([extendedDesktopSizeRect(DesktopSizeReason.ThisClient, DesktopSizeStatus.Prohibited)]));
         } else {
           // Like Xvnc: the new layout is first reported as a server-side change (reason 0), then answered.
           resizeFramebuffer(request.width, request.height);
-          out(update([extendedDesktopSizeRect(0, 0)]));
-          out(update([extendedDesktopSizeRect(0, 0), extendedDesktopSizeRect(1, 0)]));
+          const { Server, ThisClient } = DesktopSizeReason;
+          out(update([extendedDesktopSizeRect(Server, DesktopSizeStatus.Ok)]));
+          out(update([extendedDesktopSizeRect(Server, DesktopSizeStatus.Ok), extendedDesktopSizeRect(ThisClient, DesktopSizeStatus.Ok)]));
         }
         return;
       }
@@ -312,7 +333,7 @@ export function fakeRfbServer(opts: FakeRfbServerOptions): FakeRfbServer {
   }
 
   function rectHeader(x: number, y: number, w: number, h: number, encoding: number): Buffer {
-    const b = Buffer.alloc(12);
+    const b = Buffer.alloc(RECT_HEADER_LENGTH);
     b.writeUInt16BE(x, 0);
     b.writeUInt16BE(y, 2);
     b.writeUInt16BE(w, 4);
@@ -322,9 +343,9 @@ export function fakeRfbServer(opts: FakeRfbServerOptions): FakeRfbServer {
   }
 
   function update(rects: Buffer[], lastRect = false): Buffer {
-    const header = Buffer.from([0, 0, 0, 0]);
-    header.writeUInt16BE(lastRect ? 0xffff : rects.length, 2);
-    return Buffer.concat([header, ...rects, ...(lastRect ? [rectHeader(0, 0, 0, 0, -224)] : [])]);
+    const header = Buffer.from([ServerMessage.FramebufferUpdate, 0, 0, 0]);
+    header.writeUInt16BE(lastRect ? RECT_COUNT_UNTIL_LAST_RECT : rects.length, 2);
+    return Buffer.concat([header, ...rects, ...(lastRect ? [rectHeader(0, 0, 0, 0, Encoding.LastRect)] : [])]);
   }
 
   function rawRect(x: number, y: number, w: number, h: number): Buffer {
@@ -338,7 +359,7 @@ export function fakeRfbServer(opts: FakeRfbServerOptions): FakeRfbServer {
         else data.writeUInt32LE(v, at);
       }
     }
-    return Buffer.concat([rectHeader(x, y, w, h, 0), data]);
+    return Buffer.concat([rectHeader(x, y, w, h, Encoding.Raw), data]);
   }
 
   function fullScreenRects(): Buffer[] {
@@ -347,12 +368,12 @@ export function fakeRfbServer(opts: FakeRfbServerOptions): FakeRfbServer {
   }
 
   function extendedDesktopSizeRect(reason: number, status: number): Buffer {
-    const screens = Buffer.alloc(4 + 16);
+    const screens = Buffer.alloc(4 + SCREEN_LENGTH);
     screens[0] = 1;
     screens.writeUInt32BE(opts.screenId ?? 0, 4);
     screens.writeUInt16BE(width, 12);
     screens.writeUInt16BE(height, 14);
-    return Buffer.concat([rectHeader(reason, status, width, height, -308), screens]);
+    return Buffer.concat([rectHeader(reason, status, width, height, Encoding.ExtendedDesktopSize), screens]);
   }
 
   function resizeFramebuffer(w: number, h: number): void {
@@ -361,7 +382,7 @@ export function fakeRfbServer(opts: FakeRfbServerOptions): FakeRfbServer {
     pixels = Array.from({ length: w * h }, () => BLACK);
   }
 
-  if (opts.behaviour !== 'silent') out(Buffer.from(`RFB 003.00${version.slice(2)}\n`, 'latin1'));
+  if (opts.behaviour !== 'silent') out(protocolVersionBanner(3, Number(version.slice(2))));
 
   return {
     transport,
@@ -396,11 +417,11 @@ export function fakeRfbServer(opts: FakeRfbServerOptions): FakeRfbServer {
       const src = Buffer.alloc(4);
       src.writeUInt16BE(srcX, 0);
       src.writeUInt16BE(srcY, 2);
-      out(update([Buffer.concat([rectHeader(dstX, dstY, w, h, 1), src])]));
+      out(update([Buffer.concat([rectHeader(dstX, dstY, w, h, Encoding.CopyRect), src])]));
     },
     desktopSize(w, h) {
       resizeFramebuffer(w, h);
-      out(update([rectHeader(0, 0, w, h, -223)]));
+      out(update([rectHeader(0, 0, w, h, Encoding.DesktopSize)]));
     },
     fullUpdate(o = {}) {
       out(update(fullScreenRects(), o.lastRect));

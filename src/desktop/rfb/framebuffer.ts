@@ -1,0 +1,94 @@
+/**
+ * The client's copy of the remote screen, as RGBA (width*height*4), which is what PNG encoding and
+ * callers comparing pixels want. Decoders write into it; it knows nothing of the wire.
+ */
+export interface RectArea {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+export class Framebuffer {
+  private pixels: Uint8Array;
+
+  constructor(
+    private w: number,
+    private h: number,
+  ) {
+    this.pixels = blank(w, h);
+  }
+
+  get width(): number {
+    return this.w;
+  }
+
+  get height(): number {
+    return this.h;
+  }
+
+  /** The live pixels (not a copy): callers that keep them must copy. */
+  get data(): Uint8Array {
+    return this.pixels;
+  }
+
+  /** Throws if the area is not inside the framebuffer: a server that sends one is broken, and writing would corrupt memory. */
+  checkBounds(what: string, area: RectArea): void {
+    const { x, y, width, height } = area;
+    if (x + width > this.w || y + height > this.h) {
+      throw new Error(`RFB ${what} rect ${width}x${height}+${x}+${y} lies outside the ${this.w}x${this.h} framebuffer`);
+    }
+  }
+
+  /**
+   * Writes `rows` rows of `width` pixels at (x, y) from `data` (starting at `offset`) in the pixel format
+   * the client asks for — 32 bpp little-endian BGRX — converting to RGBA with full alpha.
+   */
+  putBgrxRows(x: number, y: number, width: number, rows: number, data: Uint8Array, offset = 0): void {
+    const fb = this.pixels;
+    for (let r = 0; r < rows; r++) {
+      let o = ((y + r) * this.w + x) * 4;
+      for (let p = offset + r * width * 4, end = p + width * 4; p < end; p += 4, o += 4) {
+        fb[o] = data[p + 2]!;
+        fb[o + 1] = data[p + 1]!;
+        fb[o + 2] = data[p]!;
+        fb[o + 3] = 255;
+      }
+    }
+  }
+
+  /** Copies an area within the framebuffer; source and destination may overlap. */
+  copyRect(srcX: number, srcY: number, dst: RectArea): void {
+    const stride = this.w * 4;
+    const { x, y, width, height } = dst;
+    const copyRow = (i: number): void => {
+      const from = (srcY + i) * stride + srcX * 4;
+      this.pixels.copyWithin((y + i) * stride + x * 4, from, from + width * 4);
+    };
+    // When moving down, copy bottom rows first so no source row is overwritten before it is read
+    // (copyWithin already handles overlap within a row).
+    if (y > srcY) for (let i = height - 1; i >= 0; i--) copyRow(i);
+    else for (let i = 0; i < height; i++) copyRow(i);
+  }
+
+  /** New size; the overlapping top-left part is kept until the server repaints. Returns false if the size is unchanged. */
+  resize(width: number, height: number): boolean {
+    if (width === this.w && height === this.h) return false;
+    const next = blank(width, height);
+    const rowBytes = Math.min(width, this.w) * 4;
+    for (let row = 0; row < Math.min(height, this.h); row++) {
+      next.set(this.pixels.subarray(row * this.w * 4, row * this.w * 4 + rowBytes), row * width * 4);
+    }
+    this.pixels = next;
+    this.w = width;
+    this.h = height;
+    return true;
+  }
+}
+
+function blank(width: number, height: number): Uint8Array {
+  // Opaque black rather than transparent, so a screenshot taken before any update still looks like a screen.
+  const fb = new Uint8Array(width * height * 4);
+  for (let i = 3; i < fb.length; i += 4) fb[i] = 255;
+  return fb;
+}

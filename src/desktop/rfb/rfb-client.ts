@@ -1,0 +1,447 @@
+import { DisposableStore, Emitter, type Event, type IDisposable } from '../../shared/lifecycle.js';
+import { encodePng } from '../png-encode.js';
+import { ByteReader } from './byte-reader.js';
+import * as msg from './client-messages.js';
+import { RfbConnectionState, type RfbState, type RfbStateChange } from './connection-state.js';
+import { CopyRectDecoder } from './decoders/copyrect.js';
+import { DesktopSizeRequests } from './desktop-size.js';
+import type { Decoder, Rect } from './decoders/decoder.js';
+import { RawDecoder } from './decoders/raw.js';
+import { Framebuffer } from './framebuffer.js';
+import { UpdateWaiters } from './update-waiters.js';
+import { readProtocolVersion, readSecurityResult, readSecurityType33, readSecurityTypes, readServerInit, type RfbVersion } from './handshake.js';
+import { ClientInitFlag, DesktopSizeStatus, Encoding, FENCE_FLAGS_SUPPORTED, FenceFlag, SecurityType } from './protocol.js';
+import { readExtendedDesktopSize, readRectHeader, readServerMessage } from './server-messages.js';
+import type { ByteTransport } from './transport.js';
+
+export { transportFromStreams, type ByteTransport } from './transport.js';
+export type { RfbState, RfbStateChange } from './connection-state.js';
+
+/**
+ * A small RFB 3.8 (VNC) client for talking to the sandbox's Xvnc over any byte pipe: screenshots, update
+ * checks, fps/bandwidth measurements and SetDesktopSize. It asks for uncompressed pixels only (Raw + CopyRect),
+ * which is all a local pipe needs. Spec: https://github.com/rfbproto/rfbproto
+ *
+ * Shaped like noVNC's `core/rfb.js`: bytes are pushed in as they arrive and parsed by an explicit state
+ * machine (RfbConnectionState); each step, and each decoder, goes ahead only once its bytes are all
+ * there, so a message split anywhere parses the same. "disconnected" is final.
+ *
+ * About 440 lines: the public API and the state machine's handlers stay together so one reads how a
+ * request meets its answer; the parsing itself lives in handshake.ts, server-messages.ts and decoders/.
+ */
+
+export interface RfbUpdateStats {
+  updates: number;
+  rects: number;
+  bytes: number;
+}
+
+const DEFAULT_ENCODINGS = [Encoding.Raw, Encoding.CopyRect, Encoding.DesktopSize, Encoding.ExtendedDesktopSize, Encoding.LastRect];
+/** DEFAULT_ENCODINGS plus the pseudo-encodings continuous updates need. */
+export const CONTINUOUS_ENCODINGS = [...DEFAULT_ENCODINGS, Encoding.ContinuousUpdates, Encoding.Fence];
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+/** The FramebufferUpdate being parsed: its number, the rects still to come, and the one being decoded. */
+interface UpdateInProgress {
+  seq: number;
+  rectsLeft: number;
+  hasPixels: boolean;
+  rect: Rect | undefined;
+}
+
+export class RfbClient implements IDisposable {
+  private readonly reader = new ByteReader();
+  private readonly machine = new RfbConnectionState();
+  private readonly disposables = new DisposableStore();
+  private readonly decoders: ReadonlyMap<number, Decoder> = new Map<number, Decoder>([
+    [Encoding.Raw, new RawDecoder()],
+    [Encoding.CopyRect, new CopyRectDecoder()],
+  ]);
+  private fb = new Framebuffer(0, 0);
+  private version: RfbVersion = 8;
+  private serverName = '';
+  /** Why the connection ended; undefined while it is up, and after our own close(). */
+  private closeError: Error | undefined;
+  private processing = false;
+  /** Bytes of a payload being thrown away as it arrives (colour map, oversized cut text). */
+  private discardLeft = 0;
+  private update: UpdateInProgress | undefined;
+  /** The server sent EndOfContinuousUpdates: it can push updates without a request per frame. */
+  private continuousSupported = false;
+  private handshakeBytes = 0;
+  private updatesStarted = 0;
+  private updatesDone = 0;
+  private rectCount = 0;
+  private readonly updateWaiters = new UpdateWaiters();
+  private readonly desktopSize = new DesktopSizeRequests();
+
+  private readonly updateEmitter = this.disposables.add(new Emitter<void>());
+  private readonly resizeEmitter = this.disposables.add(new Emitter<{ width: number; height: number }>());
+  private readonly bellEmitter = this.disposables.add(new Emitter<void>());
+  private readonly cutTextEmitter = this.disposables.add(new Emitter<string>());
+  private readonly continuousEmitter = this.disposables.add(new Emitter<void>());
+  private readonly closeEmitter = this.disposables.add(new Emitter<Error | undefined>());
+
+  /** After each complete FramebufferUpdate. */
+  readonly onUpdate: Event<void> = this.updateEmitter.event;
+  /** The framebuffer changed size (DesktopSize or ExtendedDesktopSize). */
+  readonly onResize: Event<{ width: number; height: number }> = this.resizeEmitter.event;
+  readonly onBell: Event<void> = this.bellEmitter.event;
+  /** ServerCutText (latin-1, as the base protocol defines it). */
+  readonly onCutText: Event<string> = this.cutTextEmitter.event;
+  /** The server sent EndOfContinuousUpdates. */
+  readonly onContinuousUpdates: Event<void> = this.continuousEmitter.event;
+  /** The connection ended: with the reason, or undefined after our own close()/dispose(). Fires once. */
+  readonly onClose: Event<Error | undefined> = this.closeEmitter.event;
+  readonly onDidChangeState: Event<RfbStateChange> = this.machine.onDidChange;
+
+  /** Settles when the handshake ends: connected, or disconnected with the reason. */
+  private readonly handshakeDone: Promise<void>;
+
+  private constructor(
+    private readonly transport: ByteTransport,
+    private readonly encodings: readonly number[],
+  ) {
+    this.handshakeDone = new Promise((resolve, reject) => {
+      const sub = this.machine.onDidChange(({ to }) => {
+        if (to === 'connected') resolve();
+        else if (to === 'disconnected') reject(this.closeError ?? new Error('RFB client is closed'));
+        else return;
+        sub.dispose();
+      });
+    });
+    transport.onData((chunk) => this.receive(chunk));
+    transport.onClose((err) => {
+      if (this.machine.isFinal) return;
+      const what = this.state === 'connected' ? 'RFB server closed the connection' : 'RFB server closed the connection during the handshake';
+      this.shutdown(new Error(err ? `${what}: ${err.message}` : what));
+    });
+  }
+
+  /**
+   * Does the handshake: version 3.8 (accepting 3.3/3.7 servers), security type None, shared ClientInit,
+   * ServerInit; then sends SetPixelFormat (32bpp true-colour, little-endian, BGRX) and SetEncodings.
+   * Resolves once ServerInit is read; rejects on timeout, close or protocol error and closes the transport.
+   */
+  static async connect(transport: ByteTransport, opts: { timeoutMs?: number; encodings?: number[] } = {}): Promise<RfbClient> {
+    const client = new RfbClient(transport, opts.encodings ?? DEFAULT_ENCODINGS);
+    const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const timer = setTimeout(() => client.shutdown(new Error(`RFB handshake timed out after ${timeoutMs} ms`)), timeoutMs);
+    try {
+      await client.handshakeDone;
+    } finally {
+      clearTimeout(timer);
+    }
+    return client;
+  }
+
+  get state(): RfbState {
+    return this.machine.state;
+  }
+
+  get width(): number {
+    return this.fb.width;
+  }
+
+  get height(): number {
+    return this.fb.height;
+  }
+
+  get name(): string {
+    return this.serverName;
+  }
+
+  /** Complete FramebufferUpdates, their rects, and bytes of server messages parsed after ServerInit. */
+  get stats(): RfbUpdateStats {
+    return { updates: this.updatesDone, rects: this.rectCount, bytes: this.reader.consumed - this.handshakeBytes };
+  }
+
+  /** RGBA copy of the current framebuffer (width*height*4). */
+  framebuffer(): Uint8Array {
+    return this.fb.data.slice();
+  }
+
+  /**
+   * Sends FramebufferUpdateRequest for the whole screen; resolves when the next complete update carrying pixels
+   * (Raw/CopyRect) has been applied. Updates holding only pseudo-rects don't count: Xvnc answers a
+   * non-incremental request with a screen-layout-only update and then drops the request (VNCSConnectionST::
+   * writeNoDataUpdate), so the pixels only come after the client asks again — which finishUpdate does.
+   */
+  requestUpdate(incremental: boolean, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<void> {
+    if (this.machine.isFinal) return Promise.reject(new Error('RFB client is closed'));
+    // An update already being parsed was not sent for this request, so it does not count.
+    const done = this.updateWaiters.wait(this.updatesStarted, timeoutMs);
+    this.sendUpdateRequest(incremental);
+    return done;
+  }
+
+  /** Full-screen screenshot as PNG: non-incremental request, wait for it, encode. */
+  async screenshot(timeoutMs = DEFAULT_TIMEOUT_MS): Promise<Buffer> {
+    await this.requestUpdate(false, timeoutMs);
+    return encodePng(this.fb.width, this.fb.height, this.fb.data);
+  }
+
+  pointer(x: number, y: number, buttonMask: number): void {
+    this.send(msg.pointerEvent(x, y, buttonMask));
+  }
+
+  key(keysym: number, down: boolean): void {
+    this.send(msg.keyEvent(keysym, down));
+  }
+
+  /**
+   * SetDesktopSize with a single screen at 0,0. Resolves when the server answers this request with the new size
+   * (ExtendedDesktopSize, reason "this client", status 0), rejects with the server's reason if it refuses, or on
+   * timeout. The server must have announced ExtendedDesktopSize; if no update has arrived yet, a full update is
+   * requested first to find out (TigerVNC announces it with every full update).
+   */
+  async resize(width: number, height: number, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<void> {
+    if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width > 0xffff || height > 0xffff) {
+      throw new RangeError(`invalid desktop size ${width}x${height}`);
+    }
+    if (!this.desktopSize.supported && this.updatesDone === 0) await this.requestUpdate(false, timeoutMs);
+    if (this.machine.isFinal) throw new Error('RFB client is closed');
+    if (!this.desktopSize.supported) throw new Error('RFB server has not announced ExtendedDesktopSize, so it cannot be resized');
+    if (this.desktopSize.inProgress) throw new Error('an RFB resize is already in progress');
+    const { message, answered } = this.desktopSize.start(width, height, timeoutMs);
+    this.send(message);
+    // Servers answer inside a FramebufferUpdate, so make sure one is requested; it also brings the new pixels.
+    this.sendUpdateRequest(true);
+    await answered;
+  }
+
+  /**
+   * Asks the server to push updates as the screen changes, without a request per frame (what noVNC
+   * does when the server offers it). Needs the ContinuousUpdates and Fence pseudo-encodings in
+   * SetEncodings (`CONTINUOUS_ENCODINGS`); resolves once the server has confirmed it supports them.
+   */
+  async enableContinuousUpdates(timeoutMs = 5000): Promise<void> {
+    if (!this.continuousSupported) {
+      // The server announces support with an EndOfContinuousUpdates after any update request.
+      let sub: IDisposable | undefined;
+      let timer: NodeJS.Timeout | undefined;
+      const seen = new Promise<void>((resolve, reject) => {
+        timer = setTimeout(() => reject(new Error('the server did not offer continuous updates')), timeoutMs);
+        sub = this.onContinuousUpdates(() => resolve());
+      });
+      this.sendUpdateRequest(true);
+      try {
+        await seen;
+      } finally {
+        clearTimeout(timer);
+        sub?.dispose();
+      }
+    }
+    this.send(msg.enableContinuousUpdates(this.fb.width, this.fb.height));
+  }
+
+  /** Ends the connection (same as dispose(); kept because callers speak of closing a connection). */
+  close(): void {
+    this.dispose();
+  }
+
+  /** Pending promises reject with "RFB client is closed", the transport closes, onClose fires with undefined. */
+  dispose(): void {
+    this.shutdown(undefined);
+  }
+
+  // ---- the state machine ----
+
+  private receive(chunk: Buffer): void {
+    if (this.machine.isFinal) return;
+    this.reader.push(chunk);
+    // A listener may cause more data to arrive while we parse; the running loop picks it up.
+    if (this.processing) return;
+    this.processing = true;
+    try {
+      while (!this.machine.isFinal && this.step()) {
+        // each step consumed a whole unit (a handshake step, a message, a rect or part of one)
+      }
+    } catch (err) {
+      this.shutdown(err as Error);
+    } finally {
+      this.processing = false;
+    }
+  }
+
+  /** Runs the current state's handler; false when it needs more bytes. */
+  private step(): boolean {
+    switch (this.machine.state) {
+      case 'protocol-version':
+        return this.readProtocolVersion();
+      case 'security':
+        return this.readSecurity();
+      case 'security-result':
+        return this.readSecurityResult();
+      case 'server-init':
+        return this.readServerInit();
+      case 'connected':
+        return this.readMessage();
+      case 'disconnected':
+        return false;
+    }
+  }
+
+  private readProtocolVersion(): boolean {
+    const version = readProtocolVersion(this.reader);
+    if (version === undefined) return false;
+    this.version = version;
+    this.send(msg.protocolVersion(version));
+    this.machine.moveTo('security');
+    return true;
+  }
+
+  private readSecurity(): boolean {
+    if (this.version === 3) {
+      if (!readSecurityType33(this.reader)) return false;
+      this.enterServerInit();
+      return true;
+    }
+    if (!readSecurityTypes(this.reader)) return false;
+    this.send(msg.singleByte(SecurityType.None));
+    // 3.7 sends no SecurityResult for None; 3.8 does, with a reason string on failure.
+    if (this.version === 8) this.machine.moveTo('security-result');
+    else this.enterServerInit();
+    return true;
+  }
+
+  private readSecurityResult(): boolean {
+    if (!readSecurityResult(this.reader)) return false;
+    this.enterServerInit();
+    return true;
+  }
+
+  private enterServerInit(): void {
+    // Shared, so other viewers (the app's noVNC) stay connected.
+    this.send(msg.singleByte(ClientInitFlag.Shared));
+    this.machine.moveTo('server-init');
+  }
+
+  private readServerInit(): boolean {
+    const init = readServerInit(this.reader);
+    if (!init) return false;
+    this.serverName = init.name;
+    this.fb = new Framebuffer(init.width, init.height);
+    this.send(msg.setPixelFormatBgrx());
+    this.send(msg.setEncodings(this.encodings));
+    this.handshakeBytes = this.reader.consumed;
+    this.machine.moveTo('connected');
+    return true;
+  }
+
+  // ---- connected: server messages ----
+
+  private readMessage(): boolean {
+    const r = this.reader;
+    if (this.discardLeft > 0) {
+      this.discardLeft -= r.discard(this.discardLeft);
+      return this.discardLeft === 0;
+    }
+    if (this.update) return this.readUpdate(this.update);
+    const m = readServerMessage(r);
+    if (!m) return false;
+    switch (m.kind) {
+      case 'framebuffer-update':
+        this.update = { seq: ++this.updatesStarted, rectsLeft: m.rects, hasPixels: false, rect: undefined };
+        break;
+      case 'discard':
+        this.discardLeft = m.bytes;
+        break;
+      case 'bell':
+        this.bellEmitter.fire();
+        break;
+      case 'cut-text':
+        this.cutTextEmitter.fire(m.text);
+        break;
+      case 'end-of-continuous-updates': // the server supports them (or stopped sending them)
+        this.continuousSupported = true;
+        this.continuousEmitter.fire();
+        break;
+      case 'fence':
+        // A fence with the request bit set must be answered (TigerVNC measures the link with them and
+        // paces continuous updates by the replies).
+        if (m.flags & FenceFlag.Request) this.send(msg.clientFence(m.flags & FENCE_FLAGS_SUPPORTED, m.payload));
+        break;
+    }
+    return true;
+  }
+
+  private readUpdate(u: UpdateInProgress): boolean {
+    for (;;) {
+      if (!u.rect) {
+        if (u.rectsLeft === 0) return this.finishUpdate(u);
+        const rect = readRectHeader(this.reader);
+        if (!rect) return false;
+        // Servers that don't know the count up front send 0xffff rects and end with LastRect.
+        if (rect.encoding === Encoding.LastRect) return this.finishUpdate(u);
+        u.rectsLeft--;
+        this.rectCount++;
+        if (this.decoders.has(rect.encoding)) u.hasPixels = true;
+        u.rect = rect;
+      }
+      if (!this.decodeRect(u.rect)) return false;
+      u.rect = undefined;
+    }
+  }
+
+  private decodeRect(rect: Rect): boolean {
+    const decoder = this.decoders.get(rect.encoding);
+    if (decoder) return decoder.decodeRect(this.reader, rect, this.fb);
+    switch (rect.encoding) {
+      case Encoding.DesktopSize:
+        this.setSize(rect.width, rect.height);
+        return true;
+      case Encoding.ExtendedDesktopSize: {
+        const layout = readExtendedDesktopSize(this.reader);
+        if (!layout) return false;
+        const [reason, status] = [rect.x, rect.y];
+        if (status === DesktopSizeStatus.Ok) this.setSize(rect.width, rect.height);
+        this.desktopSize.layoutReported(reason, status, layout.screen);
+        return true;
+      }
+      default:
+        throw new Error(`unsupported RFB encoding ${rect.encoding} in FramebufferUpdate (${rect.width}x${rect.height}+${rect.x}+${rect.y})`);
+    }
+  }
+
+  private finishUpdate(u: UpdateInProgress): boolean {
+    this.update = undefined;
+    this.updatesDone++;
+    if (this.updateWaiters.updateDone(u.seq, u.hasPixels)) {
+      // A pixel-less answer used up the request; ask again. Incremental is enough (the server already marked the
+      // non-incremental area as changed) and can't provoke another layout-only answer, so this cannot loop.
+      this.sendUpdateRequest(true);
+    }
+    this.updateEmitter.fire();
+    return true;
+  }
+
+  private setSize(width: number, height: number): void {
+    if (this.fb.resize(width, height)) this.resizeEmitter.fire({ width, height });
+  }
+
+  private sendUpdateRequest(incremental: boolean): void {
+    this.send(msg.framebufferUpdateRequest(incremental, this.fb.width, this.fb.height));
+  }
+
+  private send(bytes: Buffer): void {
+    if (!this.machine.isFinal) this.transport.write(bytes);
+  }
+
+  /** Ends everything once: "disconnected", pending promises reject, the transport closes, onClose fires. */
+  private shutdown(err: Error | undefined): void {
+    if (this.machine.isFinal) return;
+    this.closeError = err;
+    const reason = err ?? new Error('RFB client is closed');
+    this.machine.moveTo('disconnected');
+    this.reader.clear();
+    this.update = undefined;
+    this.updateWaiters.rejectAll(reason);
+    this.desktopSize.cancel(reason);
+    this.transport.close();
+    this.closeEmitter.fire(err);
+    this.disposables.dispose();
+    this.machine.dispose();
+  }
+}
