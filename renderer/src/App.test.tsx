@@ -1,8 +1,8 @@
-import './testing/setup.js';
+import './test/setup.js';
 import { fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { App } from './App.js';
-import { desktopStatus, FakeApi, sandboxInfo } from './testing/fake-api.js';
+import { desktopStatus, FakeApi, sandboxInfo } from './test/fake-api.js';
 
 vi.mock('@novnc/novnc', () => ({
   default: class extends EventTarget {

@@ -1,11 +1,11 @@
-import './testing/setup.js';
+import './test/setup.js';
 import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { CallLogEntry } from '../../src/api/contract.js';
 import { ApiProvider } from './api-context.js';
 import { duration, toJsonl } from './CallLog.js';
 import { SandboxDetails } from './SandboxDetails.js';
-import { callLogEntry, FakeApi, sandboxInfo, sessionInfo } from './testing/fake-api.js';
+import { callLogEntry, FakeApi, sandboxInfo, sessionInfo } from './test/fake-api.js';
 
 function renderDetails(api: FakeApi, sandbox = api.sandboxes[0]!) {
   return render(

@@ -1,9 +1,9 @@
-import './testing/setup.js';
+import './test/setup.js';
 import { fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from './api-client.js';
 import { App } from './App.js';
-import { FakeApi, sandboxInfo } from './testing/fake-api.js';
+import { FakeApi, sandboxInfo } from './test/fake-api.js';
 
 async function openDialog(api: FakeApi) {
   render(<App api={api} />);

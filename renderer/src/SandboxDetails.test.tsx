@@ -1,9 +1,9 @@
-import './testing/setup.js';
+import './test/setup.js';
 import { render, screen, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import { ApiProvider } from './api-context.js';
 import { SandboxDetails } from './SandboxDetails.js';
-import { FakeApi, sandboxInfo, sessionInfo } from './testing/fake-api.js';
+import { FakeApi, sandboxInfo, sessionInfo } from './test/fake-api.js';
 
 function renderDetails(api: FakeApi, sandbox = api.sandboxes[0]!) {
   return render(

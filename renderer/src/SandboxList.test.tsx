@@ -1,8 +1,8 @@
-import './testing/setup.js';
+import './test/setup.js';
 import { render, screen, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import { App } from './App.js';
-import { FakeApi, sandboxInfo } from './testing/fake-api.js';
+import { FakeApi, sandboxInfo } from './test/fake-api.js';
 
 describe('sandbox list', () => {
   it('shows each sandbox with its backend, state and image', async () => {

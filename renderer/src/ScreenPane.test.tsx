@@ -1,9 +1,9 @@
-import './testing/setup.js';
+import './test/setup.js';
 import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiProvider } from './api-context.js';
 import { ScreenPane } from './ScreenPane.js';
-import { desktopStatus, FakeApi } from './testing/fake-api.js';
+import { desktopStatus, FakeApi } from './test/fake-api.js';
 
 // jsdom has no canvas or WebSocket worth driving: a stand-in RFB records how it was made and used.
 const rfbs = vi.hoisted(() => [] as Array<{ url: string; viewOnly: boolean; scaleViewport: boolean; disconnected: boolean; emit: (type: string, detail?: unknown) => void }>);

@@ -1,4 +1,4 @@
-import './testing/setup.js';
+import './test/setup.js';
 import { fireEvent, render, screen } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import { SplitView } from './SplitView.js';

@@ -1,10 +1,10 @@
-import './testing/setup.js';
+import './test/setup.js';
 import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { useState } from 'react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiProvider } from './api-context.js';
 import { TerminalPane, type TerminalTabs } from './TerminalPane.js';
-import { FakeApi, sessionInfo } from './testing/fake-api.js';
+import { FakeApi, sessionInfo } from './test/fake-api.js';
 
 // xterm needs a real layout and canvas; these stand-ins record what the pane does with them.
 const log = vi.hoisted(() => ({ terminals: [] as Array<{ opened: boolean; disposed: boolean; addons: string[] }>, attachedWhile: [] as number[] }));
