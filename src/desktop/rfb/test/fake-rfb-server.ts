@@ -35,6 +35,8 @@ export interface FakeRfbServerOptions {
   offerNone?: boolean;
   /** 3.7/3.8 only: offer no security types at all and send this failure reason instead. */
   refuseReason?: string;
+  /** 3.8 only: accept the choice of None, then fail the SecurityResult with this reason. */
+  securityFailure?: string;
   /** Split server output into pieces of this many bytes, or random 1–7 byte pieces; each arrives in its own tick. */
   chunkSize?: number | 'random';
   /** Answer SetDesktopSize with status 1 (prohibited) instead of resizing. */
@@ -247,6 +249,13 @@ export function fakeRfbServer(opts: FakeRfbServerOptions): FakeRfbServer {
       }
       case 'security':
         if (msg[0] !== SecurityType.None) {
+          stage = 'dead';
+          hangUp();
+          return;
+        }
+        if (version === '3.8' && opts.securityFailure !== undefined) {
+          const reason = Buffer.from(opts.securityFailure);
+          out(Buffer.concat([u32(SecurityResult.Failed), u32(reason.length), reason]));
           stage = 'dead';
           hangUp();
           return;

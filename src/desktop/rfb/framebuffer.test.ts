@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { Framebuffer } from './framebuffer.js';
+
+function pixel(fb: Framebuffer, x: number, y: number): number[] {
+  const at = (y * fb.width + x) * 4;
+  return [...fb.data.subarray(at, at + 4)];
+}
+
+describe('Framebuffer', () => {
+  it('starts opaque black', () => {
+    const fb = new Framebuffer(3, 2);
+    expect(fb.data.length).toBe(3 * 2 * 4);
+    expect(pixel(fb, 2, 1)).toEqual([0, 0, 0, 255]);
+  });
+
+  it('writes BGRX rows as RGBA with full alpha, from an offset into the data', () => {
+    const fb = new Framebuffer(4, 3);
+    // One junk byte first, then two rows of two pixels: (b, g, r, x).
+    const data = Buffer.from([9, 1, 2, 3, 0, 4, 5, 6, 0, 7, 8, 9, 0, 10, 11, 12, 0]);
+    fb.putBgrxRows(1, 1, 2, 2, data, 1);
+    expect([pixel(fb, 1, 1), pixel(fb, 2, 1), pixel(fb, 1, 2), pixel(fb, 2, 2)]).toEqual([
+      [3, 2, 1, 255],
+      [6, 5, 4, 255],
+      [9, 8, 7, 255],
+      [12, 11, 10, 255],
+    ]);
+    expect(pixel(fb, 0, 1)).toEqual([0, 0, 0, 255]);
+    expect(pixel(fb, 3, 2)).toEqual([0, 0, 0, 255]);
+  });
+
+  it('copies overlapping areas downwards without smearing', () => {
+    const fb = new Framebuffer(1, 4);
+    fb.putBgrxRows(0, 0, 1, 4, Buffer.from([0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0]));
+    fb.copyRect(0, 0, { x: 0, y: 1, width: 1, height: 3 });
+    expect([0, 1, 2, 3].map((y) => pixel(fb, 0, y)[0])).toEqual([1, 1, 2, 3]);
+  });
+
+  it('resizes keeping the overlapping top-left part, and says whether the size changed', () => {
+    const fb = new Framebuffer(2, 2);
+    fb.putBgrxRows(0, 0, 2, 2, Buffer.from([0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0]));
+    expect(fb.resize(2, 2)).toBe(false);
+    expect(fb.resize(3, 1)).toBe(true);
+    expect([fb.width, fb.height]).toEqual([3, 1]);
+    expect([pixel(fb, 0, 0)[0], pixel(fb, 1, 0)[0], pixel(fb, 2, 0)]).toEqual([1, 2, [0, 0, 0, 255]]);
+  });
+
+  it('names the rect and the framebuffer size when a rect lies outside', () => {
+    const fb = new Framebuffer(4, 4);
+    expect(() => fb.checkBounds('Raw', { x: 0, y: 0, width: 4, height: 4 })).not.toThrow();
+    expect(() => fb.checkBounds('Raw', { x: 1, y: 3, width: 3, height: 2 })).toThrow('RFB Raw rect 3x2+1+3 lies outside the 4x4 framebuffer');
+  });
+});
