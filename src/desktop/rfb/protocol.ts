@@ -93,6 +93,18 @@ export const ClientMessageLength = {
   SetDesktopSizeHeader: 8,
 } as const;
 
+/** Headers of server messages before their variable part. */
+export const ServerMessageLength = {
+  /** type, padding, u16 first colour, u16 count; then 6 bytes per colour. */
+  SetColourMapEntriesHeader: 6,
+  /** type, 3 padding, s32 length; then the text. */
+  ServerCutTextHeader: 8,
+  /** type, 3 padding, u32 flags, u8 length; then the payload. */
+  ServerFenceHeader: 9,
+  /** Each SetColourMapEntries colour: u16 red, green, blue. */
+  Colour: 6,
+} as const;
+
 /** FramebufferUpdate header (type, padding, u16 rect count) and each rect's header (x, y, w, h, s32 encoding). */
 export const FRAMEBUFFER_UPDATE_HEADER_LENGTH = 4;
 export const RECT_HEADER_LENGTH = 12;

@@ -1,7 +1,7 @@
 import type { ByteReader } from './byte-reader.js';
 import type { Rect } from './decoders/decoder.js';
 import { MAX_STRING } from './handshake.js';
-import { FRAMEBUFFER_UPDATE_HEADER_LENGTH, RECT_HEADER_LENGTH, SCREEN_LENGTH, ServerMessage } from './protocol.js';
+import { FRAMEBUFFER_UPDATE_HEADER_LENGTH, RECT_HEADER_LENGTH, SCREEN_LENGTH, ServerMessage, ServerMessageLength as Len } from './protocol.js';
 
 /**
  * Server → client messages after the handshake, read off the queue one at a time. Each reader consumes a
@@ -28,35 +28,32 @@ export function readServerMessage(r: ByteReader): ServerEvent | undefined {
       return { kind: 'framebuffer-update', rects: r.readU16() };
     }
     case ServerMessage.SetColourMapEntries: {
-      // type, padding, u16 first colour, u16 count, then 6 bytes per colour.
-      if (!r.has(6)) return undefined;
-      r.skip(4);
-      return { kind: 'discard', bytes: 6 * r.readU16() };
+      if (!r.has(Len.SetColourMapEntriesHeader)) return undefined;
+      r.skip(Len.SetColourMapEntriesHeader - 2);
+      return { kind: 'discard', bytes: Len.Colour * r.readU16() };
     }
     case ServerMessage.Bell:
       r.skip(1);
       return { kind: 'bell' };
     case ServerMessage.ServerCutText: {
-      // type, 3 padding, s32 length, text.
-      if (!r.has(8)) return undefined;
+      if (!r.has(Len.ServerCutTextHeader)) return undefined;
       const length = r.peekS32(4);
       // A negative length is the Extended Clipboard pseudo-encoding's framing: |length| bytes of binary payload.
       if (length < 0 || length > MAX_STRING) {
-        r.skip(8);
+        r.skip(Len.ServerCutTextHeader);
         return { kind: 'discard', bytes: Math.abs(length) };
       }
-      if (!r.has(8 + length)) return undefined;
-      r.skip(8);
+      if (!r.has(Len.ServerCutTextHeader + length)) return undefined;
+      r.skip(Len.ServerCutTextHeader);
       return { kind: 'cut-text', text: r.readBytes(length).toString('latin1') };
     }
     case ServerMessage.EndOfContinuousUpdates:
       r.skip(1);
       return { kind: 'end-of-continuous-updates' };
     case ServerMessage.ServerFence: {
-      // type, 3 padding, u32 flags, u8 length, payload.
-      if (!r.has(9)) return undefined;
-      const length = r.peekU8(8);
-      if (!r.has(9 + length)) return undefined;
+      if (!r.has(Len.ServerFenceHeader)) return undefined;
+      const length = r.peekU8(Len.ServerFenceHeader - 1);
+      if (!r.has(Len.ServerFenceHeader + length)) return undefined;
       r.skip(4);
       const flags = r.readU32();
       r.skip(1);
