@@ -2,7 +2,7 @@ import { AttachAddon } from '@xterm/addon-attach';
 import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
 import { useEffect, useRef, useState } from 'react';
-import { STREAM_CLOSE, TICKET_REFUSALS } from '../../src/api/contract.js';
+import { CLOSE as STREAM_CLOSE, TICKET_REFUSALS } from '../../src/shared/stream-close-codes.js';
 import { describeError } from './api-client.js';
 import { useApi } from './api-context.js';
 import { shortcutOf } from './shortcuts.js';
@@ -33,7 +33,7 @@ const THEME = {
   brightBlack: '#5c6370',
 };
 
-/** Why a terminal stream closed, in words (the close codes come from the contract). */
+/** Why a terminal stream closed, in words (the close codes are the shared table the server closes with). */
 function closeReason(e: CloseEvent): string {
   if (e.code === 1000) return e.reason || 'the shell exited';
   if ((TICKET_REFUSALS as readonly number[]).includes(e.code)) return `ticket refused (${e.reason || e.code})`;
