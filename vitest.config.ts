@@ -33,6 +33,18 @@ export default defineConfig({
           globalSetup: ['./test/integration/global-setup.ts'],
         },
       },
+      {
+        // The standing hardening suite (issue 18): fuzzers, token scopes, size limits, against real parts.
+        test: {
+          name: 'hardening',
+          include: ['test/hardening/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          fileParallelism: false,
+          globalSetup: ['./test/integration/global-setup.ts'],
+        },
+      },
     ],
   },
 });

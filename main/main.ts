@@ -7,10 +7,10 @@
 import { app, BrowserWindow, ipcMain, session, shell } from 'electron';
 import { fileURLToPath } from 'node:url';
 import { resolveDataDir } from '../src/platform/data-dir.js';
+import { INVOKE_CHANNEL } from '../src/shared/ipc-channel.js';
 import { startCore, type CoreHost } from './core-host.js';
 import { loadWindowState, saveWindowState } from './window-state.js';
 
-export const INVOKE_CHANNEL = 'sandbox-desk:invoke';
 const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
 
 let core: CoreHost | null = null;

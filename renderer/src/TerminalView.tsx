@@ -2,6 +2,7 @@ import { AttachAddon } from '@xterm/addon-attach';
 import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
 import { useEffect, useRef, useState } from 'react';
+import { CLOSE as STREAM_CLOSE, TICKET_REFUSALS } from '../../src/shared/stream-close-codes.js';
 import { describeError } from './api-client.js';
 import { useApi } from './api-context.js';
 import { shortcutOf } from './shortcuts.js';
@@ -32,11 +33,11 @@ const THEME = {
   brightBlack: '#5c6370',
 };
 
-/** Why a terminal stream closed, in words (the ticket close codes come from src/api/tickets.ts). */
+/** Why a terminal stream closed, in words (the close codes are the shared table the server closes with). */
 function closeReason(e: CloseEvent): string {
   if (e.code === 1000) return e.reason || 'the shell exited';
-  if (e.code === 4401 || e.code === 4409 || e.code === 4410) return `ticket refused (${e.reason || e.code})`;
-  if (e.code === 4403) return 'origin refused';
+  if ((TICKET_REFUSALS as readonly number[]).includes(e.code)) return `ticket refused (${e.reason || e.code})`;
+  if (e.code === STREAM_CLOSE.originRefused) return 'origin refused';
   return e.reason ? `${e.reason} (${e.code})` : `connection closed (${e.code})`;
 }
 

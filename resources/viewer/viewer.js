@@ -5,14 +5,16 @@ import RFB from '/novnc/core/rfb.js';
 const token = new URLSearchParams(location.search).get('token');
 const sandbox = decodeURIComponent(location.pathname.split('/')[2] ?? '');
 const $ = (id) => document.getElementById(id);
-const api = (path, init = {}) =>
-  fetch(`/api/desktop/${encodeURIComponent(sandbox)}/${path}`, {
-    ...init,
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', ...(init.headers ?? {}) },
+// The same contract every client uses (POST /api/call/:method): no viewer-only routes.
+const call = (method, params) =>
+  fetch(`/api/call/${method}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(params),
   }).then(async (r) => {
     const body = await r.json();
-    if (!r.ok) throw new Error(body.error?.message ?? r.statusText);
-    return body;
+    if (!('ok' in body)) throw new Error(body.error?.message ?? r.statusText);
+    return body.ok;
   });
 
 $('title').textContent = `Desktop — ${sandbox}`;
@@ -31,7 +33,7 @@ function showLease(lease) {
 }
 
 async function connect() {
-  const grant = await api('ticket', { method: 'POST', body: '{}' });
+  const grant = await call('screenTicket', { sandbox });
   viewerId = grant.viewerId;
   window.sandboxDeskViewerId = viewerId;
   rfb = new RFB($('screen'), grant.url, { shared: true });
@@ -46,16 +48,16 @@ async function connect() {
     $('state').textContent = e.detail.clean ? 'disconnected' : 'connection lost';
     $('state').className = 'pill err';
   });
-  showLease(await api('control'));
+  showLease(await call('lease', { sandbox }));
 }
 
 $('control').addEventListener('click', async () => {
-  const lease = await api('control');
+  const lease = await call('lease', { sandbox });
   const mine = lease.holder === 'human' && lease.viewerId === viewerId;
-  showLease(await api('control', { method: mine ? 'DELETE' : 'POST', body: JSON.stringify({ viewerId }) }));
+  showLease(await call(mine ? 'giveBack' : 'takeControl', { sandbox, viewerId }));
 });
 
-setInterval(() => api('control').then(showLease, () => undefined), 2000);
+setInterval(() => call('lease', { sandbox }).then(showLease, () => undefined), 2000);
 connect().catch((err) => {
   $('state').textContent = err.message;
   $('state').className = 'pill err';

@@ -174,6 +174,18 @@ export interface PluginInfo {
   warnings: string[];
 }
 
+/**
+ * Where the server serves its streams (a single-use ticket rides in the query as `?ticket=`), and
+ * the codes a stream closes with. Servers build grant URLs from these; clients read close codes here.
+ */
+export const STREAM_PATHS = {
+  /** + the sandbox name, percent-encoded. */
+  desktop: '/ws/desktop/',
+  /** + the terminal id (hex). */
+  terminal: '/ws/terminal/',
+} as const;
+export { CLOSE as STREAM_CLOSE, TICKET_REFUSALS, type CloseCode } from '../shared/stream-close-codes.js';
+
 /** A stream the client opens itself: a WebSocket URL with a single-use ticket inside. */
 export interface StreamGrant {
   url: string;

@@ -1,16 +1,28 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
+import type { Socket } from 'node:net';
 import { join, normalize, sep } from 'node:path';
-import { WebSocketServer, type WebSocket } from 'ws';
-import { RfbInputFilter, RfbProtocolError } from '../desktop/rfb/rfb-input-filter.js';
-import { asSandboxDeskError, SandboxDeskError } from '../shared/errors.js';
+import type { AgentScope } from '../shared/agent-scope.js';
+import { asSandboxDeskError } from '../shared/errors.js';
 import { projectRoot, resourcePath } from '../platform/project-root.js';
+import { Authenticator, UI_COOKIE, type AgentTokenVerifier } from './auth.js';
+import { readJsonObject } from './body-reader.js';
 import type { StreamGrant } from './contract.js';
 import { createDispatcher, type StreamIssuer } from './dispatch.js';
+import { statusFor } from './http-status.js';
+import { decodeSegment, parseRequestTarget, type RequestTarget } from './request-target.js';
 import type { SandboxDesk } from './sandbox-desk.js';
-import { CLOSE, TicketBook } from './tickets.js';
+import { StreamServer } from './stream-server.js';
+
+/**
+ * The agent bridge over HTTP, injected by whoever starts the server (the serve command): the API
+ * layer never imports the MCP layer. It gets the request unread and the agent's scope.
+ */
+export interface McpHttpHandler {
+  handle(req: IncomingMessage, res: ServerResponse, agent: { tokenId: string; scope: AgentScope }): Promise<void>;
+  /** Answers a refusal (no token, the UI's token) as JSON-RPC, since MCP clients expect that shape. */
+  refuse(res: ServerResponse, status: number, message: string): void;
+}
 
 export interface LocalServerOptions {
   desk: SandboxDesk;
@@ -22,47 +34,64 @@ export interface LocalServerOptions {
   ticketTtlMs?: number;
   /** The built renderer (default dist/renderer). */
   rendererDir?: string;
-  /** Also serve the agent bridge (MCP, streamable HTTP) at /mcp, behind the same token. */
-  mcp?: { stepFromEnv?: string | undefined };
+  /**
+   * Also serve the agent bridge at /mcp, for agent tokens only: the persisted ones (`token create`)
+   * and one that lives as long as this server (`agentToken`), scoped as `sessionAgentScope` says.
+   */
+  mcp?: { handler: McpHttpHandler; sessionAgentScope?: AgentScope; agentTokens?: AgentTokenVerifier } | undefined;
 }
-
-interface ScreenGrant {
-  sandbox: string;
-  viewerId: string;
-}
-
-const COOKIE = 'sdesk_token';
-
-/** Above this many bytes queued for a viewer, stop reading from the sandbox until it drains. */
-const HIGH_WATER = 4 * 1024 * 1024;
-const LOW_WATER = 1024 * 1024;
-/** How often a viewer's input gate re-reads the lease from the store (other processes may change it). */
-const LEASE_REFRESH_MS = 250;
 
 const MIME: Record<string, string> = { '.js': 'text/javascript', '.html': 'text/html; charset=utf-8', '.css': 'text/css', '.svg': 'image/svg+xml', '.png': 'image/png' };
 
+const AGENT_REFUSED = 'an agent token opens only the MCP tools at /mcp; the app\'s API, viewer and streams need the UI token';
+
 /**
  * The app's local server, for the browser mode and for the Electron window's streams: loopback only,
- * a login token for every HTTP call (header, `?token=` once, then an HttpOnly SameSite cookie), a
- * single-use ticket for every stream, Host and Origin checks. It serves the renderer, the contract's
- * methods at POST /api/call/:method, the desktop viewer, and the screen and terminal streams.
+ * the UI token for every HTTP call (header, `?token=` once, then an HttpOnly SameSite cookie), agent
+ * tokens for /mcp only, a single-use ticket for every stream, Host and Origin checks. It serves the
+ * renderer, the contract's methods at POST /api/call/:method (the viewer page uses them too), the
+ * desktop viewer, and the screen and terminal streams. Every request is parsed inside one boundary
+ * that answers 400 and keeps serving.
  */
 export class LocalServer implements StreamIssuer {
-  readonly token = randomBytes(24).toString('hex');
-  private readonly tickets: TicketBook<ScreenGrant>;
-  private readonly terminalTickets: TicketBook<{ terminalId: string }>;
+  private readonly auth: Authenticator;
   private readonly dispatch: ReturnType<typeof createDispatcher>;
-  private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 1024 * 1024 });
+  private readonly streams: StreamServer;
   private readonly server: Server;
-  private readonly streams = new Set<WebSocket>();
   port = 0;
 
   constructor(private readonly opts: LocalServerOptions) {
-    this.tickets = new TicketBook<ScreenGrant>(opts.ticketTtlMs ?? 30_000);
-    this.terminalTickets = new TicketBook<{ terminalId: string }>(opts.ticketTtlMs ?? 30_000);
+    this.auth = new Authenticator({ agentTokens: opts.mcp?.agentTokens, sessionAgentScope: opts.mcp?.sessionAgentScope });
+    this.streams = new StreamServer({
+      desk: opts.desk,
+      ticketTtlMs: opts.ticketTtlMs ?? 30_000,
+      origin: () => this.origin,
+      hostAllowed: (req) => this.hostAllowed(req),
+      originAllowed: (origin) => this.originAllowed(origin),
+    });
     this.dispatch = createDispatcher(opts.desk, this);
     this.server = createServer((req, res) => void this.handle(req, res));
-    this.server.on('upgrade', (req, socket, head) => this.upgrade(req, socket, head));
+    this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.streams.upgrade(req, socket, head));
+    // CONNECT is not ours to serve; without a listener Node would drop the connection unanswered.
+    this.server.on('connect', (_req: IncomingMessage, socket: Socket) => {
+      socket.on('error', () => socket.destroy());
+      socket.end('HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    });
+    // A request Node cannot parse: a plain 400 (Node's default), and a reset socket is not an error.
+    this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+      if (err.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
+      socket.end(`HTTP/1.1 ${err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nConnection: close\r\n\r\n`);
+    });
+  }
+
+  /** The UI's token: it opens the app (and is printed in its URL). */
+  get token(): string {
+    return this.auth.uiToken;
+  }
+
+  /** The agent token that lives as long as this server (with `mcp`), or null. */
+  get agentToken(): string | null {
+    return this.auth.sessionAgent?.token ?? null;
   }
 
   async listen(): Promise<string> {
@@ -90,27 +119,16 @@ export class LocalServer implements StreamIssuer {
   }
 
   /** Issues a single-use ticket for one screen stream (what the viewer page asks for). */
-  issueScreenTicket(sandbox: string, viewerId = randomBytes(8).toString('hex')): StreamGrant & { viewerId: string } {
-    const ticket = this.tickets.issue({ sandbox, viewerId });
-    return { ticket, viewerId, url: `ws://127.0.0.1:${this.port}/ws/desktop/${encodeURIComponent(sandbox)}?ticket=${ticket}` };
+  issueScreenTicket(sandbox: string, viewerId?: string): StreamGrant & { viewerId: string } {
+    return this.streams.screenTicket(sandbox, viewerId);
   }
 
   screenTicket(sandbox: string, viewerId?: string): StreamGrant & { viewerId: string } {
-    return this.issueScreenTicket(sandbox, viewerId);
+    return this.streams.screenTicket(sandbox, viewerId);
   }
 
   terminalTicket(terminalId: string): StreamGrant {
-    const ticket = this.terminalTickets.issue({ terminalId });
-    // A terminal nobody attaches to before its ticket expires would be an orphaned shell: end it.
-    setTimeout(() => {
-      try {
-        const t = this.opts.desk.io.terminal(terminalId);
-        if (!t.everAttached) t.kill();
-      } catch {
-        // already gone
-      }
-    }, (this.opts.ticketTtlMs ?? 30_000) + 5_000).unref();
-    return { ticket, url: `ws://127.0.0.1:${this.port}/ws/terminal/${terminalId}?ticket=${ticket}` };
+    return this.streams.terminalTicket(terminalId);
   }
 
   /** Calls one contract method, as the Electron bridge does. */
@@ -118,13 +136,8 @@ export class LocalServer implements StreamIssuer {
     return this.dispatch(method, params);
   }
 
-  private get desktop(): SandboxDesk['desktop'] {
-    return this.opts.desk.desktop;
-  }
-
   async close(): Promise<void> {
-    for (const ws of this.streams) ws.terminate();
-    this.wss.close();
+    this.streams.close();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
@@ -135,88 +148,66 @@ export class LocalServer implements StreamIssuer {
     return req.headers.host === `127.0.0.1:${this.port}` || req.headers.host === `localhost:${this.port}`;
   }
 
-  private tokenMatches(given: string | null | undefined): boolean {
-    const a = Buffer.from(given ?? '');
-    const b = Buffer.from(this.token);
-    return a.length === b.length && timingSafeEqual(a, b);
+  private originAllowed(origin: string | undefined): boolean {
+    // Non-browser clients send no Origin; the token or ticket is what authenticates them.
+    if (origin === undefined) return true;
+    return [this.origin, `http://localhost:${this.port}`, ...(this.opts.extraOrigins ?? [])].includes(origin);
   }
 
-  /** The token from the Authorization header, the `token` query parameter, or our cookie. */
-  private authorized(req: IncomingMessage, url: URL): 'query' | 'other' | false {
-    if (this.tokenMatches(url.searchParams.get('token'))) return 'query';
-    if (this.tokenMatches(req.headers.authorization?.replace(/^Bearer /, ''))) return 'other';
-    const cookie = /(?:^|;\s*)sdesk_token=([0-9a-f]+)/.exec(req.headers.cookie ?? '')?.[1];
-    return this.tokenMatches(cookie) ? 'other' : false;
-  }
-
+  /** The one boundary: whatever a request holds, it gets a status and the server keeps serving. */
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', this.origin);
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.setHeader('Referrer-Policy', 'no-referrer');
-    if (!this.hostAllowed(req)) return this.send(res, 403, { error: { code: 'refused', message: 'unexpected Host header' } });
+    req.on('error', () => undefined);
+    res.on('error', () => undefined);
     try {
-      // noVNC's modules are public library code: served without the token (module imports carry none).
-      if (req.method === 'GET' && url.pathname.startsWith('/novnc/')) return this.serveStatic(res, join(projectRoot(), 'node_modules', '@novnc', 'novnc'), url.pathname.slice('/novnc/'.length));
-      if (req.method === 'GET' && url.pathname.startsWith('/viewer/')) return this.serveStatic(res, resourcePath('viewer'), url.pathname.slice('/viewer/'.length));
-      const auth = this.authorized(req, url);
-      if (!auth) return this.send(res, 401, { error: { code: 'refused', message: 'missing or wrong token: open the URL Sandbox Desk printed' } });
-      // The URL's token becomes a cookie, so the page's own assets and calls carry it without the URL.
-      if (auth === 'query') res.setHeader('Set-Cookie', `${COOKIE}=${this.token}; HttpOnly; SameSite=Strict; Path=/`);
-      if (req.method !== 'GET' && !this.originAllowed(req.headers.origin)) {
-        return this.send(res, 403, { error: { code: 'refused', message: 'cross-origin request refused' } });
-      }
-
-      const page = /^\/desktop\/([^/]+)$/.exec(url.pathname);
-      if (req.method === 'GET' && page) return this.serveStatic(res, resourcePath('viewer'), 'index.html');
-
-      if (url.pathname === '/mcp' && this.opts.mcp) return await this.serveMcp(req, res);
-
-      const call = /^\/api\/call\/([A-Za-z]+)$/.exec(url.pathname);
-      if (call && req.method === 'POST') {
-        const r = await this.dispatch(call[1], await readJson(req));
-        return this.send(res, 'ok' in r ? 200 : statusFor(r.error.code), r);
-      }
-
-      if (req.method === 'GET' && (url.pathname === '/' || url.pathname === '/index.html' || url.pathname.startsWith('/assets/'))) {
-        const dir = this.opts.rendererDir ?? join(projectRoot(), 'dist', 'renderer');
-        if (!existsSync(join(dir, 'index.html'))) {
-          return this.send(res, 503, { error: { code: 'backend_unavailable', message: 'the UI is not built: run `npm run build:renderer` (or `npm run setup`)' } });
-        }
-        return this.serveStatic(res, dir, url.pathname === '/' ? 'index.html' : url.pathname.slice(1));
-      }
-
-      const api = /^\/api\/desktop\/([^/]+)\/(ticket|control|status)$/.exec(url.pathname);
-      if (api) {
-        const sandbox = decodeURIComponent(api[1]!);
-        const body = req.method === 'POST' || req.method === 'DELETE' ? await readJson(req) : {};
-        const viewerId = typeof body.viewerId === 'string' ? body.viewerId : undefined;
-        if (api[2] === 'ticket' && req.method === 'POST') return this.send(res, 200, this.issueScreenTicket(sandbox, viewerId));
-        if (api[2] === 'status' && req.method === 'GET') return this.send(res, 200, await this.desktop.status(sandbox));
-        if (api[2] === 'control' && viewerId && req.method === 'POST') return this.send(res, 200, this.desktop.takeControl(sandbox, viewerId));
-        if (api[2] === 'control' && viewerId && req.method === 'DELETE') return this.send(res, 200, this.desktop.giveBack(sandbox, viewerId));
-        if (api[2] === 'control' && req.method === 'GET') return this.send(res, 200, this.desktop.lease(sandbox));
-      }
-      return this.send(res, 404, { error: { code: 'not_found', message: `no route ${req.method} ${url.pathname}` } });
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      res.setHeader('Referrer-Policy', 'no-referrer');
+      await this.route(req, res, parseRequestTarget(req.url));
     } catch (err) {
       const e = asSandboxDeskError(err);
-      return this.send(res, e.code === 'invalid_input' ? 400 : e.code === 'not_found' ? 404 : 500, { error: e.toJSON() });
+      if (!res.headersSent) return this.send(res, statusFor(e.code), { error: e.toJSON() });
+      res.destroy();
     }
   }
 
-  /** One MCP request, stateless: a fresh protocol server per request over the shared core. */
-  private async serveMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await Promise.all([
-      import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
-      import('../mcp/mcp-server.js'),
-    ]);
-    const server = createMcpServer(this.opts.desk, { stepFromEnv: this.opts.mcp?.stepFromEnv });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, req.method === 'POST' ? await readJson(req) : undefined);
+  private async route(req: IncomingMessage, res: ServerResponse, url: RequestTarget): Promise<void> {
+    if (!this.hostAllowed(req)) return this.send(res, 403, { error: { code: 'refused', message: 'unexpected Host header' } });
+    const path = url.pathname;
+    // noVNC's modules are public library code: served without the token (module imports carry none).
+    if (req.method === 'GET' && path.startsWith('/novnc/')) return this.serveStatic(res, join(projectRoot(), 'node_modules', '@novnc', 'novnc'), decodeSegment(path.slice('/novnc/'.length)));
+    if (req.method === 'GET' && path.startsWith('/viewer/')) return this.serveStatic(res, resourcePath('viewer'), decodeSegment(path.slice('/viewer/'.length)));
+
+    const who = this.auth.authenticate(req, url.query);
+    if (path === '/mcp' && this.opts.mcp) {
+      const mcp = this.opts.mcp.handler;
+      if (!who) return mcp.refuse(res, 401, 'missing or wrong agent token: send "Authorization: Bearer <agent token>" (printed by `sandbox-desk serve --mcp`, or made by `sandbox-desk token create`)');
+      if (who.principal.kind !== 'agent') return mcp.refuse(res, 403, 'the UI token does not open /mcp: give the agent an agent token (printed by `sandbox-desk serve --mcp`, or made by `sandbox-desk token create`)');
+      if (!this.originAllowed(req.headers.origin)) return mcp.refuse(res, 403, 'cross-origin request refused');
+      return await mcp.handle(req, res, who.principal);
+    }
+    if (!who) return this.send(res, 401, { error: { code: 'refused', message: 'missing or wrong token: open the URL Sandbox Desk printed' } });
+    if (who.principal.kind === 'agent') return this.send(res, 403, { error: { code: 'refused', message: AGENT_REFUSED, hint: 'agents call the MCP tools (POST /mcp)' } });
+    // The URL's token becomes a cookie, so the page's own assets and calls carry it without the URL.
+    if (who.via === 'query') res.setHeader('Set-Cookie', `${UI_COOKIE}=${this.token}; HttpOnly; SameSite=Strict; Path=/`);
+    if (req.method !== 'GET' && !this.originAllowed(req.headers.origin)) {
+      return this.send(res, 403, { error: { code: 'refused', message: 'cross-origin request refused' } });
+    }
+
+    if (req.method === 'GET' && /^\/desktop\/[^/]+$/.test(path)) return this.serveStatic(res, resourcePath('viewer'), 'index.html');
+
+    const call = /^\/api\/call\/([A-Za-z]+)$/.exec(path);
+    if (call && req.method === 'POST') {
+      const r = await this.dispatch(call[1], await readJsonObject(req));
+      return this.send(res, 'ok' in r ? 200 : statusFor(r.error.code), r);
+    }
+
+    if (req.method === 'GET' && (path === '/' || path === '/index.html' || path.startsWith('/assets/'))) {
+      const dir = this.opts.rendererDir ?? join(projectRoot(), 'dist', 'renderer');
+      if (!existsSync(join(dir, 'index.html'))) {
+        return this.send(res, 503, { error: { code: 'backend_unavailable', message: 'the UI is not built: run `npm run build:renderer` (or `npm run setup`)' } });
+      }
+      return this.serveStatic(res, dir, path === '/' ? 'index.html' : decodeSegment(path.slice(1)));
+    }
+    return this.send(res, 404, { error: { code: 'not_found', message: `no route ${req.method} ${path.slice(0, 200)}` } });
   }
 
   private send(res: ServerResponse, status: number, body: unknown): void {
@@ -226,154 +217,13 @@ export class LocalServer implements StreamIssuer {
 
   private serveStatic(res: ServerResponse, root: string, rel: string): void {
     const file = normalize(join(root, rel));
-    if (!file.startsWith(root + sep) || !existsSync(file) || !statSync(file).isFile()) {
+    if (rel.includes('\0') || !file.startsWith(root + sep) || !existsSync(file) || !statSync(file).isFile()) {
       return this.send(res, 404, { error: { code: 'not_found', message: 'no such file' } });
     }
     res.writeHead(200, {
       'Content-Type': MIME[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream',
       'Content-Security-Policy': `default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self' ws://127.0.0.1:${this.port}`,
     });
-    createReadStream(file).pipe(res);
-  }
-
-  // ---- streams ------------------------------------------------------------------------------------
-
-  private originAllowed(origin: string | undefined): boolean {
-    // Non-browser clients send no Origin; the ticket is what authenticates them.
-    if (origin === undefined) return true;
-    return [this.origin, `http://localhost:${this.port}`, ...(this.opts.extraOrigins ?? [])].includes(origin);
-  }
-
-  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const url = new URL(req.url ?? '/', this.origin);
-    const m = /^\/ws\/desktop\/([^/]+)$/.exec(url.pathname);
-    const term = /^\/ws\/terminal\/([0-9a-f]+)$/.exec(url.pathname);
-    if (!this.hostAllowed(req) || (!m && !term)) {
-      socket.destroy();
-      return;
-    }
-    if (term) {
-      this.wss.handleUpgrade(req, socket, head, (ws) => {
-        if (!this.originAllowed(req.headers.origin)) return ws.close(CLOSE.originRefused, 'origin refused');
-        const redeemed = this.terminalTickets.redeem(url.searchParams.get('ticket'));
-        if (!redeemed.ok) return ws.close(redeemed.code, redeemed.reason);
-        if (redeemed.grant.terminalId !== term[1]) return ws.close(CLOSE.ticketUnknown, 'ticket is for another terminal');
-        this.pipeTerminal(ws, redeemed.grant.terminalId);
-      });
-      return;
-    }
-    if (!m) return;
-    // Refusals are sent as close codes after the handshake, so a client can tell them apart.
-    this.wss.handleUpgrade(req, socket, head, (ws) => {
-      if (!this.originAllowed(req.headers.origin)) return ws.close(CLOSE.originRefused, 'origin refused');
-      const redeemed = this.tickets.redeem(url.searchParams.get('ticket'));
-      if (!redeemed.ok) return ws.close(redeemed.code, redeemed.reason);
-      if (redeemed.grant.sandbox !== decodeURIComponent(m[1]!)) return ws.close(CLOSE.ticketUnknown, 'ticket is for another sandbox');
-      void this.pipeScreen(ws, redeemed.grant);
-    });
-  }
-
-  /** One terminal: PTY bytes both ways; the terminal ends when its viewer goes. */
-  private pipeTerminal(ws: WebSocket, terminalId: string): void {
-    let terminal;
-    try {
-      terminal = this.opts.desk.io.terminal(terminalId);
-    } catch {
-      return ws.close(CLOSE.streamGone, 'terminal gone');
-    }
-    this.streams.add(ws);
-    terminal.attach({
-      send: (data, done) => ws.send(data, { binary: true }, () => done()),
-      get bufferedAmount() {
-        return ws.bufferedAmount;
-      },
-    });
-    ws.on('message', (data: Buffer) => terminal.write(data));
-    const poll = setInterval(() => {
-      if (terminal.exited && ws.readyState === ws.OPEN) ws.close(1000, 'shell exited');
-    }, 250);
-    ws.on('close', () => {
-      clearInterval(poll);
-      this.streams.delete(ws);
-      terminal.detach();
-      terminal.kill();
-    });
-  }
-
-  /** One viewer: RFB bytes both ways between the WebSocket and an exec relay, input gated by the lease. */
-  private async pipeScreen(ws: WebSocket, grant: ScreenGrant): Promise<void> {
-    this.streams.add(ws);
-    let relay;
-    try {
-      relay = await this.desktop.openScreenStream(grant.sandbox);
-    } catch (err) {
-      this.streams.delete(ws);
-      return ws.close(CLOSE.streamGone, asSandboxDeskError(err).message.slice(0, 120));
-    }
-    let lease = this.desktop.lease(grant.sandbox);
-    let leaseReadAt = Date.now();
-    const filter = new RfbInputFilter({
-      mayControl: () => {
-        if (Date.now() - leaseReadAt > LEASE_REFRESH_MS) {
-          lease = this.desktop.lease(grant.sandbox);
-          leaseReadAt = Date.now();
-        }
-        return lease.holder === 'human' && lease.viewerId === grant.viewerId;
-      },
-    });
-
-    relay.stdout.on('data', (chunk: Buffer) => {
-      ws.send(chunk, { binary: true }, () => {
-        if (relay.stdout.isPaused() && ws.bufferedAmount < LOW_WATER) relay.stdout.resume();
-      });
-      if (ws.bufferedAmount > HIGH_WATER) relay.stdout.pause();
-    });
-    ws.on('message', (data: Buffer, isBinary: boolean) => {
-      if (!isBinary) return ws.close(CLOSE.protocolError, 'binary frames only');
-      let out: Buffer;
-      try {
-        out = filter.push(data);
-      } catch (err) {
-        return ws.close(CLOSE.protocolError, err instanceof RfbProtocolError ? err.reason : 'protocol error');
-      }
-      if (out.length && !relay.stdin.write(out)) {
-        ws.pause();
-        relay.stdin.once('drain', () => ws.resume());
-      }
-    });
-    relay.on('close', () => {
-      if (ws.readyState === ws.OPEN) ws.close(CLOSE.streamGone, 'screen gone');
-    });
-    ws.on('close', (code) => {
-      this.streams.delete(ws);
-      relay.kill();
-      // A holder who leaves cleanly (any close frame: noVNC sends none with a code, so 1005) hands the
-      // screen back; a dropped link (1006, no close frame) keeps the human in control.
-      if (code !== 1006) this.desktop.giveBack(grant.sandbox, grant.viewerId);
-    });
-  }
-}
-
-/** HTTP status for an error code (the body says the rest). */
-function statusFor(code: string): number {
-  if (code === 'invalid_input' || code === 'unknown_backend' || code === 'cwd_unresolved') return 400;
-  if (code === 'not_found' || code === 'image_not_found' || code === 'sandbox_missing') return 404;
-  if (code === 'name_taken' || code === 'refused' || code === 'human_has_control' || code === 'placement_refused' || code === 'sandbox_not_running' || code === 'desktop_not_running') return 409;
-  if (code === 'internal') return 500;
-  return 503;
-}
-
-async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
-  let raw = '';
-  for await (const chunk of req) {
-    raw += chunk;
-    if (raw.length > 64 * 1024) throw new SandboxDeskError('invalid_input', 'request body too large');
-  }
-  if (!raw) return {};
-  try {
-    const v = JSON.parse(raw) as unknown;
-    return v && typeof v === 'object' ? (v as Record<string, unknown>) : {};
-  } catch {
-    throw new SandboxDeskError('invalid_input', 'request body is not JSON');
+    createReadStream(file).on('error', () => res.destroy()).pipe(res);
   }
 }

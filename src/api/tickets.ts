@@ -1,20 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { CLOSE } from '../shared/stream-close-codes.js';
 
-/** WebSocket close codes for refused streams; distinct, so a client (and a test) can tell why. */
-export const CLOSE = {
-  /** No ticket, or one this server never issued. */
-  ticketUnknown: 4401,
-  /** The Origin is not this app's. */
-  originRefused: 4403,
-  /** The ticket was already used: tickets are single-use. */
-  ticketUsed: 4409,
-  /** The ticket expired before it was used. */
-  ticketExpired: 4410,
-  /** The screen went away (desktop stopped, sandbox stopped). */
-  streamGone: 4001,
-  /** The viewer broke the protocol. */
-  protocolError: 1003,
-} as const;
+// The close codes live in src/shared/ (clients import them too); re-exported for the server's callers.
+export { CLOSE } from '../shared/stream-close-codes.js';
 
 export type Redeemed<G> = { ok: true; grant: G } | { ok: false; code: number; reason: string };
 

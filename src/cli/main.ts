@@ -9,6 +9,7 @@ import { EXIT_OWN_ERROR, printError, printJson, printWarnings, processOut, sandb
 import { addDesktopCommands } from './desktop-commands.js';
 import { addMcpCommands } from './mcp-command.js';
 import { addServeCommand } from './serve-command.js';
+import { addTokenCommands } from './token-command.js';
 import { parseKeyValues, parseMounts, parseTimeout } from './parse-args.js';
 
 interface JsonFlag {
@@ -189,6 +190,7 @@ export async function main(argv: string[], out: Out = processOut, open: (o: Sand
   addDesktopCommands(program, core, out);
   addServeCommand(program, core, out);
   addMcpCommands(program, core, out);
+  addTokenCommands(program, core, out);
   addPluginCommands(program, core, out);
 
   const session = program.command('session').description('list, create and remove sessions and their cwd records');

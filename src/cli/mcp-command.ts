@@ -1,22 +1,27 @@
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Command } from 'commander';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
+import { DEFAULT_AGENT_POLICY, type AgentPolicy } from '../shared/agent-scope.js';
 import { createMcpServer, stepFromEnvironment } from '../mcp/mcp-server.js';
+import { LimitedStdioTransport } from '../mcp/stdio-transport.js';
 import { printJson, type Out } from './output.js';
+import { collect, sandboxScope } from './token-command.js';
 
 /** `sandbox-desk mcp` (the agent bridge over stdio) and `sandbox-desk log` (its receipts). */
-export function addMcpCommands(program: Command, core: () => SandboxDesk, out: Out): void {
+export function addMcpCommands(program: Command, core: () => SandboxDesk, out: Out, agentPolicy: () => AgentPolicy = () => DEFAULT_AGENT_POLICY): void {
   program
     .command('mcp')
     .description('serve the agent bridge (MCP) over stdio; RUNLOOP_STEP_ID / STEP_OUTPUT_DIR mark every call as step-owned')
-    .action(async () => {
-      const server = createMcpServer(core(), { stepFromEnv: stepFromEnvironment(process.env) });
-      const transport = new StdioServerTransport();
+    .option('--sandbox <name>', 'the agent may use only this sandbox (repeatable; default: every sandbox)', collect, [])
+    .action(async (o: { sandbox: string[] }) => {
+      // No token over stdio: the agent policy and the scope are enforced by the tools themselves.
+      const server = createMcpServer(core(), { stepFromEnv: stepFromEnvironment(process.env), scope: sandboxScope(o.sandbox), policy: agentPolicy() });
+      const transport = new LimitedStdioTransport();
       // stdout is the protocol channel from here on: nothing else may print to it.
       await server.connect(transport);
       await new Promise<void>((resolve) => {
         transport.onclose = () => resolve();
-        process.stdin.once('end', () => resolve());
+        // End of input is not the end of the answers: every request already read gets its reply first.
+        process.stdin.once('end', () => void transport.idle().then(resolve));
         process.once('SIGINT', () => resolve());
         process.once('SIGTERM', () => resolve());
       });

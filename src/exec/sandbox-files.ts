@@ -27,11 +27,29 @@ size=$(stat -c %s -- "$p") || exit 6
 exec cat -- "$p"
 `;
 
+/** One chunk of a file: $4 bytes at most from offset $5; the file's size goes to stderr first. */
+const READ_RANGE = `${PRELUDE}
+[ -e "$p" ] || exit 3
+[ -f "$p" ] || exit 4
+[ -r "$p" ] || exit 6
+size=$(stat -c %s -- "$p") || exit 6
+printf 'size %s\\n' "$size" >&2
+[ "$5" -le "$size" ] || exit 7
+tail -c +$(($5 + 1)) -- "$p" | head -c "$4"
+`;
+
+/** $4 (an offset, default 0): 0 creates or replaces; N appends, and only to a file of exactly N bytes. */
 const WRITE = `${PRELUDE}
 [ -d "$p" ] && exit 4
 d=\${p%/*}; [ "$d" = "$p" ] && d=.; [ -z "$d" ] && d=/
 [ -d "$d" ] || exit 3
 [ -w "$d" ] || { [ -e "$p" ] && [ -w "$p" ]; } || exit 6
+if [ "\${4:-0}" -gt 0 ]; then
+  [ -f "$p" ] || exit 3
+  size=$(stat -c %s -- "$p") || exit 6
+  [ "$size" -eq "$4" ] || { printf 'size %s\\n' "$size" >&2; exit 7; }
+  exec cat >> "$p"
+fi
 exec cat > "$p"
 `;
 
@@ -72,9 +90,27 @@ export async function readSandboxFile(t: FileTarget, path: string, maxBytes: num
   return { path: abs, bytes: r.stdout };
 }
 
-export async function writeSandboxFile(t: FileTarget, path: string, content: Buffer): Promise<{ path: string; bytes: number }> {
-  const r = await runIn(t.env, ['bash', '-c', WRITE, 'sandbox-desk', t.cwd, t.env.getTempDir(), path], { user: t.user, input: content });
+const sizeIn = (stderr: string): number | null => {
+  const m = /^size (\d+)$/m.exec(stderr);
+  return m ? Number(m[1]) : null;
+};
+
+/** Reads at most `length` bytes from `offset` (chunked reads of large files); says the file's size. */
+export async function readSandboxFileRange(t: FileTarget, path: string, offset: number, length: number): Promise<{ path: string; bytes: Buffer; size: number }> {
+  const r = await runIn(t.env, ['bash', '-c', READ_RANGE, 'sandbox-desk', t.cwd, t.env.getTempDir(), path, String(length), String(offset)], { user: t.user });
   const abs = resolvedPath(r.stderr, path);
+  const size = sizeIn(r.stderr);
+  if (r.code === 7) throw new SandboxDeskError('invalid_input', `offset ${offset} is past the end of ${abs} (${size} bytes)`);
+  if (r.code !== 0 || size === null) fail(r.code, abs, r.stderr);
+  return { path: abs, bytes: r.stdout, size };
+}
+
+/** Writes `content`; with `offset` > 0 appends it to a file that has exactly `offset` bytes (chunks in order). */
+export async function writeSandboxFile(t: FileTarget, path: string, content: Buffer, offset = 0): Promise<{ path: string; bytes: number }> {
+  const r = await runIn(t.env, ['bash', '-c', WRITE, 'sandbox-desk', t.cwd, t.env.getTempDir(), path, String(offset)], { user: t.user, input: content });
+  const abs = resolvedPath(r.stderr, path);
+  if (r.code === 7) throw new SandboxDeskError('invalid_input', `offset ${offset} is not the size of ${abs} (${sizeIn(r.stderr)} bytes): write chunks in order, the first at offset 0`);
+  if (offset > 0 && r.code === 3) throw new SandboxDeskError('not_found', `${abs} does not exist: write the first chunk at offset 0`);
   if (r.code !== 0) fail(r.code, abs, r.stderr);
   return { path: abs, bytes: content.length };
 }

@@ -3,8 +3,11 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { SandboxName, SessionKey } from '../api/contract.js';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
-import { asSandboxDeskError } from '../shared/errors.js';
+import type { AgentPolicy, AgentScope } from '../shared/agent-scope.js';
+import { asSandboxDeskError, SandboxDeskError } from '../shared/errors.js';
 import type { ExecWarning } from '../shared/exec-result.js';
+import { AgentGuard } from './agent-policy.js';
+import { ENVELOPE_BYTES, FILE_CHUNK_MAX_BYTES, FILE_READ_DEFAULT_BYTES, MCP_MESSAGE_MAX_BYTES, describeBytes } from './mcp-limits.js';
 
 export interface McpOptions {
   /**
@@ -13,6 +16,10 @@ export interface McpOptions {
    */
   stepFromEnv?: string | undefined;
   version?: string;
+  /** The agent's scope (its token's; stdio: every sandbox). */
+  scope?: AgentScope | undefined;
+  /** The app's agent policy (config `agents.allowOtherUsers`); default: the sandbox user only. */
+  policy?: AgentPolicy | undefined;
 }
 
 /** What a call left for the log (a receipt of what happened, not an inference). */
@@ -26,6 +33,20 @@ interface Receipt {
 }
 
 const text = (value: unknown): CallToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value, null, 2) }] });
+
+/**
+ * A chunk as text when it is valid UTF-8 and its escaped form still fits one message (control
+ * characters grow sixfold when escaped twice), else as base64, which always fits.
+ */
+export function encodeChunk(bytes: Buffer): { encoding: 'utf8' | 'base64'; content: string } {
+  try {
+    const content = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    if (Buffer.byteLength(JSON.stringify(JSON.stringify(content))) <= MCP_MESSAGE_MAX_BYTES - ENVELOPE_BYTES) return { encoding: 'utf8', content };
+  } catch {
+    // not UTF-8 (or a character split at the chunk's edge)
+  }
+  return { encoding: 'base64', content: bytes.toString('base64') };
+}
 
 /** Reads step ownership markers the way workflow runners pass them. */
 export function stepFromEnvironment(env: NodeJS.ProcessEnv): string | undefined {
@@ -42,6 +63,7 @@ export function stepFromEnvironment(env: NodeJS.ProcessEnv): string | undefined 
 export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpServer {
   const server = new McpServer({ name: 'sandbox-desk', version: opts.version ?? '0.1.0' });
   const stepOf = (stepId: string | undefined) => stepId ?? opts.stepFromEnv;
+  const guard = new AgentGuard(opts.scope, opts.policy);
 
   /** Runs a tool, turns errors into data, and logs the call. */
   const tool = <A extends Record<string, unknown>>(name: string, fn: (args: A) => Promise<{ result: CallToolResult; receipt: Receipt }>) => {
@@ -50,6 +72,8 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
       const at = new Date().toISOString();
       const base = { sandbox: typeof args.sandbox === 'string' ? args.sandbox : null, session: typeof args.session === 'string' ? args.session : null };
       try {
+        // The scope holds for every tool that names a sandbox, before anything runs.
+        if (typeof args.sandbox === 'string') guard.checkSandbox(args.sandbox);
         const { result, receipt } = await fn(args);
         desk.store.callLog.append({
           at,
@@ -79,7 +103,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
   server.registerTool(
     'sandbox_list',
     { description: 'List the sandboxes: name, backend, state, image, declared default cwd, home.', inputSchema: {} },
-    tool('sandbox_list', async () => ({ result: text(await desk.listSandboxes()), receipt: {} })),
+    tool('sandbox_list', async () => ({ result: text((await desk.listSandboxes()).filter((s) => guard.mayUse(s.name))), receipt: {} })),
   );
 
   server.registerTool(
@@ -104,10 +128,12 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
         workingDirectory: z.string().optional().describe('run this command there (relative: against the session cwd)'),
         stepId,
         timeoutSeconds: z.number().positive().max(86400).optional(),
+        user: z.string().min(1).optional().describe('run as this user: only the sandbox\'s own unless the app\'s config allows others (agents.allowOtherUsers)'),
       },
     },
-    tool('execute_shell_command', async (a: { sandbox: string; command: string; session?: string; parentSession?: string; workingDirectory?: string; stepId?: string; timeoutSeconds?: number }) => {
-      const r = await desk.exec({ sandbox: a.sandbox, command: a.command, session: a.session, parent: a.parentSession, workdir: a.workingDirectory, stepId: stepOf(a.stepId), timeoutSeconds: a.timeoutSeconds });
+    tool('execute_shell_command', async (a: { sandbox: string; command: string; session?: string; parentSession?: string; workingDirectory?: string; stepId?: string; timeoutSeconds?: number; user?: string }) => {
+      const user = guard.checkUser(a.user, desk.store.sandboxes.get(a.sandbox)?.user ?? null);
+      const r = await desk.exec({ sandbox: a.sandbox, command: a.command, session: a.session, parent: a.parentSession, workdir: a.workingDirectory, stepId: stepOf(a.stepId), timeoutSeconds: a.timeoutSeconds, ...(user === undefined ? {} : { user }) });
       const out = { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr, cwd: r.cwd, cwdObserved: r.cwdObserved, warnings: r.warnings, deniedCount: r.deniedCount, timedOut: r.timedOut, truncated: r.truncated };
       return { result: text(out), receipt: { session: r.session, cwdUsed: r.startCwd, cwdObserved: r.cwd, exitCode: r.exitCode, warnings: r.warnings } };
     }),
@@ -116,34 +142,61 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
   server.registerTool(
     'read_file',
     {
-      description: 'Read a file in a sandbox. A relative path is relative to the session\'s cwd (where its shell is). Text comes back as UTF-8, anything else as base64. Limit 1 MiB (maxBytes up to 16 MiB).',
-      inputSchema: { sandbox, path: z.string().min(1), session, stepId, maxBytes: z.number().int().positive().max(16 * 1024 * 1024).optional() },
+      description: `Read a file in a sandbox. A relative path is relative to the session's cwd (where its shell is). Text comes back as UTF-8, anything else (or a chunk that splits a character) as base64. Without offset: the whole file, refused above maxBytes (default ${describeBytes(FILE_READ_DEFAULT_BYTES)}). Larger files in chunks: offset 0, then each answer's nextOffset until it is null; maxBytes up to ${describeBytes(FILE_CHUNK_MAX_BYTES)} per chunk.`,
+      inputSchema: {
+        sandbox,
+        path: z.string().min(1),
+        session,
+        stepId,
+        maxBytes: z.number().int().positive().max(FILE_CHUNK_MAX_BYTES, `maxBytes is at most ${describeBytes(FILE_CHUNK_MAX_BYTES)} (what one MCP message carries); read larger files in chunks with offset`).optional(),
+        offset: z.number().int().min(0).optional().describe('read a chunk starting at this byte (answers carry size and nextOffset)'),
+      },
     },
-    tool('read_file', async (a: { sandbox: string; path: string; session?: string; stepId?: string; maxBytes?: number }) => {
-      const r = await desk.io.readFile({ sandbox: a.sandbox, path: a.path, session: a.session, stepId: stepOf(a.stepId), maxBytes: a.maxBytes });
-      let content: string;
-      let encoding: 'utf8' | 'base64';
-      try {
-        content = new TextDecoder('utf-8', { fatal: true }).decode(r.bytes);
-        encoding = 'utf8';
-      } catch {
-        content = r.bytes.toString('base64');
-        encoding = 'base64';
+    tool('read_file', async (a: { sandbox: string; path: string; session?: string; stepId?: string; maxBytes?: number; offset?: number }) => {
+      const maxBytes = a.maxBytes ?? FILE_READ_DEFAULT_BYTES;
+      if (a.offset === undefined) {
+        let r;
+        try {
+          r = await desk.io.readFile({ sandbox: a.sandbox, path: a.path, session: a.session, stepId: stepOf(a.stepId), maxBytes });
+        } catch (err) {
+          const e = asSandboxDeskError(err);
+          if (/larger than the limit/.test(e.message)) throw new SandboxDeskError(e.code, e.message, { hint: `read it in chunks: offset 0, then nextOffset, with maxBytes up to ${describeBytes(FILE_CHUNK_MAX_BYTES)}` });
+          throw err;
+        }
+        const { encoding, content } = encodeChunk(r.bytes);
+        return { result: text({ path: r.path, size: r.bytes.length, encoding, content }), receipt: { session: r.session, cwdUsed: r.cwd } };
       }
-      return { result: text({ path: r.path, size: r.bytes.length, encoding, content }), receipt: { session: r.session, cwdUsed: r.cwd } };
+      const r = await desk.io.readFileRange({ sandbox: a.sandbox, path: a.path, session: a.session, stepId: stepOf(a.stepId), offset: a.offset, length: maxBytes });
+      const { encoding, content } = encodeChunk(r.bytes);
+      const end = a.offset + r.bytes.length;
+      return {
+        result: text({ path: r.path, size: r.size, offset: a.offset, bytes: r.bytes.length, nextOffset: end < r.size ? end : null, encoding, content }),
+        receipt: { session: r.session, cwdUsed: r.cwd },
+      };
     }),
   );
 
   server.registerTool(
     'write_file',
     {
-      description: 'Write a file in a sandbox (created or replaced). A relative path is relative to the session\'s cwd. encoding "base64" for binary content.',
-      inputSchema: { sandbox, path: z.string().min(1), content: z.string(), encoding: z.enum(['utf8', 'base64']).optional(), session, stepId },
+      description: `Write a file in a sandbox (created or replaced). A relative path is relative to the session's cwd. encoding "base64" for binary content. At most ${describeBytes(FILE_CHUNK_MAX_BYTES)} per call: write larger files in chunks, the first at offset 0 (replaces the file), each next one at offset = the bytes written so far (appends).`,
+      inputSchema: {
+        sandbox,
+        path: z.string().min(1),
+        content: z.string(),
+        encoding: z.enum(['utf8', 'base64']).optional(),
+        offset: z.number().int().min(0).optional().describe('0 (default) creates or replaces; N appends to a file that has exactly N bytes'),
+        session,
+        stepId,
+      },
     },
-    tool('write_file', async (a: { sandbox: string; path: string; content: string; encoding?: 'utf8' | 'base64'; session?: string; stepId?: string }) => {
+    tool('write_file', async (a: { sandbox: string; path: string; content: string; encoding?: 'utf8' | 'base64'; offset?: number; session?: string; stepId?: string }) => {
       const bytes = Buffer.from(a.content, a.encoding === 'base64' ? 'base64' : 'utf8');
-      const r = await desk.io.writeFile({ sandbox: a.sandbox, path: a.path, content: bytes, session: a.session, stepId: stepOf(a.stepId) });
-      return { result: text({ path: r.path, bytes: r.bytes }), receipt: { session: r.session, cwdUsed: r.cwd } };
+      if (bytes.length > FILE_CHUNK_MAX_BYTES) {
+        throw new SandboxDeskError('invalid_input', `content is ${bytes.length} bytes, above the ${describeBytes(FILE_CHUNK_MAX_BYTES)} of one write_file`, { hint: 'write it in chunks: offset 0, then offset = bytes written so far' });
+      }
+      const r = await desk.io.writeFile({ sandbox: a.sandbox, path: a.path, content: bytes, session: a.session, stepId: stepOf(a.stepId), offset: a.offset ?? 0 });
+      return { result: text({ path: r.path, bytes: r.bytes, size: (a.offset ?? 0) + r.bytes }), receipt: { session: r.session, cwdUsed: r.cwd } };
     }),
   );
 

@@ -1,6 +1,6 @@
 import { isHostShapedPath, isUnderPath, translateMountedPath } from '../cwd/host-paths.js';
 import { SandboxDeskError } from '../shared/errors.js';
-import { listSandboxDir, readSandboxFile, writeSandboxFile, type DirEntry } from '../exec/sandbox-files.js';
+import { listSandboxDir, readSandboxFile, readSandboxFileRange, writeSandboxFile, type DirEntry } from '../exec/sandbox-files.js';
 import { TerminalSession } from '../exec/terminal.js';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
 
@@ -71,10 +71,18 @@ export class SessionIo {
     return { ...r, cwd: t.cwd, session: t.key };
   }
 
-  async writeFile(input: { sandbox: string; path: string; content: Buffer; session?: string; stepId?: string }): Promise<{ path: string; bytes: number; cwd: string; session: string }> {
+  /** One chunk of a file, for files larger than one message can carry: `length` bytes at most from `offset`. */
+  async readFileRange(input: { sandbox: string; path: string; session?: string; stepId?: string; offset: number; length: number }): Promise<{ path: string; bytes: Buffer; size: number; cwd: string; session: string }> {
+    const t = await this.fileTarget(input.sandbox, input.path, input.session, input.stepId);
+    const r = await readSandboxFileRange(t.file, t.target, input.offset, input.length);
+    return { ...r, cwd: t.cwd, session: t.key };
+  }
+
+  /** Writes a file; with `offset` > 0 appends a chunk to a file of exactly that size (chunked writes). */
+  async writeFile(input: { sandbox: string; path: string; content: Buffer; session?: string; stepId?: string; offset?: number }): Promise<{ path: string; bytes: number; cwd: string; session: string }> {
     if (input.content.length > 16 * 1024 * 1024) throw new SandboxDeskError('invalid_input', 'content is larger than 16 MiB');
     const t = await this.fileTarget(input.sandbox, input.path, input.session, input.stepId);
-    const r = await writeSandboxFile(t.file, t.target, input.content);
+    const r = await writeSandboxFile(t.file, t.target, input.content, input.offset ?? 0);
     return { ...r, cwd: t.cwd, session: t.key };
   }
 

@@ -61,6 +61,15 @@ const MIGRATIONS: string[] = [
      duration_ms REAL
    );
    CREATE INDEX call_log_by_sandbox ON call_log (sandbox, session, id);`,
+  // Agent tokens: only a SHA-256 of each secret is kept; `sandboxes` is a JSON array, or NULL for all.
+  `CREATE TABLE agent_tokens (
+     id TEXT PRIMARY KEY,
+     hash TEXT NOT NULL UNIQUE,
+     label TEXT,
+     sandboxes TEXT,
+     created_at TEXT NOT NULL,
+     last_used_at TEXT
+   );`,
 ];
 
 export function migrate(db: Db): void {

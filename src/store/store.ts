@@ -1,4 +1,5 @@
 import { openDatabase, instanceId, type Db } from './database.js';
+import { AgentTokenStore } from './agent-token-store.js';
 import { CallLogStore } from './call-log-store.js';
 import { LeaseStore } from './lease-store.js';
 import { SandboxStore } from './sandbox-store.js';
@@ -10,6 +11,7 @@ export class Store {
   readonly sessions: SessionStore;
   readonly leases: LeaseStore;
   readonly callLog: CallLogStore;
+  readonly agentTokens: AgentTokenStore;
   /** Unique to this data directory; used to keep backend resource names of two data dirs apart. */
   readonly instanceId: string;
 
@@ -18,6 +20,7 @@ export class Store {
     this.sessions = new SessionStore(db);
     this.leases = new LeaseStore(db);
     this.callLog = new CallLogStore(db);
+    this.agentTokens = new AgentTokenStore(db);
     this.instanceId = instanceId(db);
   }
 

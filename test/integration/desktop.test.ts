@@ -139,6 +139,17 @@ describe('bot desktop in a docker sandbox', () => {
     });
     expect(colours).toMatchObject({ w: 1280, h: 800 });
     expect(colours.n).toBeGreaterThan(1);
+    // The page's lease buttons go through the contract (/api/call/takeControl, giveBack): no side door.
+    const lease = () => page.evaluate(() => (window as unknown as { sandboxDeskLease?: { holder: string; viewerId: string | null } }).sandboxDeskLease ?? null);
+    const viewerId = await page.evaluate(() => (window as unknown as { sandboxDeskViewerId: string }).sandboxDeskViewerId);
+    await expect.poll(lease, { timeout: 10_000 }).toMatchObject({ holder: 'agent' });
+    await page.click('#control');
+    await expect.poll(lease, { timeout: 10_000 }).toMatchObject({ holder: 'human', viewerId });
+    expect(t.desk.desktop.lease(sb)).toMatchObject({ holder: 'human', viewerId });
+    await page.click('#control');
+    await expect.poll(lease, { timeout: 10_000 }).toMatchObject({ holder: 'agent' });
+    const sideDoor = await fetch(`${server.origin}/api/desktop/${sb}/ticket`, { method: 'POST', headers: { Authorization: `Bearer ${server.token}` } });
+    expect(sideDoor.status).toBe(404);
     await page.close();
   });
 

@@ -149,20 +149,20 @@ describe('MCP agent bridge', () => {
     expect(lines[0]).toHaveProperty('at');
   });
 
-  it('serve --mcp: the same tools over streamable HTTP, behind the token', async () => {
+  it('serve --mcp: the same tools over streamable HTTP, behind the agent token it prints', async () => {
     const child: ChildProcess = spawn(process.execPath, [BIN, 'serve', '--mcp', '--json'], { env: { ...process.env, SANDBOX_DESK_HOME: home }, stdio: ['ignore', 'pipe', 'inherit'] });
     try {
-      const info = await new Promise<{ mcpUrl: string; token: string }>((resolveInfo, reject) => {
+      const info = await new Promise<{ mcpUrl: string; agentToken: string }>((resolveInfo, reject) => {
         let buf = '';
         child.stdout!.on('data', (c: Buffer) => {
           buf += c.toString();
-          if (buf.includes('\n')) resolveInfo(JSON.parse(buf.split('\n')[0]!) as { mcpUrl: string; token: string });
+          if (buf.includes('\n')) resolveInfo(JSON.parse(buf.split('\n')[0]!) as { mcpUrl: string; agentToken: string });
         });
         child.on('exit', (code) => reject(new Error(`serve exited ${code}`)));
       });
       expect((await fetch(info.mcpUrl, { method: 'POST', body: '{}' })).status).toBe(401);
       const http = new Client({ name: 'http-test', version: '1.0.0' });
-      await http.connect(new StreamableHTTPClientTransport(new URL(info.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${info.token}` } } }));
+      await http.connect(new StreamableHTTPClientTransport(new URL(info.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${info.agentToken}` } } }));
       expect((await http.listTools()).tools.length).toBeGreaterThan(10);
       const r = (await http.callTool({ name: 'execute_shell_command', arguments: { sandbox: sb, session: 'agent-a', command: 'pwd' } })) as ToolResult;
       expect(json(r).stdout).toBe('/tmp/a\n');
