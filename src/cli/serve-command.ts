@@ -10,12 +10,12 @@ export function addServeCommand(program: Command, core: () => SandboxDesk, out: 
   program
     .command('serve')
     .description('serve the app on 127.0.0.1 and print its URL (with a login token); until Ctrl-C')
-    .option('--port <n>', 'port on 127.0.0.1 (default: a free one)')
+    .option('--port <n>', 'port on 127.0.0.1 (default: config serve.port; 0, a free one)')
     .option('--json', 'print {"url"} as one JSON line')
     .option('--mcp', 'also serve the agent bridge (MCP, streamable HTTP) at /mcp, with the same token as a Bearer header')
     .addOption(new Option('--allow-origin <origin>', 'also accept streams from this Origin (the Electron window: file://)').hideHelp())
     .action(async (o: { port?: string; json?: boolean; allowOrigin?: string; mcp?: boolean }) => {
-      const port = o.port === undefined ? 0 : Number(o.port);
+      const port = o.port === undefined ? core().config.serve.port : Number(o.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new SandboxDeskError('invalid_input', `--port must be 0-65535, got ${JSON.stringify(o.port)}`);
       const server = new LocalServer({
         desk: core(),

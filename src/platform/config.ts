@@ -99,7 +99,7 @@ export function describeKey(key: string): string {
 
 function assertKey(key: string): void {
   if (CONFIG_KEYS.includes(key)) return;
-  const near = CONFIG_KEYS.filter((k) => k.startsWith(key + '.') || k.split('.').pop() === key.split('.').pop());
+  const near = CONFIG_KEYS.filter((k) => k.startsWith(key) || k.split('.').pop() === key.split('.').pop());
   throw new SandboxDeskError('invalid_input', `unknown config key ${JSON.stringify(key)}`, {
     hint: near.length ? `did you mean ${near.join(', ')}? (\`sandbox-desk config list\` shows every key)` : `the keys are: ${CONFIG_KEYS.join(', ')}`,
   });

@@ -50,7 +50,7 @@ function fromUrl(url: string, origin: string, env: NodeJS.ProcessEnv, material: 
       const { ca, cert, key } = material;
       Object.assign(options, ca ? { ca } : {}, cert ? { cert } : {}, key ? { key } : {});
       // SkipTLSVerify: still TLS (and still our client certificate), without checking the engine's.
-      if (material.skipVerify) options.agent = new Agent({ rejectUnauthorized: false, ...(ca ? { ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) });
+      if (material.skipVerify) (options as DockerOptions & { agent?: Agent }).agent = new Agent({ rejectUnauthorized: false, ...(ca ? { ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) });
     }
     return { url, origin, options };
   }
