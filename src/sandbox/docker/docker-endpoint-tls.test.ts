@@ -64,7 +64,7 @@ describe('docker context TLS', () => {
     const e = resolveDockerEndpoint({ DOCKER_CONFIG: config });
     expect(e.options).toMatchObject({ protocol: 'https', host: '127.0.0.1', port });
     expect(e.options.ca).toEqual(readFileSync(join(dir, 'ca.pem')));
-    expect(e.options.agent).toBeUndefined();
+    expect((e.options as { agent?: unknown }).agent).toBeUndefined();
     expect(String(await new Docker(e.options).ping())).toBe('OK');
   });
 
