@@ -53,12 +53,15 @@ void app.whenReady().then(async () => {
     // A broken config must not hide behind a default: it is a startup failure with the file named.
     let config: Config = DEFAULT_CONFIG;
     let configError: unknown = null;
+    // The log's own settings come from the config, so what loading says waits until the log is open.
+    const notices: string[] = [];
     try {
-      config = loadConfig(paths, (m) => log?.logger.warn(m)).config;
+      config = loadConfig(paths, (m) => notices.push(m)).config;
     } catch (err) {
       configError = err;
     }
     log = openLog({ file: paths.logFile, level: config.log.level, maxBytes: config.log.maxBytes, files: config.log.files, component: 'electron-main' });
+    for (const m of notices) log.logger.warn(m);
     if (configError) throw configError;
     session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
     session.defaultSession.setPermissionCheckHandler(() => false);

@@ -44,7 +44,8 @@ export function addConfigCommands(program: Command, file: () => ConfigFile, out:
       const rows = CONFIG_KEYS.map((key) => ({ key, value: getKey(loaded.config, key), set: getKey(loaded.raw, key) !== undefined, description: describeKey(key) }));
       if (o.json) return printJson(out, { file: loaded.file ?? file().paths.configFile, exists: loaded.file !== null, legacy: loaded.legacy, keys: rows });
       const width = Math.max(...rows.map((r) => r.key.length));
-      out.stdout(`# ${loaded.file ?? `${file().paths.configFile} (absent: all defaults)`}\n`);
+      const where = loaded.legacy ? `${loaded.file} (the old place; the next \`config set\` moves it to ${file().paths.configFile})` : (loaded.file ?? `${file().paths.configFile} (absent: all defaults)`);
+      out.stdout(`# ${where}\n`);
       for (const r of rows) out.stdout(`${r.key.padEnd(width)}  ${show(r.value)}${r.set ? '' : '  (default)'}\n`);
     });
 
