@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { Config } from '../src/platform/config.js';
+import type { Logger } from '../src/platform/log.js';
 
 /** What the window needs from the core: a way to call the contract, and the server its streams use. */
 export interface CoreHost {
@@ -15,10 +17,10 @@ const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
  * built for the system Node, so loading fails with NODE_MODULE_VERSION; then the same core runs as a
  * child `node bin/sandbox-desk.js serve` on loopback and calls cross over its HTTP API.
  */
-export async function startCore(): Promise<CoreHost> {
+export async function startCore(opts: { config: Config; logger: Logger }): Promise<CoreHost> {
   try {
     const [{ SandboxDesk }, { LocalServer }] = await Promise.all([import('../src/api/sandbox-desk.js'), import('../src/api/local-server.js')]);
-    const desk = new SandboxDesk();
+    const desk = new SandboxDesk({ config: opts.config, logger: opts.logger });
     // Streams go over loopback WebSockets; the window's pages come from file://, whose Origin is "file://".
     const server = new LocalServer({ desk, extraOrigins: ['file://'] });
     await server.listen();
@@ -31,6 +33,7 @@ export async function startCore(): Promise<CoreHost> {
     };
   } catch (err) {
     if (!/NODE_MODULE_VERSION|different Node\.js version/.test(String(err))) throw err;
+    opts.logger.info('native modules are built for Node, not Electron: running the core as a child `serve`');
     return startChildCore();
   }
 }

@@ -4,11 +4,14 @@
  * single `invoke` function the preload exposes (the same contract methods the browser mode serves),
  * and opens its streams (terminal, screen) on the loopback server with single-use tickets.
  */
-import { app, BrowserWindow, ipcMain, session, shell } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, session, shell } from 'electron';
 import { fileURLToPath } from 'node:url';
-import { resolveDataDir } from '../src/platform/data-dir.js';
 import { INVOKE_CHANNEL } from '../src/shared/ipc-channel.js';
+import { DEFAULT_CONFIG, loadConfig, type Config } from '../src/platform/config.js';
+import { openLog, silentLogger, type AppLog } from '../src/platform/log.js';
+import { resolvePaths } from '../src/platform/paths.js';
 import { startCore, type CoreHost } from './core-host.js';
+import { reportStartupFailure } from './startup-failure.js';
 import { loadWindowState, saveWindowState } from './window-state.js';
 
 const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
@@ -42,17 +45,39 @@ function createWindow(dataDir: string): BrowserWindow {
   return win;
 }
 
+const paths = resolvePaths();
+let log: AppLog | null = null;
+
 void app.whenReady().then(async () => {
-  session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
-  session.defaultSession.setPermissionCheckHandler(() => false);
-  core = await startCore();
-  ipcMain.handle(INVOKE_CHANNEL, (_e, method: unknown, params: unknown) => core!.call(method, params));
-  createWindow(resolveDataDir());
+  try {
+    // A broken config must not hide behind a default: it is a startup failure with the file named.
+    let config: Config = DEFAULT_CONFIG;
+    let configError: unknown = null;
+    // The log's own settings come from the config, so what loading says waits until the log is open.
+    const notices: string[] = [];
+    try {
+      config = loadConfig(paths, (m) => notices.push(m)).config;
+    } catch (err) {
+      configError = err;
+    }
+    log = openLog({ file: paths.logFile, level: config.log.level, maxBytes: config.log.maxBytes, files: config.log.files, component: 'electron-main' });
+    for (const m of notices) log.logger.warn(m);
+    if (configError) throw configError;
+    session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
+    session.defaultSession.setPermissionCheckHandler(() => false);
+    core = await startCore({ config, logger: log.logger });
+    ipcMain.handle(INVOKE_CHANNEL, (_e, method: unknown, params: unknown) => core!.call(method, params));
+    createWindow(paths.dataDir);
+    log.logger.info({ dataDir: paths.dataDir }, 'window opened');
+  } catch (err) {
+    reportStartupFailure(err, { dialog, log: log?.logger ?? silentLogger, logFile: log ? paths.logFile : null, exit: (code) => app.exit(code) });
+  }
 });
 
 app.on('window-all-closed', () => {
   void (async () => {
     await core?.close();
+    log?.dispose();
     app.quit();
   })();
 });

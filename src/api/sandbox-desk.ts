@@ -11,9 +11,12 @@ import { ShellPool } from '../exec/shell-pool.js';
 import type { ProgressEvent, SandboxEnvironment, SandboxProvider, SandboxRef } from '../sandbox/provider.js';
 import type { ProviderRegistry } from '../sandbox/registry.js';
 import { PluginManager, type PluginReport } from '../sandbox/plugins/plugin-manager.js';
-import { mergeSettings, readConfigPlugins, type PluginSettingsInput } from '../sandbox/plugins/plugin-settings.js';
+import { mergeSettings, settingsFromConfig, type PluginSettingsInput } from '../sandbox/plugins/plugin-settings.js';
 import type { PluginLogger } from '../sandbox/plugin-api.js';
 import { resolveDataDir } from '../platform/data-dir.js';
+import { DEFAULT_CONFIG, loadConfig, type Config } from '../platform/config.js';
+import { silentLogger, type Logger } from '../platform/log.js';
+import { homePaths, resolvePaths } from '../platform/paths.js';
 import type { SandboxRecord } from '../store/sandbox-store.js';
 import { DEFAULT_SESSION, type SessionRecord } from '../store/session-store.js';
 import { Store } from '../store/store.js';
@@ -37,18 +40,26 @@ import { validate } from './validate.js';
 export interface SandboxDeskOptions {
   dataDir?: string;
   registry?: ProviderRegistry;
-  /** Idle session shells are closed after this long (default 10 minutes). */
+  /**
+   * The configuration (src/platform/config.ts: every default lives there). Absent: read from
+   * `config.json` — in `dataDir` when one is given (a one-folder home, like SANDBOX_DESK_HOME), else
+   * from the XDG config dir. A broken file is not fatal: defaults are used and `plugin list` says why.
+   */
+  config?: Config;
+  /** The app's structured log (default: none). Plugin messages go to it too. */
+  logger?: Logger;
+  /** Idle session shells are closed after this long (overrides config `shell.idleMs`). */
   shellIdleMs?: number;
-  /** Default per-command timeout (default 10 minutes). */
+  /** Default per-command timeout (overrides config `exec.timeoutMs`). */
   defaultTimeoutMs?: number;
-  /** Output kept per stream (default 8 MiB); the rest is dropped and flagged. */
+  /** Output kept per stream (overrides config `exec.maxOutputBytes`); the rest is dropped and flagged. */
   maxOutputBytes?: number;
   /**
-   * Plugin backends: layered over `plugins` in `<data dir>/config.json` (paths add up, the rest
+   * Plugin backends: layered over the config's `plugins` (paths and disabled names add up, the rest
    * overrides). false: load no plugins at all.
    */
   plugins?: PluginSettingsInput | false;
-  /** Where plugin warnings go besides `plugin list` (default: nowhere). */
+  /** Where plugin messages go besides `plugin list` (default: `logger`). */
   pluginLogger?: PluginLogger;
 }
 
@@ -77,16 +88,21 @@ export class SandboxDesk {
   /** Settles once every plugin has loaded or failed; never rejects. */
   private readonly pluginsReady: Promise<void>;
   private pluginConfigError: string | null = null;
+  /** The configuration in force (every default filled in). */
+  readonly config: Config;
+  readonly log: Logger;
 
   constructor(opts: SandboxDeskOptions = {}) {
     this.store = Store.open(opts.dataDir ?? resolveDataDir());
+    this.log = opts.logger ?? silentLogger;
+    this.config = opts.config ?? this.readConfig(opts.dataDir);
     this.registry = opts.registry ?? builtinRegistry({ dataDir: this.store.dataDir });
     this.plugins = opts.plugins === false ? null : this.pluginManager(opts.plugins ?? {}, opts.pluginLogger);
     // Plugins load in the background: a slow or broken one never blocks the app from opening.
     this.pluginsReady = this.plugins ? this.plugins.loadAll().then(() => undefined, () => undefined) : Promise.resolve();
-    this.shells = new ShellPool({ idleMs: opts.shellIdleMs ?? 10 * 60_000 });
-    this.defaultTimeoutMs = opts.defaultTimeoutMs ?? 10 * 60_000;
-    this.maxOutputBytes = opts.maxOutputBytes ?? 8 * 1024 * 1024;
+    this.shells = new ShellPool({ idleMs: opts.shellIdleMs ?? this.config.shell.idleMs });
+    this.defaultTimeoutMs = opts.defaultTimeoutMs ?? this.config.exec.timeoutMs;
+    this.maxOutputBytes = opts.maxOutputBytes ?? this.config.exec.maxOutputBytes;
     this.io = new SessionIo(this);
     this.desktop = new DesktopService({
       environment: async (name) => {
@@ -95,20 +111,33 @@ export class SandboxDesk {
       },
       provider: (name) => this.providerOf(this.record(name).backend),
       leases: this.store.leases,
+      defaultGeometry: this.config.desktop.geometry,
     });
+  }
+
+  /** The config file of this core's home; a broken one is reported by `plugin list` and defaults are used. */
+  private readConfig(dataDir: string | undefined): Config {
+    try {
+      return loadConfig(dataDir ? homePaths(dataDir) : resolvePaths(), (m) => this.log.warn(m)).config;
+    } catch (err) {
+      // A broken config.json must not stop the app: its settings are skipped and `plugin list` says why.
+      this.pluginConfigError = err instanceof SandboxDeskError ? err.oneLine() : String(err);
+      this.log.error({ err: this.pluginConfigError }, 'config not usable; running with the defaults');
+      return DEFAULT_CONFIG;
+    }
   }
 
   // ---- plugins --------------------------------------------------------------------------------
 
   private pluginManager(input: PluginSettingsInput, logger?: PluginLogger): PluginManager {
-    let fromConfig: PluginSettingsInput = {};
-    try {
-      fromConfig = readConfigPlugins(this.store.dataDir);
-    } catch (err) {
-      // A broken config.json must not stop the app: its plugins are skipped and `plugin list` says why.
-      this.pluginConfigError = err instanceof SandboxDeskError ? err.oneLine() : String(err);
-    }
-    return new PluginManager({ registry: this.registry, dataDir: this.store.dataDir, settings: mergeSettings(fromConfig, input), ...(logger ? { logger } : {}) });
+    const log = this.log.child({ scope: 'plugins' });
+    const toLog: PluginLogger = logger ?? { info: (m) => log.info(m), warn: (m) => log.warn(m) };
+    return new PluginManager({ registry: this.registry, dataDir: this.store.dataDir, settings: mergeSettings(settingsFromConfig(this.config.plugins), input), logger: toLog });
+  }
+
+  /** The names `plugins.disabled` left out of loading (`plugin list` mentions them). */
+  disabledPlugins(): string[] {
+    return this.plugins?.disabled() ?? [];
   }
 
   /** Waits until plugin loading has settled (it never fails); the backend list is complete afterwards. */

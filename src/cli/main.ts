@@ -4,6 +4,9 @@ import type { ProgressEvent } from '../sandbox/provider.js';
 import { SandboxDesk, type SandboxDeskOptions } from '../api/sandbox-desk.js';
 import { parseIsolation } from '../sandbox/plugins/plugin-settings.js';
 import { addPluginCommands } from './plugin-command.js';
+import { addConfigCommands, ConfigFile } from './config-command.js';
+import { openCliLog, packageVersion, type CliLog } from './cli-log.js';
+import { resolvePaths } from '../platform/paths.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import { EXIT_OWN_ERROR, printError, printJson, printWarnings, processOut, sandboxDetails, sandboxTable, sessionTable, type Out } from './output.js';
 import { addDesktopCommands } from './desktop-commands.js';
@@ -48,12 +51,19 @@ function withBackendDetails(info: SandboxInfo): SandboxInfo & Record<string, unk
  * Runs the `sandbox-desk` command and returns its exit code: the command's own for `exec`, 125 for
  * Sandbox Desk's errors, 0 otherwise. `out` and `open` are injectable for tests.
  */
-export async function main(argv: string[], out: Out = processOut, open: (o: SandboxDeskOptions) => SandboxDesk = (o) => new SandboxDesk(o)): Promise<number> {
+export async function main(argv: string[], out: Out = processOut, open: (o: SandboxDeskOptions) => SandboxDesk = (o) => new SandboxDesk(o), env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let desk: SandboxDesk | null = null;
+  const paths = resolvePaths(env);
+  // The log opens once the global options are parsed (preAction), before any action runs.
+  let log: CliLog | null = null;
+  // Said before the log is open (the log's own settings come from the config): kept until it is.
+  const notices: string[] = [];
+  const configFile = new ConfigFile(paths, (m) => (log ? log.logger.warn(m) : notices.push(m)));
   // The global --plugin/--plugin-isolation options are parsed by the time any action asks for the core.
-  const core = (): SandboxDesk => (desk ??= open(coreOptions(program.opts())));
+  const core = (): SandboxDesk => (desk ??= open({ ...coreOptions(program.opts()), ...(log?.config ? { config: log.config } : {}), ...(log ? { logger: log.logger } : {}) }));
   let exitCode = 0;
   const wantsJson = argv.includes('--json');
+  const t0 = Date.now();
 
   const program = new Command('sandbox-desk')
     .description('Manage local sandboxes and run commands in them with truthful working directories.')
@@ -61,7 +71,15 @@ export async function main(argv: string[], out: Out = processOut, open: (o: Sand
     .exitOverride()
     .configureOutput({ writeOut: (s) => out.stdout(s), writeErr: (s) => out.stderr(s), outputError: () => undefined })
     .option('--plugin <path>', 'load a plugin from this folder or .js module, besides <data dir>/plugins/ (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
-    .option('--plugin-isolation <mode>', 'in-process | host: run plugins inside the app or each in its own child process (config: plugins.isolation)');
+    .option('--plugin-isolation <mode>', 'in-process | host: run plugins inside the app or each in its own child process (config: plugins.isolation)')
+    .option('--log-level <level>', `least severe level written to the log (${paths.logFile}): trace|debug|info|warn|error|fatal|silent (config: log.level)`)
+    .option('--debug', 'same as --log-level debug')
+    .version(packageVersion(), '--version', 'print the version');
+  program.hook('preAction', (_program, action) => {
+    log ??= openCliLog(paths, configFile, program.opts());
+    for (const m of notices.splice(0)) log.logger.warn(m);
+    log.logger.debug({ argv, command: action.name() }, 'command');
+  });
 
   const sandbox = program.command('sandbox').description('create, list, inspect, start, stop and remove sandboxes');
 
@@ -188,10 +206,12 @@ export async function main(argv: string[], out: Out = processOut, open: (o: Sand
     });
 
   addDesktopCommands(program, core, out);
-  addServeCommand(program, core, out);
-  addMcpCommands(program, core, out);
+  const agentPolicy = () => ({ allowOtherUsers: core().config.agents.allowOtherUsers });
+  addServeCommand(program, core, out, agentPolicy);
+  addMcpCommands(program, core, out, agentPolicy);
   addTokenCommands(program, core, out);
-  addPluginCommands(program, core, out);
+  addPluginCommands(program, core, out, () => configFile);
+  addConfigCommands(program, () => configFile, out);
 
   const session = program.command('session').description('list, create and remove sessions and their cwd records');
   session
@@ -232,9 +252,12 @@ export async function main(argv: string[], out: Out = processOut, open: (o: Sand
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
       return printError(out, new SandboxDeskError('invalid_input', err.message.replace(/^error: /, '')), wantsJson);
     }
+    (log as CliLog | null)?.logger.warn({ err: err instanceof SandboxDeskError ? err.toJSON() : { message: String(err) } }, 'command failed');
     return printError(out, err, wantsJson);
   } finally {
     if (desk) await (desk as SandboxDesk).close();
+    (log as CliLog | null)?.logger.debug({ exitCode, ms: Date.now() - t0 }, 'command done');
+    (log as CliLog | null)?.dispose();
   }
 }
 

@@ -1,21 +1,24 @@
 import type { Command } from 'commander';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
 import type { PluginReport } from '../sandbox/plugins/plugin-manager.js';
+import { namesPlugin } from '../sandbox/plugins/plugin-settings.js';
+import { changeDisabled, type ConfigFile } from './config-command.js';
 import { printJson, type Out } from './output.js';
 
 /** `plugin list`: name, version, backends, isolation, status and error of every plugin found. */
-export function pluginTable(list: PluginReport[]): string {
-  if (list.length === 0) return 'No plugins. Put one under <data dir>/plugins/, list it in config.json ("plugins": {"paths": [...]}), or pass --plugin PATH.\n';
+export function pluginTable(list: PluginReport[], disabled: string[] = []): string {
+  const off = disabled.length ? `Disabled (plugins.disabled; \`plugin enable NAME\` turns one on): ${disabled.join(', ')}\n` : '';
+  if (list.length === 0) return 'No plugins. Put one under <data dir>/plugins/, list it in config.json ("plugins": {"paths": [...]}), or pass --plugin PATH.\n' + off;
   const rows = [['NAME', 'VERSION', 'BACKENDS', 'ISOLATION', 'STATUS', 'ERROR']];
   for (const p of list) rows.push([p.name, p.version ?? '-', p.providers.join(',') || '-', p.isolation, p.status, p.error ?? '']);
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
   let text = rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n') + '\n';
   for (const p of list) for (const w of p.warnings) text += `warning: plugin ${p.name}: ${w}\n`;
-  return text;
+  return text + off;
 }
 
-export function addPluginCommands(program: Command, core: () => SandboxDesk, out: Out): void {
-  const plugin = program.command('plugin').description('plugin backends: what is installed and whether it loaded');
+export function addPluginCommands(program: Command, core: () => SandboxDesk, out: Out, config: () => ConfigFile): void {
+  const plugin = program.command('plugin').description('plugin backends: what is installed, whether it loaded, and turning one on or off');
   plugin
     .command('list')
     .description('every plugin found, with its backends, isolation, status and error')
@@ -23,6 +26,18 @@ export function addPluginCommands(program: Command, core: () => SandboxDesk, out
     .action(async (o: { json?: boolean }) => {
       const list = await core().listPlugins();
       if (o.json) printJson(out, list);
-      else out.stdout(pluginTable(list));
+      else out.stdout(pluginTable(list, core().disabledPlugins()));
     });
+  for (const verb of ['enable', 'disable'] as const) {
+    plugin
+      .command(`${verb} <name>`)
+      .description(verb === 'enable' ? 'load this plugin again (removes it from plugins.disabled)' : 'stop loading this plugin, built-in ones too (adds it to plugins.disabled)')
+      .option('--json', 'machine-readable output')
+      .action((name: string, o: { json?: boolean }) => {
+        const r = changeDisabled(config(), name, verb === 'disable', namesPlugin);
+        if (o.json) return printJson(out, { plugin: name, enabled: verb === 'enable', changed: r.changed, disabled: r.disabled });
+        if (!r.changed) out.stdout(`${name} is already ${verb}d.\n`);
+        else out.stdout(`${verb === 'enable' ? 'Enabled' : 'Disabled'} ${name}: from the next start on it is ${verb === 'enable' ? '' : 'not '}loaded.\n`);
+      });
+  }
 }

@@ -17,13 +17,13 @@ export function addServeCommand(program: Command, core: () => SandboxDesk, out: 
   program
     .command('serve')
     .description('serve the app on 127.0.0.1 and print its URL (with a login token); until Ctrl-C')
-    .option('--port <n>', 'port on 127.0.0.1 (default: a free one)')
+    .option('--port <n>', 'port on 127.0.0.1 (default: config serve.port; 0, a free one)')
     .option('--json', 'print {"url"} (with --mcp also "mcpUrl" and "agentToken") as one JSON line')
     .option('--mcp', 'also serve the agent bridge (MCP, streamable HTTP) at /mcp, and print an agent token for it (valid while this server runs)')
     .option('--mcp-sandbox <name>', 'with --mcp: the printed agent token may use only this sandbox (repeatable)', collect, [])
     .addOption(new Option('--allow-origin <origin>', 'also accept streams from this Origin (the Electron window: file://)').hideHelp())
     .action(async (o: { port?: string; json?: boolean; allowOrigin?: string; mcp?: boolean; mcpSandbox: string[] }) => {
-      const port = o.port === undefined ? 0 : Number(o.port);
+      const port = o.port === undefined ? core().config.serve.port : Number(o.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new SandboxDeskError('invalid_input', `--port must be 0-65535, got ${JSON.stringify(o.port)}`);
       if (o.mcpSandbox.length && !o.mcp) throw new SandboxDeskError('invalid_input', '--mcp-sandbox scopes the agent token of --mcp', { hint: 'add --mcp' });
       const desk = core();

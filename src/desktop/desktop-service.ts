@@ -20,6 +20,8 @@ export interface DesktopHost {
   environment(sandbox: string): Promise<SandboxEnvironment>;
   provider(sandbox: string): SandboxProvider | Promise<SandboxProvider>;
   leases: LeaseStore;
+  /** The screen size when `start` is given none (config `desktop.geometry`; default 1280x800). */
+  defaultGeometry?: string;
 }
 
 export interface DesktopStartOptions {
@@ -87,7 +89,7 @@ export class DesktopService {
 
   /** Starts the desktop, or adopts the one already running; never starts a second one. */
   async start(sandbox: string, opts: DesktopStartOptions = {}): Promise<DesktopStatus> {
-    const geometry = opts.geometry ?? '1280x800';
+    const geometry = opts.geometry ?? this.host.defaultGeometry ?? '1280x800';
     const m = GEOMETRY_RE.exec(geometry);
     if (!m || Number(m[1]) < 320 || Number(m[2]) < 240) {
       throw new SandboxDeskError('invalid_input', `geometry must be WIDTHxHEIGHT between 320x240 and 9999x9999, got ${JSON.stringify(geometry)}`);

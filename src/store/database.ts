@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { ensureDataDir } from '../platform/data-dir.js';
+import { SandboxDeskError } from '../shared/errors.js';
 
 export type Db = Database.Database;
 
@@ -72,14 +73,23 @@ const MIGRATIONS: string[] = [
    );`,
 ];
 
-export function migrate(db: Db): void {
-  const current = db.pragma('user_version', { simple: true }) as number;
-  for (let i = current; i < MIGRATIONS.length; i++) {
-    db.transaction(() => {
-      db.exec(MIGRATIONS[i]!);
-      db.pragma(`user_version = ${i + 1}`);
-    })();
-  }
+/** The schema version this build writes: the number of migrations. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+export function migrate(db: Db, file = 'the database'): void {
+  // IMMEDIATE takes the write lock before user_version is read, so of two processes opening a new data
+  // dir at once the second waits (busy_timeout), then reads the version the first committed and runs
+  // nothing — instead of both reading 0 and the second failing with "table already exists".
+  db.transaction(() => {
+    const current = db.pragma('user_version', { simple: true }) as number;
+    if (current > MIGRATIONS.length) {
+      throw new SandboxDeskError('refused', `${file} was written by a newer Sandbox Desk (schema version ${current}; this one knows up to ${MIGRATIONS.length})`, {
+        hint: 'run the newer Sandbox Desk, or use another data directory (SANDBOX_DESK_HOME) with this one',
+      });
+    }
+    for (let i = current; i < MIGRATIONS.length; i++) db.exec(MIGRATIONS[i]!);
+    if (current < MIGRATIONS.length) db.pragma(`user_version = ${MIGRATIONS.length}`);
+  }).immediate();
 }
 
 /**
@@ -91,12 +101,20 @@ export function migrate(db: Db): void {
  */
 export function openDatabase(dataDir: string): Db {
   ensureDataDir(dataDir);
-  const db = new Database(join(dataDir, 'state.db'));
+  const file = join(dataDir, 'state.db');
+  const db = new Database(file);
+  // The busy timeout first: switching to WAL takes a lock that a second process opening the same new
+  // data dir would otherwise fail on at once (SQLITE_BUSY).
+  db.pragma('busy_timeout = 5000');
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
-  migrate(db);
+  try {
+    migrate(db, file);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
   return db;
 }
 

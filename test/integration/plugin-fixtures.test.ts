@@ -163,7 +163,10 @@ describe('CLI', () => {
     const r = await cli(['plugin', 'list', '--json', '--plugin', fixture('good'), '--plugin', fixture('reserved'), '--plugin-isolation', 'host']);
     expect(r.code).toBe(0);
     const list = JSON.parse(r.stdout) as { name: string; status: string; isolation: string; providers: string[]; error: string | null }[];
+    // The plugins that ship with the app are on by default, listed first; then the ones given here.
     expect(list.map((p) => [p.name, p.status, p.isolation, p.providers.join()])).toEqual([
+      ['sandbox-desk-ssh', 'loaded', 'host', 'ssh'],
+      ['sandbox-desk-podman', 'loaded', 'host', 'podman'],
       ['fixture-good', 'loaded', 'host', 'hostshell,movingcwd'],
       ['fixture-reserved', 'failed', 'host', ''],
     ]);

@@ -64,7 +64,11 @@ describe.each(['in-process', 'host'] as PluginIsolation[])('ssh plugin, isolatio
   });
 
   it('loads from its built dist and creates a sandbox with --option host/port/user/key; the host key is pinned', async () => {
-    expect((await t.desk.listPlugins()).map((p) => [p.name, p.status, p.isolation, p.providers.join()])).toEqual([['sandbox-desk-ssh', 'loaded', isolation, 'ssh']]);
+    // Built in and on by default, so the path given here is the same plugin (loaded once); podman comes along.
+    expect((await t.desk.listPlugins()).map((p) => [p.name, p.status, p.isolation, p.providers.join()])).toEqual([
+      ['sandbox-desk-ssh', 'loaded', isolation, 'ssh'],
+      ['sandbox-desk-podman', 'loaded', isolation, 'podman'],
+    ]);
     const t0 = Date.now();
     const r = await t.desk.createSandbox({ name: sb, backend: 'ssh', options: { host: '127.0.0.1', port: String(port), user: 'agent', key: join(keyDir, 'id') } });
     console.log(`[measure] ssh create+connect (${isolation}): ${Date.now() - t0} ms`);

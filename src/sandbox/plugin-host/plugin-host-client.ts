@@ -103,8 +103,20 @@ export class PluginHostClient {
     this.child = child;
     this.state = 'running';
     this.stderrTail = '';
-    child.stdout?.on('data', () => undefined);
+    // What the plugin prints (console.log, a stack trace) goes to the app's log, line by line, so an
+    // isolated plugin is as visible there as an in-process one's ctx.logger.
+    const toLog = (stream: string): ((c: Buffer) => void) => {
+      let partial = '';
+      return (c) => {
+        const lines = (partial + c.toString('utf8')).split('\n');
+        partial = lines.pop()!.slice(-2000);
+        for (const l of lines) if (l.trim()) this.opts.logger.info(`${stream}: ${l.slice(0, 500)}`);
+      };
+    };
+    child.stdout?.on('data', toLog('stdout'));
+    child.stderr?.on('data', toLog('stderr'));
     child.stderr?.on('data', (c: Buffer) => (this.stderrTail = (this.stderrTail + c.toString('utf8')).slice(-2000)));
+    this.opts.logger.info(`isolated host started (pid ${child.pid ?? '?'})`);
     child.on('message', (m: unknown) => this.onMessage(m as HostMessage));
     child.on('error', (err) => this.onExit(child, `could not run: ${err.message}`));
     child.on('exit', (code, signal) => this.onExit(child, signal ? `killed by ${signal}` : `exit code ${code}`));

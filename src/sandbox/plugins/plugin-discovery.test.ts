@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { discoverInstalledPlugins, readPluginPath } from './plugin-discovery.js';
+import { projectRoot } from '../../platform/project-root.js';
+import { discoverBuiltinPlugins, discoverInstalledPlugins, readPluginPath } from './plugin-discovery.js';
 
 function pkg(dir: string, manifest: unknown, files: Record<string, string> = {}): string {
   mkdirSync(dir, { recursive: true });
@@ -36,5 +37,15 @@ describe('plugin discovery', () => {
       ['@acme/box', null],
       ['npm-one', null],
     ]);
+  });
+
+  it('the plugins that ship with the app are found in the package\'s own folder (ssh, podman; not the template)', () => {
+    const found = discoverBuiltinPlugins(projectRoot());
+    expect(found.map((c) => [c.name, c.source, c.dir])).toEqual([
+      ['sandbox-desk-ssh', 'builtin', join(projectRoot(), 'plugins', 'ssh')],
+      ['sandbox-desk-podman', 'builtin', join(projectRoot(), 'plugins', 'podman')],
+    ]);
+    // Elsewhere (a package without them): candidates that say what is missing, never a throw.
+    expect(discoverBuiltinPlugins(root).every((c) => /does not exist/.test(c.error ?? ''))).toBe(true);
   });
 });

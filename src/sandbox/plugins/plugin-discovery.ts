@@ -1,8 +1,19 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 
-/** Where a plugin was found: the data directory's plugins folder, the config file, or `--plugin`. */
-export type PluginSource = 'data-dir' | 'config' | 'cli';
+/** Where a plugin was found: shipped with the app, the data directory's plugins folder, the config file, or `--plugin`. */
+export type PluginSource = 'builtin' | 'data-dir' | 'config' | 'cli';
+
+/** The plugins that ship with the app, as folders under the package's `plugins/` (the template is not one). */
+export const BUILTIN_PLUGINS = ['ssh', 'podman'] as const;
+
+/**
+ * The in-tree plugins, found in the package's own folder (a checkout or an installed app), loaded
+ * like any other plugin. Not built yet (no dist/): listed with the error that says so.
+ */
+export function discoverBuiltinPlugins(packageRoot: string): PluginCandidate[] {
+  return BUILTIN_PLUGINS.map((name) => readPluginPath(join(packageRoot, 'plugins', name), 'builtin'));
+}
 
 /** A plugin located on disk, before its code is loaded. `error` set: it cannot be loaded, and says why. */
 export interface PluginCandidate {

@@ -7,10 +7,11 @@ import { RemoteProvider } from '../plugin-host/remote-provider.js';
 import type { RestartBudget } from '../plugin-host/restart-budget.js';
 import type { SandboxProvider } from '../provider.js';
 import type { ProviderRegistry } from '../registry.js';
-import { discoverInstalledPlugins, readPluginPath, type PluginCandidate, type PluginSource } from './plugin-discovery.js';
+import { projectRoot } from '../../platform/project-root.js';
+import { discoverBuiltinPlugins, discoverInstalledPlugins, readPluginPath, type PluginCandidate, type PluginSource } from './plugin-discovery.js';
 import { makePluginContext, pluginDataDir, pluginExport } from './plugin-context.js';
 import { GuardedProvider, withTimeout } from './plugin-guard.js';
-import type { PluginIsolation, PluginSettings } from './plugin-settings.js';
+import { namesPlugin, type PluginIsolation, type PluginSettings } from './plugin-settings.js';
 
 /** One plugin as `plugin list` shows it. */
 export interface PluginReport {
@@ -50,16 +51,26 @@ export class PluginManager {
       logger?: PluginLogger;
       /** Tests inject a budget with a fake clock. */
       restartBudget?: () => RestartBudget;
+      /** Where the built-in plugins are (default: this package's own folder). */
+      packageRoot?: string;
     },
   ) {}
 
   candidates(): PluginCandidate[] {
     const s = this.opts.settings;
-    const found = s.scanDataDir ? discoverInstalledPlugins(join(this.opts.dataDir, 'plugins')) : [];
+    const found = s.builtin ? discoverBuiltinPlugins(this.opts.packageRoot ?? projectRoot()) : [];
+    if (s.scanDataDir) found.push(...discoverInstalledPlugins(join(this.opts.dataDir, 'plugins')));
     found.push(...s.paths.map((p) => readPluginPath(p, 'cli')));
-    // The same folder named twice (config and --plugin) loads once.
+    // The same folder named twice (built in, config and --plugin) loads once; disabled ones not at all.
     const seen = new Set<string>();
-    return found.filter((c) => (seen.has(c.entry ?? c.dir) ? false : (seen.add(c.entry ?? c.dir), true)));
+    return found
+      .filter((c) => (seen.has(c.entry ?? c.dir) ? false : (seen.add(c.entry ?? c.dir), true)))
+      .filter((c) => !s.disabled.some((d) => namesPlugin(d, c.name)));
+  }
+
+  /** The names `plugins.disabled` holds, for `plugin list` to say what it left out. */
+  disabled(): string[] {
+    return [...this.opts.settings.disabled];
   }
 
   async loadAll(): Promise<PluginReport[]> {
@@ -78,6 +89,7 @@ export class PluginManager {
         this.hosts.delete(report);
       }
       if (report.error) this.log().warn(`plugin ${report.name}: ${report.error}`);
+      else this.log().info(`plugin ${report.name}: loaded (${report.isolation}, from ${report.source}), backends ${report.providers.join(', ')}`);
     }
     return this.list();
   }

@@ -1,11 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { SandboxDeskError } from '../../shared/errors.js';
 import { DEFAULT_TIMEOUTS, type CallTimeouts } from './plugin-guard.js';
 
 export type PluginIsolation = 'in-process' | 'host';
 
-/** `plugins` in `<data dir>/config.json`, the `plugins` option of SandboxDesk, and the CLI's flags, merged. */
+/** `plugins` of config.json, the `plugins` option of SandboxDesk, and the CLI's flags, merged. */
 export interface PluginSettings {
   isolation: PluginIsolation;
   /** Extra plugin paths (folders with a package.json, or .js modules), besides `<data dir>/plugins/`. */
@@ -14,6 +12,10 @@ export interface PluginSettings {
   timeouts: CallTimeouts;
   /** false: do not scan `<data dir>/plugins/` (tests, or to start with only the given paths). */
   scanDataDir: boolean;
+  /** Load the plugins that ship with the app (`plugins/ssh`, `plugins/podman` of the package). */
+  builtin: boolean;
+  /** Plugins not loaded (nor listed), by name: `sandbox-desk-ssh`, or `ssh` for short. */
+  disabled: string[];
 }
 
 export type PluginSettingsInput = Partial<Omit<PluginSettings, 'timeouts'>> & { timeouts?: Partial<CallTimeouts> };
@@ -27,41 +29,24 @@ export function parseIsolation(v: unknown, where: string): PluginIsolation {
   });
 }
 
-/** Reads `plugins` from `<data dir>/config.json`. A missing file is no settings; a broken one is an error that says where. */
-export function readConfigPlugins(dataDir: string): PluginSettingsInput {
-  const file = join(dataDir, 'config.json');
-  if (!existsSync(file)) return {};
-  let cfg: unknown;
-  try {
-    cfg = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (err) {
-    throw new SandboxDeskError('invalid_input', `${file} is not valid JSON: ${(err as Error).message}`, { hint: 'fix or remove the file' });
-  }
-  const p = (cfg as { plugins?: unknown } | null)?.plugins;
-  if (p === undefined) return {};
-  if (!p || typeof p !== 'object') throw new SandboxDeskError('invalid_input', `${file}: "plugins" must be an object`);
-  const o = p as Record<string, unknown>;
-  const out: PluginSettingsInput = {};
-  if (o.isolation !== undefined) out.isolation = parseIsolation(o.isolation, `${file}: plugins.isolation`);
-  if (o.paths !== undefined) {
-    if (!Array.isArray(o.paths) || !o.paths.every((x) => typeof x === 'string')) throw new SandboxDeskError('invalid_input', `${file}: plugins.paths must be an array of paths`);
-    out.paths = o.paths as string[];
-  }
-  if (o.timeouts && typeof o.timeouts === 'object') {
-    const t = o.timeouts as Record<string, unknown>;
-    out.timeouts = {};
-    if (typeof t.shortMs === 'number' && t.shortMs > 0) out.timeouts.shortMs = t.shortMs;
-    if (typeof t.longMs === 'number' && t.longMs > 0) out.timeouts.longMs = t.longMs;
-  }
-  return out;
+/** The `plugins` section of the config (already validated by its schema) as the first settings layer. */
+export function settingsFromConfig(p: { isolation: PluginIsolation; paths: string[]; disabled: string[]; builtin: boolean; timeouts: CallTimeouts }): PluginSettingsInput {
+  return { isolation: p.isolation, paths: [...p.paths], disabled: [...p.disabled], builtin: p.builtin, timeouts: { ...p.timeouts } };
 }
 
-/** Later layers win for scalars; paths add up (config's, then the caller's). */
+/** True when `name` (as written by the user: `ssh` or `sandbox-desk-ssh`) names the plugin `pluginName`. */
+export function namesPlugin(name: string, pluginName: string): boolean {
+  return name === pluginName || `sandbox-desk-${name}` === pluginName;
+}
+
+/** Later layers win for scalars; paths and disabled names add up (config's, then the caller's). */
 export function mergeSettings(...layers: PluginSettingsInput[]): PluginSettings {
-  const s: PluginSettings = { isolation: 'in-process', paths: [], timeouts: { ...DEFAULT_TIMEOUTS }, scanDataDir: true };
+  const s: PluginSettings = { isolation: 'in-process', paths: [], timeouts: { ...DEFAULT_TIMEOUTS }, scanDataDir: true, builtin: true, disabled: [] };
   for (const l of layers) {
     if (l.isolation) s.isolation = l.isolation;
     if (l.paths) s.paths.push(...l.paths);
+    if (l.disabled) s.disabled.push(...l.disabled);
+    if (l.builtin !== undefined) s.builtin = l.builtin;
     if (l.timeouts) s.timeouts = { ...s.timeouts, ...l.timeouts };
     if (l.scanDataDir !== undefined) s.scanDataDir = l.scanDataDir;
   }

@@ -63,18 +63,21 @@ function lineReader(sock: Socket): { next(timeoutMs: number): Promise<string> } 
   sock.on('error', (e) => end(e));
   return {
     async next(timeoutMs: number): Promise<string> {
+      const deadline = Date.now() + timeoutMs;
+      // A wake-up is any chunk, not a whole line: a reply split across chunks (its newline in a later
+      // one) must keep waiting until the deadline, or `stop` mistakes a slow reply for a hung VM.
       while (lines.length === 0) {
         if (ended) throw ended;
-        if (timeoutMs <= 0) throw new Error('QMP did not answer in time');
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error('QMP did not answer in time');
         await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, timeoutMs);
+          const t = setTimeout(resolve, left);
           waiter = () => {
             clearTimeout(t);
             resolve();
           };
         });
         waiter = null;
-        if (lines.length === 0 && !ended) throw new Error('QMP did not answer in time');
       }
       return lines.shift()!;
     },
