@@ -33,6 +33,18 @@ export default defineConfig({
           globalSetup: ['./test/integration/global-setup.ts'],
         },
       },
+      {
+        // Standing attempts to get around the app's boundaries (e.g. the control lease), real parts only.
+        test: {
+          name: 'hardening',
+          include: ['test/hardening/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          fileParallelism: false,
+          globalSetup: ['./test/integration/global-setup.ts'],
+        },
+      },
     ],
   },
 });
