@@ -157,9 +157,17 @@ export class DesktopService {
     if (mode === 'shared') {
       return { displayIsolation: 'shared', displayIsolationReason: `${l.noDisplayUser ?? `the desktop runs as ${sandboxUser}`}: the sandbox's shell can reach the display and the browser`, displayUser, shellDisplayGranted: false };
     }
-    const sudo = await runIn(l.env, ['sudo', '-n', '-u', DISPLAY_USER, 'true']).catch(() => null);
-    if (sudo?.code === 0) {
+    // As the sandbox user (the agent's shell): is it root, or can it sudo to the display user?
+    const r = await runIn(l.env, ['bash', '-c', 'id -u; sudo -n -u "$1" true 2>/dev/null && echo sudo', 'sandbox-desk', DISPLAY_USER]).catch(() => null);
+    const [uid, sudo] = (r?.stdout.toString('utf8') ?? '').split('\n');
+    if (uid === '0') {
+      return { displayIsolation: 'shared', displayIsolationReason: `the sandbox user is root, so its shell can reach every user's files, the display included`, displayUser, shellDisplayGranted: false };
+    }
+    if (sudo === 'sudo') {
       return { displayIsolation: 'shared', displayIsolationReason: `${sandboxUser} may use sudo without a password, so its shell can become ${DISPLAY_USER} and reach the display`, displayUser, shellDisplayGranted: false };
+    }
+    if (!r || !uid) {
+      return { displayIsolation: 'shared', displayIsolationReason: `could not check what the sandbox user may do (${r?.stderr.trim() || 'no answer'}): not claiming isolation`, displayUser, shellDisplayGranted: false };
     }
     return { displayIsolation: 'isolated', displayIsolationReason: null, displayUser, shellDisplayGranted: false };
   }

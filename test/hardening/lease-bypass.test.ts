@@ -163,4 +163,12 @@ describe('a sandbox image without the display user', () => {
     await t.desk.desktop.act(sb, { kind: 'move', x: 12, y: 13 });
     expect(await t.desk.desktop.pointer(sb)).toEqual({ x: 12, y: 13 });
   });
+
+  it('a sandbox whose user is root (its shell reads everything): status does not claim isolation', async () => {
+    const rootSb = uniqueName('rootuser');
+    await t.desk.createSandbox({ name: rootSb, backend: 'docker', image: DESKTOP_IMAGE, user: 'root' });
+    const s = await t.desk.desktop.status(rootSb);
+    expect(s).toMatchObject({ running: false, displayIsolation: 'shared', displayUser: 'sdesk-display' });
+    expect(s.displayIsolationReason).toMatch(/sandbox user is root/);
+  });
 });
