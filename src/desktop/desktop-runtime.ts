@@ -78,7 +78,9 @@ exit 0
 /** One exec: which binaries are missing, and whether a desktop is up (adopt it rather than start another). */
 export async function probeDesktop(env: SandboxEnvironment, layout: DesktopLayout, user?: string): Promise<DesktopProbe> {
   const r = await runIn(env, ['bash', '-c', PROBE, 'sandbox-desk', layout.dir, String(layout.display), ...DESKTOP_BINARIES], { user });
-  if (r.code !== 0) throw new SandboxDeskError('backend_unavailable', `could not probe the desktop: ${r.stderr.trim() || `exit ${r.code}`}`);
+  // The probe itself always exits 0: a failure is the exec's (docker exec -i prints "unable to find user" on stdout).
+  const said = r.stderr.trim() || r.stdout.toString('utf8').trim();
+  if (r.code !== 0) throw new SandboxDeskError('backend_unavailable', `could not probe the desktop${user ? ` as ${user}` : ''}: ${said || `exit ${r.code}`}`);
   return parseProbe(r.stdout.toString('utf8'));
 }
 

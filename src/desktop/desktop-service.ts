@@ -44,6 +44,8 @@ interface Located {
   noDisplayUser: string | null;
 }
 
+/** How docker/podman (`-u`), sudo and su say an account does not exist. */
+const NO_SUCH_USER = /unable to find user|no matching entries in passwd|unknown user|user .* does not exist|no such user|invalid user/i;
 const GEOMETRY_RE = /^(\d{3,4})x(\d{3,4})$/;
 /** Inside a sandbox the display number is the sandbox's own; on the host, spread them out. */
 const SANDBOX_DISPLAY = 20;
@@ -130,7 +132,10 @@ export class DesktopService {
       probe = await probeDesktop(t.env, t.layout, DISPLAY_USER);
       if (probe.whoami !== DISPLAY_USER) noDisplayUser = `this backend runs every process as ${probe.whoami ?? 'one user'} (it cannot switch users)`;
     } catch (err) {
-      const why = (err as Error).message.replace(/^could not probe the desktop: /, '').split('\n')[0];
+      const why = (err as Error).message.replace(/^could not probe the desktop[^:]*: /, '').split('\n')[0]!;
+      // Only a missing account means "run as the sandbox user"; any other failure (a transient exec
+      // error) must not quietly start a shared desktop where an isolated one belongs: fail closed.
+      if (!NO_SUCH_USER.test(why)) throw err;
       noDisplayUser = `the sandbox has no user ${DISPLAY_USER} (${why}); the ${DESKTOP_IMAGE} image has it`;
     }
     let user: string | undefined = noDisplayUser ? undefined : DISPLAY_USER;
