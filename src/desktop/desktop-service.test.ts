@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SandboxEnvironment, SandboxProvider } from '../sandbox/provider.js';
+import { SandboxDeskError } from '../shared/errors.js';
 import type { LeaseStore } from '../store/lease-store.js';
 import { DesktopService } from './desktop-service.js';
 
@@ -8,7 +9,7 @@ import { DesktopService } from './desktop-service.js';
  * user. The "sandbox" here is this machine (the prefix runs the probe locally); only the answer to
  * `user: sdesk-display` is faked, as a backend would give it.
  */
-function service(asDisplayUser: { code: number; stdout?: string; stderr?: string }): DesktopService {
+function service(asDisplayUser: { code: number; stdout?: string; stderr?: string } | SandboxDeskError): DesktopService {
   const env: SandboxEnvironment = {
     user: 'agent',
     home: '/home/agent',
@@ -17,10 +18,12 @@ function service(asDisplayUser: { code: number; stdout?: string; stderr?: string
     mounts: [],
     incarnation: 'i1',
     getTempDir: () => '/tmp',
-    execPrefix: ({ user }) =>
-      user === 'sdesk-display'
+    execPrefix: ({ user }) => {
+      if (user === 'sdesk-display' && asDisplayUser instanceof SandboxDeskError) throw asDisplayUser;
+      return user === 'sdesk-display' && !(asDisplayUser instanceof SandboxDeskError)
         ? ['sh', '-c', `printf %s "$1"; printf %s "$2" >&2; exit ${asDisplayUser.code}`, 'fake', asDisplayUser.stdout ?? '', asDisplayUser.stderr ?? '']
-        : ['env'],
+        : ['env'];
+    },
   };
   const provider = { name: 'fakebackend', supportsStreams: true } as SandboxProvider;
   const leases = { get: () => ({ holder: 'agent', viewerId: null, epoch: 0, since: new Date(0).toISOString(), reason: null }) } as unknown as LeaseStore;
@@ -38,6 +41,12 @@ describe('desktop account', () => {
     const desk = service({ code: 255, stderr: 'ssh: connection reset by peer' });
     await expect(desk.status('sb')).rejects.toMatchObject({ code: 'backend_unavailable', message: expect.stringMatching(/as sdesk-display: ssh: connection reset/) });
     await expect(desk.start('sb')).rejects.toMatchObject({ code: 'backend_unavailable' });
+  });
+
+  it('a backend that refuses a prefix for the display user (an isolated plugin) runs it as the sandbox user, and says so', async () => {
+    const s = await service(new SandboxDeskError('refused', 'user "sdesk-display" is not available')).status('sb');
+    expect(s).toMatchObject({ displayIsolation: 'shared', displayUser: 'agent' });
+    expect(s.displayIsolationReason).toMatch(/cannot run processes as sdesk-display \(user "sdesk-display" is not available\)/);
   });
 
   it('a backend that ignores the user (answers as someone else) is not isolated', async () => {

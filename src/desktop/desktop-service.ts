@@ -133,10 +133,12 @@ export class DesktopService {
       if (probe.whoami !== DISPLAY_USER) noDisplayUser = `this backend runs every process as ${probe.whoami ?? 'one user'} (it cannot switch users)`;
     } catch (err) {
       const why = (err as Error).message.replace(/^could not probe the desktop[^:]*: /, '').split('\n')[0]!;
-      // Only a missing account means "run as the sandbox user"; any other failure (a transient exec
-      // error) must not quietly start a shared desktop where an isolated one belongs: fail closed.
-      if (!NO_SUCH_USER.test(why)) throw err;
-      noDisplayUser = `the sandbox has no user ${DISPLAY_USER} (${why}); the ${DESKTOP_IMAGE} image has it`;
+      // Only a missing account, or a backend that refuses to give a prefix for it (an isolated plugin),
+      // means "run as the sandbox user"; any other failure (a transient exec error) must not quietly
+      // start a shared desktop where an isolated one belongs: fail closed.
+      if (err instanceof SandboxDeskError && err.code === 'refused') noDisplayUser = `the backend cannot run processes as ${DISPLAY_USER} (${why})`;
+      else if (NO_SUCH_USER.test(why)) noDisplayUser = `the sandbox has no user ${DISPLAY_USER} (${why}); the ${DESKTOP_IMAGE} image has it`;
+      else throw err;
     }
     let user: string | undefined = noDisplayUser ? undefined : DISPLAY_USER;
     if (!probe || (!noDisplayUser && probe.owner && probe.owner !== DISPLAY_USER)) {
