@@ -4,12 +4,16 @@
  * Docker sandbox from sandbox-desk/desktop:latest with real Xvnc, Xfce and Chromium. Issue 18, defect 5.
  */
 import { execFileSync } from 'node:child_process';
+import { resolve } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium } from 'playwright-core';
 import WebSocket from 'ws';
 import { tempDesk, uniqueName, type TestDesk } from '../integration/helpers.js';
 
 const DESKTOP_IMAGE = 'sandbox-desk/desktop:latest';
+const BIN = resolve(import.meta.dirname, '../../bin/sandbox-desk.js');
 
 function upgradeStatus(url: string): Promise<number> {
   return new Promise((resolve) => {
@@ -170,5 +174,54 @@ describe('a sandbox image without the display user', () => {
     const s = await t.desk.desktop.status(rootSb);
     expect(s).toMatchObject({ running: false, displayIsolation: 'shared', displayUser: 'sdesk-display' });
     expect(s.displayIsolationReason).toMatch(/sandbox user is root/);
+  });
+});
+
+describe('over MCP, the issue\'s own steps (sandbox-desk mcp in its own process)', () => {
+  let t: TestDesk;
+  let client: Client;
+  const sb = uniqueName('mcplease');
+  type ToolResult = { isError?: boolean; content: { type: string; text?: string }[] };
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const r = (await client.callTool({ name, arguments: args })) as ToolResult;
+    return { isError: r.isError === true, body: JSON.parse(r.content[0]!.text!) as Record<string, any> };
+  };
+
+  beforeAll(async () => {
+    t = tempDesk();
+    await t.desk.createSandbox({ name: sb, backend: 'docker', image: DESKTOP_IMAGE });
+    client = new Client({ name: 'lease-bypass-test', version: '1.0.0' });
+    const env = { ...(process.env as Record<string, string>), SANDBOX_DESK_HOME: t.dataDir };
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], env, stderr: 'pipe' }));
+  }, 180_000);
+  afterAll(async () => {
+    await client?.close();
+    await t?.dispose();
+  });
+
+  it('execute_shell_command cannot move the pointer; browser_endpoint is refused while a human holds control and its open CDP connection is closed', async () => {
+    expect((await call('desktop_start', { sandbox: sb, geometry: '1024x768' })).body).toMatchObject({ running: true, displayIsolation: 'isolated' });
+    expect((await call('click', { sandbox: sb, x: 30, y: 40 })).body).toEqual({ ok: true });
+    const shell = await call('execute_shell_command', { sandbox: sb, command: 'DISPLAY=:20 xdotool mousemove 77 66' });
+    expect(shell.body.exitCode).not.toBe(0);
+    expect(await t.desk.desktop.pointer(sb)).toEqual({ x: 30, y: 40 });
+
+    const ep = (await call('browser_endpoint', { sandbox: sb })).body as { httpUrl: string };
+    const remote = await chromium.connectOverCDP(ep.httpUrl);
+    const disconnected = new Promise<void>((r) => remote.on('disconnected', () => r()));
+    // The human takes control in another process (this one); the MCP server's endpoint sees the lease.
+    t.desk.desktop.takeControl(sb, 'mcp-human');
+    await disconnected;
+    const refused = await call('browser_endpoint', { sandbox: sb });
+    expect(refused.isError).toBe(true);
+    expect(refused.body.error.code).toBe('human_has_control');
+    expect((await call('click', { sandbox: sb, x: 5, y: 5 })).body.error.code).toBe('human_has_control');
+    expect(await t.desk.desktop.pointer(sb)).toEqual({ x: 30, y: 40 });
+
+    t.desk.desktop.giveBack(sb, 'mcp-human');
+    const back = (await call('browser_endpoint', { sandbox: sb })).body as { httpUrl: string };
+    const again = await chromium.connectOverCDP(back.httpUrl);
+    expect(again.contexts().length).toBeGreaterThan(0);
+    await again.close();
   });
 });
