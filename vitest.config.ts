@@ -34,7 +34,7 @@ export default defineConfig({
         },
       },
       {
-        // The standing hardening suite (issue 18): fuzzers, token scopes, size limits, against real parts.
+        // The standing hardening suite (issue 18): fuzzers, token scopes, size limits, lease bypass attempts — real parts only.
         test: {
           name: 'hardening',
           include: ['test/hardening/**/*.test.ts'],

@@ -164,7 +164,8 @@ export default async function run(): Promise<Metric[]> {
     const info = await desk.inspectSandbox(sb);
     const ip = (await docker(['inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}', info.backendRef!])).trim();
     const sock = `/tmp/sandbox-desk-desktop-${sb}/rfb.sock`;
-    await desk.exec({ sandbox: sb, command: `setsid -f socat TCP-LISTEN:5999,bind=${ip},fork,reuseaddr UNIX-CONNECT:${sock} </dev/null >/dev/null 2>&1; sleep 0.3` });
+    // As the desktop's own user: the socket is its, 0600 in a 0700 dir (the sandbox user cannot reach it).
+    await desk.exec({ sandbox: sb, user: 'sdesk-display', command: `setsid -f socat TCP-LISTEN:5999,bind=${ip},fork,reuseaddr UNIX-CONNECT:${sock} </dev/null >/dev/null 2>&1; sleep 0.3` });
 
     type Rate = { fps: number; bytesPerFrame: number };
     const avg = (xs: Rate[], k: keyof Rate) => xs.reduce((a, x) => a + x[k], 0) / xs.length;

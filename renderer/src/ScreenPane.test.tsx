@@ -43,6 +43,26 @@ const renderPane = (api: FakeApi) =>
   );
 
 describe('screen pane', () => {
+  it('says when the sandbox\'s shell shares the display, and why; says nothing when it is isolated', async () => {
+    const reason = 'granted at start (grantShellDisplay): the desktop runs as agent';
+    const api = new FakeApi({
+      desktops: {
+        alpha: desktopStatus({ sandbox: 'alpha', running: true, display: ':20', geometry: '1280x800', displayIsolation: 'shared', displayIsolationReason: reason, displayUser: 'agent', shellDisplayGranted: true }),
+        beta: desktopStatus({ sandbox: 'beta', running: true, display: ':20', geometry: '1024x768', displayIsolation: 'isolated', displayUser: 'sdesk-display' }),
+      },
+    });
+    const view = renderPane(api);
+    const pill = await screen.findByTestId('display-shared');
+    expect(pill.getAttribute('title')).toBe(reason);
+    view.rerender(
+      <ApiProvider api={api}>
+        <ScreenPane sandbox="beta" visible />
+      </ApiProvider>,
+    );
+    expect(await screen.findByText(':20 1024x768')).toBeTruthy();
+    expect(screen.queryByTestId('display-shared')).toBeNull();
+  });
+
   it('shows why the desktop cannot run and what is missing, with a Start button', async () => {
     const api = new FakeApi({
       desktops: { alpha: desktopStatus({ sandbox: 'alpha', placement: 'refused', missing: ['Xvnc', 'xfce4-session'], reason: 'the image has no desktop packages' }) },

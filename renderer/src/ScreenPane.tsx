@@ -92,6 +92,12 @@ export function ScreenPane({ sandbox, visible }: Props) {
           </>
         )}
         {status.data?.display && <span className="muted small mono">{`${status.data.display} ${status.data.geometry ?? ''}`}</span>}
+        {running && status.data?.displayIsolation === 'shared' && (
+          // The lease only binds what goes through the app: say plainly when the sandbox's shell can reach the display too.
+          <span className="pill pill-warn" data-testid="display-shared" title={status.data.displayIsolationReason ?? undefined}>
+            display shared with the sandbox's shell
+          </span>
+        )}
       </header>
 
       {error && (

@@ -1,22 +1,33 @@
 #!/usr/bin/env bash
-# The bot desktop, inside the sandbox, as the sandbox's own (non-root) user:
-#   Xvnc on a 0600 Unix socket (no TCP listener at all), the Xfce parts under one D-Bus session, and
-#   Chromium with its DevTools port on the sandbox's loopback only.
-# Sandbox Desk copies this file into the sandbox's temp dir and starts it in a session of its own:
-#   setsid bash launcher.sh DIR DISPLAY WIDTHxHEIGHT CDP_PORT
+# The bot desktop, inside the sandbox, as the desktop's own user (sdesk-display where the image has it;
+# else, or when the sandbox grants its shell the display, the sandbox user):
+#   Xvnc on a 0600 Unix socket (no TCP listener at all) that also demands an X authority cookie, the Xfce
+#   parts under one D-Bus session, and Chromium with its DevTools on a pipe (no TCP port), bridged by
+#   cdp-pipe.py to a 0600 Unix socket. DIR is 0700: another user (the agent's shell) reaches none of it.
+# Sandbox Desk copies this file and cdp-pipe.py into DIR and starts it in a session of its own:
+#   setsid bash launcher.sh DIR DISPLAY WIDTHxHEIGHT MODE        (MODE: isolated | shared | granted)
 # It writes DIR/ready when the display answers, DIR/failed (with the reason) when it cannot start.
 set -u
-dir=$1 disp=$2 geometry=$3 cdp_port=$4
+dir=$1 disp=$2 geometry=$3 mode=${4:-shared}
 
 umask 077
-mkdir -p "$dir"
-rm -f "$dir/ready" "$dir/failed" "$dir/rfb.sock" "$dir/env"
+mkdir -p "$dir" && chmod 0700 "$dir"
+rm -f "$dir/ready" "$dir/failed" "$dir/rfb.sock" "$dir/cdp.sock" "$dir/env" "$dir/Xauthority"
 echo $$ > "$dir/launcher.pid"
+echo "$mode" > "$dir/mode"
 fail() { echo "$*" > "$dir/failed"; exit 1; }
 
-for bin in Xvnc xdpyinfo dbus-run-session xfwm4; do
+for bin in Xvnc xdpyinfo xauth dbus-run-session xfwm4; do
   command -v "$bin" >/dev/null || fail "$bin is not installed in this sandbox (use the image sandbox-desk/desktop:latest)"
 done
+
+# The X display demands this cookie (MIT-MAGIC-COOKIE-1): a process that can reach the X socket in
+# /tmp/.X11-unix but cannot read this 0600 file gets "Authorization required".
+export XAUTHORITY="$dir/Xauthority"
+cookie=$(mcookie 2>/dev/null || od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+xauth -q -f "$XAUTHORITY" add ":$disp" MIT-MAGIC-COOKIE-1 "$cookie" || fail "xauth could not write $XAUTHORITY"
+# Granted (--grant-shell-display): the sandbox's shell gets the display too, with just DISPLAY=:N.
+[ "$mode" = granted ] && xauth -q -f "$HOME/.Xauthority" add ":$disp" MIT-MAGIC-COOKIE-1 "$cookie"
 
 # A lock left by a dead X server would make Xvnc refuse the display: clean it, but never a live one's.
 lock=/tmp/.X$disp-lock
@@ -27,7 +38,7 @@ fi
 
 # SecurityTypes None is safe only because the socket is 0600 and reached through the exec stream; the
 # app authenticates viewers (single-use tickets) before a byte reaches it.
-Xvnc ":$disp" -rfbport -1 -rfbunixpath "$dir/rfb.sock" -rfbunixmode 0600 -nolisten tcp \
+Xvnc ":$disp" -auth "$XAUTHORITY" -rfbport -1 -rfbunixpath "$dir/rfb.sock" -rfbunixmode 0600 -nolisten tcp \
   -SecurityTypes None -AlwaysShared -AcceptSetDesktopSize -geometry "$geometry" -depth 24 \
   -FrameRate 60 -MaxCutText 262144 -SendCutText=0 >"$dir/xvnc.log" 2>&1 &
 xvnc=$!
@@ -50,8 +61,9 @@ echo "$chromium_sandbox" > "$dir/chromium-sandbox"
 profile="$HOME/.config/sandbox-desk/chromium"
 mkdir -p "$profile"
 browser=()
-if command -v chromium >/dev/null; then
-  browser=(chromium --remote-debugging-address=127.0.0.1 "--remote-debugging-port=$cdp_port"
+# DevTools on a pipe, never a port: the relay below is the only way in, as this user.
+if command -v chromium >/dev/null && python3 -c 'import json' 2>/dev/null; then
+  browser=(python3 "$dir/cdp-pipe.py" "$dir/cdp.sock" -- chromium --remote-debugging-pipe
     "--user-data-dir=$profile" --no-first-run --no-default-browser-check --disable-background-networking
     --disable-component-update --disable-sync --password-store=basic --disable-dev-shm-usage
     --start-maximized about:blank)
@@ -60,7 +72,7 @@ fi
 
 # Xfce piece by piece (no xfce4-session: no screensaver, no logout dialog), all in one D-Bus session.
 dbus-run-session -- bash -c '
-  printf "DISPLAY=%s\nDBUS_SESSION_BUS_ADDRESS=%s\n" "$DISPLAY" "$DBUS_SESSION_BUS_ADDRESS" > "$0/env"
+  printf "DISPLAY=%s\nXAUTHORITY=%s\nDBUS_SESSION_BUS_ADDRESS=%s\n" "$DISPLAY" "$XAUTHORITY" "$DBUS_SESSION_BUS_ADDRESS" > "$0/env"
   xfsettingsd --no-daemon & xfwm4 --compositor=off & xfdesktop & xfce4-panel &
   if [ "$#" -gt 0 ]; then "$@" >"$0/chromium.log" 2>&1 & fi
   wait

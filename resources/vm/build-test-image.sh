@@ -189,6 +189,12 @@ for t in apt-daily.timer apt-daily-upgrade.timer fstrim.timer e2scrub_all.timer;
 done
 # Root stays locked (no password); access is the seed's user with an SSH key.
 in_chroot passwd -l root >/dev/null
+# The bot desktop's own account (as in the sandbox-desk/desktop image): the app runs the desktop as it, so
+# the display's X cookie, RFB socket and DevTools pipe are not the login user's. uid 1001 leaves 1000 to
+# the seed's user, created at first boot. (The login user has sudo here, so `desktop status` says the
+# display is shared anyway; the account still keeps a plain shell off the display.)
+in_chroot useradd --create-home --home-dir /home/sdesk-display --shell /usr/sbin/nologin --uid 1001 --user-group sdesk-display
+chmod 0700 "$ROOTFS/home/sdesk-display"
 
 # ---------------------------------------------------------------------------------------------------------------
 stage 4 "clean the rootfs (host keys, machine-id, apt lists, logs)"

@@ -218,7 +218,12 @@ export const API = {
   exec: { params: ExecRequest, result: returns<ExecResult>() },
   desktopStatus: { params: OfSandbox.extend({ placement: Placement.optional() }), result: returns<DesktopStatus>() },
   desktopStart: {
-    params: OfSandbox.extend({ placement: Placement.optional(), geometry: z.string().regex(/^\d{3,4}x\d{3,4}$/, 'geometry is WIDTHxHEIGHT').optional() }),
+    params: OfSandbox.extend({
+      placement: Placement.optional(),
+      geometry: z.string().regex(/^\d{3,4}x\d{3,4}$/, 'geometry is WIDTHxHEIGHT').optional(),
+      // Run the desktop as the sandbox user, so the sandbox's shell can reach the display (status says so).
+      grantShellDisplay: z.boolean().optional(),
+    }),
     result: returns<DesktopStatus>(),
   },
   desktopStop: { params: OfSandbox, result: returns<DesktopStatus>() },

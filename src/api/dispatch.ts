@@ -51,7 +51,7 @@ export function createDispatcher(desk: SandboxDesk, streams: StreamIssuer): (met
       return result;
     },
     desktopStatus: (p) => desk.desktop.status(p.sandbox, { placement: p.placement }),
-    desktopStart: (p) => desk.desktop.start(p.sandbox, { placement: p.placement, geometry: p.geometry }),
+    desktopStart: (p) => desk.desktop.start(p.sandbox, { placement: p.placement, geometry: p.geometry, grantShellDisplay: p.grantShellDisplay }),
     desktopStop: (p) => desk.desktop.stop(p.sandbox),
     screenTicket: async (p) => {
       await desk.inspectSandbox(p.sandbox);

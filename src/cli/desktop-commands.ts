@@ -24,6 +24,8 @@ function describe(s: DesktopStatus): string {
     `control: ${s.leaseHolder === 'human' ? `a human (viewer ${s.leaseViewer})` : 'the agent'}`,
     ...(s.missing.length ? [`missing in the sandbox: ${s.missing.join(', ')}`] : []),
     ...(s.reason ? [`reason: ${s.reason}`] : []),
+    ...(s.displayIsolation === 'isolated' ? [`display: isolated (runs as ${s.displayUser}; the sandbox's shell cannot reach it)`] : []),
+    ...(s.displayIsolation === 'shared' ? [`display: shared with the sandbox's shell — ${s.displayIsolationReason}`] : []),
     ...(s.chromiumSandbox === false ? ['chromium runs without its inner sandbox: the container blocks user namespaces, so the container is the boundary'] : []),
   ];
   return lines.join('\n') + '\n';
@@ -45,10 +47,11 @@ export function addDesktopCommands(program: Command, core: () => SandboxDesk, ou
     .description('start the desktop (or adopt the running one)')
     .option('--placement <where>', 'auto | sandbox | host (auto: in the sandbox; on the host only for the local backend)')
     .option('--geometry <WxH>', 'screen size', '1280x800')
+    .option('--grant-shell-display', "run the desktop as the sandbox user, so the sandbox's own shell can reach the display and the browser (status: displayIsolation shared)")
     .option('--json', 'machine-readable output')
-    .action(async (name: string, o: JsonFlag & { placement?: string; geometry: string }) => {
+    .action(async (name: string, o: JsonFlag & { placement?: string; geometry: string; grantShellDisplay?: boolean }) => {
       if (!o.json) out.stderr(`starting the desktop of ${name}…\n`);
-      const s = await core().desktop.start(name, { placement: placementOf(o.placement), geometry: o.geometry });
+      const s = await core().desktop.start(name, { placement: placementOf(o.placement), geometry: o.geometry, grantShellDisplay: o.grantShellDisplay === true });
       if (o.json) printJson(out, s);
       else out.stdout(describe(s));
     });

@@ -1,6 +1,7 @@
 import { SandboxDeskError } from '../shared/errors.js';
 import { runIn } from '../exec/run-in.js';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
+import { displayEnv, type DesktopLayout } from './desktop-runtime.js';
 
 /**
  * What an agent can do on its desktop. Input goes through xdotool inside the sandbox (one exec per
@@ -45,14 +46,15 @@ export function xdotoolArgs(action: AgentAction): string[] {
   }
 }
 
-export async function runXdotool(env: SandboxEnvironment, display: number, action: AgentAction, user?: string): Promise<void> {
-  const r = await runIn(env, ['env', `DISPLAY=:${display}`, 'xdotool', ...xdotoolArgs(action)], { user, timeoutMs: 30_000 });
+/** `user` is the desktop's account: only it holds the display's X cookie (see desktop-runtime). */
+export async function runXdotool(env: SandboxEnvironment, layout: DesktopLayout, action: AgentAction, user?: string): Promise<void> {
+  const r = await runIn(env, ['env', ...displayEnv(layout), 'xdotool', ...xdotoolArgs(action)], { user, timeoutMs: 30_000 });
   if (r.code !== 0) throw new SandboxDeskError('backend_unavailable', `xdotool ${action.kind} failed: ${r.stderr.trim() || `exit ${r.code}`}`);
 }
 
 /** Where the X pointer is, read inside the sandbox. */
-export async function pointerLocation(env: SandboxEnvironment, display: number, user?: string): Promise<{ x: number; y: number }> {
-  const r = await runIn(env, ['env', `DISPLAY=:${display}`, 'xdotool', 'getmouselocation', '--shell'], { user });
+export async function pointerLocation(env: SandboxEnvironment, layout: DesktopLayout, user?: string): Promise<{ x: number; y: number }> {
+  const r = await runIn(env, ['env', ...displayEnv(layout), 'xdotool', 'getmouselocation', '--shell'], { user });
   const x = /X=(\d+)/.exec(r.stdout.toString())?.[1];
   const y = /Y=(\d+)/.exec(r.stdout.toString())?.[1];
   if (r.code !== 0 || x === undefined || y === undefined) throw new SandboxDeskError('backend_unavailable', `xdotool getmouselocation failed: ${r.stderr.trim()}`);

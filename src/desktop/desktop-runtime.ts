@@ -7,21 +7,40 @@ import { resourcePath } from '../platform/project-root.js';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
 
 /** The binaries a desktop needs inside the sandbox; `status` lists the ones the image lacks. */
-export const DESKTOP_BINARIES = ['Xvnc', 'xdpyinfo', 'dbus-run-session', 'xfwm4', 'xfdesktop', 'xfce4-panel', 'xfsettingsd', 'chromium', 'xdotool', 'socat'] as const;
+export const DESKTOP_BINARIES = ['Xvnc', 'xdpyinfo', 'xauth', 'dbus-run-session', 'xfwm4', 'xfdesktop', 'xfce4-panel', 'xfsettingsd', 'chromium', 'xdotool', 'socat'] as const;
 export const DESKTOP_IMAGE = 'sandbox-desk/desktop:latest';
-/** DevTools port of the desktop's Chromium, on the sandbox's own loopback only. */
-export const CDP_PORT = 9222;
+/**
+ * The account the desktop runs as where the image has it (the desktop and sshd images, the VM test
+ * image): not the sandbox user, whose shell the agent drives.
+ */
+export const DISPLAY_USER = 'sdesk-display';
 
-/** Where one desktop lives inside its sandbox. */
+/**
+ * How a desktop runs: `isolated` as DISPLAY_USER; `shared` as the sandbox user because isolation is not
+ * possible here; `granted` as the sandbox user because the sandbox asked for it at start.
+ */
+export type DesktopMode = 'isolated' | 'shared' | 'granted';
+
+/** Where one desktop lives inside its sandbox; all of it in one 0700 directory of the desktop's user. */
 export interface DesktopLayout {
   dir: string;
   display: number;
+  /** Xvnc's RFB socket (0600). */
   socket: string;
+  /** The browser's DevTools relay (0600), see resources/desktop/cdp-pipe.py. */
+  cdpSocket: string;
+  /** The X authority file holding the display's cookie (0600). */
+  xauthority: string;
 }
 
 export function desktopLayout(env: SandboxEnvironment, sandbox: string, display: number): DesktopLayout {
   const dir = posix.join(env.getTempDir(), `sandbox-desk-desktop-${sandbox}`);
-  return { dir, display, socket: posix.join(dir, 'rfb.sock') };
+  return { dir, display, socket: posix.join(dir, 'rfb.sock'), cdpSocket: posix.join(dir, 'cdp.sock'), xauthority: posix.join(dir, 'Xauthority') };
+}
+
+/** The environment words that let an app-owned process (xdotool, xdpyinfo) onto the display. */
+export function displayEnv(layout: DesktopLayout): string[] {
+  return [`DISPLAY=:${layout.display}`, `XAUTHORITY=${layout.xauthority}`];
 }
 
 export interface DesktopProbe {
@@ -32,15 +51,24 @@ export interface DesktopProbe {
   /** false when Chromium runs without its inner sandbox (no user namespaces in the container). */
   chromiumSandbox: boolean | null;
   failed: string | null;
+  /** The account the probe ran as (a backend that cannot switch users answers with its own). */
+  whoami: string | null;
+  /** Who owns the desktop's directory, when it exists: the account the desktop runs (or ran) as. */
+  owner: string | null;
+  /** How the running desktop was started (its launcher wrote it). */
+  mode: DesktopMode | null;
 }
 
 const PROBE = `
 dir=$1 disp=$2; shift 2
+printf 'whoami %s\\n' "$(id -un)"
+[ -e "$dir" ] && printf 'owner %s\\n' "$(stat -c %U "$dir")"
 for b in "$@"; do command -v "$b" >/dev/null 2>&1 || printf 'missing %s\\n' "$b"; done
 pid=$(cat "$dir/launcher.pid" 2>/dev/null)
 if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ -S "$dir/rfb.sock" ] && [ -e "$dir/ready" ]; then
   printf 'running %s\\n' "$pid"
-  DISPLAY=:$disp xdpyinfo 2>/dev/null | sed -n 's/^ *dimensions: *\\([0-9]*x[0-9]*\\) .*/geometry \\1/p'
+  printf 'mode %s\\n' "$(cat "$dir/mode" 2>/dev/null)"
+  DISPLAY=:$disp XAUTHORITY=$dir/Xauthority xdpyinfo 2>/dev/null | sed -n 's/^ *dimensions: *\\([0-9]*x[0-9]*\\) .*/geometry \\1/p'
   printf 'chromium-sandbox %s\\n' "$(cat "$dir/chromium-sandbox" 2>/dev/null)"
 fi
 [ -e "$dir/failed" ] && printf 'failed %s\\n' "$(head -c 2000 "$dir/failed")"
@@ -50,9 +78,15 @@ exit 0
 /** One exec: which binaries are missing, and whether a desktop is up (adopt it rather than start another). */
 export async function probeDesktop(env: SandboxEnvironment, layout: DesktopLayout, user?: string): Promise<DesktopProbe> {
   const r = await runIn(env, ['bash', '-c', PROBE, 'sandbox-desk', layout.dir, String(layout.display), ...DESKTOP_BINARIES], { user });
-  if (r.code !== 0) throw new SandboxDeskError('backend_unavailable', `could not probe the desktop: ${r.stderr.trim() || `exit ${r.code}`}`);
-  const probe: DesktopProbe = { running: false, pid: null, geometry: null, missing: [], chromiumSandbox: null, failed: null };
-  for (const line of r.stdout.toString('utf8').split('\n')) {
+  // The probe itself always exits 0: a failure is the exec's (docker exec -i prints "unable to find user" on stdout).
+  const said = r.stderr.trim() || r.stdout.toString('utf8').trim();
+  if (r.code !== 0) throw new SandboxDeskError('backend_unavailable', `could not probe the desktop${user ? ` as ${user}` : ''}: ${said || `exit ${r.code}`}`);
+  return parseProbe(r.stdout.toString('utf8'));
+}
+
+export function parseProbe(out: string): DesktopProbe {
+  const probe: DesktopProbe = { running: false, pid: null, geometry: null, missing: [], chromiumSandbox: null, failed: null, whoami: null, owner: null, mode: null };
+  for (const line of out.split('\n')) {
     const [key, ...rest] = line.split(' ');
     const value = rest.join(' ');
     if (key === 'missing') probe.missing.push(value);
@@ -60,9 +94,18 @@ export async function probeDesktop(env: SandboxEnvironment, layout: DesktopLayou
     else if (key === 'geometry') probe.geometry = value;
     else if (key === 'chromium-sandbox') probe.chromiumSandbox = value === '1' ? true : value === '0' ? false : null;
     else if (key === 'failed') probe.failed = value;
+    else if (key === 'whoami') probe.whoami = value || null;
+    else if (key === 'owner') probe.owner = value || null;
+    else if (key === 'mode') probe.mode = value === 'isolated' || value === 'shared' || value === 'granted' ? value : null;
   }
   return probe;
 }
+
+const COPY = `
+umask 077
+if [ -e "$1" ] && [ ! -O "$1" ]; then echo "$1 belongs to $(stat -c %U "$1"), not to $(id -un)"; exit 3; fi
+mkdir -p "$1" && chmod 0700 "$1" && dd bs=1 count="$4" of="$2" status=none && cat > "$3"
+`;
 
 const WAIT_READY = `
 dir=$1; limit=$2
@@ -78,16 +121,27 @@ echo "the desktop did not become ready within $limit s"; tail -n 5 "$dir/xvnc.lo
  * Copies the launcher into the sandbox and starts it detached, in a session of its own, then waits
  * (inside the sandbox, one exec) for its readiness file.
  */
-export async function startDesktopProcess(env: SandboxEnvironment, layout: DesktopLayout, opts: { geometry: string; user?: string; readyTimeoutS?: number }): Promise<void> {
+export async function startDesktopProcess(env: SandboxEnvironment, layout: DesktopLayout, opts: { geometry: string; mode: DesktopMode; user?: string; readyTimeoutS?: number }): Promise<void> {
   const launcher = readFileSync(resourcePath('desktop', 'launcher.sh'));
+  const relay = readFileSync(resourcePath('desktop', 'cdp-pipe.py'));
   const script = posix.join(layout.dir, 'launcher.sh');
-  const copy = await runIn(env, ['bash', '-c', 'umask 077 && mkdir -p "$1" && cat > "$2"', 'sandbox-desk', layout.dir, script], { user: opts.user, input: launcher });
+  // Both files in one exec: the first N bytes are the launcher, the rest the DevTools relay (dd bs=1
+  // reads exactly N; head -c may read past them from a pipe).
+  const copy = await runIn(env, ['bash', '-c', COPY, 'sandbox-desk', layout.dir, script, posix.join(layout.dir, 'cdp-pipe.py'), String(launcher.length)], {
+    user: opts.user,
+    input: Buffer.concat([launcher, relay]),
+  });
+  if (copy.code === 3) {
+    throw new SandboxDeskError('backend_unavailable', `cannot start the desktop: ${copy.stdout.toString('utf8').trim()}`, {
+      hint: 'a desktop of the other kind (isolated vs --grant-shell-display) did not stop cleanly: run `sandbox-desk desktop stop` first',
+    });
+  }
   if (copy.code !== 0) throw new SandboxDeskError('backend_unavailable', `could not copy the desktop launcher into the sandbox: ${copy.stderr.trim()}`);
   // setsid -f: the launcher leads its own process group, so stop can end all of it; its output goes
   // to a file, not to this exec's pipes (which would keep the exec open).
   const start = await runIn(
     env,
-    ['bash', '-c', 'cd "$1" && setsid -f bash "$2" "$1" "$3" "$4" "$5" </dev/null >"$1/launcher.log" 2>&1', 'sandbox-desk', layout.dir, script, String(layout.display), opts.geometry, String(CDP_PORT)],
+    ['bash', '-c', 'cd "$1" && setsid -f bash "$2" "$1" "$3" "$4" "$5" </dev/null >"$1/launcher.log" 2>&1', 'sandbox-desk', layout.dir, script, String(layout.display), opts.geometry, opts.mode],
     { user: opts.user },
   );
   if (start.code !== 0) throw new SandboxDeskError('backend_unavailable', `could not start the desktop: ${start.stderr.trim()}`);
@@ -107,13 +161,14 @@ if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
   for ((i = 0; i < 100; i++)); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 0.02; done
   kill -KILL -- "-$pid" 2>/dev/null
 fi
-rm -f "$dir/ready" "$dir/rfb.sock" "$dir/launcher.pid" "$dir/env"
+# All of it: the next desktop may run as another account (isolated vs granted) and must own the dir.
+rm -rf -- "$dir"
 exit 0
 `;
 
 /**
  * Ends the whole desktop: first the launcher's process tree (while parents still link it together),
- * then anything left in its process group, then its state files.
+ * then anything left in its process group, then its directory.
  */
 export async function stopDesktopProcess(env: SandboxEnvironment, layout: DesktopLayout, user?: string): Promise<void> {
   const pid = Number((await runIn(env, ['cat', posix.join(layout.dir, 'launcher.pid')], { user })).stdout.toString('utf8').trim());

@@ -7,10 +7,11 @@ import type { Lease, LeaseStore } from '../store/lease-store.js';
 import type { DesktopStatus } from '../shared/desktop-types.js';
 
 export type { DesktopStatus } from '../shared/desktop-types.js';
+import { runIn } from '../exec/run-in.js';
 import { pointerLocation, runXdotool, type AgentAction } from './agent-actions.js';
-import { CDP_PORT, DESKTOP_IMAGE, desktopLayout, probeDesktop, startDesktopProcess, stopDesktopProcess, type DesktopLayout } from './desktop-runtime.js';
+import { CdpBridge } from './cdp-bridge.js';
+import { DESKTOP_IMAGE, DISPLAY_USER, desktopLayout, probeDesktop, startDesktopProcess, stopDesktopProcess, type DesktopLayout, type DesktopMode, type DesktopProbe } from './desktop-runtime.js';
 import { resolvePlacement, type Placement, type PlacementSetting } from './placement.js';
-import { forwardPort, type PortForward } from './port-forward.js';
 import { openRelay } from './relay.js';
 import { RfbClient, transportFromStreams } from './rfb/rfb-client.js';
 
@@ -27,8 +28,26 @@ export interface DesktopHost {
 export interface DesktopStartOptions {
   placement?: PlacementSetting;
   geometry?: string;
+  /**
+   * Run the desktop as the sandbox user, so the sandbox's own shell (the agent's) can reach the display
+   * and the browser; `status` then says `displayIsolation: "shared"`. Off by default.
+   */
+  grantShellDisplay?: boolean;
 }
 
+/** Where a desktop is (or would be) and which account reaches it. */
+interface Located {
+  env: SandboxEnvironment;
+  layout: DesktopLayout;
+  probe: DesktopProbe;
+  /** The account the app runs the desktop's processes as; undefined: the sandbox user. */
+  user: string | undefined;
+  /** null when the display user is there; else why the desktop cannot run as it here. */
+  noDisplayUser: string | null;
+}
+
+/** How docker/podman (`-u`), sudo and su say an account does not exist. */
+const NO_SUCH_USER = /unable to find user|no matching entries in passwd|unknown user|user .* does not exist|no such user|invalid user/i;
 const GEOMETRY_RE = /^(\d{3,4})x(\d{3,4})$/;
 /** Inside a sandbox the display number is the sandbox's own; on the host, spread them out. */
 const SANDBOX_DISPLAY = 20;
@@ -39,7 +58,9 @@ const SANDBOX_DISPLAY = 20;
  * the environment's execPrefix, so any backend with streams gets all of it.
  */
 export class DesktopService {
-  private readonly forwards = new Map<string, Promise<PortForward>>();
+  private readonly bridges = new Map<string, Promise<CdpBridge>>();
+  /** Which account reaches each sandbox's desktop, learnt by a probe; dropped when an action fails. */
+  private readonly accounts = new Map<string, { env: SandboxEnvironment; user: string | undefined }>();
   private readonly placements = new Map<string, PlacementSetting>();
   private hostEnv: Promise<SandboxEnvironment> | null = null;
 
@@ -70,12 +91,26 @@ export class DesktopService {
     const base = { sandbox, leaseHolder: lease.holder, leaseViewer: lease.viewerId };
     const placement = await this.placementFor(sandbox, opts.placement);
     if (placement.where === 'refused') {
-      return { ...base, running: false, placement: 'refused', display: null, geometry: null, missing: [], reason: placement.reason, chromiumSandbox: null };
+      return {
+        ...base,
+        running: false,
+        placement: 'refused',
+        display: null,
+        geometry: null,
+        missing: [],
+        reason: placement.reason,
+        chromiumSandbox: null,
+        displayIsolation: null,
+        displayIsolationReason: null,
+        displayUser: null,
+        shellDisplayGranted: false,
+      };
     }
-    const { env, layout } = await this.target(sandbox, opts.placement);
-    const probe = await probeDesktop(env, layout);
+    const located = await this.locate(sandbox, await this.target(sandbox, opts.placement));
+    const { layout, probe } = located;
     const reason = probe.missing.length ? missingReason(probe.missing, placement.where) : probe.failed;
     return {
+      ...(await this.isolation(located)),
       ...base,
       running: probe.running,
       placement: placement.where,
@@ -87,6 +122,65 @@ export class DesktopService {
     };
   }
 
+  /**
+   * Finds the desktop and the account that reaches it: the display user where the sandbox has one
+   * (one probe, as that user), else the sandbox user. A desktop whose directory another account owns
+   * (one started with grantShellDisplay, as the sandbox user) is probed again as that account.
+   */
+  private async locate(sandbox: string, t: { env: SandboxEnvironment; layout: DesktopLayout }): Promise<Located> {
+    let noDisplayUser: string | null = null;
+    let probe: DesktopProbe | null = null;
+    try {
+      probe = await probeDesktop(t.env, t.layout, DISPLAY_USER);
+      if (probe.whoami !== DISPLAY_USER) noDisplayUser = `this backend runs every process as ${probe.whoami ?? 'one user'} (it cannot switch users)`;
+    } catch (err) {
+      const why = (err as Error).message.replace(/^could not probe the desktop[^:]*: /, '').split('\n')[0]!;
+      // Only a missing account, or a backend that refuses to give a prefix for it (an isolated plugin),
+      // means "run as the sandbox user"; any other failure (a transient exec error) must not quietly
+      // start a shared desktop where an isolated one belongs: fail closed.
+      if (err instanceof SandboxDeskError && err.code === 'refused') noDisplayUser = `the backend cannot run processes as ${DISPLAY_USER} (${why})`;
+      else if (NO_SUCH_USER.test(why)) noDisplayUser = `the sandbox has no user ${DISPLAY_USER} (${why}); the ${DESKTOP_IMAGE} image has it`;
+      else throw err;
+    }
+    let user: string | undefined = noDisplayUser ? undefined : DISPLAY_USER;
+    if (!probe || (!noDisplayUser && probe.owner && probe.owner !== DISPLAY_USER)) {
+      probe = await probeDesktop(t.env, t.layout);
+      user = undefined;
+    }
+    this.accounts.set(sandbox, { env: t.env, user });
+    return { ...t, probe, user, noDisplayUser };
+  }
+
+  /**
+   * Who can reach the display. `isolated` only when the desktop runs as the display user *and* the
+   * sandbox user cannot become it (password-less sudo, as on the ssh image and VMs, reaches any user).
+   * For a desktop that is not running: what a start would give.
+   */
+  private async isolation(l: Located): Promise<Pick<DesktopStatus, 'displayIsolation' | 'displayIsolationReason' | 'displayUser' | 'shellDisplayGranted'>> {
+    const sandboxUser = l.env.user ?? 'the sandbox user';
+    const mode: DesktopMode = l.probe.running ? (l.probe.mode ?? (l.user ? 'isolated' : 'shared')) : l.noDisplayUser ? 'shared' : 'isolated';
+    const displayUser = mode === 'isolated' ? DISPLAY_USER : (l.env.user ?? l.probe.whoami);
+    if (mode === 'granted') {
+      return { displayIsolation: 'shared', displayIsolationReason: `granted at start (grantShellDisplay): the desktop runs as ${sandboxUser}, whose shell can reach the display and the browser`, displayUser, shellDisplayGranted: true };
+    }
+    if (mode === 'shared') {
+      return { displayIsolation: 'shared', displayIsolationReason: `${l.noDisplayUser ?? `the desktop runs as ${sandboxUser}`}: the sandbox's shell can reach the display and the browser`, displayUser, shellDisplayGranted: false };
+    }
+    // As the sandbox user (the agent's shell): is it root, or can it sudo to the display user?
+    const r = await runIn(l.env, ['bash', '-c', 'id -u; sudo -n -u "$1" true 2>/dev/null && echo sudo', 'sandbox-desk', DISPLAY_USER]).catch(() => null);
+    const [uid, sudo] = (r?.stdout.toString('utf8') ?? '').split('\n');
+    if (uid === '0') {
+      return { displayIsolation: 'shared', displayIsolationReason: `the sandbox user is root, so its shell can reach every user's files, the display included`, displayUser, shellDisplayGranted: false };
+    }
+    if (sudo === 'sudo') {
+      return { displayIsolation: 'shared', displayIsolationReason: `${sandboxUser} may use sudo without a password, so its shell can become ${DISPLAY_USER} and reach the display`, displayUser, shellDisplayGranted: false };
+    }
+    if (!r || !uid) {
+      return { displayIsolation: 'shared', displayIsolationReason: `could not check what the sandbox user may do (${r?.stderr.trim() || 'no answer'}): not claiming isolation`, displayUser, shellDisplayGranted: false };
+    }
+    return { displayIsolation: 'isolated', displayIsolationReason: null, displayUser, shellDisplayGranted: false };
+  }
+
   /** Starts the desktop, or adopts the one already running; never starts a second one. */
   async start(sandbox: string, opts: DesktopStartOptions = {}): Promise<DesktopStatus> {
     const geometry = opts.geometry ?? this.host.defaultGeometry ?? '1280x800';
@@ -94,21 +188,25 @@ export class DesktopService {
     if (!m || Number(m[1]) < 320 || Number(m[2]) < 240) {
       throw new SandboxDeskError('invalid_input', `geometry must be WIDTHxHEIGHT between 320x240 and 9999x9999, got ${JSON.stringify(geometry)}`);
     }
-    const { env, layout, placement } = await this.target(sandbox, opts.placement);
+    const t = await this.target(sandbox, opts.placement);
     if (opts.placement) this.placements.set(sandbox, opts.placement);
-    const probe = await probeDesktop(env, layout);
+    const { env, layout, probe, noDisplayUser } = await this.locate(sandbox, t);
     if (probe.running) return this.status(sandbox);
     if (probe.missing.some((b) => b !== 'chromium')) {
-      throw new SandboxDeskError('backend_unavailable', `cannot start a desktop in sandbox ${sandbox}: ${missingReason(probe.missing, placement.where)}`);
+      throw new SandboxDeskError('backend_unavailable', `cannot start a desktop in sandbox ${sandbox}: ${missingReason(probe.missing, t.placement.where)}`);
     }
-    await startDesktopProcess(env, layout, { geometry });
+    const mode: DesktopMode = opts.grantShellDisplay ? 'granted' : noDisplayUser ? 'shared' : 'isolated';
+    const user = mode === 'isolated' ? DISPLAY_USER : undefined;
+    await startDesktopProcess(env, layout, { geometry, mode, user });
+    this.accounts.set(sandbox, { env, user });
     return this.status(sandbox);
   }
 
   async stop(sandbox: string): Promise<DesktopStatus> {
-    await this.closeForward(sandbox);
-    const { env, layout } = await this.target(sandbox);
-    await stopDesktopProcess(env, layout);
+    await this.closeBridge(sandbox);
+    const { env, layout, user } = await this.locate(sandbox, await this.target(sandbox));
+    await stopDesktopProcess(env, layout, user);
+    this.accounts.delete(sandbox);
     return this.status(sandbox);
   }
 
@@ -116,23 +214,29 @@ export class DesktopService {
     return new SandboxDeskError('desktop_not_running', `the desktop of sandbox ${sandbox} is not running`, { hint: `start it with \`sandbox-desk desktop start ${sandbox}\`` });
   }
 
-  private async running(sandbox: string): Promise<{ env: SandboxEnvironment; layout: DesktopLayout }> {
-    const t = await this.target(sandbox);
-    if (!(await probeDesktop(t.env, t.layout)).running) throw this.notRunning(sandbox);
-    return t;
+  private async running(sandbox: string): Promise<Located> {
+    const l = await this.locate(sandbox, await this.target(sandbox));
+    if (!l.probe.running) throw this.notRunning(sandbox);
+    return l;
   }
 
   /**
-   * Runs `fn` against the desktop without probing first (a probe is one more exec per action); only
-   * when it fails is the desktop probed, so a stopped desktop reads as `desktop_not_running`.
+   * Runs `fn` against the desktop, as the account that reaches it, without probing first when that
+   * account is known (a probe is one more exec per action); only when it fails is the desktop probed,
+   * so a stopped desktop reads as `desktop_not_running`, and one restarted as another account is
+   * tried once more as that account.
    */
-  private async onDesktop<T>(sandbox: string, fn: (t: { env: SandboxEnvironment; layout: DesktopLayout }) => Promise<T>): Promise<T> {
+  private async onDesktop<T>(sandbox: string, fn: (t: { env: SandboxEnvironment; layout: DesktopLayout; user: string | undefined }) => Promise<T>): Promise<T> {
     const t = await this.target(sandbox);
+    const known = this.accounts.get(sandbox);
+    const user = known && known.env === t.env ? known.user : (await this.locate(sandbox, t)).user;
     try {
-      return await fn(t);
+      return await fn({ ...t, user });
     } catch (err) {
-      const probe = await probeDesktop(t.env, t.layout).catch(() => null);
-      if (probe && !probe.running) throw this.notRunning(sandbox);
+      this.accounts.delete(sandbox);
+      const l = await this.locate(sandbox, t).catch(() => null);
+      if (l && !l.probe.running) throw this.notRunning(sandbox);
+      if (l && l.user !== user) return fn({ ...t, user: l.user });
       throw err;
     }
   }
@@ -142,8 +246,8 @@ export class DesktopService {
    * The caller owns the process: its stdin/stdout are the RFB bytes.
    */
   async openScreenStream(sandbox: string): Promise<ChildProcessWithoutNullStreams> {
-    const { env, layout } = await this.running(sandbox);
-    return openRelay(env, { unix: layout.socket });
+    const { env, layout, user } = await this.running(sandbox);
+    return openRelay(env, { unix: layout.socket }, user);
   }
 
   // ---- the control lease ------------------------------------------------------------------------
@@ -160,24 +264,29 @@ export class DesktopService {
     return this.host.leases.release(sandbox, viewerId);
   }
 
-  private assertAgentMayAct(sandbox: string): void {
+  /** null while the agent may act; the refusal while a human holds the lease (read fresh each time). */
+  private humanHasControl(sandbox: string): SandboxDeskError | null {
     const lease = this.host.leases.get(sandbox);
-    if (lease.holder === 'human') {
-      throw new SandboxDeskError('human_has_control', `a human holds the control lease of sandbox ${sandbox}'s desktop${lease.reason ? ` (${lease.reason})` : ''}`, {
-        hint: 'wait until the viewer gives control back',
-      });
-    }
+    if (lease.holder !== 'human') return null;
+    return new SandboxDeskError('human_has_control', `a human holds the control lease of sandbox ${sandbox}'s desktop${lease.reason ? ` (${lease.reason})` : ''}`, {
+      hint: 'wait until the viewer gives control back',
+    });
+  }
+
+  private assertAgentMayAct(sandbox: string): void {
+    const refusal = this.humanHasControl(sandbox);
+    if (refusal) throw refusal;
   }
 
   // ---- agent actions ------------------------------------------------------------------------------
 
   async act(sandbox: string, action: AgentAction): Promise<void> {
     this.assertAgentMayAct(sandbox);
-    await this.onDesktop(sandbox, ({ env, layout }) => runXdotool(env, layout.display, action));
+    await this.onDesktop(sandbox, ({ env, layout, user }) => runXdotool(env, layout, action, user));
   }
 
   async pointer(sandbox: string): Promise<{ x: number; y: number }> {
-    return this.onDesktop(sandbox, ({ env, layout }) => pointerLocation(env, layout.display));
+    return this.onDesktop(sandbox, ({ env, layout, user }) => pointerLocation(env, layout, user));
   }
 
   /** A PNG of the real framebuffer, read over RFB. */
@@ -193,8 +302,8 @@ export class DesktopService {
   }
 
   private withRfb<T>(sandbox: string, fn: (rfb: RfbClient) => Promise<T>): Promise<T> {
-    return this.onDesktop(sandbox, async ({ env, layout }) => {
-      const stream = openRelay(env, { unix: layout.socket });
+    return this.onDesktop(sandbox, async ({ env, layout, user }) => {
+      const stream = openRelay(env, { unix: layout.socket }, user);
       try {
         const rfb = await RfbClient.connect(transportFromStreams(stream.stdout, stream.stdin, () => stream.kill()));
         try {
@@ -208,49 +317,48 @@ export class DesktopService {
     });
   }
 
-  // ---- the browser --------------------------------------------------------------------------------
+  // ---- the browser ------------------------------------------------------------------------------
 
   /**
-   * The desktop Chromium's DevTools endpoint, forwarded to a loopback port here, so Playwright or
-   * Puppeteer on the host can `connectOverCDP` to the browser inside the sandbox.
+   * The desktop Chromium's DevTools endpoint on a loopback port here (see cdp-bridge.ts), so Playwright
+   * or Puppeteer on the host can `connectOverCDP`. Chromium has no DevTools port in the sandbox: the
+   * endpoint reaches its pipe relay as the desktop's account. Refused while a human holds the lease;
+   * connections already open are closed when a human takes it.
    */
   async browserEndpoint(sandbox: string): Promise<{ httpUrl: string; webSocketDebuggerUrl: string; localPort: number }> {
-    const { env } = await this.running(sandbox);
-    let fwd = this.forwards.get(sandbox);
-    if (!fwd) {
-      fwd = forwardPort(env, CDP_PORT);
-      this.forwards.set(sandbox, fwd);
+    this.assertAgentMayAct(sandbox);
+    const { env, layout, user } = await this.running(sandbox);
+    let pending = this.bridges.get(sandbox);
+    if (!pending) {
+      pending = CdpBridge.listen({ openUpstream: () => openRelay(env, { unix: layout.cdpSocket }, user), refusal: () => this.humanHasControl(sandbox) });
+      this.bridges.set(sandbox, pending);
     }
-    const { localPort } = await fwd;
-    const httpUrl = `http://127.0.0.1:${localPort}`;
-    // Chromium opens its DevTools port a moment after the display is ready: poll it, bounded.
+    const bridge = await pending;
+    // Chromium opens its pipe a moment after the display is ready: poll it, bounded.
     const deadline = Date.now() + 15_000;
     let last = '';
     while (Date.now() < deadline) {
       try {
-        const info = (await (await fetch(`${httpUrl}/json/version`)).json()) as { webSocketDebuggerUrl?: string };
-        if (info.webSocketDebuggerUrl) {
-          const ws = info.webSocketDebuggerUrl.replace(/^ws:\/\/[^/]+/, `ws://127.0.0.1:${localPort}`);
-          return { httpUrl, webSocketDebuggerUrl: ws, localPort };
-        }
+        await bridge.version(3000);
+        return { httpUrl: bridge.httpUrl, webSocketDebuggerUrl: bridge.webSocketDebuggerUrl, localPort: bridge.localPort };
       } catch (err) {
         last = (err as Error).message;
       }
       await new Promise((r) => setTimeout(r, 200));
     }
-    throw new SandboxDeskError('backend_unavailable', `the desktop browser's DevTools endpoint did not answer${last ? ` (${last})` : ''}`, {
-      hint: 'is chromium installed in the sandbox image? see `sandbox-desk desktop status`',
+    throw new SandboxDeskError('backend_unavailable', `the desktop browser's DevTools did not answer${last ? ` (${last})` : ''}`, {
+      hint: 'is chromium (and python3, for its DevTools relay) installed in the sandbox image? see `sandbox-desk desktop status`',
     });
   }
 
-  private async closeForward(sandbox: string): Promise<void> {
-    const fwd = this.forwards.get(sandbox);
-    this.forwards.delete(sandbox);
-    if (fwd) await (await fwd).close().catch(() => undefined);
+  private async closeBridge(sandbox: string): Promise<void> {
+    const pending = this.bridges.get(sandbox);
+    this.bridges.delete(sandbox);
+    if (pending) (await pending.catch(() => null))?.dispose();
   }
 
   async close(): Promise<void> {
-    for (const name of [...this.forwards.keys()]) await this.closeForward(name);
+    for (const name of [...this.bridges.keys()]) await this.closeBridge(name);
   }
 }
 

@@ -14,5 +14,17 @@ export interface DesktopStatus {
   reason: string | null;
   /** false when Chromium runs without its inner sandbox (the container blocks user namespaces). */
   chromiumSandbox: boolean | null;
+  /**
+   * Who can reach the display (X, RFB) and the browser's DevTools: `isolated` — only Sandbox Desk (the
+   * desktop runs as its own user; input from the agent goes through the app, behind the control lease);
+   * `shared` — the sandbox's own shell can too, and `displayIsolationReason` says why. For a desktop
+   * that is not running: what starting one would give. null when the placement is refused.
+   */
+  displayIsolation: 'isolated' | 'shared' | null;
+  displayIsolationReason: string | null;
+  /** The account the desktop runs (or would run) as inside the sandbox. */
+  displayUser: string | null;
+  /** true when the desktop was started with grantShellDisplay (`--grant-shell-display`). */
+  shellDisplayGranted: boolean;
 }
 

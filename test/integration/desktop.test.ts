@@ -74,14 +74,14 @@ describe('bot desktop in a docker sandbox', () => {
     await t.dispose();
   });
 
-  it('starts through execPrefix, as the sandbox user, and reports itself', async () => {
+  it('starts through execPrefix, as the desktop\'s own user (not the sandbox user), and reports itself', async () => {
     const s = await t.desk.desktop.start(sb, { geometry: '1280x800' });
     expect(s).toMatchObject({ running: true, placement: 'sandbox', display: ':20', geometry: '1280x800', missing: [], leaseHolder: 'agent' });
     const owner = await inSandbox(`stat -c %U $(ls -d /tmp/sandbox-desk-desktop-${sb})/rfb.sock; stat -c %a /tmp/sandbox-desk-desktop-${sb}/rfb.sock`);
-    expect(owner.stdout).toBe('agent\n600\n');
+    expect(owner.stdout).toBe('sdesk-display\n600\n');
     const users = await inSandbox(`for p in /proc/[0-9]*; do c=$(cat $p/comm 2>/dev/null); case $c in Xvnc|xfwm4|chromium) stat -c "%U $c" $p;; esac; done | sort -u`);
-    expect(users.stdout).toContain('agent Xvnc');
-    expect(users.stdout).not.toMatch(/^root (Xvnc|xfwm4|chromium)/m);
+    expect(users.stdout).toContain('sdesk-display Xvnc');
+    expect(users.stdout).not.toMatch(/^(root|agent) (Xvnc|xfwm4|chromium)/m);
   });
 
   it('an already running desktop is adopted, not duplicated', async () => {
@@ -92,13 +92,12 @@ describe('bot desktop in a docker sandbox', () => {
     expect(after.stdout).toBe('1\n');
   });
 
-  it('publishes nothing: no docker port, no TCP listener for VNC in the sandbox', async () => {
+  it('publishes nothing: no docker port, no TCP listener at all in the sandbox (VNC and DevTools are Unix sockets)', async () => {
     const id = (await t.desk.inspectSandbox(sb)).backendRef!;
     expect(execFileSync('docker', ['port', id], { encoding: 'utf8' }).trim()).toBe('');
-    // Listening sockets (state 0A) inside the sandbox: only Chromium's DevTools port, on 127.0.0.1.
+    // Listening sockets (state 0A) inside the sandbox: none (Chromium's DevTools is a pipe, see cdp-pipe.py).
     const listen = await inSandbox(`awk 'NR>1 && $4=="0A" {print $2}' /proc/net/tcp /proc/net/tcp6`);
-    const ports = listen.stdout.trim().split('\n').filter(Boolean);
-    expect(ports.filter((p) => p !== '0100007F:2406')).toEqual([]);
+    expect(listen.stdout.trim().split('\n').filter(Boolean)).toEqual([]);
   });
 
   it('a Node RFB client completes the handshake over the ticketed WebSocket and gets a framebuffer update', async () => {
@@ -228,8 +227,8 @@ describe('bot desktop in a docker sandbox', () => {
     await expect.poll(() => page.inputValue('#q'), { timeout: 10_000 }).toBe('Hello_world: 1+1=2?');
     await page.close();
     await remote.close();
-    // The profile lives under the desktop user's home, not /tmp.
-    expect((await inSandbox('ls -d /home/agent/.config/sandbox-desk/chromium')).exitCode).toBe(0);
+    // The profile lives under the desktop user's home, not /tmp, and not where the agent's shell reads.
+    expect((await inSandbox('ls -d /home/sdesk-display/.config/sandbox-desk/chromium')).exitCode).toBe(0);
   });
 
   it('agent actions: type into a focused window and read the pointer', async () => {

@@ -125,6 +125,11 @@ describe.each(['in-process', 'host'] as PluginIsolation[])('ssh plugin, isolatio
     const s = await t.desk.desktop.start(sb, { geometry: '1024x768' });
     console.log(`[measure] desktop start over ssh (${isolation}): ${Date.now() - t0} ms`);
     expect(s).toMatchObject({ running: true, placement: 'sandbox', display: ':20', geometry: '1024x768', missing: [] });
+    // In-process, it runs as the image's display user (reached with sudo) — but the login user's shell
+    // has that same sudo; an isolated plugin gives no prefix for that user at all, so the desktop runs
+    // as the login user. Either way status must not claim isolation, and says why.
+    expect(s).toMatchObject({ displayIsolation: 'shared', displayUser: isolation === 'host' ? 'agent' : 'sdesk-display' });
+    expect(s.displayIsolationReason).toMatch(isolation === 'host' ? /cannot run processes as sdesk-display/ : /sudo/);
     const t1 = Date.now();
     const png = await t.desk.desktop.screenshot(sb);
     console.log(`[measure] screenshot over an ssh RFB stream (${isolation}): ${Date.now() - t1} ms, ${png.length} bytes`);

@@ -159,12 +159,16 @@ describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 sk
       // The test image has the desktop's parts but no Chromium (too slow under TCG): said, not hidden.
       expect(status).toMatchObject({ running: true, placement: 'sandbox', display: ':20', geometry: '1024x768', missing: ['chromium'] });
       expect(status.reason).toMatch(/lacks chromium \(the desktop runs without a browser\)/);
+      // As the image's display user, reached with sudo — which the login user's shell has too: not isolated.
+      expect(status).toMatchObject({ displayUser: 'sdesk-display', displayIsolation: 'shared' });
+      expect(status.displayIsolationReason).toMatch(/sudo/);
       const png = await desk.desktop.screenshot(vm);
       expect(decodePngSize(png)).toEqual({ width: 1024, height: 768 });
       // An agent action goes through the same prefix (xdotool in the guest).
       await desk.desktop.act(vm, { kind: 'move', x: 100, y: 200 });
-      const where = await desk.exec({ sandbox: vm, command: 'DISPLAY=:20 xdotool getmouselocation --shell | head -2', session: uniqueName('x') });
-      expect(where.stdout).toBe('X=100\nY=200\n');
+      expect(await desk.desktop.pointer(vm)).toEqual({ x: 100, y: 200 });
+      // The login user's shell without sudo has no X cookie for the display.
+      expect((await desk.exec({ sandbox: vm, command: 'DISPLAY=:20 xdotool getmouselocation', session: uniqueName('x') })).exitCode).not.toBe(0);
       // No VNC port on TCP in the guest: the screen leaves only through the ssh stream.
       const listening = await desk.exec({ sandbox: vm, command: "ss -Hltn | awk '{print $4}'", session: uniqueName('ss') });
       expect(listening.stdout).not.toMatch(/:59\d\d\b/);

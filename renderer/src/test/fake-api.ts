@@ -30,7 +30,7 @@ export function sessionInfo(over: Partial<SessionInfo> & { key: string }): Sessi
 }
 
 export function desktopStatus(over: Partial<DesktopStatus> & { sandbox: string }): DesktopStatus {
-  return { running: false, placement: 'sandbox', display: null, geometry: null, leaseHolder: 'agent', leaseViewer: null, missing: [], reason: null, chromiumSandbox: null, ...over };
+  return { running: false, placement: 'sandbox', display: null, geometry: null, leaseHolder: 'agent', leaseViewer: null, missing: [], reason: null, chromiumSandbox: null, displayIsolation: null, displayIsolationReason: null, displayUser: null, shellDisplayGranted: false, ...over };
 }
 
 let nextCallId = 1;

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import type { SandboxEnvironment, SandboxProvider } from '../sandbox/provider.js';
+import { SandboxDeskError } from '../shared/errors.js';
+import type { LeaseStore } from '../store/lease-store.js';
+import { DesktopService } from './desktop-service.js';
+
+/**
+ * Which account the desktop runs as, decided from what the backend says when asked for the display
+ * user. The "sandbox" here is this machine (the prefix runs the probe locally); only the answer to
+ * `user: sdesk-display` is faked, as a backend would give it.
+ */
+function service(asDisplayUser: { code: number; stdout?: string; stderr?: string } | SandboxDeskError): DesktopService {
+  const env: SandboxEnvironment = {
+    user: 'agent',
+    home: '/home/agent',
+    defaultCwd: '/home/agent',
+    cwd: null,
+    mounts: [],
+    incarnation: 'i1',
+    getTempDir: () => '/tmp',
+    execPrefix: ({ user }) => {
+      if (user === 'sdesk-display' && asDisplayUser instanceof SandboxDeskError) throw asDisplayUser;
+      return user === 'sdesk-display' && !(asDisplayUser instanceof SandboxDeskError)
+        ? ['sh', '-c', `printf %s "$1"; printf %s "$2" >&2; exit ${asDisplayUser.code}`, 'fake', asDisplayUser.stdout ?? '', asDisplayUser.stderr ?? '']
+        : ['env'];
+    },
+  };
+  const provider = { name: 'fakebackend', supportsStreams: true } as SandboxProvider;
+  const leases = { get: () => ({ holder: 'agent', viewerId: null, epoch: 0, since: new Date(0).toISOString(), reason: null }) } as unknown as LeaseStore;
+  return new DesktopService({ environment: async () => env, provider: () => provider, leases });
+}
+
+describe('desktop account', () => {
+  it('a sandbox without the display user: the desktop would run as the sandbox user, and status says shared and why', async () => {
+    const s = await service({ code: 126, stdout: 'unable to find user sdesk-display: no matching entries in passwd file' }).status('sb');
+    expect(s).toMatchObject({ placement: 'sandbox', running: false, displayIsolation: 'shared', displayUser: 'agent', shellDisplayGranted: false });
+    expect(s.displayIsolationReason).toMatch(/no user sdesk-display \(unable to find user/);
+  });
+
+  it('any other failure to run as the display user fails closed: no quiet fall-back to a shared desktop', async () => {
+    const desk = service({ code: 255, stderr: 'ssh: connection reset by peer' });
+    await expect(desk.status('sb')).rejects.toMatchObject({ code: 'backend_unavailable', message: expect.stringMatching(/as sdesk-display: ssh: connection reset/) });
+    await expect(desk.start('sb')).rejects.toMatchObject({ code: 'backend_unavailable' });
+  });
+
+  it('a backend that refuses a prefix for the display user (an isolated plugin) runs it as the sandbox user, and says so', async () => {
+    const s = await service(new SandboxDeskError('refused', 'user "sdesk-display" is not available')).status('sb');
+    expect(s).toMatchObject({ displayIsolation: 'shared', displayUser: 'agent' });
+    expect(s.displayIsolationReason).toMatch(/cannot run processes as sdesk-display \(user "sdesk-display" is not available\)/);
+  });
+
+  it('a backend that ignores the user (answers as someone else) is not isolated', async () => {
+    const s = await service({ code: 0, stdout: 'whoami agent\n' }).status('sb');
+    expect(s).toMatchObject({ displayIsolation: 'shared' });
+    expect(s.displayIsolationReason).toMatch(/runs every process as agent \(it cannot switch users\)/);
+  });
+});
