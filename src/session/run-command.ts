@@ -152,7 +152,9 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
   /** What the session's record becomes, when it changes at all. */
   let record: string | null = null;
 
-  if (raw.killed) {
+  if (raw.framingBroken) {
+    warnings.push({ code: 'framing_broken', message: `the wrapper's output framing was broken (${raw.framingBroken}); the bytes were kept as output, the cwd was not observed and the session record is unchanged` });
+  } else if (raw.killed) {
     warnings.push({ code: 'cwd_unobserved', message: `command ${raw.killed === 'timeout' ? `timed out after ${req.timeoutMs / 1000} s` : 'was interrupted'}; its cwd was not observed and the session record is unchanged` });
   } else if (!raw.end) {
     warnings.push({ code: 'cwd_unobserved', message: 'the command ended without reporting its cwd (it replaced the shell, or the stream dropped); the session record is unchanged' });
