@@ -6,7 +6,7 @@ import { CommandCapture, type RawRun, type RunRequest } from './command-capture.
 import { FrameSplitter } from './frame-splitter.js';
 import { killTree } from './kill-tree.js';
 import { remoteArgv } from './remote-argv.js';
-import { ONESHOT_SCRIPT } from './wrapper-script.js';
+import { encodeRequest, ONESHOT_SCRIPT } from './wrapper-script.js';
 
 /** How long a killed command may take to wind down before its transport is cut. */
 export const KILL_GRACE_MS = 3000;
@@ -21,20 +21,24 @@ export function exitStatusOf(code: number | null, signal: NodeJS.Signals | null)
   return null;
 }
 
-/** Runs one command in a fresh `bash -c` through the environment's exec prefix. */
+/**
+ * Runs one command in a fresh `bash -c` through the environment's exec prefix. The request goes on
+ * stdin, as in a session shell: in argv the nonce would be readable from /proc, and a long command
+ * would hit the kernel's 128 KiB limit on one argument (E2BIG).
+ */
 export function runOneshot(env: SandboxEnvironment, user: string | undefined, req: RunRequest): Promise<RawRun> {
   const nonce = newNonce();
-  const argv = remoteArgv(env, { user, interactive: false }, ['bash', '-c', ONESHOT_SCRIPT, 'sandbox-desk', nonce, req.target, req.tmpDir, req.command]);
+  const argv = remoteArgv(env, { user, interactive: false }, ['bash', '-c', ONESHOT_SCRIPT, 'sandbox-desk']);
   const cap = new CommandCapture(nonce, req.maxOutputBytes);
-  const out = new FrameSplitter((c) => cap.stdoutPayload(c), (f) => cap.frame(f));
-  const err = new FrameSplitter((c) => cap.stderrPayload(c), (f) => cap.frame(f));
+  const out = new FrameSplitter((c) => cap.stdoutPayload(c), (f) => cap.frame(f), (why) => cap.broken(why));
+  const err = new FrameSplitter((c) => cap.stderrPayload(c), (f) => cap.frame(f), (why) => cap.broken(why));
   out.expect(nonce);
   err.expect(nonce);
 
   return new Promise<RawRun>((resolve) => {
     const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
     child.stdin.on('error', () => undefined);
-    child.stdin.end();
+    child.stdin.end(encodeRequest(nonce, req.target, req.tmpDir, req.command));
     let killed: RawRun['killed'] = null;
     let settled = false;
     const finish = (exit: number | null): void => {
@@ -63,7 +67,7 @@ export function runOneshot(env: SandboxEnvironment, user: string | undefined, re
     child.stdout.on('data', (c: Buffer) => out.push(c));
     child.stderr.on('data', (c: Buffer) => err.push(c));
     child.on('error', (e) => {
-      cap.transportError += `could not run ${argv[0]}: ${e.message}`;
+      cap.transportNote += `could not run ${argv[0]}: ${e.message}`;
       finish(null);
     });
     child.on('close', (code, signal) => finish(exitStatusOf(code, signal)));
