@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 import { SandboxDeskError } from '../../shared/errors.js';
 import type { PluginLogger } from '../plugin-api.js';
@@ -103,8 +104,10 @@ export class PluginHostClient {
     this.child = child;
     this.state = 'running';
     this.stderrTail = '';
+    // One decoder per child: a UTF-8 character split across two chunks stays whole.
+    const stderrText = new StringDecoder('utf8');
     child.stdout?.on('data', () => undefined);
-    child.stderr?.on('data', (c: Buffer) => (this.stderrTail = (this.stderrTail + c.toString('utf8')).slice(-2000)));
+    child.stderr?.on('data', (c: Buffer) => (this.stderrTail = (this.stderrTail + stderrText.write(c)).slice(-2000)));
     child.on('message', (m: unknown) => this.onMessage(m as HostMessage));
     child.on('error', (err) => this.onExit(child, `could not run: ${err.message}`));
     child.on('exit', (code, signal) => this.onExit(child, signal ? `killed by ${signal}` : `exit code ${code}`));
