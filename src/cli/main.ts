@@ -9,7 +9,7 @@ import { EXIT_OWN_ERROR, printError, printJson, printWarnings, processOut, sandb
 import { addDesktopCommands } from './desktop-commands.js';
 import { addMcpCommands } from './mcp-command.js';
 import { addServeCommand } from './serve-command.js';
-import { parseKeyValues, parseMounts, parseTimeout } from './parse-args.js';
+import { parseKeyValues, parseMounts, parseTimeout, wantsJsonOutput } from './parse-args.js';
 
 interface JsonFlag {
   json?: boolean;
@@ -52,7 +52,7 @@ export async function main(argv: string[], out: Out = processOut, open: (o: Sand
   // The global --plugin/--plugin-isolation options are parsed by the time any action asks for the core.
   const core = (): SandboxDesk => (desk ??= open(coreOptions(program.opts())));
   let exitCode = 0;
-  const wantsJson = argv.includes('--json');
+  const wantsJson = wantsJsonOutput(argv);
 
   const program = new Command('sandbox-desk')
     .description('Manage local sandboxes and run commands in them with truthful working directories.')
