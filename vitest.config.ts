@@ -33,6 +33,19 @@ export default defineConfig({
           globalSetup: ['./test/integration/global-setup.ts'],
         },
       },
+      {
+        // Standing fault suites (sandbox-output and request fuzzers) against real sandboxes: seeded,
+        // bounded in time, one file at a time like the integration tests.
+        test: {
+          name: 'hardening',
+          include: ['test/hardening/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 600_000,
+          hookTimeout: 180_000,
+          fileParallelism: false,
+          globalSetup: ['./test/integration/global-setup.ts'],
+        },
+      },
     ],
   },
 });
