@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:os';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
 import { CommandCapture, type RawRun, type RunRequest } from './command-capture.js';
-import { FrameSplitter } from './frame-splitter.js';
+import { FrameSplitter, type Frame } from './frame-splitter.js';
 import { killTree } from './kill-tree.js';
 import { remoteArgv } from './remote-argv.js';
 import { encodeRequest, ONESHOT_SCRIPT } from './wrapper-script.js';
@@ -30,8 +30,14 @@ export function runOneshot(env: SandboxEnvironment, user: string | undefined, re
   const nonce = newNonce();
   const argv = remoteArgv(env, { user, interactive: false }, ['bash', '-c', ONESHOT_SCRIPT, 'sandbox-desk']);
   const cap = new CommandCapture(nonce, req.maxOutputBytes);
-  const out = new FrameSplitter((c) => cap.stdoutPayload(c), (f) => cap.frame(f), (why) => cap.broken(why));
-  const err = new FrameSplitter((c) => cap.stderrPayload(c), (f) => cap.frame(f), (why) => cap.broken(why));
+  // Set once a kill was asked for: a start frame arriving after it still gets its tree killed.
+  let onStarted: (() => void) | null = null;
+  const frame = (f: Frame): void => {
+    cap.frame(f);
+    if (cap.start) onStarted?.();
+  };
+  const out = new FrameSplitter((c) => cap.stdoutPayload(c), frame, (why) => cap.broken(why));
+  const err = new FrameSplitter((c) => cap.stderrPayload(c), frame, (why) => cap.broken(why));
   out.expect(nonce);
   err.expect(nonce);
 
@@ -56,8 +62,18 @@ export function runOneshot(env: SandboxEnvironment, user: string | undefined, re
       const cut = (): void => {
         if (!settled) child.kill('SIGKILL');
       };
-      if (cap.start) void killTree(env, user, cap.start.pid, { includeRoot: true }).then(() => setTimeout(cut, KILL_GRACE_MS).unref());
-      else cut();
+      let treeKilled = false;
+      const killStarted = (): void => {
+        if (treeKilled || !cap.start) return;
+        treeKilled = true;
+        void killTree(env, user, cap.start.pid, { includeRoot: true }).then(() => setTimeout(cut, KILL_GRACE_MS).unref());
+      };
+      onStarted = killStarted;
+      if (cap.start) killStarted();
+      // Killed before its start frame arrived: the command may be starting inside the sandbox right
+      // now, where cutting the local transport would not stop it. Its tree is killed as soon as the
+      // frame says where it is; the transport is cut if the frame never comes.
+      else setTimeout(() => cap.start || cut(), KILL_GRACE_MS).unref();
     };
     const onAbort = (): void => kill('interrupt');
     const timer = setTimeout(() => kill('timeout'), req.timeoutMs);
