@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExecMode } from '../../src/api/contract.js';
+import { LocalServer } from '../../src/api/local-server.js';
 import { runIn } from '../../src/exec/run-in.js';
 import { rejectsWith } from '../expect-error.js';
 import { tempDesk, uniqueName, type TestDesk } from './helpers.js';
@@ -120,6 +121,25 @@ describe('exec hardening on docker', () => {
     const { env } = await t.desk.sessionPlan(sb, undefined);
     const r = await runIn(env, ['bash', '-c', "printf 'a\\303' >&2; sleep 0.3; printf '\\251b' >&2"]);
     expect(r.stderr).toBe('aéb');
+  });
+
+  it('over the local server, the issue\'s command neither takes the server down nor a bystander in another session', async () => {
+    const server = new LocalServer({ desk: t.desk });
+    await server.listen();
+    try {
+      const call = (params: unknown) =>
+        fetch(`${server.origin}/api/call/exec`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${server.token}` }, body: JSON.stringify(params) }).then(
+          async (res) => (await res.json()) as { ok?: { exitCode: number; stdout: string; cwd: string } },
+        );
+      const [hostile, bystander] = await Promise.all([
+        call({ sandbox: sb, session: uniqueName('a'), command: 'echo "$__sd_n"; head -c 20000 /dev/zero | tr "\\0" a' }),
+        call({ sandbox: sb, session: uniqueName('b'), command: 'sleep 1; cd /etc; echo bystander' }),
+      ]);
+      expect(hostile.ok).toMatchObject({ exitCode: 0, stdout: `\n${'a'.repeat(20000)}` });
+      expect(bystander.ok).toMatchObject({ exitCode: 0, stdout: 'bystander\n', cwd: '/etc' });
+    } finally {
+      await server.close();
+    }
   });
 
   describe('the CLI', () => {
