@@ -75,7 +75,7 @@ function enterWarning(asked: string, start: StartInfo, user: string): ExecWarnin
 
 /**
  * The largest command accepted. Commands travel on the wrapper's stdin (never as an argument, where
- * Linux caps one argument at 128 KiB), and bash reads that line a byte at a time (~5 s per MiB):
+ * Linux caps one argument at 128 KiB), and bash reads that line a byte at a time (1-6 s per MiB):
  * past this a script belongs in a file.
  */
 export const MAX_COMMAND_BYTES = 4 * 1024 * 1024;
