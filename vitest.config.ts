@@ -34,12 +34,13 @@ export default defineConfig({
         },
       },
       {
-        // The standing hardening suite (issue 18): fuzzers, token scopes, size limits, lease bypass attempts — real parts only.
+        // The standing hardening suite (issue 18): sandbox-output and request fuzzers, token scopes, MCP size
+        // limits, lease bypass attempts — real parts only, seeded, bounded in time, one file at a time.
         test: {
           name: 'hardening',
           include: ['test/hardening/**/*.test.ts'],
           environment: 'node',
-          testTimeout: 120_000,
+          testTimeout: 600_000,
           hookTimeout: 180_000,
           fileParallelism: false,
           globalSetup: ['./test/integration/global-setup.ts'],

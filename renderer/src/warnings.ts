@@ -15,6 +15,7 @@ const LABELS: Record<WarningCode, { label: string; bad: boolean }> = {
   default_cwd_ignored: { label: 'default cwd ignored', bad: true },
   workdir_relative: { label: 'relative workdir resolved', bad: false },
   cwd_deleted: { label: 'deleted by the command', bad: true },
+  framing_broken: { label: 'not observed (output framing broken)', bad: true },
   cwd_unobserved: { label: 'not observed (interrupted)', bad: true },
   backend_warning: { label: 'backend warning', bad: false },
   output_truncated: { label: 'output truncated', bad: false },

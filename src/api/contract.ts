@@ -4,6 +4,7 @@
  * renderer imports this file, so nothing here may need Node.
  */
 import { z } from 'zod';
+import { cwdPathProblem } from '../shared/cwd-path.js';
 import type { DesktopStatus } from '../shared/desktop-types.js';
 import type { ExecResult, ExecWarning } from '../shared/exec-result.js';
 import type { Lease } from '../shared/lease-types.js';
@@ -16,6 +17,14 @@ export type { CallLogEntry } from '../shared/call-log-types.js';
 export type { ExecResult, ExecWarning, ExecMode, CwdSource, WarningCode } from '../shared/exec-result.js';
 
 export const SANDBOX_NAME_MAX = 63;
+
+/** A directory path as `--workdir` and a session's cwd take it: the one validator both use. */
+function dirPath(what: string, base = z.string()) {
+  return base.superRefine((path, ctx) => {
+    const problem = cwdPathProblem(path, what);
+    if (problem) ctx.addIssue({ code: 'custom', message: `${problem.message} (${problem.hint})` });
+  });
+}
 
 export const SandboxName = z
   .string({ error: 'sandbox name is required' })
@@ -59,7 +68,7 @@ export const ExecRequest = z.object({
   command: z.string().min(1, 'command is empty'),
   session: SessionKey.optional(),
   parent: SessionKey.optional(),
-  workdir: z.string().optional(),
+  workdir: dirPath('workdir').optional(),
   stepId: z.string().min(1, 'step id is empty').optional(),
   timeoutSeconds: z
     .number({ error: 'timeout must be a number of seconds' })
@@ -77,7 +86,7 @@ export const CreateSessionRequest = z.object({
   key: SessionKey,
   parent: SessionKey.optional(),
   /** The cwd the session starts with; given directly, never looked up later. */
-  cwd: z.string().startsWith('/', 'session cwd must be an absolute path').optional(),
+  cwd: dirPath('session cwd', z.string().startsWith('/', 'session cwd must be an absolute path')).optional(),
 });
 export type CreateSessionRequest = z.input<typeof CreateSessionRequest>;
 

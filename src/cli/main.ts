@@ -13,7 +13,7 @@ import { addDesktopCommands } from './desktop-commands.js';
 import { addMcpCommands } from './mcp-command.js';
 import { addServeCommand } from './serve-command.js';
 import { addTokenCommands } from './token-command.js';
-import { parseKeyValues, parseMounts, parseTimeout } from './parse-args.js';
+import { parseKeyValues, parseMounts, parseTimeout, wantsJsonOutput } from './parse-args.js';
 
 interface JsonFlag {
   json?: boolean;
@@ -62,7 +62,7 @@ export async function main(argv: string[], out: Out = processOut, open: (o: Sand
   // The global --plugin/--plugin-isolation options are parsed by the time any action asks for the core.
   const core = (): SandboxDesk => (desk ??= open({ ...coreOptions(program.opts()), ...(log?.config ? { config: log.config } : {}), ...(log ? { logger: log.logger } : {}) }));
   let exitCode = 0;
-  const wantsJson = argv.includes('--json');
+  const wantsJson = wantsJsonOutput(argv);
   const t0 = Date.now();
 
   const program = new Command('sandbox-desk')

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { thrown } from '../../test/expect-error.js';
-import { parseKeyValues, parseMounts, parseTimeout } from './parse-args.js';
+import { parseKeyValues, parseMounts, parseTimeout, wantsJsonOutput } from './parse-args.js';
 
 
 describe('parseTimeout', () => {
@@ -101,5 +101,16 @@ describe('parseKeyValues keeps every key as given', () => {
     const r = parseKeyValues(['__proto__=x'], '--env');
     expect(Object.keys(r)).toEqual(['__proto__']);
     expect(Object.getOwnPropertyDescriptor(r, '__proto__')?.value).toBe('x');
+  });
+});
+
+describe('wantsJsonOutput (issue 12: --json after -- belongs to the sandbox command)', () => {
+  it('sees --json among the app\'s options', () => {
+    expect(wantsJsonOutput(['exec', 'box', '--json', '--', 'pwd'])).toBe(true);
+    expect(wantsJsonOutput(['sandbox', 'list', '--json'])).toBe(true);
+  });
+  it('ignores --json after --', () => {
+    expect(wantsJsonOutput(['exec', 'box', '--', 'tool', '--json'])).toBe(false);
+    expect(wantsJsonOutput(['exec', 'box', '--', '--json'])).toBe(false);
   });
 });

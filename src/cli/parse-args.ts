@@ -31,3 +31,13 @@ export function parseMounts(items: string[]): Mount[] {
     return { hostPath: parts[0]!, sandboxPath: parts[1]!, ...(ro ? { readOnly: true } : {}) };
   });
 }
+
+/**
+ * Whether the app's own output (errors included) should be JSON: `--json` among the app's options,
+ * i.e. before a `--`. After it, `--json` is a word of the sandbox command (`exec box -- tool --json`).
+ * Decided from argv because an error may come before commander has parsed anything.
+ */
+export function wantsJsonOutput(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).includes('--json');
+}

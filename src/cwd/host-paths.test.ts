@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { isHostShapedPath, isUnderPath, normalizeAbsolute, translateMountedPath } from './host-paths.js';
+import { isHostShapedPath, isWindowsPath, isUnderPath, normalizeAbsolute, translateMountedPath } from './host-paths.js';
 import type { Mount } from '../sandbox/provider.js';
 
 describe('isUnderPath', () => {
@@ -232,5 +232,14 @@ describe('translateMountedPath edge cases', () => {
   });
   it('never translates a relative path', () => {
     expect(translateMountedPath('src', [{ hostPath: '/', sandboxPath: '/host' }])).toBeNull();
+  });
+});
+
+describe('isWindowsPath (issue 12: host paths of every OS are recognised before anything runs)', () => {
+  it.each([['D:\\proj\\x'], ['C:/Users/me'], ['c:\\'], ['\\\\server\\share'], ['\\\\?\\C:\\x'], ['\\proj'], ['C:proj\\x']])('recognises %s', (p) => {
+    expect(isWindowsPath(p)).toBe(true);
+  });
+  it.each([['/proj/x'], ['proj'], ['C:'], ['C:x'], ['a\\b']])('leaves %s alone', (p) => {
+    expect(isWindowsPath(p)).toBe(false);
   });
 });

@@ -8,6 +8,18 @@ import type { Mount } from '../sandbox/provider.js';
 
 const DRIVE_RE = /^[A-Za-z]:[\\/]/;
 
+/**
+ * A path of Windows shape, which no Linux sandbox can enter and bash cannot walk: a drive (`C:\…`,
+ * `C:/…`, a drive-relative `C:x\y`), a UNC or device path (`\\server\share`, `\\?\C:\…`), a
+ * rooted `\…`.
+ */
+export function isWindowsPath(path: string): boolean {
+  if (path.startsWith('\\')) return true;
+  if (DRIVE_RE.test(path)) return true;
+  // `C:proj\x` is drive-relative on Windows; without a backslash it is just an odd relative name.
+  return /^[A-Za-z]:/.test(path) && path.includes('\\');
+}
+
 /** Normalises an absolute POSIX path lexically (no trailing slash, no `.`/`..`). */
 export function normalizeAbsolute(path: string): string {
   const n = posix.normalize(path);
@@ -34,7 +46,7 @@ export interface HostPathContext {
  * the sandbox (it lies under the home the sandbox declared) is the caller's question.
  */
 export function isHostShapedPath(path: string, ctx: HostPathContext): boolean {
-  if (DRIVE_RE.test(path) || path.startsWith('\\\\')) return true;
+  if (isWindowsPath(path)) return true;
   if (!path.startsWith('/')) return false;
   if (isUnderPath(path, '/Users') || isUnderPath(path, '/home')) return true;
   const home = ctx.hostHome;
@@ -43,7 +55,7 @@ export function isHostShapedPath(path: string, ctx: HostPathContext): boolean {
 
 /** Host shapes no Linux sandbox has: a Windows drive or UNC path, a macOS `/Users/…`. */
 export function isHostOnly(path: string): boolean {
-  return DRIVE_RE.test(path) || path.startsWith('\\\\') || isUnderPath(path, '/Users');
+  return isWindowsPath(path) || isUnderPath(path, '/Users');
 }
 
 /** A host path in POSIX form: backslashes become slashes, `.`/`..` are resolved lexically, a Windows drive letter is lower-cased. */

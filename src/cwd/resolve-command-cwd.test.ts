@@ -215,3 +215,28 @@ describe('validateWorkdir', () => {
     expect(thrown(() => validateWorkdir('/a\0')).hint).toBeTruthy();
   });
 });
+
+describe('Windows-shaped workdirs (issue 12: they reached the wrapper, whose walk never ended)', () => {
+  it.each([['D:\\proj\\x'], ['C:/proj/x'], ['\\\\server\\share'], ['\\\\server\\share\\x']])('refuses %s as a host path before anything runs', (w) => {
+    const e = thrown(() => resolveCommandCwd(input({ workdir: w })));
+    expect(e.code).toBe('invalid_input');
+    expect(e.message).toContain('is a Windows host path');
+    expect(e.hint).toMatch(/mount/);
+  });
+
+  it('refuses it on a local backend too: no Linux shell can enter it', () => {
+    const e = thrown(() => resolveCommandCwd(input({ workdir: 'D:\\proj\\x', guard: { ...guard, isContainer: false } })));
+    expect(e.code).toBe('invalid_input');
+  });
+
+  it('translates one under a declared mount', () => {
+    const plan = resolveCommandCwd(input({ workdir: 'D:\\proj\\x', guard: { ...guard, mounts: [{ hostPath: 'D:\\proj', sandboxPath: '/workspace' }] } }));
+    expect(plan.target).toBe('/workspace/x');
+  });
+
+  it('never plans a target that is not absolute (a recorded relative cwd on a local backend)', () => {
+    const e = thrown(() => resolveCommandCwd(input({ session: observed('D:\\proj'), guard: { ...guard, isContainer: false } })));
+    expect(e.code).toBe('invalid_input');
+    expect(e.message).toContain('not an absolute path');
+  });
+});

@@ -1,11 +1,11 @@
 import { posix } from 'node:path';
+import { cwdPathProblem } from '../shared/cwd-path.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import type { CwdSource, ExecWarning } from '../shared/exec-result.js';
-import { normalizeAbsolute } from './host-paths.js';
+import { isWindowsPath, normalizeAbsolute } from './host-paths.js';
 import { guardRecordedCwd, translateWorkdir, type GuardContext } from './record-guard.js';
 
-/** Linux PATH_MAX, including the terminating NUL. */
-export const PATH_MAX = 4096;
+export { PATH_MAX } from '../shared/cwd-path.js';
 
 export interface SessionCwdView {
   /** The session's own record (layer a), or null. Never another session's, never the environment's. */
@@ -31,18 +31,10 @@ export interface CwdPlan {
   warnings: ExecWarning[];
 }
 
-/** Refuses workdirs that cannot be a directory name on Linux. */
+/** Refuses workdirs that cannot be a directory name on Linux (the same check as a session's cwd). */
 export function validateWorkdir(workdir: string): void {
-  if (workdir.length === 0) throw new SandboxDeskError('invalid_input', 'workdir is empty', { hint: 'omit --workdir or give a directory' });
-  if (workdir.includes('\0')) throw new SandboxDeskError('invalid_input', 'workdir contains a NUL byte', { hint: 'a directory name cannot contain NUL' });
-  if (/[\n\r]/.test(workdir)) {
-    throw new SandboxDeskError('invalid_input', 'workdir contains a newline', { hint: 'pass the directory on one line' });
-  }
-  if (Buffer.byteLength(workdir) >= PATH_MAX) {
-    throw new SandboxDeskError('invalid_input', `workdir is ${Buffer.byteLength(workdir)} bytes, longer than PATH_MAX (${PATH_MAX})`, {
-      hint: 'use a shorter path',
-    });
-  }
+  const problem = cwdPathProblem(workdir, 'workdir');
+  if (problem) throw new SandboxDeskError('invalid_input', problem.message, { hint: problem.hint });
 }
 
 /**
@@ -50,6 +42,17 @@ export function validateWorkdir(workdir: string): void {
  * Nothing else is consulted — in particular never the environment's shared last-observed cwd.
  */
 export function resolveCommandCwd(input: CwdPolicyInput): CwdPlan {
+  const plan = planCommandCwd(input);
+  // The wrapper walks the target's ancestors by `/`: only an absolute path may reach it.
+  if (!plan.target.startsWith('/')) {
+    throw new SandboxDeskError('invalid_input', `the working directory ${plan.target} is not an absolute path inside the sandbox`, {
+      hint: 'give an absolute sandbox path as the workdir, or reset the session\'s cwd (session create --cwd /path)',
+    });
+  }
+  return plan;
+}
+
+function planCommandCwd(input: CwdPolicyInput): CwdPlan {
   const warnings: ExecWarning[] = [];
 
   // The session's own cwd, host paths guarded. Used directly, or as the base of a relative workdir.
@@ -68,7 +71,19 @@ export function resolveCommandCwd(input: CwdPolicyInput): CwdPlan {
 
   if (input.workdir !== undefined) {
     validateWorkdir(input.workdir);
-    if (input.workdir.startsWith('/') || /^[A-Za-z]:[\\/]/.test(input.workdir)) {
+    if (isWindowsPath(input.workdir)) {
+      // Only a declared mount gives a Windows path a meaning inside the sandbox; anything else would
+      // reach the wrapper as a name that is neither absolute nor walkable.
+      const t = translateWorkdir(input.workdir, input.guard);
+      if (!t.path?.startsWith('/')) {
+        throw new SandboxDeskError('invalid_input', `workdir ${input.workdir} is a Windows host path; it does not exist inside the sandbox`, {
+          hint: 'give a path inside the sandbox (e.g. /work), or mount the host folder and use it through the mount',
+        });
+      }
+      if (t.warning) warnings.push(t.warning);
+      return { target: normalizeAbsolute(t.path), source: 'workdir', warnings };
+    }
+    if (input.workdir.startsWith('/')) {
       const t = translateWorkdir(input.workdir, input.guard);
       if (t.warning) warnings.push(t.warning);
       return { target: normalizeAbsolute(t.path ?? input.workdir), source: 'workdir', warnings };

@@ -4,6 +4,12 @@ import type { Frame } from './frame-splitter.js';
 /** Why the wrapper started where it did. */
 export type EnterReason = 'ok' | 'missing' | 'denied' | 'notdir' | 'unenterable';
 
+const ENTER_REASONS: readonly EnterReason[] = ['ok', 'missing', 'denied', 'notdir', 'unenterable'];
+
+function isInt(s: string | undefined): s is string {
+  return s !== undefined && /^[0-9]{1,10}$/.test(s);
+}
+
 export interface StartInfo {
   /** The pid of the shell running the command inside the sandbox (for the kill on timeout). */
   pid: number;
@@ -30,6 +36,11 @@ export interface RawRun {
   killed: 'timeout' | 'interrupt' | null;
   /** Stderr the transport printed before the wrapper started (e.g. "container is not running"). */
   transportError: string;
+  /**
+   * Why the wrapper's framing cannot be trusted for this command (a malformed, duplicated or cut
+   * frame), or null. When set, the cwd is not observed: the frames may not be the wrapper's.
+   */
+  framingBroken: string | null;
 }
 
 export interface RunRequest {
@@ -48,7 +59,11 @@ export class CommandCapture {
   start: StartInfo | null = null;
   end: EndInfo | null = null;
   stderrDone = false;
-  transportError = '';
+  /** Whole chunks, decoded once at the end: a character split across chunks stays whole. */
+  private readonly transportChunks: Buffer[] = [];
+  framingBroken: string | null = null;
+  /** A note from the runner itself ("could not run docker: …"). */
+  transportNote = '';
 
   constructor(readonly nonce: string, limit: number) {
     this.stdout = new BoundedBuffer(limit);
@@ -65,16 +80,34 @@ export class CommandCapture {
 
   stderrPayload(chunk: Buffer): void {
     // Before the start frame, stderr is the transport's own (docker/ssh errors), not the command's.
-    if (!this.start) this.transportError += chunk.toString('utf8');
+    if (!this.start) this.transportChunks.push(Buffer.from(chunk));
     else this.stderr.push(chunk);
   }
 
+  /** The splitter saw bytes with this command's nonce that were not a frame. */
+  broken(why: string): void {
+    this.framingBroken ??= why;
+  }
+
+  /** Takes a frame of this command; a malformed or repeated one marks the framing broken instead. */
   frame(f: Frame): void {
     if (f.nonce !== this.nonce) return;
     const [type, a, b, rest] = f.fields;
-    if (type === 'S') this.start = { pid: Number(a), why: (b as EnterReason) ?? 'ok', used: rest ?? '' };
-    else if (type === 'E') this.end = { exitCode: Number(a), state: b === 'gone' ? 'gone' : 'ok', cwd: rest ?? '' };
-    else if (type === 'X') this.stderrDone = true;
+    if (type === 'S' && f.fields.length === 4) {
+      const why = b as EnterReason;
+      if (this.start) return this.broken('a second start frame');
+      if (!isInt(a) || Number(a) <= 0 || !ENTER_REASONS.includes(why)) return this.broken(`a malformed start frame (${type}:${a}:${b})`);
+      this.start = { pid: Number(a), why, used: rest ?? '' };
+    } else if (type === 'E' && f.fields.length === 4) {
+      if (this.end) return this.broken('a second end frame');
+      if (!isInt(a) || Number(a) > 255 || (b !== 'ok' && b !== 'gone') || !rest?.startsWith('/')) return this.broken(`a malformed end frame (${type}:${a}:${b})`);
+      this.end = { exitCode: Number(a), state: b, cwd: rest };
+    } else if (type === 'X' && f.fields.length === 1) {
+      if (this.stderrDone) return this.broken('a second stderr-complete frame');
+      this.stderrDone = true;
+    } else {
+      this.broken(`an unknown frame (${String(type).slice(0, 20)})`);
+    }
   }
 
   result(processExit: number | null, killed: RawRun['killed']): RawRun {
@@ -86,7 +119,8 @@ export class CommandCapture {
       end: this.end,
       processExit,
       killed,
-      transportError: this.transportError.trim(),
+      transportError: (Buffer.concat(this.transportChunks).toString('utf8') + this.transportNote).trim(),
+      framingBroken: this.framingBroken,
     };
   }
 }

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { seededRandom as rng } from '../shared/test/seeded-random.js';
-import { FrameSplitter, type Frame } from './frame-splitter.js';
+import { FrameSplitter, MAX_FRAME, type Frame } from './frame-splitter.js';
 
 /** A nonce shaped like the real ones: random hex the command cannot know. */
 const NONCE = 'sd9f3c2a71e04b8d';
@@ -204,17 +204,88 @@ describe('FrameSplitter', () => {
     });
   });
 
-  describe('protocol errors', () => {
-    it('throws when an unterminated frame grows past the limit', () => {
-      const c = collect();
-      expect(() => c.splitter.push(Buffer.from(`${NONCE}:E:0:ok:/` + 'a'.repeat(20 * 1024)))).toThrow(/frame too long/);
+  describe('protocol errors never throw: the bytes become payload and the framing is reported broken', () => {
+    function collectBroken() {
+      const chunks: Buffer[] = [];
+      const frames: Frame[] = [];
+      const broken: string[] = [];
+      const splitter = new FrameSplitter((c) => chunks.push(Buffer.from(c)), (f) => frames.push(f), (why) => broken.push(why));
+      splitter.expect(NONCE);
+      return { splitter, frames, broken, payload: () => Buffer.concat(chunks) };
+    }
+
+    it('hands on an unterminated frame-shaped line past the limit (issue 18: the 20000-char line)', () => {
+      const c = collectBroken();
+      const line = `${NONCE}\n` + 'a'.repeat(20_000);
+      const huge = `${NONCE}:E:0:ok:/` + 'a'.repeat(MAX_FRAME + 10);
+      expect(() => {
+        c.splitter.push(Buffer.from(line));
+        c.splitter.push(Buffer.from(huge));
+        c.splitter.push(frame('E', '0', 'ok', '/after'));
+      }).not.toThrow();
+      c.splitter.end();
+      expect(c.payload().toString()).toBe(line + huge);
+      expect(c.broken.length).toBeGreaterThan(0);
+      expect(c.frames.map((f) => f.fields)).toEqual([['E', '0', 'ok', '/after']]);
     });
 
-    it('accepts a frame carrying a PATH_MAX-long path', () => {
+    it('treats a line that starts with the nonce but does not end with it as payload', () => {
+      const c = collectBroken();
+      c.splitter.push(Buffer.from(`${NONCE}:E:0:ok:/x\nmore\n`));
+      c.splitter.end();
+      expect(c.payload().toString()).toBe(`${NONCE}:E:0:ok:/x\nmore\n`);
+      expect(c.frames).toEqual([]);
+      expect(c.broken).toEqual(['a line carrying the nonce that is not a frame']);
+    });
+
+    it('treats a bare nonce line and a nonce with NULs and invalid UTF-8 as payload', () => {
+      const c = collectBroken();
+      const bytes = Buffer.concat([Buffer.from(`${NONCE}\n${NONCE}:`), Buffer.from([0, 0xff, 0xfe, 0xc3]), Buffer.from(`\n`)]);
+      c.splitter.push(bytes);
+      c.splitter.end();
+      expect(c.payload().equals(bytes)).toBe(true);
+      expect(c.broken.length).toBe(2);
+    });
+
+    it('reports a frame cut by the end of the stream', () => {
+      const c = collectBroken();
+      c.splitter.push(Buffer.from(`${NONCE}:E:0:o`));
+      c.splitter.end();
+      expect(c.broken).toEqual(['the stream ended inside a frame']);
+    });
+
+    it('does not report broken framing for ordinary output', () => {
+      const c = collectBroken();
+      feedInChunks(c.splitter, STREAM, () => 7);
+      expect(c.broken).toEqual([]);
+      expect(c.frames.map((f) => f.fields)).toEqual(EXPECTED_FIELDS);
+    });
+
+    it('survives seeded random bytes with nonce fragments, in random chunks', () => {
+      const r = rng(18);
+      for (let i = 0; i < 200; i++) {
+        const parts: Buffer[] = [];
+        for (let j = 0; j < 20; j++) {
+          const k = Math.floor(r() * 4);
+          if (k === 0) parts.push(Buffer.from(Array.from({ length: Math.floor(r() * 300) }, () => Math.floor(r() * 256))));
+          else if (k === 1) parts.push(Buffer.from(NONCE.slice(0, Math.floor(r() * (NONCE.length + 1)))));
+          else if (k === 2) parts.push(Buffer.from(`${NONCE}:E:${Math.floor(r() * 300)}:ok:/`));
+          else parts.push(Buffer.from('\n'));
+        }
+        const c = collectBroken();
+        const data = Buffer.concat(parts);
+        expect(() => feedInChunks(c.splitter, data, () => 1 + Math.floor(r() * 64))).not.toThrow();
+        const framed = c.frames.reduce((n, f) => n + Buffer.byteLength(`${NONCE}:${f.fields.join(':')}:${NONCE}\n`), 0);
+        expect(c.payload().length + framed).toBe(data.length);
+      }
+    });
+
+    it('accepts a frame carrying a PATH_MAX-long path, and one three times as long', () => {
       const c = collect();
-      const path = '/' + 'p'.repeat(4095);
-      c.splitter.push(frame('E', '0', 'ok', path));
-      expect(c.frames[0]!.fields).toEqual(['E', '0', 'ok', path]);
+      for (const path of ['/' + 'p'.repeat(4095), '/' + 'q/'.repeat(6000) + 'r']) {
+        c.splitter.push(frame('E', '0', 'ok', path));
+        expect(c.frames.at(-1)!.fields).toEqual(['E', '0', 'ok', path]);
+      }
     });
   });
 });

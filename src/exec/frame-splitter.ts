@@ -3,6 +3,11 @@
  * (see wrapper-script.ts). Frames start and end with a nonce the command cannot know, so nothing the
  * command prints can be mistaken for one. Works across arbitrary chunking; memory stays bounded because
  * payload bytes are handed on at once and only a possible partial frame is held back.
+ *
+ * It never throws: it runs inside a stream's data handler, where an exception would take the host
+ * process down, and its input is whatever the sandbox printed. Anything carrying an expected nonce that
+ * is not a well-formed one-line frame (too long, cut by a newline, cut by the end of the stream) is
+ * handed on as payload and reported through `onBroken`, so the caller can stop trusting the framing.
  */
 export interface Frame {
   nonce: string;
@@ -10,8 +15,11 @@ export interface Frame {
   fields: string[];
 }
 
-/** The largest frame we accept: a PATH_MAX path plus a little. Anything longer is a protocol error. */
-const MAX_FRAME = 16 * 1024;
+/**
+ * The longest frame line we wait for. A cwd can be longer than PATH_MAX (a deep tree entered one
+ * component at a time), so this is generous; past it, the bytes are payload and the framing is broken.
+ */
+export const MAX_FRAME = 64 * 1024;
 
 export class FrameSplitter {
   private pending: Buffer = Buffer.alloc(0);
@@ -20,13 +28,15 @@ export class FrameSplitter {
   constructor(
     private readonly onPayload: (chunk: Buffer) => void,
     private readonly onFrame: (frame: Frame) => void,
+    /** Bytes carrying an expected nonce that were not a frame; they went to onPayload. */
+    private readonly onBroken: (why: string) => void = () => undefined,
     /** How many `:`-separated fields precede the free-text last field, per frame type. */
     private readonly fixedFields: Record<string, number> = { S: 3, E: 3, X: 0, H: 1 },
   ) {}
 
   /** Frames carrying any of these nonces are recognised; text with other nonces is payload. */
   expect(...nonces: string[]): void {
-    this.nonces = nonces.map((n) => Buffer.from(n));
+    this.nonces = nonces.filter((n) => n.length > 0).map((n) => Buffer.from(n));
   }
 
   push(chunk: Buffer): void {
@@ -36,8 +46,11 @@ export class FrameSplitter {
 
   /** The stream ended: whatever is left is payload (a frame cut short by a killed command). */
   end(): void {
-    if (this.pending.length) this.onPayload(this.pending);
+    const rest = this.pending;
     this.pending = Buffer.alloc(0);
+    if (!rest.length) return;
+    this.onPayload(rest);
+    if (this.findNonce(rest, 0)) this.onBroken('the stream ended inside a frame');
   }
 
   private drain(): void {
@@ -58,17 +71,31 @@ export class FrameSplitter {
         this.onPayload(this.pending.subarray(0, index));
         this.pending = this.pending.subarray(index);
       }
-      // pending now starts with the nonce: look for ":<nonce>\n" that closes the frame.
-      const closer = Buffer.concat([Buffer.from(':'), nonce, Buffer.from('\n')]);
-      const end = this.pending.indexOf(closer, nonce.length);
-      if (end < 0) {
-        if (this.pending.length > MAX_FRAME) throw new Error('wrapper protocol error: frame too long');
-        return;
+      // pending starts with the nonce. A frame is one line: `N:<body>:N\n`.
+      const eol = this.pending.indexOf(0x0a, nonce.length);
+      if (eol < 0) {
+        if (this.pending.length <= MAX_FRAME) return;
+        this.reject(this.pending.length, `a frame-shaped line longer than ${MAX_FRAME} bytes`);
+        continue;
       }
-      const body = this.pending.subarray(nonce.length + 1, end).toString('utf8');
-      this.pending = this.pending.subarray(end + closer.length);
+      const line = this.pending.subarray(0, eol);
+      const minimal = 2 * nonce.length + 2;
+      if (line.length < minimal || line[nonce.length] !== 0x3a || !line.subarray(line.length - nonce.length - 1).equals(Buffer.concat([Buffer.from(':'), nonce]))) {
+        this.reject(eol + 1, 'a line carrying the nonce that is not a frame');
+        continue;
+      }
+      const body = line.subarray(nonce.length + 1, line.length - nonce.length - 1).toString('utf8');
+      this.pending = this.pending.subarray(eol + 1);
       this.onFrame({ nonce: nonce.toString(), fields: this.splitFields(body) });
     }
+  }
+
+  /** Hands the first `length` bytes on as payload and reports the broken framing. */
+  private reject(length: number, why: string): void {
+    const bytes = this.pending.subarray(0, length);
+    this.pending = this.pending.subarray(length);
+    this.onPayload(bytes);
+    this.onBroken(why);
   }
 
   private splitFields(body: string): string[] {

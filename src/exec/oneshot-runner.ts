@@ -3,10 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:os';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
 import { CommandCapture, type RawRun, type RunRequest } from './command-capture.js';
-import { FrameSplitter } from './frame-splitter.js';
+import { FrameSplitter, type Frame } from './frame-splitter.js';
 import { killTree } from './kill-tree.js';
 import { remoteArgv } from './remote-argv.js';
-import { ONESHOT_SCRIPT } from './wrapper-script.js';
+import { encodeRequest, ONESHOT_SCRIPT } from './wrapper-script.js';
 
 /** How long a killed command may take to wind down before its transport is cut. */
 export const KILL_GRACE_MS = 3000;
@@ -21,20 +21,30 @@ export function exitStatusOf(code: number | null, signal: NodeJS.Signals | null)
   return null;
 }
 
-/** Runs one command in a fresh `bash -c` through the environment's exec prefix. */
+/**
+ * Runs one command in a fresh `bash -c` through the environment's exec prefix. The request goes on
+ * stdin, as in a session shell: in argv the nonce would be readable from /proc, and a long command
+ * would hit the kernel's 128 KiB limit on one argument (E2BIG).
+ */
 export function runOneshot(env: SandboxEnvironment, user: string | undefined, req: RunRequest): Promise<RawRun> {
   const nonce = newNonce();
-  const argv = remoteArgv(env, { user, interactive: false }, ['bash', '-c', ONESHOT_SCRIPT, 'sandbox-desk', nonce, req.target, req.tmpDir, req.command]);
+  const argv = remoteArgv(env, { user, interactive: false }, ['bash', '-c', ONESHOT_SCRIPT, 'sandbox-desk']);
   const cap = new CommandCapture(nonce, req.maxOutputBytes);
-  const out = new FrameSplitter((c) => cap.stdoutPayload(c), (f) => cap.frame(f));
-  const err = new FrameSplitter((c) => cap.stderrPayload(c), (f) => cap.frame(f));
+  // Set once a kill was asked for: a start frame arriving after it still gets its tree killed.
+  let onStarted: (() => void) | null = null;
+  const frame = (f: Frame): void => {
+    cap.frame(f);
+    if (cap.start) onStarted?.();
+  };
+  const out = new FrameSplitter((c) => cap.stdoutPayload(c), frame, (why) => cap.broken(why));
+  const err = new FrameSplitter((c) => cap.stderrPayload(c), frame, (why) => cap.broken(why));
   out.expect(nonce);
   err.expect(nonce);
 
   return new Promise<RawRun>((resolve) => {
     const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
     child.stdin.on('error', () => undefined);
-    child.stdin.end();
+    child.stdin.end(encodeRequest(nonce, req.target, req.tmpDir, req.command));
     let killed: RawRun['killed'] = null;
     let settled = false;
     const finish = (exit: number | null): void => {
@@ -52,8 +62,18 @@ export function runOneshot(env: SandboxEnvironment, user: string | undefined, re
       const cut = (): void => {
         if (!settled) child.kill('SIGKILL');
       };
-      if (cap.start) void killTree(env, user, cap.start.pid, { includeRoot: true }).then(() => setTimeout(cut, KILL_GRACE_MS).unref());
-      else cut();
+      let treeKilled = false;
+      const killStarted = (): void => {
+        if (treeKilled || !cap.start) return;
+        treeKilled = true;
+        void killTree(env, user, cap.start.pid, { includeRoot: true }).then(() => setTimeout(cut, KILL_GRACE_MS).unref());
+      };
+      onStarted = killStarted;
+      if (cap.start) killStarted();
+      // Killed before its start frame arrived: the command may be starting inside the sandbox right
+      // now, where cutting the local transport would not stop it. Its tree is killed as soon as the
+      // frame says where it is; the transport is cut if the frame never comes.
+      else setTimeout(() => cap.start || cut(), KILL_GRACE_MS).unref();
     };
     const onAbort = (): void => kill('interrupt');
     const timer = setTimeout(() => kill('timeout'), req.timeoutMs);
@@ -63,7 +83,7 @@ export function runOneshot(env: SandboxEnvironment, user: string | undefined, re
     child.stdout.on('data', (c: Buffer) => out.push(c));
     child.stderr.on('data', (c: Buffer) => err.push(c));
     child.on('error', (e) => {
-      cap.transportError += `could not run ${argv[0]}: ${e.message}`;
+      cap.transportNote += `could not run ${argv[0]}: ${e.message}`;
       finish(null);
     });
     child.on('close', (code, signal) => finish(exitStatusOf(code, signal)));

@@ -23,10 +23,11 @@ export function runIn(
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
-    let err = '';
+    // Decoded once at the end: a UTF-8 character split across chunks stays whole.
+    const err: Buffer[] = [];
     const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000);
     child.stdout.on('data', (c: Buffer) => out.push(c));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => err.push(c));
     child.stdin.on('error', () => undefined);
     child.on('error', (e) => {
       clearTimeout(timer);
@@ -34,7 +35,7 @@ export function runIn(
     });
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, stdout: Buffer.concat(out), stderr: err });
+      resolve({ code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8') });
     });
     child.stdin.end(opts.input ?? '');
   });

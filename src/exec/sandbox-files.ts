@@ -16,10 +16,19 @@ __sd_enter "$1" "$2"
 p=$3
 case $p in /*) abs=$p ;; .) abs=$PWD ;; *) abs=$PWD/\${p#./} ;; esac
 printf '%s\\n' "$abs" >&2
+# A path that does not show: missing (3), or hidden behind a directory the user cannot search (6).
+__sd_absent() {
+  local d=$abs
+  while [[ $d == */?* ]]; do
+    d=\${d%/*}; [[ -z $d ]] && d=/
+    if [[ -d $d ]]; then [[ -x $d ]] || exit 6; exit 3; fi
+  done
+  exit 3
+}
 `;
 
 const READ = `${PRELUDE}
-[ -e "$p" ] || exit 3
+[ -e "$p" ] || __sd_absent
 [ -f "$p" ] || exit 4
 [ -r "$p" ] || exit 6
 size=$(stat -c %s -- "$p") || exit 6
@@ -42,7 +51,7 @@ tail -c +$(($5 + 1)) -- "$p" | head -c "$4"
 const WRITE = `${PRELUDE}
 [ -d "$p" ] && exit 4
 d=\${p%/*}; [ "$d" = "$p" ] && d=.; [ -z "$d" ] && d=/
-[ -d "$d" ] || exit 3
+[ -d "$d" ] || __sd_absent
 [ -w "$d" ] || { [ -e "$p" ] && [ -w "$p" ]; } || exit 6
 if [ "\${4:-0}" -gt 0 ]; then
   [ -f "$p" ] || exit 3
@@ -54,7 +63,7 @@ exec cat > "$p"
 `;
 
 const LIST = `${PRELUDE}
-[ -e "$p" ] || exit 3
+[ -e "$p" ] || __sd_absent
 [ -d "$p" ] || exit 4
 cd -- "$p" 2>/dev/null || exit 6
 find . -mindepth 1 -maxdepth 1 -printf '%y\\t%s\\t%P\\0' 2>/dev/null | head -c 4000000

@@ -52,10 +52,11 @@ export class SessionShell {
     return new Promise<SessionShell>((resolve, reject) => {
       const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
       let shell: SessionShell | null = null;
-      let early = '';
+      const early: Buffer[] = [];
       const route = (stream: 'out' | 'err') => (c: Buffer) => shell?.routePayload(stream, c);
-      const out = new FrameSplitter(route('out'), (f) => (shell ? shell.routeFrame(f) : hello(f)));
-      const err = new FrameSplitter((c) => (shell ? shell.routePayload('err', c) : (early += c.toString('utf8'))), (f) => shell?.routeFrame(f));
+      const broken = (why: string): void => shell?.routeBroken(why);
+      const out = new FrameSplitter(route('out'), (f) => (shell ? shell.routeFrame(f) : hello(f)), broken);
+      const err = new FrameSplitter((c) => (shell ? shell.routePayload('err', c) : early.push(c)), (f) => shell?.routeFrame(f), broken);
       out.expect(boot);
       const fail = (why: string): void => {
         clearTimeout(timer);
@@ -73,7 +74,7 @@ export class SessionShell {
       };
       const earlyOut = (c: Buffer): void => out.push(c);
       const earlyErr = (c: Buffer): void => err.push(c);
-      const onEarlyClose = (code: number | null): void => fail(`session shell exited before it started (exit ${code})${early ? `: ${early.trim()}` : ''}`);
+      const onEarlyClose = (code: number | null): void => fail(`session shell exited before it started (exit ${code})${early.length ? `: ${Buffer.concat(early).toString('utf8').trim()}` : ''}`);
       const timer = setTimeout(() => fail(`session shell did not start within ${opts.startTimeoutMs ?? 15000} ms`), opts.startTimeoutMs ?? 15000);
       child.stdout.on('data', earlyOut);
       child.stderr.on('data', earlyErr);
@@ -160,6 +161,10 @@ export class SessionShell {
     if (!this.capture) return;
     if (stream === 'out') this.capture.stdoutPayload(chunk);
     else this.capture.stderrPayload(chunk);
+  }
+
+  private routeBroken(why: string): void {
+    this.capture?.broken(why);
   }
 
   private routeFrame(f: Frame): void {

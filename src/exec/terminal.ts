@@ -18,7 +18,7 @@ export SDESK_OSC7_TAG="sdesk-$3"
 __sdesk_osc7() { builtin printf '\\033]7;file://%s%s\\007' "$SDESK_OSC7_TAG" "$(builtin pwd -P 2>/dev/null)"; }
 export -f __sdesk_osc7
 export PROMPT_COMMAND=__sdesk_osc7 TERM=xterm-256color
-unset -f __sd_enter
+unset -f __sd_enter __sd_cd
 exec bash -l
 `;
 

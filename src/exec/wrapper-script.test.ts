@@ -63,10 +63,10 @@ describe('encodeField', () => {
 });
 
 describe('encodeRequest', () => {
-  it('produces four lines, one per field, ending in a newline', () => {
+  it('produces five lines, one per field and the nonce again, ending in a newline', () => {
     const req = encodeRequest('n', '/t', '/tmp', 'echo a\necho b');
     expect(req.endsWith('\n')).toBe(true);
-    expect(req.slice(0, -1).split('\n')).toEqual(['n', '/t', '/tmp', 'echo a\\necho b']);
+    expect(req.slice(0, -1).split('\n')).toEqual(['n', '/t', '/tmp', 'echo a\\necho b', 'n']);
   });
 
   it('round-trips all four fields through bash', () => {
@@ -89,8 +89,8 @@ describe('ONESHOT_SCRIPT (run by local bash)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function oneshot(target: string, command: string) {
-    return spawnSync('bash', ['-c', ONESHOT_SCRIPT, 'sd', NONCE, target, '/tmp', command], { encoding: 'utf8' });
+  function oneshot(target: string, command: string, extraInput = '') {
+    return spawnSync('bash', ['-c', ONESHOT_SCRIPT, 'sd'], { input: encodeRequest(NONCE, target, '/tmp', command) + extraInput, encoding: 'utf8', timeout: 20_000 });
   }
 
   it('reports the start dir as ok with the shell pid in an S frame on stderr', () => {
@@ -144,7 +144,7 @@ describe('ONESHOT_SCRIPT (run by local bash)', () => {
     mkdirSync(locked, { mode: 0o000 });
     chmodSync(dir, 0o755);
     const [cmd, ...pre] = unprivileged!;
-    const r = spawnSync(cmd!, [...pre, 'bash', '-c', ONESHOT_SCRIPT, 'sd', NONCE, locked, '/tmp', 'true'], { encoding: 'utf8' });
+    const r = spawnSync(cmd!, [...pre, 'bash', '-c', ONESHOT_SCRIPT, 'sd'], { input: encodeRequest(NONCE, locked, '/tmp', 'true'), encoding: 'utf8' });
     expect(r.stderr).toContain(`${NONCE}:S:${r.pid}:denied:${dir}:${NONCE}\n`);
   });
 
@@ -178,10 +178,7 @@ describe('ONESHOT_SCRIPT (run by local bash)', () => {
   });
 
   it('gives the command no stdin', () => {
-    const r = spawnSync('bash', ['-c', ONESHOT_SCRIPT, 'sd', NONCE, dir, '/tmp', 'cat; echo done'], {
-      input: 'should not be read',
-      encoding: 'utf8',
-    });
+    const r = oneshot(dir, 'cat; echo done', 'should not be read\n');
     expect(r.stdout.startsWith('done\n')).toBe(true);
   });
 
@@ -189,6 +186,78 @@ describe('ONESHOT_SCRIPT (run by local bash)', () => {
     const r = oneshot(dir, 'echo forged >&7');
     expect(r.stdout).not.toContain('forged');
     expect(r.stdout.endsWith(`${NONCE}:E:1:ok:${real}:${NONCE}\n`)).toBe(true);
+  });
+});
+
+describe('the nonce is hidden from the command (issue 18)', () => {
+  /** The nonce, written so that a command that prints its own text does not print it. */
+  const hidden = `$(rev <<< ${[...NONCE].reverse().join('')})`;
+  /** Prints how many lines of `what` carry the nonce (0 when it is hidden). */
+  const count = (what: string): string => `n=${hidden}; { ${what}; } | grep -F -- "$n" | grep -v -e '^n=' -e ' n=' | wc -l`;
+
+  it.each([
+    ['set', count('set')],
+    ['declare -p', count('declare -p')],
+    ['env', count('env')],
+    ['$_', `printf '%s\\n' "$_" | grep -cF -- ${hidden} || true`],
+    ['the positional parameters', `printf '%s\\n' "$@" "$0" | grep -cF -- ${hidden} || true`],
+    ['/proc/$$/cmdline and /proc/$$/environ', `tr '\\0' '\\n' < /proc/$$/cmdline | grep -cF -- ${hidden}; tr '\\0' '\\n' < /proc/$$/environ | grep -cF -- ${hidden} || true`],
+  ])('%s shows no nonce, in both modes', (_what, command) => {
+    for (const r of [
+      spawnSync('bash', ['-c', ONESHOT_SCRIPT, 'sd'], { input: encodeRequest(NONCE, '/tmp', '/tmp', command), encoding: 'utf8' }),
+      spawnSync('bash', ['-c', SHELL_SCRIPT, 'sd', BOOT], { input: encodeRequest(NONCE, '/tmp', '/tmp', command), encoding: 'utf8' }),
+    ]) {
+      const out = r.stdout.slice(r.stdout.indexOf('\n', r.stdout.startsWith(BOOT) ? 0 : -1) + 1);
+      expect(out.replace(/^0\n/gm, '')).toMatch(new RegExp(`^${NONCE}:E:0:ok:/tmp:${NONCE}\n$`));
+    }
+  });
+
+  it('`set` printed in full still ends with the real end frame', () => {
+    const r = spawnSync('bash', ['-c', ONESHOT_SCRIPT, 'sd'], { input: encodeRequest(NONCE, '/tmp', '/tmp', 'set; declare -p; env'), encoding: 'utf8' });
+    expect(r.stdout.endsWith(`${NONCE}:E:0:ok:/tmp:${NONCE}\n`)).toBe(true);
+    expect(r.stdout.split(NONCE).length).toBe(3);
+  });
+
+  it('a command that assigns the wrapper\'s own variables changes nothing about its frames', () => {
+    const input = encodeRequest(NONCE, '/tmp', '/tmp', '__sd_n=forged __sd_run= __sd_t=/ __sd_c=x __sd_tmp=/; echo hi') + encodeRequest('sd2222333344445555', '/tmp', '/tmp', 'pwd');
+    const r = spawnSync('bash', ['-c', SHELL_SCRIPT, 'sd', BOOT], { input, encoding: 'utf8' });
+    expect(r.stdout).toContain(`hi\n${NONCE}:E:0:ok:/tmp:${NONCE}\n/tmp\nsd2222333344445555:E:0:ok:/tmp:sd2222333344445555\n`);
+  });
+});
+
+describe('the ancestor walk ends for any input (issue 12)', () => {
+  it.each([['D:\\proj\\x'], ['\\\\server\\share'], ['relative/dir'], ['x'], ['C:/nope/x'], ['//'], ['/nope//deeper///']])('%s: starts in the nearest enterable place', (target) => {
+    const r = spawnSync('bash', ['-c', ONESHOT_SCRIPT, 'sd'], { input: encodeRequest(NONCE, target, '/tmp', 'pwd -P'), encoding: 'utf8', timeout: 10_000 });
+    expect(r.error).toBeUndefined();
+    expect(r.stderr).toMatch(new RegExp(`^${NONCE}:S:\\d+:(missing|ok):/[^\n]*:${NONCE}\n`));
+    expect(r.stdout).toMatch(new RegExp(`${NONCE}:E:0:ok:/[^\n]*:${NONCE}\n$`));
+  });
+});
+
+describe('cwds deeper than PATH_MAX (issue 18)', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'sd-deep-')));
+  });
+  afterEach(() => {
+    // rm walks the tree with openat; fs.rmSync fails on paths past PATH_MAX.
+    spawnSync('rm', ['-rf', dir]);
+  });
+  const part = 'd'.repeat(200);
+  const goDeep = `for i in $(seq 25); do mkdir ${part} && cd ${part} || exit 9; done`;
+  const deep = (d: string): string => d + `/${part}`.repeat(25);
+
+  it('reports a cwd longer than 4 KB as ok, not deleted', () => {
+    const r = spawnSync('bash', ['-c', ONESHOT_SCRIPT, 'sd'], { input: encodeRequest(NONCE, dir, '/tmp', goDeep), encoding: 'utf8' });
+    expect(deep(dir).length).toBeGreaterThan(5000);
+    expect(r.stdout).toBe(`${NONCE}:E:0:ok:${deep(dir)}:${NONCE}\n`);
+  });
+
+  it('enters a recorded cwd longer than 4 KB', () => {
+    spawnSync('bash', ['-c', `cd ${dir} && ${goDeep}`]);
+    const r = spawnSync('bash', ['-c', ONESHOT_SCRIPT, 'sd'], { input: encodeRequest(NONCE, deep(dir), '/tmp', 'pwd -P | wc -c'), encoding: 'utf8' });
+    expect(r.stderr).toContain(`:S:${r.pid}:ok:${deep(dir)}:`);
+    expect(r.stdout).toBe(`${deep(dir).length + 1}\n${NONCE}:E:0:ok:${deep(dir)}:${NONCE}\n`);
   });
 });
 

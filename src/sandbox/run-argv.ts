@@ -10,18 +10,20 @@ export interface ArgvResult {
 export function runArgv(argv: string[], opts: { timeoutMs?: number; input?: string } = {}): Promise<ArgvResult> {
   return new Promise((resolve) => {
     const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
+    // Whole chunks, decoded once: a UTF-8 character split across two chunks stays whole.
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    const text = (b: Buffer[]): string => Buffer.concat(b).toString('utf8');
     const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000);
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stderr.on('data', (c: Buffer) => err.push(c));
     child.on('error', (e) => {
       clearTimeout(timer);
-      resolve({ code: null, stdout, stderr: stderr + e.message });
+      resolve({ code: null, stdout: text(out), stderr: text(err) + e.message });
     });
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, stdout, stderr });
+      resolve({ code, stdout: text(out), stderr: text(err) });
     });
     // A probe that exits before reading its stdin must not turn into an EPIPE crash.
     child.stdin.on('error', () => undefined);

@@ -74,15 +74,33 @@ function enterWarning(asked: string, start: StartInfo, user: string): ExecWarnin
 }
 
 /**
+ * The largest command accepted. Commands travel on the wrapper's stdin (never as an argument, where
+ * Linux caps one argument at 128 KiB), and bash reads that line a byte at a time (1-6 s per MiB):
+ * past this a script belongs in a file.
+ */
+export const MAX_COMMAND_BYTES = 4 * 1024 * 1024;
+
+/** Refuses commands no sandbox shell can run, saying what was wrong and what to do. */
+export function validateCommand(command: unknown): asserts command is string {
+  if (typeof command !== 'string' || command.trim() === '') {
+    throw new SandboxDeskError('invalid_input', 'command is empty', { hint: 'give the command after --' });
+  }
+  if (command.includes('\0')) throw new SandboxDeskError('invalid_input', 'command contains a NUL byte, which bash cannot carry');
+  const bytes = Buffer.byteLength(command);
+  if (bytes > MAX_COMMAND_BYTES) {
+    throw new SandboxDeskError('invalid_input', `command is ${bytes} bytes; the limit is ${MAX_COMMAND_BYTES} bytes (4 MiB)`, {
+      hint: 'write the script to a file in the sandbox (write_file) and run that file',
+    });
+  }
+}
+
+/**
  * Runs one command for one session with the whole working-directory policy: plan the cwd (and fail
  * closed for steps), run it, then record only what was measured.
  */
 export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<ExecOutcome> {
   const t0 = performance.now();
-  if (typeof req.command !== 'string' || req.command.trim() === '') {
-    throw new SandboxDeskError('invalid_input', 'command is empty', { hint: 'give the command after --' });
-  }
-  if (req.command.includes('\0')) throw new SandboxDeskError('invalid_input', 'command contains a NUL byte, which bash cannot carry');
+  validateCommand(req.command);
 
   const key = req.session ?? DEFAULT_SESSION;
   const now = (): string => new Date().toISOString();
@@ -152,7 +170,9 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
   /** What the session's record becomes, when it changes at all. */
   let record: string | null = null;
 
-  if (raw.killed) {
+  if (raw.framingBroken) {
+    warnings.push({ code: 'framing_broken', message: `the wrapper's output framing was broken (${raw.framingBroken}); the bytes were kept as output, the cwd was not observed and the session record is unchanged` });
+  } else if (raw.killed) {
     warnings.push({ code: 'cwd_unobserved', message: `command ${raw.killed === 'timeout' ? `timed out after ${req.timeoutMs / 1000} s` : 'was interrupted'}; its cwd was not observed and the session record is unchanged` });
   } else if (!raw.end) {
     warnings.push({ code: 'cwd_unobserved', message: 'the command ended without reporting its cwd (it replaced the shell, or the stream dropped); the session record is unchanged' });

@@ -1,8 +1,12 @@
-import { isHostShapedPath, isUnderPath, translateMountedPath } from '../cwd/host-paths.js';
+import { isHostOnly, isHostShapedPath, isUnderPath, isWindowsPath, translateMountedPath } from '../cwd/host-paths.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import { listSandboxDir, readSandboxFile, readSandboxFileRange, writeSandboxFile, type DirEntry } from '../exec/sandbox-files.js';
 import { TerminalSession } from '../exec/terminal.js';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
+
+function hostPathError(path: string, sandbox: string): SandboxDeskError {
+  return new SandboxDeskError('invalid_input', `${path} is a host path; it does not exist inside sandbox ${sandbox}`, { hint: 'use a path inside the sandbox, or mount the host directory' });
+}
 
 /**
  * A session's interactive side: its terminals and its files. Both stand where the session stands —
@@ -49,32 +53,44 @@ export class SessionIo {
 
   /**
    * The file an agent means: relative paths anchor at the session's cwd (where its shell is), absolute
-   * host paths on a container go through a declared mount or are refused.
+   * host paths on a container go through a declared mount or are refused. A Windows or `/Users/…` path
+   * cannot exist in a Linux sandbox and is refused at once; a Linux-shaped one that merely looks like
+   * the host's (under the host home — which is `/root`, a directory every sandbox has, when the app
+   * runs as root) is tried in the sandbox, and only called a host path once the sandbox says it is
+   * not there.
    */
   private async fileTarget(sandbox: string, path: string, session: string | undefined, stepId: string | undefined) {
     if (path.includes('\0') || /[\n\r]/.test(path)) throw new SandboxDeskError('invalid_input', 'path contains a NUL or newline');
     const { env, key, plan, guard } = await this.desk.sessionPlan(sandbox, session, stepId);
     let target = path;
-    if (guard.isContainer && (path.startsWith('/') || /^[A-Za-z]:[\\/]/.test(path)) && isHostShapedPath(path, guard) && !guard.sandboxRoots.some((r) => isUnderPath(path, r))) {
+    let hostShaped = false;
+    if (guard.isContainer && (path.startsWith('/') || isWindowsPath(path)) && isHostShapedPath(path, guard) && !guard.sandboxRoots.some((r) => isUnderPath(path, r))) {
       const translated = translateMountedPath(path, guard.mounts);
-      if (!translated) {
-        throw new SandboxDeskError('invalid_input', `${path} is a host path; it does not exist inside sandbox ${sandbox}`, { hint: 'use a path inside the sandbox, or mount the host directory' });
-      }
-      target = translated;
+      if (translated) target = translated;
+      else if (isHostOnly(path)) throw hostPathError(path, sandbox);
+      else hostShaped = true;
     }
-    return { file: { env, cwd: plan.target }, key, target, cwd: plan.target };
+    const run = async <T>(op: Promise<T>): Promise<T> => {
+      try {
+        return await op;
+      } catch (err) {
+        if (hostShaped && err instanceof SandboxDeskError && err.code === 'not_found') throw hostPathError(path, sandbox);
+        throw err;
+      }
+    };
+    return { file: { env, cwd: plan.target }, key, target, cwd: plan.target, run };
   }
 
   async readFile(input: { sandbox: string; path: string; session?: string; stepId?: string; maxBytes?: number }): Promise<{ path: string; bytes: Buffer; cwd: string; session: string }> {
     const t = await this.fileTarget(input.sandbox, input.path, input.session, input.stepId);
-    const r = await readSandboxFile(t.file, t.target, input.maxBytes ?? 1024 * 1024);
+    const r = await t.run(readSandboxFile(t.file, t.target, input.maxBytes ?? 1024 * 1024));
     return { ...r, cwd: t.cwd, session: t.key };
   }
 
   /** One chunk of a file, for files larger than one message can carry: `length` bytes at most from `offset`. */
   async readFileRange(input: { sandbox: string; path: string; session?: string; stepId?: string; offset: number; length: number }): Promise<{ path: string; bytes: Buffer; size: number; cwd: string; session: string }> {
     const t = await this.fileTarget(input.sandbox, input.path, input.session, input.stepId);
-    const r = await readSandboxFileRange(t.file, t.target, input.offset, input.length);
+    const r = await t.run(readSandboxFileRange(t.file, t.target, input.offset, input.length));
     return { ...r, cwd: t.cwd, session: t.key };
   }
 
@@ -82,13 +98,13 @@ export class SessionIo {
   async writeFile(input: { sandbox: string; path: string; content: Buffer; session?: string; stepId?: string; offset?: number }): Promise<{ path: string; bytes: number; cwd: string; session: string }> {
     if (input.content.length > 16 * 1024 * 1024) throw new SandboxDeskError('invalid_input', 'content is larger than 16 MiB');
     const t = await this.fileTarget(input.sandbox, input.path, input.session, input.stepId);
-    const r = await writeSandboxFile(t.file, t.target, input.content, input.offset ?? 0);
+    const r = await t.run(writeSandboxFile(t.file, t.target, input.content, input.offset ?? 0));
     return { ...r, cwd: t.cwd, session: t.key };
   }
 
   async listDir(input: { sandbox: string; path?: string; session?: string; stepId?: string }): Promise<{ path: string; entries: DirEntry[]; cwd: string; session: string }> {
     const t = await this.fileTarget(input.sandbox, input.path ?? '.', input.session, input.stepId);
-    const r = await listSandboxDir(t.file, t.target);
+    const r = await t.run(listSandboxDir(t.file, t.target));
     return { ...r, cwd: t.cwd, session: t.key };
   }
 

@@ -22,6 +22,11 @@ export type WarningCode =
   | 'workdir_relative'
   /** The command deleted the directory it ended in; the record keeps the last enterable one. */
   | 'cwd_deleted'
+  /**
+   * The wrapper's frames came out malformed, cut or repeated (nothing a command prints can cause this
+   * unless it learnt the nonce): the bytes were kept as output and the cwd was not observed.
+   */
+  | 'framing_broken'
   /** The command was killed (timeout, interrupt, dropped stream): its cwd was not observed. */
   | 'cwd_unobserved'
   /** The backend warned while starting the sandbox (e.g. KVM did not work and the VM runs under TCG). */

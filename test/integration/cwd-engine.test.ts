@@ -139,14 +139,16 @@ describe.each(['docker', 'local'] as const)('cwd engine on %s', (backendName) =>
       const mine = uniqueName('mine');
       await run(`cd ${w}/mine`, { session: mine });
       await run(`cd ${w}/theirs`, { session: uniqueName('theirs') });
-      const r = await run(`cd ${w}/x && sleep 60`, { session: mine, timeoutSeconds: 1 });
+      // A sleep of its own length: the check below counts this test's sleep, never another one on the host.
+      const nap = `sleep 60.${String(Date.now() % 1e6).padStart(6, '0')}${Math.floor(Math.random() * 1e6)}`;
+      const r = await run(`cd ${w}/x && ${nap}`, { session: mine, timeoutSeconds: 1 });
       expect(r).toMatchObject({ timedOut: true, cwdObserved: false, cwd: null, exitCode: 124 });
       expect(r.warnings.map((x) => x.code)).toContain('cwd_unobserved');
       expect(r.durationMs).toBeLessThan(15_000);
       expect(t.desk.listSessions(sb).find((x) => x.key === mine)?.cwd).toBe(`${w}/mine`);
       expect((await run('pwd', { session: mine })).stdout).toBe(`${w}/mine\n`);
       // The sleep was really ended inside the sandbox, not just abandoned.
-      const ps = await run(`for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done | grep -c '^sleep 60' || true`);
+      const ps = await run(`for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done | grep -cxF '${nap} ' || true`);
       expect(ps.stdout.trim()).toBe('0');
     });
 

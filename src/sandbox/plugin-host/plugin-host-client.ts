@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 import { SandboxDeskError } from '../../shared/errors.js';
 import type { PluginLogger } from '../plugin-api.js';
@@ -104,18 +105,21 @@ export class PluginHostClient {
     this.state = 'running';
     this.stderrTail = '';
     // What the plugin prints (console.log, a stack trace) goes to the app's log, line by line, so an
-    // isolated plugin is as visible there as an in-process one's ctx.logger.
+    // isolated plugin is as visible there as an in-process one's ctx.logger. One decoder per stream: a
+    // UTF-8 character split across two chunks stays whole.
     const toLog = (stream: string): ((c: Buffer) => void) => {
+      const text = new StringDecoder('utf8');
       let partial = '';
       return (c) => {
-        const lines = (partial + c.toString('utf8')).split('\n');
+        const lines = (partial + text.write(c)).split('\n');
         partial = lines.pop()!.slice(-2000);
         for (const l of lines) if (l.trim()) this.opts.logger.info(`${stream}: ${l.slice(0, 500)}`);
       };
     };
     child.stdout?.on('data', toLog('stdout'));
     child.stderr?.on('data', toLog('stderr'));
-    child.stderr?.on('data', (c: Buffer) => (this.stderrTail = (this.stderrTail + c.toString('utf8')).slice(-2000)));
+    const stderrText = new StringDecoder('utf8');
+    child.stderr?.on('data', (c: Buffer) => (this.stderrTail = (this.stderrTail + stderrText.write(c)).slice(-2000)));
     this.opts.logger.info(`isolated host started (pid ${child.pid ?? '?'})`);
     child.on('message', (m: unknown) => this.onMessage(m as HostMessage));
     child.on('error', (err) => this.onExit(child, `could not run: ${err.message}`));
