@@ -56,8 +56,10 @@ export async function probeDesktop(env: SandboxEnvironment, layout: DesktopLayou
     const [key, ...rest] = line.split(' ');
     const value = rest.join(' ');
     if (key === 'missing') probe.missing.push(value);
-    else if (key === 'running') (probe.running = true), (probe.pid = Number(value));
-    else if (key === 'geometry') probe.geometry = value;
+    else if (key === 'running') {
+      probe.running = true;
+      probe.pid = Number(value);
+    } else if (key === 'geometry') probe.geometry = value;
     else if (key === 'chromium-sandbox') probe.chromiumSandbox = value === '1' ? true : value === '0' ? false : null;
     else if (key === 'failed') probe.failed = value;
   }

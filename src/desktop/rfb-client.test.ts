@@ -155,7 +155,7 @@ describe('RfbClient framebuffer updates', () => {
       const updated = once(client, 'update');
       server.copyRect(sx, sy, dx, dy, w, h);
       await updated;
-      expect(sameBytes(client.framebuffer(), server.rgba()), `copy ${[sx, sy, dx, dy, w, h]}`).toBe(true);
+      expect(sameBytes(client.framebuffer(), server.rgba()), `copy ${[sx, sy, dx, dy, w, h].join()}`).toBe(true);
     }
   });
 

@@ -26,7 +26,7 @@ function fromUrl(url: string, origin: string, env: NodeJS.ProcessEnv): DockerEnd
   }
   if (url.startsWith('ssh://')) {
     const u = new URL(url);
-    return { url, origin, options: { protocol: 'ssh', host: u.hostname, port: Number(u.port || 22), username: u.username || undefined } as DockerOptions };
+    return { url, origin, options: { protocol: 'ssh', host: u.hostname, port: Number(u.port || 22), username: u.username || undefined } };
   }
   return { url, origin, options: { socketPath: url } };
 }

@@ -45,7 +45,7 @@ export function readConfigPlugins(dataDir: string): PluginSettingsInput {
   if (o.isolation !== undefined) out.isolation = parseIsolation(o.isolation, `${file}: plugins.isolation`);
   if (o.paths !== undefined) {
     if (!Array.isArray(o.paths) || !o.paths.every((x) => typeof x === 'string')) throw new SandboxDeskError('invalid_input', `${file}: plugins.paths must be an array of paths`);
-    out.paths = o.paths as string[];
+    out.paths = o.paths;
   }
   if (o.timeouts && typeof o.timeouts === 'object') {
     const t = o.timeouts as Record<string, unknown>;
