@@ -77,9 +77,14 @@ async function novncRate(page: Page, wsUrl: string): Promise<{ fps: number; byte
   return page.evaluate(
     async ({ url, windowS }) => {
       const w = window as unknown as { __frames: number; __bytes: number; __patched?: boolean };
+      // URLs served to the page, not modules of this project: string-typed so tsc does not resolve them.
+      const websockJs: string = '/novnc/core/websock.js';
+      const rfbJs: string = '/novnc/core/rfb.js';
       if (!w.__patched) {
         // Count received bytes where noVNC takes them off its socket.
-        const { default: Websock } = (await import('/novnc/core/websock.js' as string)) as { default: any };
+        // noVNC's private hooks, typed only as far as this patch uses them.
+        type WebsockClass = { prototype: { _recvMessage: (this: unknown, e: MessageEvent) => unknown } };
+        const { default: Websock } = (await import(websockJs)) as { default: WebsockClass };
         const recv = Websock.prototype._recvMessage;
         Websock.prototype._recvMessage = function (this: unknown, e: MessageEvent) {
           w.__bytes += (e.data as ArrayBuffer).byteLength ?? 0;
@@ -87,7 +92,12 @@ async function novncRate(page: Page, wsUrl: string): Promise<{ fps: number; byte
         };
         w.__patched = true;
       }
-      const { default: RFB } = (await import('/novnc/core/rfb.js' as string)) as { default: any };
+      type RfbInstance = { addEventListener(type: string, listener: () => void): void; disconnect(): void };
+      type RfbClass = {
+        new (target: HTMLElement, url: string, options: { shared: boolean }): RfbInstance;
+        prototype: { __counted?: boolean; _framebufferUpdate: (this: unknown) => boolean };
+      };
+      const { default: RFB } = (await import(rfbJs)) as { default: RfbClass };
       const proto = RFB.prototype;
       if (!proto.__counted) {
         const fbu = proto._framebufferUpdate;

@@ -91,7 +91,7 @@ export default async function run(): Promise<Metric[]> {
       // Plain JS in the page (not a transpiled function: the bundler would wrap named functions).
       await page.addScriptTag({ type: 'module', content: MEASURE_IN_PAGE });
       await page.waitForFunction(() => 'sdeskMeasure' in window);
-      const ours = await page.evaluate(([url, runs]) => (window as unknown as { sdeskMeasure: (u: string, n: number) => Promise<number[]> }).sdeskMeasure(url as string, runs as number), [grant.url, RUNS] as const);
+      const ours = await page.evaluate(([url, runs]) => (window as unknown as { sdeskMeasure: (u: string, n: number) => Promise<number[]> }).sdeskMeasure(url, runs as number), [grant.url, RUNS] as const);
       const p50 = percentile(ours, 50);
       const rawP50 = percentile(raw, 50);
       console.log(`added at p50: ${(p50 - rawP50).toFixed(2)} ms (goal ≤ ${GOAL_ADDED_MS} ms) — ${p50 - rawP50 <= GOAL_ADDED_MS ? 'MET' : 'NOT MET'}`);

@@ -54,7 +54,7 @@ async function startChildCore(): Promise<CoreHost> {
   return {
     call: async (m, p) => {
       const r = await fetch(`${url.origin}/api/call/${String(m)}`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(p ?? {}) });
-      return r.json();
+      return r.json() as Promise<unknown>;
     },
     close: async () => {
       child.kill('SIGTERM');

@@ -48,6 +48,7 @@ function alphaApi(callLog: CallLogEntry[] = seededLog()): FakeApi {
 }
 
 // jsdom has no object URLs; the export test installs its own and this puts things back.
+// eslint-disable-next-line @typescript-eslint/unbound-method -- static functions, saved only to be put back
 const objectUrls = { createObjectURL: URL.createObjectURL, revokeObjectURL: URL.revokeObjectURL };
 
 afterEach(() => {
@@ -101,7 +102,7 @@ describe('agent calls', () => {
     const empty = await screen.findByTestId('calls-empty');
     expect(empty.textContent).toBe('No agent calls yet. Connect an agent with sandbox-desk mcp (see README).');
     expect(screen.queryByTestId('calls-table')).toBeNull();
-    expect((screen.getByTestId('calls-export') as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.getByTestId<HTMLButtonElement>('calls-export').disabled).toBe(true);
   });
 
   it('exports the shown calls as JSON lines, oldest first, named after the sandbox', async () => {
@@ -145,7 +146,7 @@ describe('agent calls', () => {
     expect(api.callsOf('callLog').at(-1)).toEqual({ sandbox: 'alpha', session: 'agent-b', limit: 50 });
     expect(screen.getAllByTestId(/^call-row-/).map((r) => r.dataset.testid)).toEqual(['call-row-4', 'call-row-3']);
     expect(screen.getByTestId('session-row-agent-b').className).toContain('row-selected');
-    expect((screen.getByTestId('calls-session-filter') as HTMLSelectElement).value).toBe('agent-b');
+    expect(screen.getByTestId<HTMLSelectElement>('calls-session-filter').value).toBe('agent-b');
 
     // Clicking the picked row again shows every session.
     fireEvent.click(screen.getByTestId('session-row-agent-b'));

@@ -9,7 +9,7 @@ async function openDialog(api: FakeApi) {
   render(<App api={api} />);
   fireEvent.click(await screen.findByTestId('create-sandbox'));
   // The backend list arrives from the server; docker is preselected.
-  await waitFor(() => expect((screen.getByTestId('create-backend') as HTMLSelectElement).value).toBe('docker'));
+  await waitFor(() => expect(screen.getByTestId<HTMLSelectElement>('create-backend').value).toBe('docker'));
 }
 
 const type = (testId: string, value: string) => fireEvent.change(screen.getByTestId(testId), { target: { value } });
@@ -39,9 +39,9 @@ describe('create dialog', () => {
 
   it('suggests the desktop image for docker', async () => {
     await openDialog(new FakeApi());
-    expect((screen.getByTestId('create-image') as HTMLInputElement).placeholder).toBe('sandbox-desk/base:latest');
+    expect(screen.getByTestId<HTMLInputElement>('create-image').placeholder).toBe('sandbox-desk/base:latest');
     fireEvent.click(screen.getByRole('button', { name: 'sandbox-desk/desktop:latest' }));
-    expect((screen.getByTestId('create-image') as HTMLInputElement).value).toBe('sandbox-desk/desktop:latest');
+    expect(screen.getByTestId<HTMLInputElement>('create-image').value).toBe('sandbox-desk/desktop:latest');
     expect(screen.getByRole('dialog').textContent).toMatch(/the sandbox user's real home, resolved after connecting/);
   });
 
@@ -57,7 +57,7 @@ describe('create dialog', () => {
     fireEvent.click(screen.getByTestId('create-submit'));
     // Progress while the server works.
     expect(await screen.findByText(/Creating and starting/)).toBeTruthy();
-    expect((screen.getByTestId('create-submit') as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.getByTestId<HTMLButtonElement>('create-submit').disabled).toBe(true);
     release();
     const error = await screen.findByTestId('create-error');
     expect(error.textContent).toContain('Image sandbox-desk/nope:latest does not exist in the Docker engine');
@@ -65,7 +65,7 @@ describe('create dialog', () => {
     // Next to the image field, not at the bottom of the form.
     expect(error.closest('label')?.querySelector('[data-testid="create-image"]')).toBeTruthy();
     expect(screen.getByRole('dialog')).toBeTruthy();
-    expect((screen.getByTestId('create-name') as HTMLInputElement).value).toBe('x1');
+    expect(screen.getByTestId<HTMLInputElement>('create-name').value).toBe('x1');
   });
 
   it('shows a taken name at the name field', async () => {

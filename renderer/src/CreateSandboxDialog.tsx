@@ -32,7 +32,7 @@ function fieldOf(code: string | undefined, message: string): Field {
 
 /** The VM fields that were filled, as backend options (the backend validates them). */
 function vmOptions(vm: Record<'cpus' | 'memory' | 'disk' | 'accel', string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(vm).map(([k, v]) => [k, v.trim()]).filter(([, v]) => v !== ''));
+  return Object.fromEntries(Object.entries(vm).map(([k, v]) => [k, v.trim()] as const).filter(([, v]) => v !== ''));
 }
 
 /** The Create dialog: the few things a sandbox needs, with the server's answer shown in place. */
@@ -143,7 +143,7 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
         role="dialog"
         aria-modal="true"
         aria-labelledby="create-title"
-        onSubmit={submit}
+        onSubmit={(e) => void submit(e)}
         ref={formRef}
       >
         <h2 id="create-title">New sandbox</h2>

@@ -69,6 +69,6 @@ describe('sandbox actions', () => {
   it('a sandbox whose backend cannot answer cannot be started, and says why', async () => {
     const api = new FakeApi({ sandboxes: [sandboxInfo({ name: 'p', backend: 'ssh', state: 'unavailable', stateDetail: 'plugin host crashed' })] });
     render(<App api={api} />);
-    expect(((await screen.findByTestId('sandbox-start')) as HTMLButtonElement).disabled).toBe(true);
+    expect((await screen.findByTestId<HTMLButtonElement>('sandbox-start')).disabled).toBe(true);
   });
 });

@@ -65,10 +65,11 @@ export function ScreenPane({ sandbox, visible }: Props) {
     }
   }
 
-  const start = () => act('start', () => api.call('desktopStart', { sandbox }), status.refresh);
-  const stop = () => act('stop', () => api.call('desktopStop', { sandbox }), status.refresh);
+  // act shows a failure in the notice and refresh never rejects: the buttons need not wait.
+  const start = () => void act('start', () => api.call('desktopStart', { sandbox }), status.refresh);
+  const stop = () => void act('stop', () => api.call('desktopStop', { sandbox }), status.refresh);
   const toggleControl = () =>
-    act('control', () => (control.mine ? api.call('giveBack', { sandbox, viewerId }) : api.call('takeControl', { sandbox, viewerId })), lease.refresh);
+    void act('control', () => (control.mine ? api.call('giveBack', { sandbox, viewerId }) : api.call('takeControl', { sandbox, viewerId })), lease.refresh);
 
   return (
     <section className="pane screen-pane" data-testid="screen-pane" aria-label="Desktop">

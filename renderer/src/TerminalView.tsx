@@ -150,6 +150,7 @@ export function TerminalView({ sandbox, session, active, onStarted }: Props) {
       term.dispose();
     };
     // `active` is read when the socket opens, not a reason to reconnect.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [api, sandbox, session, generation]);
 
   // A tab that becomes visible gets its real size (it had none while hidden) and the focus.

@@ -158,6 +158,7 @@ describe('readProviderDefaultCwd', () => {
     const provider = {
       name: 'weird',
       get defaultCwd(): unknown {
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- a plugin may throw anything; this is the case under test
         throw 'a string';
       },
     };

@@ -24,7 +24,7 @@ describe('xdotoolArgs', () => {
     [{ kind: 'scroll', x: 1, y: 1, direction: 'down', amount: 0 }, /1–100/],
     [{ kind: 'type', text: 'x'.repeat(10_001) }, /10000/],
   ] as const)('refuses %o', (action, msg) => {
-    const err = thrown(() => xdotoolArgs(action as Parameters<typeof xdotoolArgs>[0]));
+    const err = thrown(() => xdotoolArgs(action));
     expect(err.code).toBe('invalid_input');
     expect(err.message).toMatch(msg);
   });

@@ -90,8 +90,10 @@ export function parseProbe(out: string): DesktopProbe {
     const [key, ...rest] = line.split(' ');
     const value = rest.join(' ');
     if (key === 'missing') probe.missing.push(value);
-    else if (key === 'running') (probe.running = true), (probe.pid = Number(value));
-    else if (key === 'geometry') probe.geometry = value;
+    else if (key === 'running') {
+      probe.running = true;
+      probe.pid = Number(value);
+    } else if (key === 'geometry') probe.geometry = value;
     else if (key === 'chromium-sandbox') probe.chromiumSandbox = value === '1' ? true : value === '0' ? false : null;
     else if (key === 'failed') probe.failed = value;
     else if (key === 'whoami') probe.whoami = value || null;

@@ -24,8 +24,8 @@ describe('sandbox-desk desktop CLI', () => {
       const child = spawn(process.execPath, [BIN, ...args], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
       let buf = '';
       let err = '';
-      child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-      child.stdout!.on('data', (c: Buffer) => {
+      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+      child.stdout.on('data', (c: Buffer) => {
         buf += c.toString();
         if (buf.includes('\n')) resolveLine({ child, line: buf.split('\n')[0]! });
       });

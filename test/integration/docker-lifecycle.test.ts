@@ -4,7 +4,6 @@ import { SandboxDesk } from '../../src/api/sandbox-desk.js';
 import { ProviderRegistry } from '../../src/sandbox/registry.js';
 import { DockerProvider } from '../../src/sandbox/docker/docker-provider.js';
 import { LocalProvider } from '../../src/sandbox/local/local-provider.js';
-import { SandboxDeskError } from '../../src/shared/errors.js';
 import { rejectsWith } from '../expect-error.js';
 import { tempDesk, uniqueName, type TestDesk } from './helpers.js';
 

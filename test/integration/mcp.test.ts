@@ -17,6 +17,8 @@ import { uniqueName } from './helpers.js';
 const BIN = resolve(import.meta.dirname, '../../bin/sandbox-desk.js');
 
 type ToolResult = { isError?: boolean; content: { type: string; text?: string; data?: string; mimeType?: string }[] };
+// Each tool answers with its own shape; the assertions are what check it.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const json = (r: ToolResult) => JSON.parse(r.content[0]!.text!) as Record<string, any>;
 
 async function stdioClient(home: string, extraEnv: Record<string, string> = {}): Promise<Client> {
@@ -63,7 +65,7 @@ describe('MCP agent bridge', () => {
     expect(json(await call('execute_shell_command', { sandbox: sb, session: 'agent-b', command: 'pwd' })).stdout).toBe('/tmp/b\n');
     const inspected = json(await call('sandbox_inspect', { sandbox: sb }));
     expect(inspected.home).toBe('/home/agent');
-    expect(inspected.sessions.map((s: { key: string; cwd: string }) => [s.key, s.cwd])).toEqual(expect.arrayContaining([['agent-a', '/tmp/a'], ['agent-b', '/tmp/b']]));
+    expect((inspected.sessions as { key: string; cwd: string }[]).map((s) => [s.key, s.cwd])).toEqual(expect.arrayContaining([['agent-a', '/tmp/a'], ['agent-b', '/tmp/b']]));
   });
 
   it('a step-owned call without a cwd is refused before anything runs', async () => {
@@ -99,7 +101,7 @@ describe('MCP agent bridge', () => {
     expect(json(await call('write_file', { sandbox: sb, session: 'reader', path: 'blob.bin', content: bytes.toString('base64'), encoding: 'base64' }))).toMatchObject({ path: '/tmp/w/blob.bin', bytes: 6 });
     const back = json(await call('read_file', { sandbox: sb, session: 'reader', path: 'blob.bin' }));
     expect(back.encoding).toBe('base64');
-    expect(Buffer.from(back.content, 'base64').equals(bytes)).toBe(true);
+    expect(Buffer.from(back.content as string, 'base64').equals(bytes)).toBe(true);
     const list = json(await call('list_dir', { sandbox: sb, session: 'reader' }));
     expect(list.path).toBe('/tmp/w');
     expect(list.entries).toEqual(expect.arrayContaining([{ name: 'blob.bin', type: 'file', size: 6 }, { name: 'notes.txt', type: 'file', size: 5 }]));

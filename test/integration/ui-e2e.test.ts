@@ -96,7 +96,7 @@ describe('the app in a browser, end to end', () => {
       .poll(
         () =>
           page.evaluate(() => {
-            const c = document.querySelector('[data-testid="screen-pane"] canvas') as HTMLCanvasElement | null;
+            const c = document.querySelector<HTMLCanvasElement>('[data-testid="screen-pane"] canvas');
             if (!c || !c.width) return 0;
             const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
             const seen = new Set<number>();

@@ -38,6 +38,8 @@ export function usePoll<T>(fetcher: () => Promise<T>, intervalMs: number, key: s
       if (gen === generation.current) setState((s) => ({ key, data: s.key === key ? s.data : undefined, error: describeError(err), loading: false }));
     }
     if (gen === generation.current && active.current) timer.current = setTimeout(() => void tick(), intervalMs);
+    // `tick` wraps this `run` (declared below, same render): listing it would be a cycle.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [key, intervalMs]);
 
   // One call at a time: a refresh during a call waits for it, then runs once more.

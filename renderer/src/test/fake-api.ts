@@ -104,7 +104,7 @@ export class FakeApi implements ApiClient {
     await Promise.resolve();
     const override = this.overrides[method];
     if (override) return (await override(params)) as ApiResult<M>;
-    return (await (this.defaults[method] as Handler<M>)(params)) as ApiResult<M>;
+    return await (this.defaults[method] as Handler<M>)(params);
   }
 
   private find(name: string): SandboxInfo {

@@ -155,7 +155,7 @@ describe('RfbClient framebuffer updates', () => {
       const updated = Event.toPromise(client.onUpdate);
       server.copyRect(sx, sy, dx, dy, w, h);
       await updated;
-      expect(sameBytes(client.framebuffer(), server.rgba()), `copy ${[sx, sy, dx, dy, w, h]}`).toBe(true);
+      expect(sameBytes(client.framebuffer(), server.rgba()), `copy ${[sx, sy, dx, dy, w, h].join()}`).toBe(true);
     }
   });
 

@@ -56,7 +56,7 @@ function fromUrl(url: string, origin: string, env: NodeJS.ProcessEnv, material: 
   }
   if (url.startsWith('ssh://')) {
     const u = new URL(url);
-    return { url, origin, options: { protocol: 'ssh', host: u.hostname, port: Number(u.port || 22), username: u.username || undefined } as DockerOptions };
+    return { url, origin, options: { protocol: 'ssh', host: u.hostname, port: Number(u.port || 22), username: u.username || undefined } };
   }
   return { url, origin, options: { socketPath: url } };
 }

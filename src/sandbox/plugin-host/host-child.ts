@@ -7,7 +7,7 @@
 import { pathToFileURL } from 'node:url';
 import { SandboxDeskError } from '../../shared/errors.js';
 import { makePluginContext, pluginExport } from '../plugins/plugin-context.js';
-import type { ExecPrefixOptions, LifecycleContext, SandboxEnvironment, SandboxProvider } from '../provider.js';
+import type { ExecPrefixOptions, LifecycleContext, Mount, SandboxEnvironment, SandboxProvider } from '../provider.js';
 import type { EnvironmentData, HostMessage, HostRequest, LoadRequest, LoadResult, PrefixAnswer, PrefixKey, ProviderDescriptor } from './rpc-protocol.js';
 
 const providers = new Map<string, SandboxProvider>();
@@ -94,7 +94,7 @@ function environmentData(env: SandboxEnvironment): EnvironmentData {
     home: read(() => env.home, null),
     defaultCwd: read(() => env.defaultCwd, null),
     incarnation: read(() => env.incarnation, null),
-    mounts: read(() => (Array.isArray(env.mounts) ? env.mounts.map((m) => ({ hostPath: m.hostPath, sandboxPath: m.sandboxPath, readOnly: Boolean(m.readOnly) })) : []), []),
+    mounts: read(() => (Array.isArray(env.mounts) ? env.mounts.map((m: Mount) => ({ hostPath: m.hostPath, sandboxPath: m.sandboxPath, readOnly: Boolean(m.readOnly) })) : []), []),
     tempDir: read(() => env.getTempDir(), '/tmp'),
     joinsArgv: read(() => env.joinsArgv === true, false),
     prefixes,

@@ -128,7 +128,8 @@ export class PluginHostClient {
 
   private onMessage(m: HostMessage): void {
     if (m.kind === 'log') {
-      (m.level === 'warn' ? this.opts.logger.warn : this.opts.logger.info)(String(m.message));
+      if (m.level === 'warn') this.opts.logger.warn(String(m.message));
+      else this.opts.logger.info(String(m.message));
       return;
     }
     const p = this.pending.get(m.id);
@@ -181,7 +182,7 @@ export class PluginHostClient {
       }, timeoutMs);
       p.timer.unref?.();
       this.pending.set(id, p);
-      child.send({ id, ...req } as HostRequest, (err) => {
+      child.send({ id, ...req } satisfies HostRequest, (err) => {
         if (!err) return;
         this.pending.delete(id);
         clearTimeout(p.timer);

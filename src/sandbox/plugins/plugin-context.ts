@@ -46,7 +46,7 @@ export function pluginExport(mod: unknown, plugin: string): SandboxDeskPlugin {
 export function makePluginContext(opts: { plugin: string; dataDir: string; isolation: 'in-process' | 'host'; logger: PluginLogger }): {
   ctx: PluginContext;
   collected: SandboxProvider[];
-  seal(): void;
+  seal: () => void;
 } {
   const collected: SandboxProvider[] = [];
   let sealed = false;

@@ -128,7 +128,7 @@ function checkedStatus(v: unknown, who: string): BackendStatus {
     // Plain data only: inspect shows it and the contract carries it.
     out.details = Object.fromEntries(
       Object.entries(s.details).filter(([, x]) => x === null || ['string', 'number', 'boolean'].includes(typeof x)),
-    ) as BackendStatus['details'];
+    );
   }
   return out;
 }
@@ -172,7 +172,7 @@ export class GuardedEnvironment implements SandboxEnvironment {
     const cwd = inner.defaultCwd;
     this.defaultCwd = isAbs(cwd) ? cwd : home;
     this.user = typeof inner.user === 'string' && inner.user ? inner.user : null;
-    this.mounts = Array.isArray(inner.mounts) ? inner.mounts.filter((m) => m && isAbs(m.hostPath) && isAbs(m.sandboxPath)) : [];
+    this.mounts = Array.isArray(inner.mounts) ? inner.mounts.filter((m: Mount) => m && isAbs(m.hostPath) && isAbs(m.sandboxPath)) : [];
     const inc = inner.incarnation;
     if (typeof inc !== 'string' || !inc) throw new SandboxDeskError('backend_unavailable', `${who}: the environment has no incarnation`, { hint: 'the plugin is broken; report this to the plugin\'s author' });
     this.incarnation = inc;

@@ -9,7 +9,6 @@ import type {
   ExecPrefixOptions,
   LifecycleContext,
   Mount,
-  ProgressEvent,
   ProviderContext,
   ProvisionResult,
   ProvisionSpec,

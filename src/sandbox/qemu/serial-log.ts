@@ -14,7 +14,7 @@ export function serialSize(path: string): number {
  * carriage returns removed, blank lines dropped.
  */
 export function serialTail(path: string, lines = 15, maxBytes = 16_384): string {
-  let text = '';
+  let text: string;
   try {
     const size = statSync(path).size;
     const start = Math.max(0, size - maxBytes);
@@ -29,10 +29,13 @@ export function serialTail(path: string, lines = 15, maxBytes = 16_384): string 
   } catch {
     return '(no serial output)';
   }
+  // Control characters are exactly what these patterns are for.
+  /* eslint-disable no-control-regex */
   const clean = text
     .replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '')
     .replace(/\r/g, '')
     .replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '');
+  /* eslint-enable no-control-regex */
   const kept = clean.split('\n').map((l) => l.trimEnd()).filter((l) => l.trim() !== '');
   return kept.length === 0 ? '(no serial output)' : kept.slice(-lines).join('\n');
 }

@@ -41,7 +41,7 @@ export function checkMounts(mounts: readonly Mount[]): void {
         hint: 'share it writable, or use a docker sandbox for a read-only bind mount',
       });
     }
-    let dir = false;
+    let dir: boolean;
     try {
       dir = statSync(m.hostPath).isDirectory();
     } catch {
@@ -85,7 +85,8 @@ export async function startShares(shares: readonly Share[]): Promise<number[]> {
       child.unref();
       if (!child.pid) throw new SandboxDeskError('backend_unavailable', `could not start ${VIRTIOFSD}`);
       pids.push(child.pid);
-      let exited: number | null = null;
+      // Set by the exit listener: the assertion keeps tsc from narrowing it to `null` in the loop.
+      let exited = null as number | null;
       child.once('exit', (code) => (exited = code ?? -1));
       const deadline = Date.now() + 10_000;
       while (!existsSync(s.socket)) {

@@ -21,7 +21,7 @@ describe('parseVmOptions', () => {
     [{ accel: 'hvf' }, /accel="hvf" is not auto, kvm or tcg/],
     [{ cpuType: 'host,+vmx' }, /cpuType="host,\+vmx" is not a CPU model name/],
   ])('refuses %j with a message that names the option', (options, message) => {
-    const err = thrown(() => parseVmOptions(options as Record<string, string>));
+    const err = thrown(() => parseVmOptions(options));
     expect(err.code).toBe('invalid_input');
     expect(err.message).toMatch(message);
     expect(err.hint).toBeTruthy();
