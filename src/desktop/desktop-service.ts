@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { SandboxDeskError } from '../shared/errors.js';
 import { LocalProvider } from '../sandbox/local/local-provider.js';
 import type { SandboxEnvironment, SandboxProvider } from '../sandbox/provider.js';
+import { toDisposable, type DisposableStore } from '../shared/lifecycle.js';
 import type { Lease, LeaseStore } from '../store/lease-store.js';
 import type { DesktopStatus } from '../shared/desktop-types.js';
 
@@ -20,6 +21,8 @@ export interface DesktopHost {
   environment(sandbox: string): Promise<SandboxEnvironment>;
   provider(sandbox: string): SandboxProvider | Promise<SandboxProvider>;
   leases: LeaseStore;
+  /** The store of the environment's incarnation: forwards and screen streams end with it. */
+  scopeOf?(env: SandboxEnvironment): DisposableStore | null;
 }
 
 export interface DesktopStartOptions {
@@ -141,7 +144,16 @@ export class DesktopService {
    */
   async openScreenStream(sandbox: string): Promise<ChildProcessWithoutNullStreams> {
     const { env, layout } = await this.running(sandbox);
-    return openRelay(env, { unix: layout.socket });
+    return this.tied(env, openRelay(env, { unix: layout.socket }));
+  }
+
+  /** Registers an exec stream in its incarnation's store: a restart or stop ends it; its own end forgets it. */
+  private tied<T extends ChildProcessWithoutNullStreams>(env: SandboxEnvironment, child: T): T {
+    const scope = this.host.scopeOf?.(env);
+    if (!scope) return child;
+    const registration = scope.add(toDisposable(() => child.kill()));
+    child.once('close', () => scope.delete(registration));
+    return child;
   }
 
   // ---- the control lease ------------------------------------------------------------------------
@@ -192,7 +204,7 @@ export class DesktopService {
 
   private withRfb<T>(sandbox: string, fn: (rfb: RfbClient) => Promise<T>): Promise<T> {
     return this.onDesktop(sandbox, async ({ env, layout }) => {
-      const stream = openRelay(env, { unix: layout.socket });
+      const stream = this.tied(env, openRelay(env, { unix: layout.socket }));
       try {
         const rfb = await RfbClient.connect(transportFromStreams(stream.stdout, stream.stdin, () => stream.kill()));
         try {
@@ -216,8 +228,17 @@ export class DesktopService {
     const { env } = await this.running(sandbox);
     let fwd = this.forwards.get(sandbox);
     if (!fwd) {
-      fwd = forwardPort(env, CDP_PORT);
-      this.forwards.set(sandbox, fwd);
+      const opened = forwardPort(env, CDP_PORT);
+      fwd = opened;
+      this.forwards.set(sandbox, opened);
+      // The forward relays into this incarnation only: when it ends, so does the forward (no stale port).
+      this.host.scopeOf?.(env)?.add(toDisposable(() => {
+        if (this.forwards.get(sandbox) === opened) this.forwards.delete(sandbox);
+        void opened.then((f) => f.dispose(), () => undefined);
+      }));
+      opened.catch(() => {
+        if (this.forwards.get(sandbox) === opened) this.forwards.delete(sandbox);
+      });
     }
     const { localPort } = await fwd;
     const httpUrl = `http://127.0.0.1:${localPort}`;
@@ -244,7 +265,11 @@ export class DesktopService {
   private async closeForward(sandbox: string): Promise<void> {
     const fwd = this.forwards.get(sandbox);
     this.forwards.delete(sandbox);
-    if (fwd) await (await fwd).close().catch(() => undefined);
+    const f = fwd ? await fwd.catch(() => null) : null;
+    if (f) {
+      f.dispose();
+      await f.closed;
+    }
   }
 
   async close(): Promise<void> {

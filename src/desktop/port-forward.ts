@@ -1,11 +1,14 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
+import type { IDisposable } from '../shared/lifecycle.js';
 import { openRelay } from './relay.js';
 
-export interface PortForward {
+export interface PortForward extends IDisposable {
   /** The loopback port on this machine. */
   localPort: number;
-  close(): Promise<void>;
+  /** Stops listening and ends every relayed connection; `closed` settles once the port is released. */
+  dispose(): void;
+  readonly closed: Promise<void>;
 }
 
 /**
@@ -35,12 +38,16 @@ export async function forwardPort(env: SandboxEnvironment, remotePort: number, u
   });
   const address = server.address();
   const localPort = typeof address === 'object' && address ? address.port : 0;
+  const closed = new Promise<void>((resolve) => server.once('close', () => resolve()));
+  let disposed = false;
   return {
     localPort,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
+    closed,
+    dispose: () => {
+      if (disposed) return;
+      disposed = true;
+      for (const s of sockets) s.destroy();
+      server.close();
+    },
   };
 }
