@@ -3,7 +3,7 @@ import type { ExecWarning } from '../shared/exec-result.js';
 import type { DisposableStore } from '../shared/lifecycle.js';
 import { runCommand, type ExecOutcome } from '../session/run-command.js';
 import { EnvironmentManager, sandboxRef } from '../session/environment-manager.js';
-import { planSession, resolvedDefault, sandboxRoots, type SessionPlan } from '../session/session-plan.js';
+import { commandContext, planSession, type SessionPlan } from '../session/session-plan.js';
 import { SessionIo } from '../session/session-io.js';
 import { ShellPool } from '../exec/shell-pool.js';
 import { DesktopService } from '../desktop/desktop-service.js';
@@ -19,7 +19,7 @@ import { Store } from '../store/store.js';
 import { builtinRegistry } from './builtin-providers.js';
 import { PluginLoader } from './plugin-loader.js';
 import { SandboxOperations } from './sandbox-operations.js';
-import { sandboxInfo, toSessionInfo, unavailableInfo } from './sandbox-info.js';
+import { newSandboxRecord, provisionSpec, sandboxInfo, toSessionInfo, unavailableInfo } from './sandbox-info.js';
 import {
   CreateSandboxRequest,
   CreateSessionRequest,
@@ -130,35 +130,11 @@ export class SandboxDesk {
     }
     const warnings: ExecWarning[] = [];
     const declared = this.environments.declareDefaultCwd(provider, req.defaultCwd, warnings);
-    const record: SandboxRecord = {
-      name: req.name,
-      backend: provider.name,
-      image: req.image ?? null,
-      user: req.user ?? null,
-      declaredDefaultCwd: declared,
-      backendRef: null,
-      mounts: req.mounts,
-      env: req.env,
-      options: req.options,
-      createdAt: new Date().toISOString(),
-      home: null,
-      homeIncarnation: null,
-      lastObservedCwd: null,
-      lastObservedAt: null,
-    };
+    const record = newSandboxRecord({ ...req, backend: provider.name, declaredDefaultCwd: declared });
     // The row reserves the name first; if provisioning fails it is removed again, so nothing half-made stays.
     this.store.sandboxes.insert(record);
     try {
-      const made = await this.operations.run(req.name, 'create', opts.onProgress, (op) => provider.provision({
-        name: req.name,
-        image: record.image,
-        user: record.user,
-        mounts: record.mounts,
-        env: record.env,
-        options: record.options,
-        labels: { 'io.sandbox-desk.managed': 'true', 'io.sandbox-desk.sandbox': req.name, 'io.sandbox-desk.instance': this.store.instanceId },
-        resourceName: `sdesk-${this.store.instanceId}-${req.name}`,
-      }, op));
+      const made = await this.operations.run(req.name, 'create', opts.onProgress, (op) => provider.provision(provisionSpec(record, this.store.instanceId), op));
       this.store.sandboxes.setProvisioned(req.name, made);
     } catch (err) {
       this.store.sandboxes.delete(req.name);
@@ -244,21 +220,7 @@ export class SandboxDesk {
     const envs = this.environments;
     const fast = req.mode === 'shell' && this.shells.hasLive(rec.name, session, user ?? envs.cached(rec.name)?.user ?? undefined);
     const env = await envs.environmentFor(rec, provider, fast);
-    const declared = envs.declaredAfterConnect(rec, provider);
-    const ctx = {
-      sandbox: rec.name,
-      env,
-      isContainer: provider.isContainer,
-      sessions: this.store.sessions,
-      sandboxes: this.store.sandboxes,
-      shells: this.shells,
-      hostHome: envs.hostHome,
-      sandboxRoots: sandboxRoots(env, declared.value),
-      defaultCwd: resolvedDefault(env, declared.value),
-      standingWarnings: [...(declared.warning ? [declared.warning] : []), ...envs.takeWarnings(rec.name)],
-      reconnect: () => envs.environmentFor(rec, provider, false),
-      persist: (writes: () => void) => this.store.transaction(writes),
-    };
+    const ctx = commandContext({ rec, provider, env, environments: envs, store: this.store, shells: this.shells });
     try {
       return await runCommand(ctx, {
         command: req.command,
