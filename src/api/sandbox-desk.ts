@@ -5,6 +5,7 @@ import { runCommand, type ExecOutcome } from '../session/run-command.js';
 import { EnvironmentManager, sandboxRef } from '../session/environment-manager.js';
 import { commandContext, planSession, type SessionPlan } from '../session/session-plan.js';
 import { SessionIo } from '../session/session-io.js';
+import { createChildSession } from '../session/session-lineage.js';
 import { ShellPool } from '../exec/shell-pool.js';
 import { DesktopService } from '../desktop/desktop-service.js';
 import type { ProgressEvent, SandboxEnvironment, SandboxProvider } from '../sandbox/provider.js';
@@ -259,23 +260,11 @@ export class SandboxDesk {
 
   // ---- sessions -------------------------------------------------------------------------------
 
-  /**
-   * Creates a session, optionally as a child of another. The child receives its cwd now — the explicit
-   * one, else the parent's current record — and never looks the parent up again.
-   */
+  /** Creates a session, optionally as a child of another (it inherits the parent's cwd once, now). */
   createSession(input: CreateSessionRequest): SessionInfo {
     const req = validate(CreateSessionRequest, input);
     this.record(req.sandbox);
-    if (this.store.sessions.get(req.sandbox, req.key)) {
-      throw new SandboxDeskError('name_taken', `session ${JSON.stringify(req.key)} already exists in sandbox ${req.sandbox}`);
-    }
-    let cwd = req.cwd ?? null;
-    if (req.parent !== undefined) {
-      const parent = this.store.sessions.get(req.sandbox, req.parent);
-      if (!parent) throw new SandboxDeskError('not_found', `parent session ${JSON.stringify(req.parent)} does not exist in sandbox ${req.sandbox}`);
-      cwd ??= parent.cwd;
-    }
-    return toSessionInfo(this.store.sessions.ensure(req.sandbox, req.key, { parent: req.parent ?? null, cwd, at: new Date().toISOString() }));
+    return toSessionInfo(createChildSession(this.store.sessions, req));
   }
 
   listSessions(sandbox: string): SessionInfo[] {
