@@ -85,4 +85,23 @@ describe('ShellPool (real local bash)', () => {
     const reborn = Object.assign(Object.create(env) as SandboxEnvironment, { incarnation: 'next' });
     expect((await pool.acquire('s', 'a', undefined, reborn)).dropped).toBeNull();
   });
+
+  it('a shell swept because it died is remembered: reported to a command in a new incarnation, not in the same one', async () => {
+    pool = new ShellPool({ idleMs: 60_000 });
+    const env = await localEnv();
+    const first = (await pool.acquire('s', 'a', undefined, env)).shell;
+    // The command entered /tmp (its target) before it ended the shell: the last cwd the shell knew.
+    void first.run(req('exit'));
+    await expect.poll(() => first.alive, { timeout: 5_000 }).toBe(false);
+    pool.closeIdle();
+    expect(pool.size).toBe(0);
+    const reborn = Object.assign(Object.create(env) as SandboxEnvironment, { incarnation: 'next' });
+    expect((await pool.acquire('s', 'a', undefined, reborn)).dropped).toEqual({ sandbox: 's', session: 'a', lastCwd: '/tmp' });
+
+    const second = (await pool.acquire('s', 'b', undefined, env)).shell;
+    void second.run(req('exit'));
+    await expect.poll(() => second.alive, { timeout: 5_000 }).toBe(false);
+    pool.closeIdle();
+    expect((await pool.acquire('s', 'b', undefined, env)).dropped).toBeNull();
+  });
 });

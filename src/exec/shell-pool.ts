@@ -92,7 +92,10 @@ export class ShellPool {
     e.shell.close();
   }
 
-  /** The shell's incarnation ended: close it, and remember it for the session's next command. */
+  /**
+   * The shell's incarnation ended (or the shell died): close it, and remember it for the session's next
+   * command, which is told only if it runs in another incarnation.
+   */
   private retire(key: string, e: Entry): void {
     if (this.shells.get(key) !== e) return;
     this.close(key, e);
@@ -108,7 +111,10 @@ export class ShellPool {
 
   closeIdle(now = Date.now()): void {
     for (const [key, e] of this.shells) {
-      if (!e.shell.alive || (!e.shell.busy && now - e.shell.lastUsedAt >= this.opts.idleMs)) this.close(key, e);
+      // A shell found dead may have died with its sandbox (restart, reboot): remembered like a retired one,
+      // so the session's next command still learns of a new incarnation however late it comes.
+      if (!e.shell.alive) this.retire(key, e);
+      else if (!e.shell.busy && now - e.shell.lastUsedAt >= this.opts.idleMs) this.close(key, e);
     }
   }
 
