@@ -2,10 +2,11 @@
  * Incarnations, for real: a desktop sandbox (Xvnc + Xfce + Chromium in Docker) restarted behind the
  * app's back. Everything tied to the old incarnation (its terminal, its session shell, the DevTools
  * forward) ends with it; afterwards a terminal and `desktop browser` work at once, through a new
- * forward, and the old forward's port no longer answers.
+ * forward, and the old forward's port no longer answers. And a QEMU VM rebooted by another app
+ * process onto another SSH port (slow: SANDBOX_DESK_SKIP_SLOW=1 skips it, like the other QEMU tests).
  */
 import { execFileSync } from 'node:child_process';
-import { connect } from 'node:net';
+import { connect, createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { LocalServer } from '../../src/api/local-server.js';
@@ -112,4 +113,61 @@ describe('a docker restart behind the app\'s back ends the old incarnation\'s te
     expect(await listening(ep.localPort)).toBe(false);
     await expect.poll(() => terminal.exited, { timeout: 10_000 }).toBe(true);
   });
+});
+
+const SKIP_SLOW = process.env.SANDBOX_DESK_SKIP_SLOW === '1';
+
+describe.skipIf(SKIP_SLOW)('a QEMU reboot behind the app\'s back onto another SSH port (slow: real VM; SANDBOX_DESK_SKIP_SLOW=1 skips)', () => {
+  let t: TestDesk;
+  const vm = uniqueName('vmi');
+
+  beforeAll(async () => {
+    t = tempDesk();
+    // A generous boot limit: under TCG on a busy 2-core host a boot can take minutes.
+    await t.desk.createSandbox({ name: vm, backend: 'qemu', image: 'debian-test', options: { cpuType: 'qemu64', bootTimeout: '1200' } });
+  }, 1_300_000);
+  afterAll(async () => {
+    await t?.dispose();
+  }, 120_000);
+
+  it('a command and a terminal work at once through the new port; the old terminal ended', async () => {
+    const desk = t.desk;
+    const before = await desk.inspectSandbox(vm);
+    const oldPort = before.details?.sshPort as number;
+    expect(oldPort).toEqual(expect.any(Number));
+    const session = uniqueName('rb');
+    await desk.exec({ sandbox: vm, command: 'cd /tmp', session });
+    const { terminal: oldTerminal } = await desk.io.openTerminal({ sandbox: vm, session, cols: 80, rows: 24 });
+    const old = watch(oldTerminal);
+    await expect.poll(() => old.cwds.length, { timeout: 60_000 }).toBeGreaterThan(0);
+
+    // Another app process reboots the VM while this test holds the old SSH port: the new boot must use
+    // another one, and anything still aimed at the old port would reach this squatter, not the VM.
+    const other = t.reopen();
+    await other.stopSandbox(vm);
+    const squatter: Server = createServer((sock) => sock.destroy());
+    await new Promise<void>((resolve, reject) => (squatter.once('error', reject), squatter.listen(oldPort, '127.0.0.1', () => resolve())));
+    try {
+      const rebooted = await other.startSandbox(vm);
+      expect(rebooted.details?.sshPort).not.toBe(oldPort);
+      const disposed: EnvironmentDisposed[] = [];
+      const sub = desk.environments.onEnvironmentDisposed((e) => disposed.push(e));
+      const [r, opened] = await Promise.all([
+        desk.exec({ sandbox: vm, command: 'pwd', session }),
+        desk.io.openTerminal({ sandbox: vm, session: uniqueName('rt'), cols: 80, rows: 24 }),
+      ]);
+      sub.dispose();
+      expect(disposed.map((d) => d.reason)).toEqual(['changed']);
+      expect(r.stdout).toBe('/tmp\n');
+      expect(r.warnings.map((w) => w.code)).toContain('environment_recreated');
+      const fresh = watch(opened.terminal);
+      await expect.poll(() => fresh.cwds.length, { timeout: 60_000 }).toBeGreaterThan(0);
+      opened.terminal.write('cd /var\r');
+      await expect.poll(() => fresh.cwds.at(-1), { timeout: 60_000 }).toBe('/var');
+      await expect.poll(() => oldTerminal.exited, { timeout: 30_000 }).toBe(true);
+      opened.terminal.dispose();
+    } finally {
+      await new Promise<void>((resolve) => squatter.close(() => resolve()));
+    }
+  }, 1_300_000);
 });
