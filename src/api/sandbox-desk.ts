@@ -1,28 +1,29 @@
-import { homedir } from 'node:os';
-import { sep } from 'node:path';
-import { normalizeDeclaredCwd, readProviderDefaultCwd } from '../cwd/declared-default-cwd.js';
-import { DesktopService } from '../desktop/desktop-service.js';
 import { SandboxDeskError } from '../shared/errors.js';
-import { projectRoot } from '../platform/project-root.js';
 import type { ExecWarning } from '../shared/exec-result.js';
+import type { DisposableStore } from '../shared/lifecycle.js';
 import { runCommand, type ExecOutcome } from '../session/run-command.js';
-import { resolveCommandCwd } from '../cwd/resolve-command-cwd.js';
+import { EnvironmentManager, sandboxRef } from '../session/environment-manager.js';
+import { commandContext, planSession, type SessionPlan } from '../session/session-plan.js';
+import { SessionIo } from '../session/session-io.js';
+import { createChildSession } from '../session/session-lineage.js';
 import { ShellPool } from '../exec/shell-pool.js';
-import type { ProgressEvent, SandboxEnvironment, SandboxProvider, SandboxRef } from '../sandbox/provider.js';
+import { DesktopService } from '../desktop/desktop-service.js';
+import type { ProgressEvent, SandboxEnvironment, SandboxProvider } from '../sandbox/provider.js';
 import type { ProviderRegistry } from '../sandbox/registry.js';
-import { PluginManager, type PluginReport } from '../sandbox/plugins/plugin-manager.js';
-import { mergeSettings, settingsFromConfig, type PluginSettingsInput } from '../sandbox/plugins/plugin-settings.js';
+import { settingsFromConfig, type PluginSettingsInput } from '../sandbox/plugins/plugin-settings.js';
+import type { PluginReport } from '../sandbox/plugins/plugin-manager.js';
 import type { PluginLogger } from '../sandbox/plugin-api.js';
 import { resolveDataDir } from '../platform/data-dir.js';
 import { DEFAULT_CONFIG, loadConfig, type Config } from '../platform/config.js';
 import { silentLogger, type Logger } from '../platform/log.js';
 import { homePaths, resolvePaths } from '../platform/paths.js';
 import type { SandboxRecord } from '../store/sandbox-store.js';
-import { DEFAULT_SESSION, type SessionRecord } from '../store/session-store.js';
+import { DEFAULT_SESSION } from '../store/session-store.js';
 import { Store } from '../store/store.js';
 import { builtinRegistry } from './builtin-providers.js';
+import { PluginLoader } from './plugin-loader.js';
 import { SandboxOperations } from './sandbox-operations.js';
-import { SessionIo } from '../session/session-io.js';
+import { newSandboxRecord, provisionSpec, sandboxInfo, toSessionInfo, unavailableInfo } from './sandbox-info.js';
 import {
   CreateSandboxRequest,
   CreateSessionRequest,
@@ -66,7 +67,9 @@ export interface SandboxDeskOptions {
 
 /**
  * The core's one entry point: the CLI, the Electron main process, the browser mode and the agent
- * bridge all drive sandboxes through this class.
+ * bridge all drive sandboxes through this class. A facade: validation and the order of steps live
+ * here; live environments and incarnations are the EnvironmentManager's, a command's life is
+ * `runCommand`'s, terminals and files are SessionIo's, the desktop is DesktopService's.
  */
 export class SandboxDesk {
   readonly store: Store;
@@ -75,18 +78,14 @@ export class SandboxDesk {
   readonly desktop: DesktopService;
   /** Sessions' terminals and files, anchored where each session stands. */
   readonly io: SessionIo;
+  /** Connected environments per incarnation, and the store of everything tied to each. */
+  readonly environments: EnvironmentManager;
   private readonly shells: ShellPool;
-  private readonly environments = new Map<string, SandboxEnvironment>();
-  /** Warnings found while connecting, delivered with the next result that concerns the sandbox. */
-  private readonly pendingWarnings = new Map<string, ExecWarning[]>();
   /** The latest long operation (create/start/stop) per sandbox, for clients that poll its progress. */
-  private readonly operations = new SandboxOperations((name, w) => this.pendingWarnings.set(name, [...(this.pendingWarnings.get(name) ?? []), w]));
-  private readonly hostHome = homedir();
+  private readonly operations: SandboxOperations;
   private readonly defaultTimeoutMs: number;
   private readonly maxOutputBytes: number;
-  private readonly plugins: PluginManager | null;
-  /** Settles once every plugin has loaded or failed; never rejects. */
-  private readonly pluginsReady: Promise<void>;
+  private readonly plugins: PluginLoader;
   private pluginConfigError: string | null = null;
   /** The configuration in force (every default filled in). */
   readonly config: Config;
@@ -97,21 +96,32 @@ export class SandboxDesk {
     this.log = opts.logger ?? silentLogger;
     this.config = opts.config ?? this.readConfig(opts.dataDir);
     this.registry = opts.registry ?? builtinRegistry({ dataDir: this.store.dataDir });
-    this.plugins = opts.plugins === false ? null : this.pluginManager(opts.plugins ?? {}, opts.pluginLogger);
-    // Plugins load in the background: a slow or broken one never blocks the app from opening.
-    this.pluginsReady = this.plugins ? this.plugins.loadAll().then(() => undefined, () => undefined) : Promise.resolve();
-    this.shells = new ShellPool({ idleMs: opts.shellIdleMs ?? this.config.shell.idleMs });
+    const pluginLog = this.log.child({ scope: 'plugins' });
+    this.plugins = new PluginLoader(this.registry, this.store.dataDir, opts.plugins ?? {}, {
+      fromConfig: settingsFromConfig(this.config.plugins),
+      configError: this.pluginConfigError,
+      logger: opts.pluginLogger ?? { info: (m) => pluginLog.info(m), warn: (m) => pluginLog.warn(m) },
+    });
+    this.environments = new EnvironmentManager({ sandboxes: this.store.sandboxes });
+    this.operations = new SandboxOperations((name, w) => this.environments.addWarning(name, w));
+    this.shells = new ShellPool({ idleMs: opts.shellIdleMs ?? this.config.shell.idleMs, scopeOf: (env) => this.environments.scopeOf(env) });
+    // A shell of an incarnation that changed behind the app's back is remembered (its next command says
+    // so); one the app ended itself (stop, start, removal, a dropped transport) is forgotten.
+    this.environments.onEnvironmentDisposed((e) => {
+      if (e.reason !== 'changed') this.shells.closeFor(e.sandbox);
+    });
     this.defaultTimeoutMs = opts.defaultTimeoutMs ?? this.config.exec.timeoutMs;
     this.maxOutputBytes = opts.maxOutputBytes ?? this.config.exec.maxOutputBytes;
     this.io = new SessionIo(this);
     this.desktop = new DesktopService({
       environment: async (name) => {
         const rec = this.record(name);
-        return this.environmentFor(rec, await this.providerOf(rec.backend), false);
+        return this.environments.environmentFor(rec, await this.providerOf(rec.backend), false);
       },
       provider: (name) => this.providerOf(this.record(name).backend),
       leases: this.store.leases,
       defaultGeometry: this.config.desktop.geometry,
+      scopeOf: (env) => this.environments.scopeOf(env),
     });
   }
 
@@ -127,46 +137,28 @@ export class SandboxDesk {
     }
   }
 
-  // ---- plugins --------------------------------------------------------------------------------
-
-  private pluginManager(input: PluginSettingsInput, logger?: PluginLogger): PluginManager {
-    const log = this.log.child({ scope: 'plugins' });
-    const toLog: PluginLogger = logger ?? { info: (m) => log.info(m), warn: (m) => log.warn(m) };
-    return new PluginManager({ registry: this.registry, dataDir: this.store.dataDir, settings: mergeSettings(settingsFromConfig(this.config.plugins), input), logger: toLog });
-  }
-
   /** The names `plugins.disabled` left out of loading (`plugin list` mentions them). */
   disabledPlugins(): string[] {
-    return this.plugins?.disabled() ?? [];
+    return this.plugins.disabled();
   }
 
   /** Waits until plugin loading has settled (it never fails); the backend list is complete afterwards. */
   pluginsLoaded(): Promise<void> {
-    return this.pluginsReady;
+    return this.plugins.ready;
   }
 
   /** Every plugin found, loaded or not, with its backends, isolation, status and error. */
-  async listPlugins(): Promise<PluginReport[]> {
-    await this.pluginsReady;
-    const list = this.plugins?.list() ?? [];
-    if (this.pluginConfigError) {
-      list.unshift({ name: 'config.json', version: null, path: this.store.dataDir, source: 'config', isolation: 'in-process', status: 'failed', providers: [], error: this.pluginConfigError, warnings: [] });
-    }
-    return list;
+  listPlugins(): Promise<PluginReport[]> {
+    return this.plugins.list();
   }
 
-  /** A backend by name, once plugins have loaded; an unknown name points at a plugin that failed. */
-  private async providerOf(name: string): Promise<SandboxProvider> {
-    await this.pluginsReady;
-    if (!this.registry.has(name)) {
-      const failed = (this.plugins?.list() ?? []).filter((p) => p.status !== 'loaded');
-      if (failed.length) {
-        throw new SandboxDeskError('unknown_backend', `Unknown backend '${name}'; plugin${failed.length === 1 ? '' : 's'} ${failed.map((p) => p.name).join(', ')} did not load`, {
-          hint: 'see `sandbox-desk plugin list` for why',
-        });
-      }
-    }
-    return this.registry.get(name);
+  private providerOf(name: string): Promise<SandboxProvider> {
+    return this.plugins.providerOf(name);
+  }
+
+  /** The store of the incarnation `env` belongs to (see EnvironmentManager.scopeOf). */
+  scopeOf(env: SandboxEnvironment): DisposableStore | null {
+    return this.environments.scopeOf(env);
   }
 
   // ---- sandboxes ------------------------------------------------------------------------------
@@ -178,76 +170,19 @@ export class SandboxDesk {
       throw new SandboxDeskError('name_taken', `a sandbox named ${req.name} already exists`, { hint: 'choose another name, or remove the old one with `sandbox-desk sandbox rm`' });
     }
     const warnings: ExecWarning[] = [];
-    const declared = this.declareDefaultCwd(provider, req.defaultCwd, warnings);
-    const record: SandboxRecord = {
-      name: req.name,
-      backend: provider.name,
-      image: req.image ?? null,
-      user: req.user ?? null,
-      declaredDefaultCwd: declared,
-      backendRef: null,
-      mounts: req.mounts,
-      env: req.env,
-      options: req.options,
-      createdAt: new Date().toISOString(),
-      home: null,
-      homeIncarnation: null,
-      lastObservedCwd: null,
-      lastObservedAt: null,
-    };
+    const declared = this.environments.declareDefaultCwd(provider, req.defaultCwd, warnings);
+    const record = newSandboxRecord({ ...req, backend: provider.name, declaredDefaultCwd: declared });
     // The row reserves the name first; if provisioning fails it is removed again, so nothing half-made stays.
     this.store.sandboxes.insert(record);
     try {
-      const made = await this.operations.run(req.name, 'create', opts.onProgress, (op) => provider.provision({
-        name: req.name,
-        image: record.image,
-        user: record.user,
-        mounts: record.mounts,
-        env: record.env,
-        options: record.options,
-        labels: { 'io.sandbox-desk.managed': 'true', 'io.sandbox-desk.sandbox': req.name, 'io.sandbox-desk.instance': this.store.instanceId },
-        resourceName: `sdesk-${this.store.instanceId}-${req.name}`,
-      }, op));
+      const made = await this.operations.run(req.name, 'create', opts.onProgress, (op) => provider.provision(provisionSpec(record, this.store.instanceId), op));
       this.store.sandboxes.setProvisioned(req.name, made);
     } catch (err) {
       this.store.sandboxes.delete(req.name);
       throw err;
     }
     if (req.start) await this.startSandbox(req.name, opts);
-    return { sandbox: await this.inspectSandbox(req.name), warnings: [...warnings, ...this.takePendingWarnings(req.name)] };
-  }
-
-  /**
-   * What the sandbox declares as its default cwd, stored at creation: the user's `--default-cwd` when
-   * usable, else the backend's declaration (null: read the backend's at connect time), and for the
-   * local backend the directory the user is in — unless that is the app's own install directory.
-   */
-  private declareDefaultCwd(provider: SandboxProvider, asked: string | undefined, warnings: ExecWarning[]): string | null {
-    const fallback = provider.isContainer ? 'the backend default' : 'the current directory';
-    if (asked !== undefined) {
-      const d = normalizeDeclaredCwd(asked, { isContainer: provider.isContainer, hostHome: this.hostHome, origin: '--default-cwd', fallback });
-      if (d.warning) warnings.push(d.warning);
-      if (d.value) return d.value;
-    }
-    if (provider.isContainer) return null;
-    // Never the app's own install directory: that is not a project the user chose.
-    const here = process.cwd();
-    const app = projectRoot();
-    return here === app || here.startsWith(app + sep) ? '~' : here;
-  }
-
-  /** The declaration in effect, read after connecting: a connect may have dropped one that was a host path. */
-  private declaredAfterConnect(rec: SandboxRecord, provider: SandboxProvider): { value: string; warning?: ExecWarning } {
-    return this.effectiveDeclaredCwd(this.store.sandboxes.get(rec.name) ?? rec, provider);
-  }
-
-  /** The declared default cwd in effect: the sandbox's own, else the backend's (read now, defensively). */
-  private effectiveDeclaredCwd(rec: SandboxRecord, provider: SandboxProvider): { value: string; warning?: ExecWarning } {
-    if (rec.declaredDefaultCwd) return { value: rec.declaredDefaultCwd };
-    const read = readProviderDefaultCwd(provider);
-    const d = normalizeDeclaredCwd(read.raw, { isContainer: provider.isContainer, hostHome: this.hostHome, origin: `backend ${provider.name} defaultCwd`, fallback: '"~"' });
-    if (read.error) return { value: '~', warning: { code: 'default_cwd_ignored', message: `${read.error}; using "~"` } };
-    return d.warning ? { value: '~', warning: d.warning } : { value: d.value ?? '~' };
+    return { sandbox: await this.inspectSandbox(req.name), warnings: [...warnings, ...this.environments.takeWarnings(req.name)] };
   }
 
   private record(name: string): SandboxRecord {
@@ -257,36 +192,9 @@ export class SandboxDesk {
     return rec;
   }
 
-  private static ref(rec: SandboxRecord): SandboxRef {
-    return { name: rec.name, backendRef: rec.backendRef, image: rec.image, user: rec.user, mounts: rec.mounts, env: rec.env, options: rec.options };
-  }
-
   /** Every sandbox; one whose backend cannot answer is listed as `unavailable`, never hides the others. */
   async listSandboxes(): Promise<SandboxInfo[]> {
-    return Promise.all(this.store.sandboxes.list().map((rec) => this.info(rec, false).catch((err: unknown) => this.unavailableInfo(rec, err))));
-  }
-
-  private unavailableInfo(rec: SandboxRecord, err: unknown): SandboxInfo {
-    const why = err instanceof SandboxDeskError ? err.oneLine() : err instanceof Error ? err.message : String(err);
-    const provider = this.registry.has(rec.backend) ? this.registry.get(rec.backend) : null;
-    return {
-      name: rec.name,
-      backend: rec.backend,
-      state: 'unavailable',
-      stateDetail: why,
-      image: rec.image,
-      user: rec.user,
-      declaredDefaultCwd: rec.declaredDefaultCwd ?? '~',
-      defaultCwd: null,
-      home: null,
-      tempDir: null,
-      supportsStreams: provider?.supportsStreams === true,
-      isContainer: provider?.isContainer !== false,
-      lastObservedCwd: rec.lastObservedCwd,
-      backendRef: rec.backendRef,
-      createdAt: rec.createdAt,
-      details: null,
-    };
+    return Promise.all(this.store.sandboxes.list().map((rec) => this.info(rec, false).catch((err: unknown) => unavailableInfo(rec, this.registry.has(rec.backend) ? this.registry.get(rec.backend) : null, err))));
   }
 
   /** Current state from the backend; a running sandbox is connected so its home is known. */
@@ -296,49 +204,30 @@ export class SandboxDesk {
 
   private async info(rec: SandboxRecord, connect: boolean): Promise<SandboxInfo> {
     const provider = await this.providerOf(rec.backend);
-    const status = await provider.status(SandboxDesk.ref(rec));
-    if (status.state !== 'running' || (this.environments.get(rec.name)?.incarnation ?? status.incarnation) !== status.incarnation) {
-      this.dropEnvironment(rec.name);
-    }
-    let env = this.environments.get(rec.name) ?? null;
-    if (!env && connect && status.state === 'running') env = await this.connect(rec, provider);
+    const status = await provider.status(sandboxRef(rec));
+    this.environments.observe(rec.name, status);
+    let env = this.environments.cached(rec.name) ?? null;
+    if (!env && connect && status.state === 'running') env = await this.environments.connect(rec, provider);
     const fresh = this.store.sandboxes.get(rec.name) ?? rec;
-    return {
-      name: fresh.name,
-      backend: fresh.backend,
-      state: status.state,
-      stateDetail: status.detail ?? null,
-      image: fresh.image,
-      user: fresh.user,
-      declaredDefaultCwd: this.effectiveDeclaredCwd(fresh, provider).value,
-      defaultCwd: env?.defaultCwd ?? null,
-      home: env?.home ?? (status.state === 'running' && fresh.homeIncarnation === status.incarnation ? fresh.home : null),
-      tempDir: env?.getTempDir() ?? null,
-      supportsStreams: provider.supportsStreams,
-      isContainer: provider.isContainer,
-      lastObservedCwd: fresh.lastObservedCwd,
-      backendRef: fresh.backendRef,
-      createdAt: fresh.createdAt,
-      details: status.details ?? null,
-    };
+    return sandboxInfo(fresh, provider, status, env, this.environments.effectiveDeclaredCwd(fresh, provider).value);
   }
 
   async startSandbox(name: string, opts: OperationOptions = {}): Promise<SandboxInfo> {
     const rec = this.record(name);
     const provider = await this.providerOf(rec.backend);
     await this.operations.run(name, 'start', opts.onProgress, async (op) => {
-      await provider.start(SandboxDesk.ref(rec), op);
-      this.dropEnvironment(name);
-      await this.connect(rec, provider);
+      await provider.start(sandboxRef(rec), op);
+      this.environments.drop(name, 'restarting');
+      await this.environments.connect(rec, provider);
     });
     return this.info(this.record(name), false);
   }
 
   async stopSandbox(name: string, opts: OperationOptions = {}): Promise<SandboxInfo> {
     const rec = this.record(name);
-    this.dropEnvironment(name);
+    this.environments.drop(name, 'stopped');
     const provider = await this.providerOf(rec.backend);
-    await this.operations.run(name, 'stop', opts.onProgress, (op) => provider.stop(SandboxDesk.ref(rec), op));
+    await this.operations.run(name, 'stop', opts.onProgress, (op) => provider.stop(sandboxRef(rec), op));
     return this.info(rec, false);
   }
 
@@ -352,76 +241,13 @@ export class SandboxDesk {
     const { force } = validate(RemoveSandboxRequest, { name, force: opts.force });
     const rec = this.record(name);
     const provider = await this.providerOf(rec.backend);
-    const status = await provider.status(SandboxDesk.ref(rec));
+    const status = await provider.status(sandboxRef(rec));
     if (status.state === 'running' && rec.backendRef !== null && !force) {
       throw new SandboxDeskError('refused', `sandbox ${name} is running`, { hint: `stop it first (\`sandbox-desk sandbox stop ${name}\`) or pass --force` });
     }
-    this.dropEnvironment(name);
-    await provider.remove(SandboxDesk.ref(rec), { force: Boolean(force) });
+    this.environments.forget(name);
+    await provider.remove(sandboxRef(rec), { force: Boolean(force) });
     this.store.sandboxes.delete(name);
-  }
-
-  // ---- environments ---------------------------------------------------------------------------
-
-  private dropEnvironment(name: string): void {
-    this.environments.delete(name);
-    this.shells.closeFor(name);
-  }
-
-  private takePendingWarnings(name: string): ExecWarning[] {
-    const w = this.pendingWarnings.get(name) ?? [];
-    this.pendingWarnings.delete(name);
-    return w;
-  }
-
-  private async connect(rec: SandboxRecord, provider: SandboxProvider): Promise<SandboxEnvironment> {
-    const declared = this.effectiveDeclaredCwd(rec, provider);
-    const cachedHome = rec.home && rec.homeIncarnation ? { home: rec.home, incarnation: rec.homeIncarnation } : null;
-    let env = await provider.createEnvironment({ cwd: declared.value, sandbox: SandboxDesk.ref(rec), cachedHome });
-    // A declared `/home/…` default is only now decidable: the sandbox's own home, or a host path.
-    if (provider.isContainer && rec.declaredDefaultCwd?.startsWith('/')) {
-      const check = normalizeDeclaredCwd(rec.declaredDefaultCwd, {
-        isContainer: true,
-        hostHome: this.hostHome,
-        sandboxHome: env.home,
-        origin: 'default cwd',
-        fallback: 'the backend default',
-      });
-      if (check.warning) {
-        this.store.sandboxes.setDeclaredDefaultCwd(rec.name, null);
-        this.pendingWarnings.set(rec.name, [...(this.pendingWarnings.get(rec.name) ?? []), check.warning]);
-        rec = { ...rec, declaredDefaultCwd: null };
-        env = await provider.createEnvironment({ cwd: this.effectiveDeclaredCwd(rec, provider).value, sandbox: SandboxDesk.ref(rec), cachedHome: { home: env.home, incarnation: env.incarnation } });
-      }
-    }
-    if (rec.home !== env.home || rec.homeIncarnation !== env.incarnation) this.store.sandboxes.setHome(rec.name, env.home, env.incarnation);
-    this.environments.set(rec.name, env);
-    return env;
-  }
-
-  /**
-   * The live environment for a command. A session with a live shell skips the backend round trip;
-   * otherwise the backend is asked for its state, so a restart or removal is noticed.
-   */
-  private async environmentFor(rec: SandboxRecord, provider: SandboxProvider, fast: boolean): Promise<SandboxEnvironment> {
-    const cached = this.environments.get(rec.name);
-    if (cached && fast) return cached;
-    const status = await provider.status(SandboxDesk.ref(rec));
-    if (status.state === 'missing') {
-      this.dropEnvironment(rec.name);
-      throw new SandboxDeskError('sandbox_missing', `sandbox ${rec.name} is gone: ${status.detail ?? 'removed outside Sandbox Desk'}`, {
-        hint: `remove it with \`sandbox-desk sandbox rm ${rec.name}\` and create it again`,
-      });
-    }
-    if (status.state !== 'running') {
-      this.dropEnvironment(rec.name);
-      throw new SandboxDeskError('sandbox_not_running', `sandbox ${rec.name} is not running${status.detail ? ` (${status.detail})` : ''}`, {
-        hint: `start it with \`sandbox-desk sandbox start ${rec.name}\``,
-      });
-    }
-    if (cached && cached.incarnation === status.incarnation) return cached;
-    this.environments.delete(rec.name);
-    return this.connect(rec, provider);
   }
 
   // ---- commands -------------------------------------------------------------------------------
@@ -432,23 +258,10 @@ export class SandboxDesk {
     const provider = await this.providerOf(rec.backend);
     const session = req.session ?? DEFAULT_SESSION;
     const user = req.user ?? undefined;
-    const fast = req.mode === 'shell' && this.shells.hasLive(rec.name, session, user ?? this.environments.get(rec.name)?.user ?? undefined);
-    const env = await this.environmentFor(rec, provider, fast);
-    const declared = this.declaredAfterConnect(rec, provider);
-    const ctx = {
-      sandbox: rec.name,
-      env,
-      isContainer: provider.isContainer,
-      sessions: this.store.sessions,
-      sandboxes: this.store.sandboxes,
-      shells: this.shells,
-      hostHome: this.hostHome,
-      sandboxRoots: this.sandboxRoots(env, declared.value),
-      defaultCwd: SandboxDesk.resolvedDefault(env, declared.value),
-      standingWarnings: [...(declared.warning ? [declared.warning] : []), ...this.takePendingWarnings(rec.name)],
-      reconnect: () => this.environmentFor(rec, provider, false),
-      persist: (writes: () => void) => this.store.transaction(writes),
-    };
+    const envs = this.environments;
+    const fast = req.mode === 'shell' && this.shells.hasLive(rec.name, session, user ?? envs.cached(rec.name)?.user ?? undefined);
+    const env = await envs.environmentFor(rec, provider, fast);
+    const ctx = commandContext({ rec, provider, env, environments: envs, store: this.store, shells: this.shells });
     try {
       return await runCommand(ctx, {
         command: req.command,
@@ -465,8 +278,8 @@ export class SandboxDesk {
     } catch (err) {
       // A transport failure usually means the sandbox went away under us: say that, precisely.
       if (err instanceof SandboxDeskError && err.code === 'backend_unavailable') {
-        this.dropEnvironment(rec.name);
-        await this.environmentFor(rec, provider, false);
+        envs.drop(rec.name, 'transport');
+        await envs.environmentFor(rec, provider, false);
       }
       throw err;
     }
@@ -476,47 +289,22 @@ export class SandboxDesk {
    * Where a session stands, by the same policy commands use (its record, guarded, else the default;
    * a step with neither fails closed), with the live environment it stands in.
    */
-  async sessionPlan(sandbox: string, session: string | undefined, stepId?: string) {
+  async sessionPlan(sandbox: string, session: string | undefined, stepId?: string): Promise<SessionPlan> {
     const rec = this.record(sandbox);
     const provider = await this.providerOf(rec.backend);
-    const env = await this.environmentFor(rec, provider, false);
+    const env = await this.environments.environmentFor(rec, provider, false);
     const key = session === undefined ? DEFAULT_SESSION : validate(SessionKey, session);
-    const existing = this.store.sessions.get(rec.name, key);
-    const declared = this.declaredAfterConnect(rec, provider);
-    const guard = { isContainer: provider.isContainer, hostHome: this.hostHome, sandboxRoots: this.sandboxRoots(env, declared.value), mounts: env.mounts };
-    const plan = resolveCommandCwd({ session: { record: existing?.cwd ?? null, recordSource: existing?.source ?? null }, defaultCwd: SandboxDesk.resolvedDefault(env, declared.value), stepId, guard });
-    return { rec, env, key, plan, guard };
-  }
-
-  /** The declared default as read now, `"~"` resolved to the home the environment measured. */
-  private static resolvedDefault(env: SandboxEnvironment, declared: string): string {
-    return declared === '~' ? env.home : declared;
-  }
-
-  /** Roots a sandbox declares as its own: its measured home, and an absolute declared default cwd. */
-  private sandboxRoots(env: SandboxEnvironment, declared: string): string[] {
-    return [env.home, ...(declared.startsWith('/') ? [declared] : [])];
+    const declared = this.environments.declaredAfterConnect(rec, provider).value;
+    return planSession({ rec, env, key, existing: this.store.sessions.get(rec.name, key), isContainer: provider.isContainer, hostHome: this.environments.hostHome, declared, stepId });
   }
 
   // ---- sessions -------------------------------------------------------------------------------
 
-  /**
-   * Creates a session, optionally as a child of another. The child receives its cwd now — the explicit
-   * one, else the parent's current record — and never looks the parent up again.
-   */
+  /** Creates a session, optionally as a child of another (it inherits the parent's cwd once, now). */
   createSession(input: CreateSessionRequest): SessionInfo {
     const req = validate(CreateSessionRequest, input);
     this.record(req.sandbox);
-    if (this.store.sessions.get(req.sandbox, req.key)) {
-      throw new SandboxDeskError('name_taken', `session ${JSON.stringify(req.key)} already exists in sandbox ${req.sandbox}`);
-    }
-    let cwd = req.cwd ?? null;
-    if (req.parent !== undefined) {
-      const parent = this.store.sessions.get(req.sandbox, req.parent);
-      if (!parent) throw new SandboxDeskError('not_found', `parent session ${JSON.stringify(req.parent)} does not exist in sandbox ${req.sandbox}`);
-      cwd ??= parent.cwd;
-    }
-    return toSessionInfo(this.store.sessions.ensure(req.sandbox, req.key, { parent: req.parent ?? null, cwd, at: new Date().toISOString() }));
+    return toSessionInfo(createChildSession(this.store.sessions, req));
   }
 
   listSessions(sandbox: string): SessionInfo[] {
@@ -531,14 +319,13 @@ export class SandboxDesk {
     this.shells.closeFor(sandbox, key);
   }
 
-  /** Closes shells and the database; the process can exit afterwards. */
+  /** Closes terminals, forwards, shells, backends and the database; the process can exit afterwards. */
   async close(): Promise<void> {
     this.io.closeAll();
     await this.desktop.close();
     this.shells.closeAll();
-    await this.pluginsReady;
-    for (const p of this.registry.all()) await p.dispose?.();
-    await this.plugins?.dispose();
+    this.environments.dispose();
+    await this.plugins.dispose();
     this.store.close();
   }
 }
@@ -546,8 +333,4 @@ export class SandboxDesk {
 export interface OperationOptions {
   /** Called with each progress event of the operation, as it happens. */
   onProgress?: (event: ProgressEvent) => void;
-}
-
-function toSessionInfo(s: SessionRecord): SessionInfo {
-  return { key: s.key, parent: s.parent, cwd: s.cwd, source: s.source, observedAt: s.observedAt, createdAt: s.createdAt, lastWarnings: s.lastWarnings };
 }

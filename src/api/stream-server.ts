@@ -77,7 +77,7 @@ export class StreamServer {
     setTimeout(() => {
       try {
         const t = this.opts.desk.io.terminal(terminalId);
-        if (!t.everAttached) t.kill();
+        if (!t.everAttached) t.dispose();
       } catch {
         // already gone
       }
@@ -146,14 +146,16 @@ export class StreamServer {
       },
     });
     ws.on('message', (data: Buffer) => terminal.write(data));
-    const poll = setInterval(() => {
-      if (terminal.exited && ws.readyState === ws.OPEN) ws.close(1000, 'shell exited');
-    }, 250);
+    const closeOnExit = (): void => {
+      if (ws.readyState === ws.OPEN) ws.close(1000, 'shell exited');
+    };
+    const exitSub = terminal.onExit(closeOnExit);
+    if (terminal.exited) closeOnExit();
     ws.on('close', () => {
-      clearInterval(poll);
+      exitSub.dispose();
       this.streams.delete(ws);
       terminal.detach();
-      terminal.kill();
+      terminal.dispose();
     });
   }
 

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { SandboxDeskError } from '../shared/errors.js';
 import { LocalProvider } from '../sandbox/local/local-provider.js';
 import type { SandboxEnvironment, SandboxProvider } from '../sandbox/provider.js';
+import { toDisposable, type DisposableStore } from '../shared/lifecycle.js';
 import type { Lease, LeaseStore } from '../store/lease-store.js';
 import type { DesktopStatus } from '../shared/desktop-types.js';
 
@@ -23,6 +24,8 @@ export interface DesktopHost {
   leases: LeaseStore;
   /** The screen size when `start` is given none (config `desktop.geometry`; default 1280x800). */
   defaultGeometry?: string;
+  /** The store of the environment's incarnation: forwards and screen streams end with it. */
+  scopeOf?(env: SandboxEnvironment): DisposableStore | null;
 }
 
 export interface DesktopStartOptions {
@@ -247,7 +250,16 @@ export class DesktopService {
    */
   async openScreenStream(sandbox: string): Promise<ChildProcessWithoutNullStreams> {
     const { env, layout, user } = await this.running(sandbox);
-    return openRelay(env, { unix: layout.socket }, user);
+    return this.tied(env, openRelay(env, { unix: layout.socket }, user));
+  }
+
+  /** Registers an exec stream in its incarnation's store: a restart or stop ends it; its own end forgets it. */
+  private tied<T extends ChildProcessWithoutNullStreams>(env: SandboxEnvironment, child: T): T {
+    const scope = this.host.scopeOf?.(env);
+    if (!scope) return child;
+    const registration = scope.add(toDisposable(() => child.kill()));
+    child.once('close', () => scope.delete(registration));
+    return child;
   }
 
   // ---- the control lease ------------------------------------------------------------------------
@@ -303,7 +315,7 @@ export class DesktopService {
 
   private withRfb<T>(sandbox: string, fn: (rfb: RfbClient) => Promise<T>): Promise<T> {
     return this.onDesktop(sandbox, async ({ env, layout, user }) => {
-      const stream = openRelay(env, { unix: layout.socket }, user);
+      const stream = this.tied(env, openRelay(env, { unix: layout.socket }, user));
       try {
         const rfb = await RfbClient.connect(transportFromStreams(stream.stdout, stream.stdin, () => stream.kill()));
         try {
@@ -330,8 +342,22 @@ export class DesktopService {
     const { env, layout, user } = await this.running(sandbox);
     let pending = this.bridges.get(sandbox);
     if (!pending) {
-      pending = CdpBridge.listen({ openUpstream: () => openRelay(env, { unix: layout.cdpSocket }, user), refusal: () => this.humanHasControl(sandbox) });
-      this.bridges.set(sandbox, pending);
+      const opened = CdpBridge.listen({ openUpstream: () => openRelay(env, { unix: layout.cdpSocket }, user), refusal: () => this.humanHasControl(sandbox) });
+      pending = opened;
+      this.bridges.set(sandbox, opened);
+      // The bridge relays into this incarnation only: when it ends, so does the bridge (no stale port).
+      this.host.scopeOf?.(env)?.add(
+        toDisposable(() => {
+          if (this.bridges.get(sandbox) === opened) this.bridges.delete(sandbox);
+          void opened.then(
+            (b) => b.dispose(),
+            () => undefined,
+          );
+        }),
+      );
+      opened.catch(() => {
+        if (this.bridges.get(sandbox) === opened) this.bridges.delete(sandbox);
+      });
     }
     const bridge = await pending;
     // Chromium opens its pipe a moment after the display is ready: poll it, bounded.

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalProvider } from '../sandbox/local/local-provider.js';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
+import { DisposableStore } from '../shared/lifecycle.js';
 import { ShellPool } from './shell-pool.js';
 
 async function localEnv(): Promise<SandboxEnvironment> {
@@ -48,5 +49,59 @@ describe('ShellPool (real local bash)', () => {
     const again = await pool.acquire('s', 'a', undefined, reborn);
     expect(again.shell).not.toBe(first);
     expect(again.dropped).toEqual({ sandbox: 's', session: 'a', lastCwd: '/' });
+  });
+
+  it('a shell registers in its incarnation\'s store: disposing the store closes it, and the session\'s next shell says it was dropped', async () => {
+    const scopes = new Map<SandboxEnvironment, DisposableStore>();
+    pool = new ShellPool({ idleMs: 60_000, scopeOf: (e) => scopes.get(e) ?? null });
+    const env = await localEnv();
+    scopes.set(env, new DisposableStore());
+    const first = (await pool.acquire('s', 'a', undefined, env)).shell;
+    await first.run(req('cd /usr'));
+    expect(scopes.get(env)!.size).toBe(1);
+    scopes.get(env)!.dispose();
+    expect(pool.hasLive('s', 'a', undefined)).toBe(false);
+    await expect.poll(() => first.alive, { timeout: 5_000 }).toBe(false);
+
+    const reborn = Object.assign(Object.create(env) as SandboxEnvironment, { incarnation: 'next' });
+    scopes.set(reborn, new DisposableStore());
+    const again = await pool.acquire('s', 'a', undefined, reborn);
+    expect(again.shell).not.toBe(first);
+    expect(again.dropped).toEqual({ sandbox: 's', session: 'a', lastCwd: '/usr' });
+    // Said once only.
+    expect((await pool.acquire('s', 'a', undefined, reborn)).dropped).toBeNull();
+  });
+
+  it('closeFor forgets a retired shell, and a shell closed otherwise leaves its store', async () => {
+    const scope = new DisposableStore();
+    pool = new ShellPool({ idleMs: 60_000, scopeOf: () => scope });
+    const env = await localEnv();
+    await pool.acquire('s', 'a', undefined, env);
+    await pool.acquire('s', 'b', undefined, env);
+    pool.closeFor('s', 'b');
+    expect(scope.size).toBe(1);
+    scope.dispose();
+    pool.closeFor('s');
+    const reborn = Object.assign(Object.create(env) as SandboxEnvironment, { incarnation: 'next' });
+    expect((await pool.acquire('s', 'a', undefined, reborn)).dropped).toBeNull();
+  });
+
+  it('a shell swept because it died is remembered: reported to a command in a new incarnation, not in the same one', async () => {
+    pool = new ShellPool({ idleMs: 60_000 });
+    const env = await localEnv();
+    const first = (await pool.acquire('s', 'a', undefined, env)).shell;
+    // The command entered /tmp (its target) before it ended the shell: the last cwd the shell knew.
+    void first.run(req('exit'));
+    await expect.poll(() => first.alive, { timeout: 5_000 }).toBe(false);
+    pool.closeIdle();
+    expect(pool.size).toBe(0);
+    const reborn = Object.assign(Object.create(env) as SandboxEnvironment, { incarnation: 'next' });
+    expect((await pool.acquire('s', 'a', undefined, reborn)).dropped).toEqual({ sandbox: 's', session: 'a', lastCwd: '/tmp' });
+
+    const second = (await pool.acquire('s', 'b', undefined, env)).shell;
+    void second.run(req('exit'));
+    await expect.poll(() => second.alive, { timeout: 5_000 }).toBe(false);
+    pool.closeIdle();
+    expect((await pool.acquire('s', 'b', undefined, env)).dropped).toBeNull();
   });
 });

@@ -1,9 +1,23 @@
 import type { SandboxEnvironment } from '../sandbox/provider.js';
+import { toDisposable, type DisposableStore, type IDisposable } from '../shared/lifecycle.js';
 import { SessionShell } from './session-shell.js';
 
 export interface ShellPoolOptions {
   /** Close a shell nobody used for this long. */
   idleMs: number;
+  /**
+   * The store of the incarnation an environment belongs to: each shell registers there, so it ends
+   * when its incarnation does (restart, stop, removal) instead of waiting for the next command.
+   */
+  scopeOf?: (env: SandboxEnvironment) => DisposableStore | null;
+}
+
+interface Entry {
+  sandbox: string;
+  session: string;
+  shell: SessionShell;
+  scope: DisposableStore | null;
+  registration: IDisposable | null;
 }
 
 export interface DroppedShell {
@@ -18,7 +32,12 @@ export interface DroppedShell {
  * Shells of an earlier incarnation of a sandbox (restarted or replaced) are dropped, never reused.
  */
 export class ShellPool {
-  private readonly shells = new Map<string, { sandbox: string; session: string; shell: SessionShell }>();
+  private readonly shells = new Map<string, Entry>();
+  /**
+   * Shells whose incarnation ended while they were idle: the next command of that session learns the
+   * sandbox was recreated, and the last cwd the shell knew (as if it had found the shell itself).
+   */
+  private readonly retired = new Map<string, DroppedShell & { incarnation: string }>();
   private readonly opening = new Map<string, Promise<SessionShell>>();
   private readonly sweeper: NodeJS.Timeout;
 
@@ -35,11 +54,13 @@ export class ShellPool {
   async acquire(sandbox: string, session: string, user: string | undefined, env: SandboxEnvironment): Promise<{ shell: SessionShell; dropped: DroppedShell | null }> {
     const key = ShellPool.key(sandbox, session, user);
     let dropped: DroppedShell | null = null;
+    const retired = this.retired.get(key);
+    this.retired.delete(key);
+    if (retired && retired.incarnation !== env.incarnation) dropped = { sandbox, session, lastCwd: retired.lastCwd };
     const entry = this.shells.get(key);
     if (entry) {
       if (entry.shell.alive && entry.shell.incarnation === env.incarnation) return { shell: entry.shell, dropped };
-      entry.shell.close();
-      this.shells.delete(key);
+      this.close(key, entry);
       if (entry.shell.incarnation !== env.incarnation) dropped = { sandbox, session, lastCwd: entry.shell.lastCwd };
     }
     let pending = this.opening.get(key);
@@ -49,8 +70,12 @@ export class ShellPool {
     }
     try {
       const shell = await pending;
-      this.shells.set(key, { sandbox, session, shell });
-      return { shell, dropped };
+      const scope = this.opts.scopeOf?.(env) ?? null;
+      const added: Entry = { sandbox, session, shell, scope, registration: null };
+      this.shells.set(key, added);
+      // Added after the map entry: a scope that already ended disposes at once, and must find it.
+      if (scope) added.registration = scope.add(toDisposable(() => this.retire(key, added)));
+      return { shell: added.shell, dropped };
     } finally {
       this.opening.delete(key);
     }
@@ -61,22 +86,35 @@ export class ShellPool {
     return this.shells.get(ShellPool.key(sandbox, session, user))?.shell.alive ?? false;
   }
 
-  /** Closes every shell of a sandbox (stopped, removed) or of one session. */
+  private close(key: string, e: Entry): void {
+    if (this.shells.get(key) === e) this.shells.delete(key);
+    if (e.registration) e.scope?.delete(e.registration);
+    e.shell.close();
+  }
+
+  /**
+   * The shell's incarnation ended (or the shell died): close it, and remember it for the session's next
+   * command, which is told only if it runs in another incarnation.
+   */
+  private retire(key: string, e: Entry): void {
+    if (this.shells.get(key) !== e) return;
+    this.close(key, e);
+    this.retired.set(key, { sandbox: e.sandbox, session: e.session, lastCwd: e.shell.lastCwd, incarnation: e.shell.incarnation });
+  }
+
+  /** Closes every shell of a sandbox (stopped, removed) or of one session; nothing of them is remembered. */
   closeFor(sandbox: string, session?: string): void {
-    for (const [key, e] of this.shells) {
-      if (e.sandbox === sandbox && (session === undefined || e.session === session)) {
-        e.shell.close();
-        this.shells.delete(key);
-      }
-    }
+    const mine = (e: { sandbox: string; session: string }): boolean => e.sandbox === sandbox && (session === undefined || e.session === session);
+    for (const [key, e] of this.shells) if (mine(e)) this.close(key, e);
+    for (const [key, r] of this.retired) if (mine(r)) this.retired.delete(key);
   }
 
   closeIdle(now = Date.now()): void {
     for (const [key, e] of this.shells) {
-      if (!e.shell.alive || (!e.shell.busy && now - e.shell.lastUsedAt >= this.opts.idleMs)) {
-        e.shell.close();
-        this.shells.delete(key);
-      }
+      // A shell found dead may have died with its sandbox (restart, reboot): remembered like a retired one,
+      // so the session's next command still learns of a new incarnation however late it comes.
+      if (!e.shell.alive) this.retire(key, e);
+      else if (!e.shell.busy && now - e.shell.lastUsedAt >= this.opts.idleMs) this.close(key, e);
     }
   }
 
@@ -86,7 +124,7 @@ export class ShellPool {
 
   closeAll(): void {
     clearInterval(this.sweeper);
-    for (const e of this.shells.values()) e.shell.close();
-    this.shells.clear();
+    for (const [key, e] of this.shells) this.close(key, e);
+    this.retired.clear();
   }
 }

@@ -7,7 +7,8 @@ async function open(target: string) {
   const env = await new LocalProvider().createEnvironment({ cwd: '/tmp', sandbox: { name: 'l', backendRef: null, image: null, user: null, mounts: [], env: {}, options: {} } });
   const cwds: string[] = [];
   let out = '';
-  const t = new TerminalSession(env, { target, cols: 80, rows: 24, onCwd: (c) => cwds.push(c) });
+  const t = new TerminalSession(env, { target, cols: 80, rows: 24 });
+  t.onCwd((c) => cwds.push(c));
   t.attach({ send: (d, done) => ((out += d.toString()), done()), bufferedAmount: 0 });
   return { t, cwds, screen: () => out };
 }
@@ -18,7 +19,7 @@ describe('TerminalSession (real PTY, local bash)', () => {
     await expect.poll(() => cwds.at(-1), { timeout: 10_000 }).toBe('/tmp');
     t.write('cd /usr/bin\r');
     await expect.poll(() => cwds.at(-1), { timeout: 10_000 }).toBe('/usr/bin');
-    t.kill();
+    t.dispose();
   });
 
   it('a report printed by a program, without the terminal\'s nonce, changes nothing', async () => {
@@ -29,13 +30,34 @@ describe('TerminalSession (real PTY, local bash)', () => {
     await expect.poll(screen, { timeout: 10_000 }).toMatch(/done-printing\r\n/);
     await expect.poll(() => cwds.length, { timeout: 5_000 }).toBeGreaterThan(before);
     expect(cwds.slice(before).every((c) => c === '/')).toBe(true);
-    t.kill();
+    t.dispose();
   });
 
   it('a target that is gone: starts in its nearest ancestor and says so', async () => {
     const { t, cwds, screen } = await open('/tmp/sdesk-surely-missing/deeper');
     await expect.poll(() => cwds.at(-1), { timeout: 10_000 }).toBe('/tmp');
     expect(screen()).toMatch(/is missing; starting in \/tmp/);
-    t.kill();
+    t.dispose();
+  });
+
+  it('onExit fires once when the shell exits by itself, with its exit code', async () => {
+    const { t, cwds } = await open('/tmp');
+    await expect.poll(() => cwds.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    const exits: number[] = [];
+    t.onExit((e) => exits.push(e.exitCode));
+    t.write('exit 7\r');
+    await expect.poll(() => exits, { timeout: 10_000 }).toEqual([7]);
+    expect(t.exited).toBe(true);
+    t.dispose();
+    expect(exits).toEqual([7]);
+  });
+
+  it('dispose ends the shell and fires onExit', async () => {
+    const { t, cwds } = await open('/tmp');
+    await expect.poll(() => cwds.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    const ended = new Promise<unknown>((resolve) => t.onExit(resolve));
+    t.dispose();
+    await ended;
+    expect(t.exited).toBe(true);
   });
 });

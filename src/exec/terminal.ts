@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { spawn as spawnPty, type IPty } from 'node-pty';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
+import { Emitter, type Event, type IDisposable } from '../shared/lifecycle.js';
 import { remoteArgv } from './remote-argv.js';
 import { ENTER_FUNCTION } from './wrapper-script.js';
 
@@ -33,9 +34,18 @@ export interface TerminalSink {
   readonly bufferedAmount: number;
 }
 
-/** One terminal: a local PTY running `execPrefix({interactive:true})` + a login shell in the sandbox. */
-export class TerminalSession {
+/**
+ * One terminal: a local PTY running `execPrefix({interactive:true})` + a login shell in the sandbox.
+ * Its shell's cwd reports and its end are events (`onCwd`, `onExit`); `dispose` ends it.
+ */
+export class TerminalSession implements IDisposable {
   readonly id = randomBytes(12).toString('hex');
+  private readonly cwdEmitter = new Emitter<string>();
+  private readonly exitEmitter = new Emitter<{ exitCode: number; signal?: number | undefined }>();
+  /** Each prompt's measured cwd (`pwd -P`), as the shell reported it. */
+  readonly onCwd: Event<string> = this.cwdEmitter.event;
+  /** The shell ended (it exited, or the terminal was disposed); fires once. Late subscribers: see `exited`. */
+  readonly onExit: Event<{ exitCode: number; signal?: number | undefined }> = this.exitEmitter.event;
   private readonly pty: IPty;
   private readonly tag: string;
   private sink: TerminalSink | null = null;
@@ -49,19 +59,21 @@ export class TerminalSession {
 
   constructor(
     env: SandboxEnvironment,
-    opts: { user?: string | undefined; target: string; cols: number; rows: number; onCwd: (cwd: string) => void; onExit?: () => void },
+    opts: { user?: string | undefined; target: string; cols: number; rows: number },
   ) {
     const nonce = randomBytes(8).toString('hex');
     this.tag = `\x1b]7;file://sdesk-${nonce}`;
     const argv = remoteArgv(env, { user: opts.user, interactive: true }, ['bash', '-c', TERMINAL_SCRIPT, 'sandbox-desk', opts.target, env.getTempDir(), nonce]);
     this.pty = spawnPty(argv[0]!, argv.slice(1), { name: 'xterm-256color', cols: opts.cols, rows: opts.rows, env: process.env });
     this.pty.onData((data) => {
-      this.scanCwd(data, opts.onCwd);
+      this.scanCwd(data, (cwd) => this.cwdEmitter.fire(cwd));
       this.forward(Buffer.from(data, 'utf8'));
     });
-    this.pty.onExit(() => {
+    this.pty.onExit((e) => {
       this.exited = true;
-      opts.onExit?.();
+      this.exitEmitter.fire({ exitCode: e.exitCode, signal: e.signal });
+      this.cwdEmitter.dispose();
+      this.exitEmitter.dispose();
     });
   }
 
@@ -124,7 +136,8 @@ export class TerminalSession {
     if (!this.exited) this.pty.resize(cols, rows);
   }
 
-  kill(): void {
+  /** Ends the shell (its PTY is killed); `onExit` fires when it is gone. */
+  dispose(): void {
     if (!this.exited) this.pty.kill();
   }
 }

@@ -2,7 +2,20 @@ import { isHostOnly, isHostShapedPath, isUnderPath, isWindowsPath, translateMoun
 import { SandboxDeskError } from '../shared/errors.js';
 import { listSandboxDir, readSandboxFile, readSandboxFileRange, writeSandboxFile, type DirEntry } from '../exec/sandbox-files.js';
 import { TerminalSession } from '../exec/terminal.js';
-import type { SandboxDesk } from '../api/sandbox-desk.js';
+import type { SandboxEnvironment } from '../sandbox/provider.js';
+import { toDisposable, type DisposableStore } from '../shared/lifecycle.js';
+import type { SandboxStore } from '../store/sandbox-store.js';
+import type { SessionStore } from '../store/session-store.js';
+import type { SessionPlan } from './session-plan.js';
+
+/** What a session's terminals and files need from the core (the facade provides it). */
+export interface SessionIoHost {
+  /** Where the session stands, in the live environment (connecting, or failing, as commands do). */
+  sessionPlan(sandbox: string, session: string | undefined, stepId?: string): Promise<SessionPlan>;
+  /** The store of the environment's incarnation: a terminal ends with it. */
+  scopeOf(env: SandboxEnvironment): DisposableStore | null;
+  store: { sessions: SessionStore; sandboxes: SandboxStore; transaction<T>(fn: () => T): T };
+}
 
 function hostPathError(path: string, sandbox: string): SandboxDeskError {
   return new SandboxDeskError('invalid_input', `${path} is a host path; it does not exist inside sandbox ${sandbox}`, { hint: 'use a path inside the sandbox, or mount the host directory' });
@@ -10,13 +23,13 @@ function hostPathError(path: string, sandbox: string): SandboxDeskError {
 
 /**
  * A session's interactive side: its terminals and its files. Both stand where the session stands —
- * the cwd planned by the same policy as its commands (`SandboxDesk.sessionPlan`) — so a human in a
- * terminal, an agent's shell and an agent's file tools all anchor at one place.
+ * the cwd planned by the same policy as its commands (`sessionPlan`) — so a human in a terminal, an
+ * agent's shell and an agent's file tools all anchor at one place.
  */
 export class SessionIo {
   private readonly terminals = new Map<string, TerminalSession>();
 
-  constructor(private readonly desk: SandboxDesk) {}
+  constructor(private readonly desk: SessionIoHost) {}
 
   /**
    * Opens an interactive terminal for a session: a local PTY running the sandbox's exec prefix and a
@@ -26,21 +39,23 @@ export class SessionIo {
   async openTerminal(input: { sandbox: string; session?: string | undefined; cols: number; rows: number }): Promise<{ terminal: TerminalSession; session: string; cwd: string }> {
     const { rec, env, key, plan } = await this.desk.sessionPlan(input.sandbox, input.session);
     this.desk.store.sessions.ensure(rec.name, key, { parent: null, cwd: null, at: new Date().toISOString() });
-    const terminal = new TerminalSession(env, {
-      target: plan.target,
-      cols: input.cols,
-      rows: input.rows,
-      onCwd: (cwd) => {
-        const at = new Date().toISOString();
-        env.cwd = cwd;
-        this.desk.store.transaction(() => {
-          this.desk.store.sessions.recordObserved(rec.name, key, cwd, at);
-          this.desk.store.sandboxes.setLastObservedCwd(rec.name, cwd, at);
-        });
-      },
-      onExit: () => this.terminals.delete(terminal.id),
+    const terminal = new TerminalSession(env, { target: plan.target, cols: input.cols, rows: input.rows });
+    terminal.onCwd((cwd) => {
+      const at = new Date().toISOString();
+      env.cwd = cwd;
+      this.desk.store.transaction(() => {
+        this.desk.store.sessions.recordObserved(rec.name, key, cwd, at);
+        this.desk.store.sandboxes.setLastObservedCwd(rec.name, cwd, at);
+      });
     });
     this.terminals.set(terminal.id, terminal);
+    // The terminal's shell lives in this incarnation: a restart or stop ends it (no shell of a dead sandbox).
+    const scope = this.desk.scopeOf(env);
+    const registration = scope?.add(toDisposable(() => terminal.dispose()));
+    terminal.onExit(() => {
+      this.terminals.delete(terminal.id);
+      if (registration) scope?.delete(registration);
+    });
     return { terminal, session: key, cwd: plan.target };
   }
 
@@ -110,7 +125,7 @@ export class SessionIo {
 
   /** Ends every terminal (the app is closing). */
   closeAll(): void {
-    for (const t of this.terminals.values()) t.kill();
+    for (const t of this.terminals.values()) t.dispose();
     this.terminals.clear();
   }
 }

@@ -63,7 +63,7 @@ describe.each(['in-process', 'host'] as PluginIsolation[])('podman plugin, isola
     terminal.write('cd /etc && pwd && stty size\r');
     await expect.poll(() => screen, { timeout: 15_000 }).toMatch(/\r\/etc\r\n20 90\r\n/);
     await expect.poll(() => t.desk.listSessions(sb).find((s) => s.key === 'tty')?.cwd, { timeout: 10_000 }).toBe('/etc');
-    terminal.kill();
+    terminal.dispose();
   });
 
   it('stop and start: a new incarnation, the home measured again; stopped says so', async () => {

@@ -117,7 +117,7 @@ describe.each(['in-process', 'host'] as PluginIsolation[])('ssh plugin, isolatio
     terminal.write('cd /tmp && pwd && stty size\r');
     await expect.poll(() => screen, { timeout: 10_000 }).toMatch(/\r\/tmp\r\n30 100\r\n/);
     await expect.poll(() => t.desk.listSessions(sb).find((s) => s.key === 'tty')?.cwd, { timeout: 10_000 }).toBe('/tmp');
-    terminal.kill();
+    terminal.dispose();
   });
 
   it('the bot desktop placed in the ssh sandbox, its screen streamed over ssh', async () => {

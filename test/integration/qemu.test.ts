@@ -151,7 +151,7 @@ describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 sk
       terminal.write('pwd && stty size && cd /var\r');
       await expect.poll(() => screen, { timeout: 20_000 }).toMatch(/\r\/etc\r\n25 90\r\n/);
       await expect.poll(() => desk.listSessions(vm).find((x) => x.key === 'tty')?.cwd, { timeout: 20_000 }).toBe('/var');
-      terminal.kill();
+      terminal.dispose();
     });
 
     it('the bot desktop runs in the VM through the same code as in Docker, its screen streamed over ssh', async () => {

@@ -1,0 +1,97 @@
+import { SandboxDeskError } from '../shared/errors.js';
+import type { BackendStatus, Mount, ProvisionSpec, SandboxEnvironment, SandboxProvider } from '../sandbox/provider.js';
+import type { SandboxRecord } from '../store/sandbox-store.js';
+import type { SessionRecord } from '../store/session-store.js';
+import type { SandboxInfo, SessionInfo } from './contract.js';
+
+/** A sandbox as the contract shows it: its record, the backend's status and, when connected, its environment. */
+export function sandboxInfo(rec: SandboxRecord, provider: SandboxProvider, status: BackendStatus, env: SandboxEnvironment | null, declaredDefaultCwd: string): SandboxInfo {
+  return {
+    name: rec.name,
+    backend: rec.backend,
+    state: status.state,
+    stateDetail: status.detail ?? null,
+    image: rec.image,
+    user: rec.user,
+    declaredDefaultCwd,
+    defaultCwd: env?.defaultCwd ?? null,
+    home: env?.home ?? (status.state === 'running' && rec.homeIncarnation === status.incarnation ? rec.home : null),
+    tempDir: env?.getTempDir() ?? null,
+    supportsStreams: provider.supportsStreams,
+    isContainer: provider.isContainer,
+    lastObservedCwd: rec.lastObservedCwd,
+    backendRef: rec.backendRef,
+    createdAt: rec.createdAt,
+    details: status.details ?? null,
+  };
+}
+
+/** A sandbox whose backend cannot answer: listed as `unavailable` with why, never hiding the others. */
+export function unavailableInfo(rec: SandboxRecord, provider: SandboxProvider | null, err: unknown): SandboxInfo {
+  const why = err instanceof SandboxDeskError ? err.oneLine() : err instanceof Error ? err.message : String(err);
+  return {
+    name: rec.name,
+    backend: rec.backend,
+    state: 'unavailable',
+    stateDetail: why,
+    image: rec.image,
+    user: rec.user,
+    declaredDefaultCwd: rec.declaredDefaultCwd ?? '~',
+    defaultCwd: null,
+    home: null,
+    tempDir: null,
+    supportsStreams: provider?.supportsStreams === true,
+    isContainer: provider?.isContainer !== false,
+    lastObservedCwd: rec.lastObservedCwd,
+    backendRef: rec.backendRef,
+    createdAt: rec.createdAt,
+    details: null,
+  };
+}
+
+export function toSessionInfo(s: SessionRecord): SessionInfo {
+  return { key: s.key, parent: s.parent, cwd: s.cwd, source: s.source, observedAt: s.observedAt, createdAt: s.createdAt, lastWarnings: s.lastWarnings };
+}
+
+/** The row a new sandbox starts with: what was asked, nothing measured yet. */
+export function newSandboxRecord(req: {
+  name: string;
+  backend: string;
+  image?: string | undefined;
+  user?: string | undefined;
+  declaredDefaultCwd: string | null;
+  mounts: Mount[];
+  env: Record<string, string>;
+  options: Record<string, string>;
+}): SandboxRecord {
+  return {
+    name: req.name,
+    backend: req.backend,
+    image: req.image ?? null,
+    user: req.user ?? null,
+    declaredDefaultCwd: req.declaredDefaultCwd,
+    backendRef: null,
+    mounts: req.mounts,
+    env: req.env,
+    options: req.options,
+    createdAt: new Date().toISOString(),
+    home: null,
+    homeIncarnation: null,
+    lastObservedCwd: null,
+    lastObservedAt: null,
+  };
+}
+
+/** What the backend provisions, labelled so the app's own resources (per data directory) are recognisable. */
+export function provisionSpec(rec: SandboxRecord, instanceId: string): ProvisionSpec {
+  return {
+    name: rec.name,
+    image: rec.image,
+    user: rec.user,
+    mounts: rec.mounts,
+    env: rec.env,
+    options: rec.options,
+    labels: { 'io.sandbox-desk.managed': 'true', 'io.sandbox-desk.sandbox': rec.name, 'io.sandbox-desk.instance': instanceId },
+    resourceName: `sdesk-${instanceId}-${rec.name}`,
+  };
+}
