@@ -62,7 +62,7 @@ void app.whenReady().then(async () => {
     }
     log = openLog({ file: paths.logFile, level: config.log.level, maxBytes: config.log.maxBytes, files: config.log.files, component: 'electron-main' });
     for (const m of notices) log.logger.warn(m);
-    if (configError) throw configError;
+    if (configError) throw configError instanceof Error ? configError : new Error(`config not usable: ${JSON.stringify(configError)}`);
     session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
     session.defaultSession.setPermissionCheckHandler(() => false);
     core = await startCore({ config, logger: log.logger });

@@ -60,7 +60,7 @@ function open(url: string, headers: Record<string, string> = {}): Promise<WebSoc
 
 function call(ws: WebSocket, msg: object): Promise<Record<string, unknown>> {
   return new Promise((resolve) => {
-    ws.once('message', (d) => resolve(JSON.parse(d.toString()) as Record<string, unknown>));
+    ws.once('message', (d: Buffer) => resolve(JSON.parse(d.toString('utf8')) as Record<string, unknown>));
     ws.send(JSON.stringify(msg));
   });
 }

@@ -70,7 +70,7 @@ function isObject(v: unknown): v is JsonObject {
 /** Every settable key, dotted (`plugins.timeouts.shortMs`), in schema order. */
 export const CONFIG_KEYS: string[] = (function walk(o: Record<string, unknown>, prefix: string): string[] {
   return Object.entries(o).flatMap(([k, v]) => (isObject(v) ? walk(v, `${prefix}${k}.`) : [`${prefix}${k}`]));
-})(DEFAULT_CONFIG as unknown as Record<string, unknown>, '');
+})(DEFAULT_CONFIG, '');
 
 /** The schemas one key's value passes through, outermost first: its wrappers (default, prefault, preprocess) and the inner one. */
 function leafChain(key: string): z.ZodType[] {
@@ -191,7 +191,7 @@ export function withKey(raw: JsonObject, key: string, value: Json | undefined): 
   let o: JsonObject = next;
   for (const part of parts.slice(0, -1)) {
     if (!isObject(o[part])) o[part] = {};
-    o = o[part] as JsonObject;
+    o = o[part];
   }
   const last = parts[parts.length - 1]!;
   if (value === undefined) delete o[last];

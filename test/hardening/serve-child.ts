@@ -41,10 +41,10 @@ export function cliIn(home: string) {
 export async function startServe(home: string, extraArgs: string[] = []): Promise<ServeChild> {
   const child = spawn(process.execPath, [BIN, 'serve', '--mcp', '--json', ...extraArgs], { env: { ...process.env, SANDBOX_DESK_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
   const info = await new Promise<{ url: string; mcpUrl: string; agentToken?: string; token?: string }>((ok, fail) => {
     let buf = '';
-    child.stdout!.on('data', (c: Buffer) => {
+    child.stdout.on('data', (c: Buffer) => {
       buf += c.toString();
       if (buf.includes('\n')) ok(JSON.parse(buf.split('\n')[0]!) as { url: string; mcpUrl: string; agentToken?: string; token?: string });
     });

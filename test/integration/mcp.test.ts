@@ -18,7 +18,7 @@ const BIN = resolve(import.meta.dirname, '../../bin/sandbox-desk.js');
 
 type ToolResult = { isError?: boolean; content: { type: string; text?: string; data?: string; mimeType?: string }[] };
 // Each tool answers with its own shape; the assertions are what check it.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 const json = (r: ToolResult) => JSON.parse(r.content[0]!.text!) as Record<string, any>;
 
 async function stdioClient(home: string, extraEnv: Record<string, string> = {}): Promise<Client> {
