@@ -29,7 +29,9 @@ describe.each(['in-process', 'host'] as PluginIsolation[])('fixture plugins, iso
   const hostOnly = isolation === 'host' ? it : (((..._args: unknown[]) => undefined) as unknown as typeof it);
 
   beforeAll(async () => {
-    t = tempDesk({ plugins: { isolation, paths: ALL, timeouts: TIMEOUTS } });
+    // Only the fixtures: the plugins that ship with the app (ssh, podman) have tests of their own, and
+    // loading them too would only add processes racing the fixtures' short load timeout.
+    t = tempDesk({ plugins: { isolation, paths: ALL, timeouts: TIMEOUTS, builtin: false } });
     desk = t.desk;
     await desk.pluginsLoaded();
   }, 60_000);
