@@ -10,7 +10,15 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['src/**/*.test.ts', 'test/architecture.test.ts', 'test/architecture/**/*.test.ts', 'plugins/*/src/**/*.test.ts', 'main/**/*.test.ts', 'renderer/**/*.test.ts', 'bench/**/*.test.ts'],
+          include: [
+            'src/**/*.test.ts',
+            'test/architecture.test.ts',
+            'test/architecture/**/*.test.ts',
+            'plugins/*/src/**/*.test.ts',
+            'main/**/*.test.ts',
+            'renderer/**/*.test.ts',
+            'bench/**/*.test.ts',
+          ],
           environment: 'node',
         },
       },

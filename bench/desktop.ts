@@ -167,7 +167,7 @@ export default async function run(): Promise<Metric[]> {
     await desk.exec({ sandbox: sb, command: `cat > /tmp/anim.html <<'EOF'\n${ANIMATION}\nEOF` });
     const cdp = await chromium.connectOverCDP((await desk.desktop.browserEndpoint(sb)).httpUrl);
     const animation = await cdp.contexts()[0]!.newPage();
-    await animation.goto("file:///tmp/anim.html");
+    await animation.goto('file:///tmp/anim.html');
     await animation.bringToFront();
 
     // The baseline's TCP door, for this benchmark only: socat from a container port to the socket.
@@ -175,7 +175,11 @@ export default async function run(): Promise<Metric[]> {
     const ip = (await docker(['inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}', info.backendRef!])).trim();
     const sock = `/tmp/sandbox-desk-desktop-${sb}/rfb.sock`;
     // As the desktop's own user: the socket is its, 0600 in a 0700 dir (the sandbox user cannot reach it).
-    await desk.exec({ sandbox: sb, user: 'sdesk-display', command: `setsid -f socat TCP-LISTEN:5999,bind=${ip},fork,reuseaddr UNIX-CONNECT:${sock} </dev/null >/dev/null 2>&1; sleep 0.3` });
+    await desk.exec({
+      sandbox: sb,
+      user: 'sdesk-display',
+      command: `setsid -f socat TCP-LISTEN:5999,bind=${ip},fork,reuseaddr UNIX-CONNECT:${sock} </dev/null >/dev/null 2>&1; sleep 0.3`,
+    });
 
     type Rate = { fps: number; bytesPerFrame: number };
     const avg = (xs: Rate[], k: keyof Rate) => xs.reduce((a, x) => a + x[k], 0) / xs.length;
@@ -191,7 +195,10 @@ export default async function run(): Promise<Metric[]> {
     const server = new LocalServer({ desk, extraOrigins: [pageServer.origin] });
     await server.listen();
     const proxy = await websockify(ip, 5999);
-    const viewer = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--headless', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    const viewer = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--no-sandbox', '--headless', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    });
     const page = await viewer.newPage({ viewport: { width: 1400, height: 900 } });
     await page.goto(`${pageServer.origin}/`);
     const novncOurs: Rate[] = [];
@@ -222,8 +229,12 @@ export default async function run(): Promise<Metric[]> {
 
     const fps = avg(novncOurs, 'fps');
     const directFps = avg(novncDirect, 'fps');
-    console.log(`first frame: cold ${cold.toFixed(0)} ms, warm ${warm.toFixed(0)} ms (goal ≤ 3000 ms) — ${cold <= 3000 && warm <= 3000 ? 'MET' : 'NOT MET'}`);
-    console.log(`noVNC stream fps: ${((100 * fps) / directFps).toFixed(1)}% of direct TCP (goal ≥ 95%) — ${fps >= 0.95 * directFps ? 'MET' : 'NOT MET'}`);
+    console.log(
+      `first frame: cold ${cold.toFixed(0)} ms, warm ${warm.toFixed(0)} ms (goal ≤ 3000 ms) — ${cold <= 3000 && warm <= 3000 ? 'MET' : 'NOT MET'}`,
+    );
+    console.log(
+      `noVNC stream fps: ${((100 * fps) / directFps).toFixed(1)}% of direct TCP (goal ≥ 95%) — ${fps >= 0.95 * directFps ? 'MET' : 'NOT MET'}`,
+    );
     return [
       metric('first-frame-ms', 'ms', cold),
       metric('first-frame-warm-ms', 'ms', warm),

@@ -12,7 +12,8 @@ function walk(dir: string, out: Map<string, string>): void {
     if (entry.name === 'node_modules' || entry.name === 'dist' || entry.name.startsWith('.')) continue;
     const full = join(dir, entry.name);
     if (entry.isDirectory()) walk(full, out);
-    else if (/\.(ts|tsx|mts)$/.test(entry.name) && !entry.name.endsWith('.d.ts')) out.set(relative(root, full).split(sep).join('/'), readFileSync(full, 'utf8'));
+    else if (/\.(ts|tsx|mts)$/.test(entry.name) && !entry.name.endsWith('.d.ts'))
+      out.set(relative(root, full).split(sep).join('/'), readFileSync(full, 'utf8'));
   }
 }
 

@@ -39,12 +39,19 @@ describe('PluginLoader', () => {
   it('an unknown backend while a plugin failed to load points at that plugin', async () => {
     const broken = join(dir, 'broken-plugin');
     mkdirSync(broken);
-    writeFileSync(join(broken, 'package.json'), JSON.stringify({ name: 'broken-plugin', version: '1.0.0', main: 'index.js', type: 'module' }));
+    writeFileSync(
+      join(broken, 'package.json'),
+      JSON.stringify({ name: 'broken-plugin', version: '1.0.0', main: 'index.js', type: 'module' }),
+    );
     writeFileSync(join(broken, 'index.js'), 'throw new Error("boom at load");\n');
     const loader = new PluginLoader(registry, dir, { scanDataDir: false, builtin: false, paths: [broken] }, noConfig);
     await loader.ready;
     expect((await loader.list()).find((p) => p.status !== 'loaded')).toBeDefined();
-    await expect(loader.providerOf('fromplugin')).rejects.toMatchObject({ code: 'unknown_backend', message: expect.stringMatching(/did not load/), hint: expect.stringContaining('plugin list') });
+    await expect(loader.providerOf('fromplugin')).rejects.toMatchObject({
+      code: 'unknown_backend',
+      message: expect.stringMatching(/did not load/),
+      hint: expect.stringContaining('plugin list'),
+    });
     await loader.dispose();
   });
 });

@@ -27,8 +27,16 @@ export class PluginLoader {
     opts: { fromConfig: PluginSettingsInput; configError: string | null; logger: PluginLogger },
   ) {
     this.configError = opts.configError;
-    this.manager = input === false ? null : new PluginManager({ registry, dataDir, settings: mergeSettings(opts.fromConfig, input), logger: opts.logger });
-    this.ready = this.manager ? this.manager.loadAll().then(() => undefined, () => undefined) : Promise.resolve();
+    this.manager =
+      input === false
+        ? null
+        : new PluginManager({ registry, dataDir, settings: mergeSettings(opts.fromConfig, input), logger: opts.logger });
+    this.ready = this.manager
+      ? this.manager.loadAll().then(
+          () => undefined,
+          () => undefined,
+        )
+      : Promise.resolve();
   }
 
   /** The names `plugins.disabled` left out of loading (`plugin list` mentions them). */
@@ -41,7 +49,17 @@ export class PluginLoader {
     await this.ready;
     const list = this.manager?.list() ?? [];
     if (this.configError) {
-      list.unshift({ name: 'config.json', version: null, path: this.dataDir, source: 'config', isolation: 'in-process', status: 'failed', providers: [], error: this.configError, warnings: [] });
+      list.unshift({
+        name: 'config.json',
+        version: null,
+        path: this.dataDir,
+        source: 'config',
+        isolation: 'in-process',
+        status: 'failed',
+        providers: [],
+        error: this.configError,
+        warnings: [],
+      });
     }
     return list;
   }
@@ -52,9 +70,13 @@ export class PluginLoader {
     if (!this.registry.has(name)) {
       const failed = (this.manager?.list() ?? []).filter((p) => p.status !== 'loaded');
       if (failed.length) {
-        throw new SandboxDeskError('unknown_backend', `Unknown backend '${name}'; plugin${failed.length === 1 ? '' : 's'} ${failed.map((p) => p.name).join(', ')} did not load`, {
-          hint: 'see `sandbox-desk plugin list` for why',
-        });
+        throw new SandboxDeskError(
+          'unknown_backend',
+          `Unknown backend '${name}'; plugin${failed.length === 1 ? '' : 's'} ${failed.map((p) => p.name).join(', ')} did not load`,
+          {
+            hint: 'see `sandbox-desk plugin list` for why',
+          },
+        );
       }
     }
     return this.registry.get(name);

@@ -64,7 +64,6 @@ export interface SandboxDeskOptions {
   pluginLogger?: PluginLogger;
 }
 
-
 /**
  * The core's one entry point: the CLI, the Electron main process, the browser mode and the agent
  * bridge all drive sandboxes through this class. A facade: validation and the order of steps live
@@ -167,7 +166,9 @@ export class SandboxDesk {
     const req = validate(CreateSandboxRequest, input);
     const provider = await this.providerOf(req.backend);
     if (this.store.sandboxes.get(req.name)) {
-      throw new SandboxDeskError('name_taken', `a sandbox named ${req.name} already exists`, { hint: 'choose another name, or remove the old one with `sandbox-desk sandbox rm`' });
+      throw new SandboxDeskError('name_taken', `a sandbox named ${req.name} already exists`, {
+        hint: 'choose another name, or remove the old one with `sandbox-desk sandbox rm`',
+      });
     }
     const warnings: ExecWarning[] = [];
     const declared = this.environments.declareDefaultCwd(provider, req.defaultCwd, warnings);
@@ -175,7 +176,9 @@ export class SandboxDesk {
     // The row reserves the name first; if provisioning fails it is removed again, so nothing half-made stays.
     this.store.sandboxes.insert(record);
     try {
-      const made = await this.operations.run(req.name, 'create', opts.onProgress, (op) => provider.provision(provisionSpec(record, this.store.instanceId), op));
+      const made = await this.operations.run(req.name, 'create', opts.onProgress, (op) =>
+        provider.provision(provisionSpec(record, this.store.instanceId), op),
+      );
       this.store.sandboxes.setProvisioned(req.name, made);
     } catch (err) {
       this.store.sandboxes.delete(req.name);
@@ -194,7 +197,15 @@ export class SandboxDesk {
 
   /** Every sandbox; one whose backend cannot answer is listed as `unavailable`, never hides the others. */
   async listSandboxes(): Promise<SandboxInfo[]> {
-    return Promise.all(this.store.sandboxes.list().map((rec) => this.info(rec, false).catch((err: unknown) => unavailableInfo(rec, this.registry.has(rec.backend) ? this.registry.get(rec.backend) : null, err))));
+    return Promise.all(
+      this.store.sandboxes
+        .list()
+        .map((rec) =>
+          this.info(rec, false).catch((err: unknown) =>
+            unavailableInfo(rec, this.registry.has(rec.backend) ? this.registry.get(rec.backend) : null, err),
+          ),
+        ),
+    );
   }
 
   /** Current state from the backend; a running sandbox is connected so its home is known. */
@@ -243,7 +254,9 @@ export class SandboxDesk {
     const provider = await this.providerOf(rec.backend);
     const status = await provider.status(sandboxRef(rec));
     if (status.state === 'running' && rec.backendRef !== null && !force) {
-      throw new SandboxDeskError('refused', `sandbox ${name} is running`, { hint: `stop it first (\`sandbox-desk sandbox stop ${name}\`) or pass --force` });
+      throw new SandboxDeskError('refused', `sandbox ${name} is running`, {
+        hint: `stop it first (\`sandbox-desk sandbox stop ${name}\`) or pass --force`,
+      });
     }
     this.environments.forget(name);
     await provider.remove(sandboxRef(rec), { force: Boolean(force) });
@@ -295,7 +308,16 @@ export class SandboxDesk {
     const env = await this.environments.environmentFor(rec, provider, false);
     const key = session === undefined ? DEFAULT_SESSION : validate(SessionKey, session);
     const declared = this.environments.declaredAfterConnect(rec, provider).value;
-    return planSession({ rec, env, key, existing: this.store.sessions.get(rec.name, key), isContainer: provider.isContainer, hostHome: this.environments.hostHome, declared, stepId });
+    return planSession({
+      rec,
+      env,
+      key,
+      existing: this.store.sessions.get(rec.name, key),
+      isContainer: provider.isContainer,
+      hostHome: this.environments.hostHome,
+      declared,
+      stepId,
+    });
   }
 
   // ---- sessions -------------------------------------------------------------------------------
@@ -315,7 +337,8 @@ export class SandboxDesk {
   removeSession(sandbox: string, key: string): void {
     this.record(sandbox);
     validate(SessionKey, key);
-    if (!this.store.sessions.delete(sandbox, key)) throw new SandboxDeskError('not_found', `no session ${JSON.stringify(key)} in sandbox ${sandbox}`);
+    if (!this.store.sessions.delete(sandbox, key))
+      throw new SandboxDeskError('not_found', `no session ${JSON.stringify(key)} in sandbox ${sandbox}`);
     this.shells.closeFor(sandbox, key);
   }
 

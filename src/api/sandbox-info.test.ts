@@ -3,10 +3,27 @@ import { SandboxDeskError } from '../shared/errors.js';
 import { newSandboxRecord, provisionSpec, unavailableInfo } from './sandbox-info.js';
 
 describe('sandbox info', () => {
-  const rec = newSandboxRecord({ name: 'box', backend: 'docker', image: 'img', declaredDefaultCwd: null, mounts: [], env: { A: '1' }, options: {} });
+  const rec = newSandboxRecord({
+    name: 'box',
+    backend: 'docker',
+    image: 'img',
+    declaredDefaultCwd: null,
+    mounts: [],
+    env: { A: '1' },
+    options: {},
+  });
 
   it('a new record holds what was asked and nothing measured', () => {
-    expect(rec).toMatchObject({ name: 'box', backend: 'docker', image: 'img', user: null, backendRef: null, home: null, homeIncarnation: null, lastObservedCwd: null });
+    expect(rec).toMatchObject({
+      name: 'box',
+      backend: 'docker',
+      image: 'img',
+      user: null,
+      backendRef: null,
+      home: null,
+      homeIncarnation: null,
+      lastObservedCwd: null,
+    });
     expect(Date.parse(rec.createdAt)).not.toBeNaN();
   });
 

@@ -5,7 +5,13 @@ import type { SessionRecord } from '../store/session-store.js';
 import type { SandboxInfo, SessionInfo } from './contract.js';
 
 /** A sandbox as the contract shows it: its record, the backend's status and, when connected, its environment. */
-export function sandboxInfo(rec: SandboxRecord, provider: SandboxProvider, status: BackendStatus, env: SandboxEnvironment | null, declaredDefaultCwd: string): SandboxInfo {
+export function sandboxInfo(
+  rec: SandboxRecord,
+  provider: SandboxProvider,
+  status: BackendStatus,
+  env: SandboxEnvironment | null,
+  declaredDefaultCwd: string,
+): SandboxInfo {
   return {
     name: rec.name,
     backend: rec.backend,
@@ -50,7 +56,15 @@ export function unavailableInfo(rec: SandboxRecord, provider: SandboxProvider | 
 }
 
 export function toSessionInfo(s: SessionRecord): SessionInfo {
-  return { key: s.key, parent: s.parent, cwd: s.cwd, source: s.source, observedAt: s.observedAt, createdAt: s.createdAt, lastWarnings: s.lastWarnings };
+  return {
+    key: s.key,
+    parent: s.parent,
+    cwd: s.cwd,
+    source: s.source,
+    observedAt: s.observedAt,
+    createdAt: s.createdAt,
+    lastWarnings: s.lastWarnings,
+  };
 }
 
 /** The row a new sandbox starts with: what was asked, nothing measured yet. */

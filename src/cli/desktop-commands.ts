@@ -26,7 +26,9 @@ function describe(s: DesktopStatus): string {
     ...(s.reason ? [`reason: ${s.reason}`] : []),
     ...(s.displayIsolation === 'isolated' ? [`display: isolated (runs as ${s.displayUser}; the sandbox's shell cannot reach it)`] : []),
     ...(s.displayIsolation === 'shared' ? [`display: shared with the sandbox's shell — ${s.displayIsolationReason}`] : []),
-    ...(s.chromiumSandbox === false ? ['chromium runs without its inner sandbox: the container blocks user namespaces, so the container is the boundary'] : []),
+    ...(s.chromiumSandbox === false
+      ? ['chromium runs without its inner sandbox: the container blocks user namespaces, so the container is the boundary']
+      : []),
   ];
   return lines.join('\n') + '\n';
 }
@@ -40,18 +42,27 @@ function untilInterrupted(): Promise<void> {
 }
 
 export function addDesktopCommands(program: Command, core: () => SandboxDesk, out: Out): void {
-  const desktop = program.command('desktop').description('the bot desktop inside a sandbox: Xvnc + Xfce + Chromium, streamed with no published port');
+  const desktop = program
+    .command('desktop')
+    .description('the bot desktop inside a sandbox: Xvnc + Xfce + Chromium, streamed with no published port');
 
   desktop
     .command('start <name>')
     .description('start the desktop (or adopt the running one)')
     .option('--placement <where>', 'auto | sandbox | host (auto: in the sandbox; on the host only for the local backend)')
     .option('--geometry <WxH>', 'screen size', '1280x800')
-    .option('--grant-shell-display', "run the desktop as the sandbox user, so the sandbox's own shell can reach the display and the browser (status: displayIsolation shared)")
+    .option(
+      '--grant-shell-display',
+      "run the desktop as the sandbox user, so the sandbox's own shell can reach the display and the browser (status: displayIsolation shared)",
+    )
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: JsonFlag & { placement?: string; geometry: string; grantShellDisplay?: boolean }) => {
       if (!o.json) out.stderr(`starting the desktop of ${name}…\n`);
-      const s = await core().desktop.start(name, { placement: placementOf(o.placement), geometry: o.geometry, grantShellDisplay: o.grantShellDisplay === true });
+      const s = await core().desktop.start(name, {
+        placement: placementOf(o.placement),
+        geometry: o.geometry,
+        grantShellDisplay: o.grantShellDisplay === true,
+      });
       if (o.json) printJson(out, s);
       else out.stdout(describe(s));
     });
@@ -91,12 +102,15 @@ export function addDesktopCommands(program: Command, core: () => SandboxDesk, ou
 
   desktop
     .command('browser <name>')
-    .description('forward the desktop browser\'s DevTools port to this machine and print the endpoint (serves until Ctrl-C)')
+    .description("forward the desktop browser's DevTools port to this machine and print the endpoint (serves until Ctrl-C)")
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: JsonFlag) => {
       const ep = await core().desktop.browserEndpoint(name);
       if (o.json) out.stdout(JSON.stringify(ep) + '\n');
-      else out.stdout(`DevTools endpoint: ${ep.httpUrl}\n  ws: ${ep.webSocketDebuggerUrl}\n  e.g. playwright: chromium.connectOverCDP('${ep.httpUrl}')\nforwarding until Ctrl-C…\n`);
+      else
+        out.stdout(
+          `DevTools endpoint: ${ep.httpUrl}\n  ws: ${ep.webSocketDebuggerUrl}\n  e.g. playwright: chromium.connectOverCDP('${ep.httpUrl}')\nforwarding until Ctrl-C…\n`,
+        );
       await untilInterrupted();
     });
 

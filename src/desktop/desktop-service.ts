@@ -11,7 +11,17 @@ export type { DesktopStatus } from '../shared/desktop-types.js';
 import { runIn } from '../exec/run-in.js';
 import { pointerLocation, runXdotool, type AgentAction } from './agent-actions.js';
 import { CdpBridge } from './cdp-bridge.js';
-import { DESKTOP_IMAGE, DISPLAY_USER, desktopLayout, probeDesktop, startDesktopProcess, stopDesktopProcess, type DesktopLayout, type DesktopMode, type DesktopProbe } from './desktop-runtime.js';
+import {
+  DESKTOP_IMAGE,
+  DISPLAY_USER,
+  desktopLayout,
+  probeDesktop,
+  startDesktopProcess,
+  stopDesktopProcess,
+  type DesktopLayout,
+  type DesktopMode,
+  type DesktopProbe,
+} from './desktop-runtime.js';
 import { resolvePlacement, type Placement, type PlacementSetting } from './placement.js';
 import { openRelay } from './relay.js';
 import { RfbClient, transportFromStreams } from './rfb/rfb-client.js';
@@ -71,20 +81,30 @@ export class DesktopService {
 
   private async placementFor(sandbox: string, setting?: PlacementSetting): Promise<Placement> {
     const provider = await this.host.provider(sandbox);
-    return resolvePlacement(setting ?? this.placements.get(sandbox) ?? 'auto', { name: provider.name, supportsStreams: provider.supportsStreams });
+    return resolvePlacement(setting ?? this.placements.get(sandbox) ?? 'auto', {
+      name: provider.name,
+      supportsStreams: provider.supportsStreams,
+    });
   }
 
   /** The environment the desktop runs in, and where it lives there. Refused placements throw. */
-  private async target(sandbox: string, setting?: PlacementSetting): Promise<{ env: SandboxEnvironment; layout: DesktopLayout; placement: Placement & { where: 'sandbox' | 'host' } }> {
+  private async target(
+    sandbox: string,
+    setting?: PlacementSetting,
+  ): Promise<{ env: SandboxEnvironment; layout: DesktopLayout; placement: Placement & { where: 'sandbox' | 'host' } }> {
     const placement = await this.placementFor(sandbox, setting);
-    if (placement.where === 'refused') throw new SandboxDeskError('placement_refused', `desktop refused for sandbox ${sandbox}: ${placement.reason}`);
+    if (placement.where === 'refused')
+      throw new SandboxDeskError('placement_refused', `desktop refused for sandbox ${sandbox}: ${placement.reason}`);
     const sandboxEnv = await this.host.environment(sandbox);
     if (placement.where === 'sandbox' || (await this.host.provider(sandbox)).name === 'local') {
       const display = placement.where === 'sandbox' ? SANDBOX_DISPLAY : hostDisplay(sandbox);
       return { env: sandboxEnv, layout: desktopLayout(sandboxEnv, sandbox, display), placement };
     }
     // An explicit host placement for a sandboxed backend: the desktop runs on this machine.
-    this.hostEnv ??= new LocalProvider().createEnvironment({ cwd: '~', sandbox: { name: 'host', backendRef: null, image: null, user: null, mounts: [], env: {}, options: {} } });
+    this.hostEnv ??= new LocalProvider().createEnvironment({
+      cwd: '~',
+      sandbox: { name: 'host', backendRef: null, image: null, user: null, mounts: [], env: {}, options: {} },
+    });
     const env = await this.hostEnv;
     return { env, layout: desktopLayout(env, sandbox, hostDisplay(sandbox)), placement };
   }
@@ -135,14 +155,17 @@ export class DesktopService {
     let probe: DesktopProbe | null = null;
     try {
       probe = await probeDesktop(t.env, t.layout, DISPLAY_USER);
-      if (probe.whoami !== DISPLAY_USER) noDisplayUser = `this backend runs every process as ${probe.whoami ?? 'one user'} (it cannot switch users)`;
+      if (probe.whoami !== DISPLAY_USER)
+        noDisplayUser = `this backend runs every process as ${probe.whoami ?? 'one user'} (it cannot switch users)`;
     } catch (err) {
       const why = (err as Error).message.replace(/^could not probe the desktop[^:]*: /, '').split('\n')[0]!;
       // Only a missing account, or a backend that refuses to give a prefix for it (an isolated plugin),
       // means "run as the sandbox user"; any other failure (a transient exec error) must not quietly
       // start a shared desktop where an isolated one belongs: fail closed.
-      if (err instanceof SandboxDeskError && err.code === 'refused') noDisplayUser = `the backend cannot run processes as ${DISPLAY_USER} (${why})`;
-      else if (NO_SUCH_USER.test(why)) noDisplayUser = `the sandbox has no user ${DISPLAY_USER} (${why}); the ${DESKTOP_IMAGE} image has it`;
+      if (err instanceof SandboxDeskError && err.code === 'refused')
+        noDisplayUser = `the backend cannot run processes as ${DISPLAY_USER} (${why})`;
+      else if (NO_SUCH_USER.test(why))
+        noDisplayUser = `the sandbox has no user ${DISPLAY_USER} (${why}); the ${DESKTOP_IMAGE} image has it`;
       else throw err;
     }
     let user: string | undefined = noDisplayUser ? undefined : DISPLAY_USER;
@@ -159,27 +182,64 @@ export class DesktopService {
    * sandbox user cannot become it (password-less sudo, as on the ssh image and VMs, reaches any user).
    * For a desktop that is not running: what a start would give.
    */
-  private async isolation(l: Located): Promise<Pick<DesktopStatus, 'displayIsolation' | 'displayIsolationReason' | 'displayUser' | 'shellDisplayGranted'>> {
+  private async isolation(
+    l: Located,
+  ): Promise<Pick<DesktopStatus, 'displayIsolation' | 'displayIsolationReason' | 'displayUser' | 'shellDisplayGranted'>> {
     const sandboxUser = l.env.user ?? 'the sandbox user';
-    const mode: DesktopMode = l.probe.running ? (l.probe.mode ?? (l.user ? 'isolated' : 'shared')) : l.noDisplayUser ? 'shared' : 'isolated';
+    const mode: DesktopMode = l.probe.running
+      ? (l.probe.mode ?? (l.user ? 'isolated' : 'shared'))
+      : l.noDisplayUser
+        ? 'shared'
+        : 'isolated';
     const displayUser = mode === 'isolated' ? DISPLAY_USER : (l.env.user ?? l.probe.whoami);
     if (mode === 'granted') {
-      return { displayIsolation: 'shared', displayIsolationReason: `granted at start (grantShellDisplay): the desktop runs as ${sandboxUser}, whose shell can reach the display and the browser`, displayUser, shellDisplayGranted: true };
+      return {
+        displayIsolation: 'shared',
+        displayIsolationReason: `granted at start (grantShellDisplay): the desktop runs as ${sandboxUser}, whose shell can reach the display and the browser`,
+        displayUser,
+        shellDisplayGranted: true,
+      };
     }
     if (mode === 'shared') {
-      return { displayIsolation: 'shared', displayIsolationReason: `${l.noDisplayUser ?? `the desktop runs as ${sandboxUser}`}: the sandbox's shell can reach the display and the browser`, displayUser, shellDisplayGranted: false };
+      return {
+        displayIsolation: 'shared',
+        displayIsolationReason: `${l.noDisplayUser ?? `the desktop runs as ${sandboxUser}`}: the sandbox's shell can reach the display and the browser`,
+        displayUser,
+        shellDisplayGranted: false,
+      };
     }
     // As the sandbox user (the agent's shell): is it root, or can it sudo to the display user?
-    const r = await runIn(l.env, ['bash', '-c', 'id -u; sudo -n -u "$1" true 2>/dev/null && echo sudo', 'sandbox-desk', DISPLAY_USER]).catch(() => null);
+    const r = await runIn(l.env, [
+      'bash',
+      '-c',
+      'id -u; sudo -n -u "$1" true 2>/dev/null && echo sudo',
+      'sandbox-desk',
+      DISPLAY_USER,
+    ]).catch(() => null);
     const [uid, sudo] = (r?.stdout.toString('utf8') ?? '').split('\n');
     if (uid === '0') {
-      return { displayIsolation: 'shared', displayIsolationReason: `the sandbox user is root, so its shell can reach every user's files, the display included`, displayUser, shellDisplayGranted: false };
+      return {
+        displayIsolation: 'shared',
+        displayIsolationReason: `the sandbox user is root, so its shell can reach every user's files, the display included`,
+        displayUser,
+        shellDisplayGranted: false,
+      };
     }
     if (sudo === 'sudo') {
-      return { displayIsolation: 'shared', displayIsolationReason: `${sandboxUser} may use sudo without a password, so its shell can become ${DISPLAY_USER} and reach the display`, displayUser, shellDisplayGranted: false };
+      return {
+        displayIsolation: 'shared',
+        displayIsolationReason: `${sandboxUser} may use sudo without a password, so its shell can become ${DISPLAY_USER} and reach the display`,
+        displayUser,
+        shellDisplayGranted: false,
+      };
     }
     if (!r || !uid) {
-      return { displayIsolation: 'shared', displayIsolationReason: `could not check what the sandbox user may do (${r?.stderr.trim() || 'no answer'}): not claiming isolation`, displayUser, shellDisplayGranted: false };
+      return {
+        displayIsolation: 'shared',
+        displayIsolationReason: `could not check what the sandbox user may do (${r?.stderr.trim() || 'no answer'}): not claiming isolation`,
+        displayUser,
+        shellDisplayGranted: false,
+      };
     }
     return { displayIsolation: 'isolated', displayIsolationReason: null, displayUser, shellDisplayGranted: false };
   }
@@ -189,14 +249,20 @@ export class DesktopService {
     const geometry = opts.geometry ?? this.host.defaultGeometry ?? '1280x800';
     const m = GEOMETRY_RE.exec(geometry);
     if (!m || Number(m[1]) < 320 || Number(m[2]) < 240) {
-      throw new SandboxDeskError('invalid_input', `geometry must be WIDTHxHEIGHT between 320x240 and 9999x9999, got ${JSON.stringify(geometry)}`);
+      throw new SandboxDeskError(
+        'invalid_input',
+        `geometry must be WIDTHxHEIGHT between 320x240 and 9999x9999, got ${JSON.stringify(geometry)}`,
+      );
     }
     const t = await this.target(sandbox, opts.placement);
     if (opts.placement) this.placements.set(sandbox, opts.placement);
     const { env, layout, probe, noDisplayUser } = await this.locate(sandbox, t);
     if (probe.running) return this.status(sandbox);
     if (probe.missing.some((b) => b !== 'chromium')) {
-      throw new SandboxDeskError('backend_unavailable', `cannot start a desktop in sandbox ${sandbox}: ${missingReason(probe.missing, t.placement.where)}`);
+      throw new SandboxDeskError(
+        'backend_unavailable',
+        `cannot start a desktop in sandbox ${sandbox}: ${missingReason(probe.missing, t.placement.where)}`,
+      );
     }
     const mode: DesktopMode = opts.grantShellDisplay ? 'granted' : noDisplayUser ? 'shared' : 'isolated';
     const user = mode === 'isolated' ? DISPLAY_USER : undefined;
@@ -214,7 +280,9 @@ export class DesktopService {
   }
 
   private notRunning(sandbox: string): SandboxDeskError {
-    return new SandboxDeskError('desktop_not_running', `the desktop of sandbox ${sandbox} is not running`, { hint: `start it with \`sandbox-desk desktop start ${sandbox}\`` });
+    return new SandboxDeskError('desktop_not_running', `the desktop of sandbox ${sandbox} is not running`, {
+      hint: `start it with \`sandbox-desk desktop start ${sandbox}\``,
+    });
   }
 
   private async running(sandbox: string): Promise<Located> {
@@ -229,7 +297,10 @@ export class DesktopService {
    * so a stopped desktop reads as `desktop_not_running`, and one restarted as another account is
    * tried once more as that account.
    */
-  private async onDesktop<T>(sandbox: string, fn: (t: { env: SandboxEnvironment; layout: DesktopLayout; user: string | undefined }) => Promise<T>): Promise<T> {
+  private async onDesktop<T>(
+    sandbox: string,
+    fn: (t: { env: SandboxEnvironment; layout: DesktopLayout; user: string | undefined }) => Promise<T>,
+  ): Promise<T> {
     const t = await this.target(sandbox);
     const known = this.accounts.get(sandbox);
     const user = known && known.env === t.env ? known.user : (await this.locate(sandbox, t)).user;
@@ -280,9 +351,13 @@ export class DesktopService {
   private humanHasControl(sandbox: string): SandboxDeskError | null {
     const lease = this.host.leases.get(sandbox);
     if (lease.holder !== 'human') return null;
-    return new SandboxDeskError('human_has_control', `a human holds the control lease of sandbox ${sandbox}'s desktop${lease.reason ? ` (${lease.reason})` : ''}`, {
-      hint: 'wait until the viewer gives control back',
-    });
+    return new SandboxDeskError(
+      'human_has_control',
+      `a human holds the control lease of sandbox ${sandbox}'s desktop${lease.reason ? ` (${lease.reason})` : ''}`,
+      {
+        hint: 'wait until the viewer gives control back',
+      },
+    );
   }
 
   private assertAgentMayAct(sandbox: string): void {
@@ -342,7 +417,10 @@ export class DesktopService {
     const { env, layout, user } = await this.running(sandbox);
     let pending = this.bridges.get(sandbox);
     if (!pending) {
-      const opened = CdpBridge.listen({ openUpstream: () => openRelay(env, { unix: layout.cdpSocket }, user), refusal: () => this.humanHasControl(sandbox) });
+      const opened = CdpBridge.listen({
+        openUpstream: () => openRelay(env, { unix: layout.cdpSocket }, user),
+        refusal: () => this.humanHasControl(sandbox),
+      });
       pending = opened;
       this.bridges.set(sandbox, opened);
       // The bridge relays into this incarnation only: when it ends, so does the bridge (no stale port).

@@ -5,7 +5,10 @@ import { DisposableStore } from '../shared/lifecycle.js';
 import { ShellPool } from './shell-pool.js';
 
 async function localEnv(): Promise<SandboxEnvironment> {
-  return new LocalProvider().createEnvironment({ cwd: '/tmp', sandbox: { name: 'l', backendRef: null, image: null, user: null, mounts: [], env: {}, options: {} } });
+  return new LocalProvider().createEnvironment({
+    cwd: '/tmp',
+    sandbox: { name: 'l', backendRef: null, image: null, user: null, mounts: [], env: {}, options: {} },
+  });
 }
 
 const req = (command: string) => ({ target: '/tmp', tmpDir: '/tmp', command, timeoutMs: 10_000, maxOutputBytes: 1 << 20 });
@@ -51,7 +54,7 @@ describe('ShellPool (real local bash)', () => {
     expect(again.dropped).toEqual({ sandbox: 's', session: 'a', lastCwd: '/' });
   });
 
-  it('a shell registers in its incarnation\'s store: disposing the store closes it, and the session\'s next shell says it was dropped', async () => {
+  it("a shell registers in its incarnation's store: disposing the store closes it, and the session's next shell says it was dropped", async () => {
     const scopes = new Map<SandboxEnvironment, DisposableStore>();
     pool = new ShellPool({ idleMs: 60_000, scopeOf: (e) => scopes.get(e) ?? null });
     const env = await localEnv();

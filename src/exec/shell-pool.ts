@@ -51,7 +51,12 @@ export class ShellPool {
   }
 
   /** The session's live shell, opening one when needed. Throws when no stream can be opened. */
-  async acquire(sandbox: string, session: string, user: string | undefined, env: SandboxEnvironment): Promise<{ shell: SessionShell; dropped: DroppedShell | null }> {
+  async acquire(
+    sandbox: string,
+    session: string,
+    user: string | undefined,
+    env: SandboxEnvironment,
+  ): Promise<{ shell: SessionShell; dropped: DroppedShell | null }> {
     const key = ShellPool.key(sandbox, session, user);
     let dropped: DroppedShell | null = null;
     const retired = this.retired.get(key);
@@ -104,7 +109,8 @@ export class ShellPool {
 
   /** Closes every shell of a sandbox (stopped, removed) or of one session; nothing of them is remembered. */
   closeFor(sandbox: string, session?: string): void {
-    const mine = (e: { sandbox: string; session: string }): boolean => e.sandbox === sandbox && (session === undefined || e.session === session);
+    const mine = (e: { sandbox: string; session: string }): boolean =>
+      e.sandbox === sandbox && (session === undefined || e.session === session);
     for (const [key, e] of this.shells) if (mine(e)) this.close(key, e);
     for (const [key, r] of this.retired) if (mine(r)) this.retired.delete(key);
   }

@@ -57,13 +57,18 @@ export class TerminalSession implements IDisposable {
   /** A viewer attached at least once (a terminal nobody ever attaches to is ended by the server). */
   everAttached = false;
 
-  constructor(
-    env: SandboxEnvironment,
-    opts: { user?: string | undefined; target: string; cols: number; rows: number },
-  ) {
+  constructor(env: SandboxEnvironment, opts: { user?: string | undefined; target: string; cols: number; rows: number }) {
     const nonce = randomBytes(8).toString('hex');
     this.tag = `\x1b]7;file://sdesk-${nonce}`;
-    const argv = remoteArgv(env, { user: opts.user, interactive: true }, ['bash', '-c', TERMINAL_SCRIPT, 'sandbox-desk', opts.target, env.getTempDir(), nonce]);
+    const argv = remoteArgv(env, { user: opts.user, interactive: true }, [
+      'bash',
+      '-c',
+      TERMINAL_SCRIPT,
+      'sandbox-desk',
+      opts.target,
+      env.getTempDir(),
+      nonce,
+    ]);
     this.pty = spawnPty(argv[0]!, argv.slice(1), { name: 'xterm-256color', cols: opts.cols, rows: opts.rows, env: process.env });
     this.pty.onData((data) => {
       this.scanCwd(data, (cwd) => this.cwdEmitter.fire(cwd));

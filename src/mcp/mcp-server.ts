@@ -41,7 +41,8 @@ const text = (value: unknown): CallToolResult => ({ content: [{ type: 'text', te
 export function encodeChunk(bytes: Buffer): { encoding: 'utf8' | 'base64'; content: string } {
   try {
     const content = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-    if (Buffer.byteLength(JSON.stringify(JSON.stringify(content))) <= MCP_MESSAGE_MAX_BYTES - ENVELOPE_BYTES) return { encoding: 'utf8', content };
+    if (Buffer.byteLength(JSON.stringify(JSON.stringify(content))) <= MCP_MESSAGE_MAX_BYTES - ENVELOPE_BYTES)
+      return { encoding: 'utf8', content };
   } catch {
     // not UTF-8 (or a character split at the chunk's edge)
   }
@@ -66,11 +67,17 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
   const guard = new AgentGuard(opts.scope, opts.policy);
 
   /** Runs a tool, turns errors into data, and logs the call. */
-  const tool = <A extends Record<string, unknown>>(name: string, fn: (args: A) => Promise<{ result: CallToolResult; receipt: Receipt }>) => {
+  const tool = <A extends Record<string, unknown>>(
+    name: string,
+    fn: (args: A) => Promise<{ result: CallToolResult; receipt: Receipt }>,
+  ) => {
     return async (args: A): Promise<CallToolResult> => {
       const t0 = performance.now();
       const at = new Date().toISOString();
-      const base = { sandbox: typeof args.sandbox === 'string' ? args.sandbox : null, session: typeof args.session === 'string' ? args.session : null };
+      const base = {
+        sandbox: typeof args.sandbox === 'string' ? args.sandbox : null,
+        session: typeof args.session === 'string' ? args.session : null,
+      };
       try {
         // The scope holds for every tool that names a sandbox, before anything runs.
         if (typeof args.sandbox === 'string') guard.checkSandbox(args.sandbox);
@@ -90,15 +97,33 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
         return result;
       } catch (err) {
         const e = asSandboxDeskError(err);
-        desk.store.callLog.append({ at, tool: name, ...base, cwdUsed: null, cwdObserved: null, exitCode: null, warnings: [], error: `${e.code}: ${e.message}`, durationMs: Math.round(performance.now() - t0) });
+        desk.store.callLog.append({
+          at,
+          tool: name,
+          ...base,
+          cwdUsed: null,
+          cwdObserved: null,
+          exitCode: null,
+          warnings: [],
+          error: `${e.code}: ${e.message}`,
+          durationMs: Math.round(performance.now() - t0),
+        });
         return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: e.toJSON() }) }] };
       }
     };
   };
 
   const sandbox = SandboxName.describe('the sandbox name (see sandbox_list)');
-  const session = SessionKey.optional().describe('the session whose cwd this call uses and updates (default "default"); one per agent or task');
-  const stepId = z.string().min(1).optional().describe('workflow-step ownership: without a resolvable cwd the call is refused (cwd_unresolved) instead of running in the sandbox default');
+  const session = SessionKey.optional().describe(
+    'the session whose cwd this call uses and updates (default "default"); one per agent or task',
+  );
+  const stepId = z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'workflow-step ownership: without a resolvable cwd the call is refused (cwd_unresolved) instead of running in the sandbox default',
+    );
 
   server.registerTool(
     'sandbox_list',
@@ -108,7 +133,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
 
   server.registerTool(
     'sandbox_inspect',
-    { description: "One sandbox: its home, default cwd, temp dir, and every session with its own cwd record.", inputSchema: { sandbox } },
+    { description: 'One sandbox: its home, default cwd, temp dir, and every session with its own cwd record.', inputSchema: { sandbox } },
     tool('sandbox_inspect', async (a: { sandbox: string }) => ({
       result: text({ ...(await desk.inspectSandbox(a.sandbox)), sessions: desk.listSessions(a.sandbox) }),
       receipt: {},
@@ -119,24 +144,62 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
     'execute_shell_command',
     {
       description:
-        'Run a bash command in a sandbox, in the session\'s cwd (or workingDirectory for this command only). Returns exit code, output, and the cwd measured when it ended (cwdObserved false when it was killed or timed out — then nothing moved). A `cd` persists in the session.',
+        "Run a bash command in a sandbox, in the session's cwd (or workingDirectory for this command only). Returns exit code, output, and the cwd measured when it ended (cwdObserved false when it was killed or timed out — then nothing moved). A `cd` persists in the session.",
       inputSchema: {
         sandbox,
         command: z.string().min(1),
         session,
-        parentSession: SessionKey.optional().describe('when the session is new: create it as a child starting in this session\'s cwd'),
+        parentSession: SessionKey.optional().describe("when the session is new: create it as a child starting in this session's cwd"),
         workingDirectory: z.string().optional().describe('run this command there (relative: against the session cwd)'),
         stepId,
         timeoutSeconds: z.number().positive().max(86400).optional(),
-        user: z.string().min(1).optional().describe('run as this user: only the sandbox\'s own unless the app\'s config allows others (agents.allowOtherUsers)'),
+        user: z
+          .string()
+          .min(1)
+          .optional()
+          .describe("run as this user: only the sandbox's own unless the app's config allows others (agents.allowOtherUsers)"),
       },
     },
-    tool('execute_shell_command', async (a: { sandbox: string; command: string; session?: string; parentSession?: string; workingDirectory?: string; stepId?: string; timeoutSeconds?: number; user?: string }) => {
-      const user = guard.checkUser(a.user, desk.store.sandboxes.get(a.sandbox)?.user ?? null);
-      const r = await desk.exec({ sandbox: a.sandbox, command: a.command, session: a.session, parent: a.parentSession, workdir: a.workingDirectory, stepId: stepOf(a.stepId), timeoutSeconds: a.timeoutSeconds, ...(user === undefined ? {} : { user }) });
-      const out = { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr, cwd: r.cwd, cwdObserved: r.cwdObserved, warnings: r.warnings, deniedCount: r.deniedCount, timedOut: r.timedOut, truncated: r.truncated };
-      return { result: text(out), receipt: { session: r.session, cwdUsed: r.startCwd, cwdObserved: r.cwd, exitCode: r.exitCode, warnings: r.warnings } };
-    }),
+    tool(
+      'execute_shell_command',
+      async (a: {
+        sandbox: string;
+        command: string;
+        session?: string;
+        parentSession?: string;
+        workingDirectory?: string;
+        stepId?: string;
+        timeoutSeconds?: number;
+        user?: string;
+      }) => {
+        const user = guard.checkUser(a.user, desk.store.sandboxes.get(a.sandbox)?.user ?? null);
+        const r = await desk.exec({
+          sandbox: a.sandbox,
+          command: a.command,
+          session: a.session,
+          parent: a.parentSession,
+          workdir: a.workingDirectory,
+          stepId: stepOf(a.stepId),
+          timeoutSeconds: a.timeoutSeconds,
+          ...(user === undefined ? {} : { user }),
+        });
+        const out = {
+          exitCode: r.exitCode,
+          stdout: r.stdout,
+          stderr: r.stderr,
+          cwd: r.cwd,
+          cwdObserved: r.cwdObserved,
+          warnings: r.warnings,
+          deniedCount: r.deniedCount,
+          timedOut: r.timedOut,
+          truncated: r.truncated,
+        };
+        return {
+          result: text(out),
+          receipt: { session: r.session, cwdUsed: r.startCwd, cwdObserved: r.cwd, exitCode: r.exitCode, warnings: r.warnings },
+        };
+      },
+    ),
   );
 
   server.registerTool(
@@ -148,32 +211,64 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
         path: z.string().min(1),
         session,
         stepId,
-        maxBytes: z.number().int().positive().max(FILE_CHUNK_MAX_BYTES, `maxBytes is at most ${describeBytes(FILE_CHUNK_MAX_BYTES)} (what one MCP message carries); read larger files in chunks with offset`).optional(),
+        maxBytes: z
+          .number()
+          .int()
+          .positive()
+          .max(
+            FILE_CHUNK_MAX_BYTES,
+            `maxBytes is at most ${describeBytes(FILE_CHUNK_MAX_BYTES)} (what one MCP message carries); read larger files in chunks with offset`,
+          )
+          .optional(),
         offset: z.number().int().min(0).optional().describe('read a chunk starting at this byte (answers carry size and nextOffset)'),
       },
     },
-    tool('read_file', async (a: { sandbox: string; path: string; session?: string; stepId?: string; maxBytes?: number; offset?: number }) => {
-      const maxBytes = a.maxBytes ?? FILE_READ_DEFAULT_BYTES;
-      if (a.offset === undefined) {
-        let r;
-        try {
-          r = await desk.io.readFile({ sandbox: a.sandbox, path: a.path, session: a.session, stepId: stepOf(a.stepId), maxBytes });
-        } catch (err) {
-          const e = asSandboxDeskError(err);
-          if (/larger than the limit/.test(e.message)) throw new SandboxDeskError(e.code, e.message, { hint: `read it in chunks: offset 0, then nextOffset, with maxBytes up to ${describeBytes(FILE_CHUNK_MAX_BYTES)}` });
-          throw err;
+    tool(
+      'read_file',
+      async (a: { sandbox: string; path: string; session?: string; stepId?: string; maxBytes?: number; offset?: number }) => {
+        const maxBytes = a.maxBytes ?? FILE_READ_DEFAULT_BYTES;
+        if (a.offset === undefined) {
+          let r;
+          try {
+            r = await desk.io.readFile({ sandbox: a.sandbox, path: a.path, session: a.session, stepId: stepOf(a.stepId), maxBytes });
+          } catch (err) {
+            const e = asSandboxDeskError(err);
+            if (/larger than the limit/.test(e.message))
+              throw new SandboxDeskError(e.code, e.message, {
+                hint: `read it in chunks: offset 0, then nextOffset, with maxBytes up to ${describeBytes(FILE_CHUNK_MAX_BYTES)}`,
+              });
+            throw err;
+          }
+          const { encoding, content } = encodeChunk(r.bytes);
+          return {
+            result: text({ path: r.path, size: r.bytes.length, encoding, content }),
+            receipt: { session: r.session, cwdUsed: r.cwd },
+          };
         }
+        const r = await desk.io.readFileRange({
+          sandbox: a.sandbox,
+          path: a.path,
+          session: a.session,
+          stepId: stepOf(a.stepId),
+          offset: a.offset,
+          length: maxBytes,
+        });
         const { encoding, content } = encodeChunk(r.bytes);
-        return { result: text({ path: r.path, size: r.bytes.length, encoding, content }), receipt: { session: r.session, cwdUsed: r.cwd } };
-      }
-      const r = await desk.io.readFileRange({ sandbox: a.sandbox, path: a.path, session: a.session, stepId: stepOf(a.stepId), offset: a.offset, length: maxBytes });
-      const { encoding, content } = encodeChunk(r.bytes);
-      const end = a.offset + r.bytes.length;
-      return {
-        result: text({ path: r.path, size: r.size, offset: a.offset, bytes: r.bytes.length, nextOffset: end < r.size ? end : null, encoding, content }),
-        receipt: { session: r.session, cwdUsed: r.cwd },
-      };
-    }),
+        const end = a.offset + r.bytes.length;
+        return {
+          result: text({
+            path: r.path,
+            size: r.size,
+            offset: a.offset,
+            bytes: r.bytes.length,
+            nextOffset: end < r.size ? end : null,
+            encoding,
+            content,
+          }),
+          receipt: { session: r.session, cwdUsed: r.cwd },
+        };
+      },
+    ),
   );
 
   server.registerTool(
@@ -185,24 +280,57 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
         path: z.string().min(1),
         content: z.string(),
         encoding: z.enum(['utf8', 'base64']).optional(),
-        offset: z.number().int().min(0).optional().describe('0 (default) creates or replaces; N appends to a file that has exactly N bytes'),
+        offset: z
+          .number()
+          .int()
+          .min(0)
+          .optional()
+          .describe('0 (default) creates or replaces; N appends to a file that has exactly N bytes'),
         session,
         stepId,
       },
     },
-    tool('write_file', async (a: { sandbox: string; path: string; content: string; encoding?: 'utf8' | 'base64'; offset?: number; session?: string; stepId?: string }) => {
-      const bytes = Buffer.from(a.content, a.encoding === 'base64' ? 'base64' : 'utf8');
-      if (bytes.length > FILE_CHUNK_MAX_BYTES) {
-        throw new SandboxDeskError('invalid_input', `content is ${bytes.length} bytes, above the ${describeBytes(FILE_CHUNK_MAX_BYTES)} of one write_file`, { hint: 'write it in chunks: offset 0, then offset = bytes written so far' });
-      }
-      const r = await desk.io.writeFile({ sandbox: a.sandbox, path: a.path, content: bytes, session: a.session, stepId: stepOf(a.stepId), offset: a.offset ?? 0 });
-      return { result: text({ path: r.path, bytes: r.bytes, size: (a.offset ?? 0) + r.bytes }), receipt: { session: r.session, cwdUsed: r.cwd } };
-    }),
+    tool(
+      'write_file',
+      async (a: {
+        sandbox: string;
+        path: string;
+        content: string;
+        encoding?: 'utf8' | 'base64';
+        offset?: number;
+        session?: string;
+        stepId?: string;
+      }) => {
+        const bytes = Buffer.from(a.content, a.encoding === 'base64' ? 'base64' : 'utf8');
+        if (bytes.length > FILE_CHUNK_MAX_BYTES) {
+          throw new SandboxDeskError(
+            'invalid_input',
+            `content is ${bytes.length} bytes, above the ${describeBytes(FILE_CHUNK_MAX_BYTES)} of one write_file`,
+            { hint: 'write it in chunks: offset 0, then offset = bytes written so far' },
+          );
+        }
+        const r = await desk.io.writeFile({
+          sandbox: a.sandbox,
+          path: a.path,
+          content: bytes,
+          session: a.session,
+          stepId: stepOf(a.stepId),
+          offset: a.offset ?? 0,
+        });
+        return {
+          result: text({ path: r.path, bytes: r.bytes, size: (a.offset ?? 0) + r.bytes }),
+          receipt: { session: r.session, cwdUsed: r.cwd },
+        };
+      },
+    ),
   );
 
   server.registerTool(
     'list_dir',
-    { description: 'List a directory in a sandbox (default: the session\'s cwd): name, type, size.', inputSchema: { sandbox, path: z.string().optional(), session, stepId } },
+    {
+      description: "List a directory in a sandbox (default: the session's cwd): name, type, size.",
+      inputSchema: { sandbox, path: z.string().optional(), session, stepId },
+    },
     tool('list_dir', async (a: { sandbox: string; path?: string; session?: string; stepId?: string }) => {
       const r = await desk.io.listDir({ sandbox: a.sandbox, path: a.path, session: a.session, stepId: stepOf(a.stepId) });
       return { result: text({ path: r.path, entries: r.entries }), receipt: { session: r.session, cwdUsed: r.cwd } };
@@ -212,7 +340,8 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
   server.registerTool(
     'session_create',
     {
-      description: 'Create a session for a delegated agent or a workflow step. It receives its cwd now — the one given, or its parent\'s current one — and never looks the parent up later.',
+      description:
+        "Create a session for a delegated agent or a workflow step. It receives its cwd now — the one given, or its parent's current one — and never looks the parent up later.",
       inputSchema: { sandbox, key: SessionKey, parent: SessionKey.optional(), cwd: z.string().startsWith('/').optional() },
     },
     tool('session_create', async (a: { sandbox: string; key: string; parent?: string; cwd?: string }) => {
@@ -223,13 +352,28 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
 
   server.registerTool(
     'desktop_start',
-    { description: 'Start (or adopt) the sandbox\'s bot desktop: Xvnc + Xfce + Chromium inside the sandbox.', inputSchema: { sandbox, geometry: z.string().regex(/^\d{3,4}x\d{3,4}$/).optional() } },
-    tool('desktop_start', async (a: { sandbox: string; geometry?: string }) => ({ result: text(await desk.desktop.start(a.sandbox, { geometry: a.geometry })), receipt: {} })),
+    {
+      description: "Start (or adopt) the sandbox's bot desktop: Xvnc + Xfce + Chromium inside the sandbox.",
+      inputSchema: {
+        sandbox,
+        geometry: z
+          .string()
+          .regex(/^\d{3,4}x\d{3,4}$/)
+          .optional(),
+      },
+    },
+    tool('desktop_start', async (a: { sandbox: string; geometry?: string }) => ({
+      result: text(await desk.desktop.start(a.sandbox, { geometry: a.geometry })),
+      receipt: {},
+    })),
   );
 
   server.registerTool(
     'screenshot',
-    { description: 'A PNG of the desktop\'s real framebuffer. Refused (human_has_control) while a human holds the control lease.', inputSchema: { sandbox } },
+    {
+      description: "A PNG of the desktop's real framebuffer. Refused (human_has_control) while a human holds the control lease.",
+      inputSchema: { sandbox },
+    },
     tool('screenshot', async (a: { sandbox: string }) => {
       const png = await desk.desktop.screenshot(a.sandbox);
       return { result: { content: [{ type: 'image', data: png.toString('base64'), mimeType: 'image/png' }] }, receipt: {} };
@@ -237,36 +381,64 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
   );
 
   const coord = z.number().int().min(0).max(16384);
-  const act = (name: string, description: string, inputSchema: Record<string, z.ZodType>, toAction: (a: Record<string, unknown>) => Parameters<SandboxDesk['desktop']['act']>[1]) =>
+  const act = (
+    name: string,
+    description: string,
+    inputSchema: Record<string, z.ZodType>,
+    toAction: (a: Record<string, unknown>) => Parameters<SandboxDesk['desktop']['act']>[1],
+  ) =>
     server.registerTool(
       name,
-      { description: `${description} Refused (human_has_control) while a human holds the control lease.`, inputSchema: { sandbox, ...inputSchema } },
+      {
+        description: `${description} Refused (human_has_control) while a human holds the control lease.`,
+        inputSchema: { sandbox, ...inputSchema },
+      },
       tool(name, async (a: Record<string, unknown> & { sandbox: string }) => {
         await desk.desktop.act(a.sandbox, toAction(a));
         return { result: text({ ok: true }), receipt: {} };
       }),
     );
-  act('click', 'Click at a screen position.', { x: coord, y: coord, button: z.union([z.literal(1), z.literal(2), z.literal(3)]).optional(), double: z.boolean().optional() }, (a) => ({
-    kind: 'click',
-    x: a.x as number,
-    y: a.y as number,
-    button: a.button as 1 | 2 | 3 | undefined,
-    double: a.double as boolean | undefined,
-  }));
+  act(
+    'click',
+    'Click at a screen position.',
+    { x: coord, y: coord, button: z.union([z.literal(1), z.literal(2), z.literal(3)]).optional(), double: z.boolean().optional() },
+    (a) => ({
+      kind: 'click',
+      x: a.x as number,
+      y: a.y as number,
+      button: a.button as 1 | 2 | 3 | undefined,
+      double: a.double as boolean | undefined,
+    }),
+  );
   act('type', 'Type text with the X keyboard.', { text: z.string().min(1).max(10_000) }, (a) => ({ kind: 'type', text: a.text as string }));
-  act('key', 'Press keys, e.g. "ctrl+l", "Return", "shift+Tab".', { keys: z.string().min(1) }, (a) => ({ kind: 'key', keys: a.keys as string }));
-  act('scroll', 'Scroll at a screen position.', { x: coord, y: coord, direction: z.enum(['up', 'down', 'left', 'right']), amount: z.number().int().min(1).max(100).optional() }, (a) => ({
-    kind: 'scroll',
-    x: a.x as number,
-    y: a.y as number,
-    direction: a.direction as 'up' | 'down' | 'left' | 'right',
-    amount: a.amount as number | undefined,
+  act('key', 'Press keys, e.g. "ctrl+l", "Return", "shift+Tab".', { keys: z.string().min(1) }, (a) => ({
+    kind: 'key',
+    keys: a.keys as string,
   }));
+  act(
+    'scroll',
+    'Scroll at a screen position.',
+    { x: coord, y: coord, direction: z.enum(['up', 'down', 'left', 'right']), amount: z.number().int().min(1).max(100).optional() },
+    (a) => ({
+      kind: 'scroll',
+      x: a.x as number,
+      y: a.y as number,
+      direction: a.direction as 'up' | 'down' | 'left' | 'right',
+      amount: a.amount as number | undefined,
+    }),
+  );
 
   server.registerTool(
     'browser_endpoint',
-    { description: 'The DevTools endpoint of the desktop\'s Chromium, forwarded to this machine\'s loopback: connect with Playwright/Puppeteer (connectOverCDP).', inputSchema: { sandbox } },
-    tool('browser_endpoint', async (a: { sandbox: string }) => ({ result: text(await desk.desktop.browserEndpoint(a.sandbox)), receipt: {} })),
+    {
+      description:
+        "The DevTools endpoint of the desktop's Chromium, forwarded to this machine's loopback: connect with Playwright/Puppeteer (connectOverCDP).",
+      inputSchema: { sandbox },
+    },
+    tool('browser_endpoint', async (a: { sandbox: string }) => ({
+      result: text(await desk.desktop.browserEndpoint(a.sandbox)),
+      receipt: {},
+    })),
   );
 
   return server;

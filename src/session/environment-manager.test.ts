@@ -172,7 +172,7 @@ describe('EnvironmentManager (fake provider, real SQLite store)', () => {
     expect(provider.created).toHaveLength(1);
   });
 
-  it('observe: a status from a listing ends a stopped or restarted sandbox\'s environment', async () => {
+  it("observe: a status from a listing ends a stopped or restarted sandbox's environment", async () => {
     const rec = record('o');
     store.sandboxes.insert(rec);
     await envs.environmentFor(rec, provider, false);
@@ -199,7 +199,7 @@ describe('EnvironmentManager (fake provider, real SQLite store)', () => {
     expect(envs.declaredAfterConnect(rec, provider)).toEqual({ value: '~' });
   });
 
-  it('a declared default under the sandbox\'s own home is kept', async () => {
+  it("a declared default under the sandbox's own home is kept", async () => {
     const rec = record('k', { declaredDefaultCwd: '/home/agent/work' });
     store.sandboxes.insert(rec);
     const env = await envs.environmentFor(rec, provider, false);

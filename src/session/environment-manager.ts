@@ -37,7 +37,15 @@ interface Live {
 }
 
 export function sandboxRef(rec: SandboxRecord): SandboxRef {
-  return { name: rec.name, backendRef: rec.backendRef, image: rec.image, user: rec.user, mounts: rec.mounts, env: rec.env, options: rec.options };
+  return {
+    name: rec.name,
+    backendRef: rec.backendRef,
+    image: rec.image,
+    user: rec.user,
+    mounts: rec.mounts,
+    env: rec.env,
+    options: rec.options,
+  };
 }
 
 /**
@@ -79,7 +87,12 @@ export class EnvironmentManager implements IDisposable {
   declareDefaultCwd(provider: SandboxProvider, asked: string | undefined, warnings: ExecWarning[], here = process.cwd()): string | null {
     const fallback = provider.isContainer ? 'the backend default' : 'the current directory';
     if (asked !== undefined) {
-      const d = normalizeDeclaredCwd(asked, { isContainer: provider.isContainer, hostHome: this.hostHome, origin: '--default-cwd', fallback });
+      const d = normalizeDeclaredCwd(asked, {
+        isContainer: provider.isContainer,
+        hostHome: this.hostHome,
+        origin: '--default-cwd',
+        fallback,
+      });
       if (d.warning) warnings.push(d.warning);
       if (d.value) return d.value;
     }
@@ -98,7 +111,12 @@ export class EnvironmentManager implements IDisposable {
   effectiveDeclaredCwd(rec: SandboxRecord, provider: SandboxProvider): { value: string; warning?: ExecWarning } {
     if (rec.declaredDefaultCwd) return { value: rec.declaredDefaultCwd };
     const read = readProviderDefaultCwd(provider);
-    const d = normalizeDeclaredCwd(read.raw, { isContainer: provider.isContainer, hostHome: this.hostHome, origin: `backend ${provider.name} defaultCwd`, fallback: '"~"' });
+    const d = normalizeDeclaredCwd(read.raw, {
+      isContainer: provider.isContainer,
+      hostHome: this.hostHome,
+      origin: `backend ${provider.name} defaultCwd`,
+      fallback: '"~"',
+    });
     if (read.error) return { value: '~', warning: { code: 'default_cwd_ignored', message: `${read.error}; using "~"` } };
     return d.warning ? { value: '~', warning: d.warning } : { value: d.value ?? '~' };
   }
@@ -202,7 +220,11 @@ export class EnvironmentManager implements IDisposable {
         this.opts.sandboxes.setDeclaredDefaultCwd(rec.name, null);
         this.addWarning(rec.name, check.warning);
         rec = { ...rec, declaredDefaultCwd: null };
-        env = await provider.createEnvironment({ cwd: this.effectiveDeclaredCwd(rec, provider).value, sandbox: sandboxRef(rec), cachedHome: { home: env.home, incarnation: env.incarnation } });
+        env = await provider.createEnvironment({
+          cwd: this.effectiveDeclaredCwd(rec, provider).value,
+          sandbox: sandboxRef(rec),
+          cachedHome: { home: env.home, incarnation: env.incarnation },
+        });
       }
     }
     if (rec.home !== env.home || rec.homeIncarnation !== env.incarnation) this.opts.sandboxes.setHome(rec.name, env.home, env.incarnation);

@@ -12,18 +12,36 @@ describe('createChildSession (real SQLite store)', () => {
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'sd-lineage-'));
     store = Store.open(dir);
-    store.sandboxes.insert({ name: 's', backend: 'local', image: null, user: null, declaredDefaultCwd: null, backendRef: null, mounts: [], env: {}, options: {}, createdAt: AT, home: null, homeIncarnation: null, lastObservedCwd: null, lastObservedAt: null });
+    store.sandboxes.insert({
+      name: 's',
+      backend: 'local',
+      image: null,
+      user: null,
+      declaredDefaultCwd: null,
+      backendRef: null,
+      mounts: [],
+      env: {},
+      options: {},
+      createdAt: AT,
+      home: null,
+      homeIncarnation: null,
+      lastObservedCwd: null,
+      lastObservedAt: null,
+    });
   });
   afterEach(() => {
     store.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('a child takes its parent\'s record once, at creation; an explicit cwd wins', () => {
+  it("a child takes its parent's record once, at creation; an explicit cwd wins", () => {
     createChildSession(store.sessions, { sandbox: 's', key: 'p' }, AT);
     store.sessions.recordObserved('s', 'p', '/work', AT);
     expect(createChildSession(store.sessions, { sandbox: 's', key: 'c', parent: 'p' }, AT)).toMatchObject({ parent: 'p', cwd: '/work' });
-    expect(createChildSession(store.sessions, { sandbox: 's', key: 'e', parent: 'p', cwd: '/etc' }, AT)).toMatchObject({ parent: 'p', cwd: '/etc' });
+    expect(createChildSession(store.sessions, { sandbox: 's', key: 'e', parent: 'p', cwd: '/etc' }, AT)).toMatchObject({
+      parent: 'p',
+      cwd: '/etc',
+    });
     store.sessions.recordObserved('s', 'p', '/elsewhere', AT);
     expect(store.sessions.get('s', 'c')?.cwd).toBe('/work');
   });
@@ -31,7 +49,9 @@ describe('createChildSession (real SQLite store)', () => {
   it('refuses a taken key and a missing parent, saying which', () => {
     createChildSession(store.sessions, { sandbox: 's', key: 'p' }, AT);
     expect(() => createChildSession(store.sessions, { sandbox: 's', key: 'p' })).toThrow(/session "p" already exists in sandbox s/);
-    expect(() => createChildSession(store.sessions, { sandbox: 's', key: 'x', parent: 'ghost' })).toThrow(/parent session "ghost" does not exist in sandbox s/);
+    expect(() => createChildSession(store.sessions, { sandbox: 's', key: 'x', parent: 'ghost' })).toThrow(
+      /parent session "ghost" does not exist in sandbox s/,
+    );
     expect(store.sessions.get('s', 'x')).toBeUndefined();
   });
 });

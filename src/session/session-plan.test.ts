@@ -3,9 +3,27 @@ import type { SandboxEnvironment } from '../sandbox/provider.js';
 import type { SandboxRecord } from '../store/sandbox-store.js';
 import { planSession, resolvedDefault, sandboxRoots } from './session-plan.js';
 
-const env: SandboxEnvironment = { user: 'agent', home: '/home/agent', defaultCwd: '/home/agent', cwd: null, mounts: [{ hostPath: '/home/me/proj', sandboxPath: '/workspace' }], incarnation: 'i', execPrefix: () => [], getTempDir: () => '/tmp' };
+const env: SandboxEnvironment = {
+  user: 'agent',
+  home: '/home/agent',
+  defaultCwd: '/home/agent',
+  cwd: null,
+  mounts: [{ hostPath: '/home/me/proj', sandboxPath: '/workspace' }],
+  incarnation: 'i',
+  execPrefix: () => [],
+  getTempDir: () => '/tmp',
+};
 const rec = { name: 's' } as SandboxRecord;
-const session = (cwd: string | null) => ({ sandbox: 's', key: 'k', parent: null, cwd, source: cwd ? ('observed' as const) : null, observedAt: null, createdAt: '', lastWarnings: [] });
+const session = (cwd: string | null) => ({
+  sandbox: 's',
+  key: 'k',
+  parent: null,
+  cwd,
+  source: cwd ? ('observed' as const) : null,
+  observedAt: null,
+  createdAt: '',
+  lastWarnings: [],
+});
 
 describe('session plan', () => {
   it('"~" resolves to the measured home; roots are the home and an absolute declared default', () => {
@@ -22,11 +40,21 @@ describe('session plan', () => {
   });
 
   it('a recorded host path on a container goes through its mount', () => {
-    const p = planSession({ rec, env, key: 'k', isContainer: true, hostHome: '/home/me', declared: '~', existing: session('/home/me/proj/src') });
+    const p = planSession({
+      rec,
+      env,
+      key: 'k',
+      isContainer: true,
+      hostHome: '/home/me',
+      declared: '~',
+      existing: session('/home/me/proj/src'),
+    });
     expect(p.plan.target).toBe('/workspace/src');
   });
 
   it('a step with neither record nor workdir fails closed', () => {
-    expect(() => planSession({ rec, env, key: 'k', isContainer: true, hostHome: '/home/me', declared: '~', existing: undefined, stepId: 'step-1' })).toThrow(expect.objectContaining({ code: 'cwd_unresolved' }));
+    expect(() =>
+      planSession({ rec, env, key: 'k', isContainer: true, hostHome: '/home/me', declared: '~', existing: undefined, stepId: 'step-1' }),
+    ).toThrow(expect.objectContaining({ code: 'cwd_unresolved' }));
   });
 });

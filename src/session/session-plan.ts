@@ -42,8 +42,18 @@ export function planSession(input: {
   stepId?: string | undefined;
 }): SessionPlan {
   const { rec, env, key, existing } = input;
-  const guard = { isContainer: input.isContainer, hostHome: input.hostHome, sandboxRoots: sandboxRoots(env, input.declared), mounts: env.mounts };
-  const plan = resolveCommandCwd({ session: { record: existing?.cwd ?? null, recordSource: existing?.source ?? null }, defaultCwd: resolvedDefault(env, input.declared), stepId: input.stepId, guard });
+  const guard = {
+    isContainer: input.isContainer,
+    hostHome: input.hostHome,
+    sandboxRoots: sandboxRoots(env, input.declared),
+    mounts: env.mounts,
+  };
+  const plan = resolveCommandCwd({
+    session: { record: existing?.cwd ?? null, recordSource: existing?.source ?? null },
+    defaultCwd: resolvedDefault(env, input.declared),
+    stepId: input.stepId,
+    guard,
+  });
   return { rec, env, key, plan, guard };
 }
 

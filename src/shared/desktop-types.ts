@@ -27,4 +27,3 @@ export interface DesktopStatus {
   /** true when the desktop was started with grantShellDisplay (`--grant-shell-display`). */
   shellDisplayGranted: boolean;
 }
-

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { buildGraph, checkLayers, fileCycles, folderCycles, formatCycle, formatViolation, scanImports, type LayerSpec } from './layer-check.js';
+import {
+  buildGraph,
+  checkLayers,
+  fileCycles,
+  folderCycles,
+  formatCycle,
+  formatViolation,
+  scanImports,
+  type LayerSpec,
+} from './layer-check.js';
 
 const LAYERS: Record<string, LayerSpec> = {
   low: { dir: 'src/low', may: [] },
@@ -10,18 +19,21 @@ const LAYERS: Record<string, LayerSpec> = {
 
 describe('layer checker (in-memory tree)', () => {
   it('reads static imports, export-from, dynamic import() and import types, not comments or strings', () => {
-    const found = scanImports('src/a.ts', [
-      "import { x } from './x.js';",
-      "import type { T } from './t.js';",
-      "import { type U, type V } from './uv.js';",
-      "export * from './e.js';",
-      "export type { W } from './w.js';",
-      "const m = await import('./dyn.js');",
-      "let t: import('./it.js').T;",
-      "// import { no } from './comment.js';",
-      "const s = \"import { no } from './string.js'\";",
-      'const tpl = `${"x"} import("./template.js")`;',
-    ].join('\n'));
+    const found = scanImports(
+      'src/a.ts',
+      [
+        "import { x } from './x.js';",
+        "import type { T } from './t.js';",
+        "import { type U, type V } from './uv.js';",
+        "export * from './e.js';",
+        "export type { W } from './w.js';",
+        "const m = await import('./dyn.js');",
+        "let t: import('./it.js').T;",
+        "// import { no } from './comment.js';",
+        'const s = "import { no } from \'./string.js\'";',
+        'const tpl = `${"x"} import("./template.js")`;',
+      ].join('\n'),
+    );
     expect(found.map((e) => [e.specifier, e.kind, e.typeOnly])).toEqual([
       ['./x.js', 'static', false],
       ['./t.js', 'static', true],
@@ -39,7 +51,10 @@ describe('layer checker (in-memory tree)', () => {
       ['src/high/b.ts', "import { a } from '../low/a.js';\nexport const b = a;"],
       ['src/high/contract.ts', 'export type C = 1;'],
       ['ui/view.tsx', "import type { C } from '../src/high/contract.js';\nimport { b } from '../src/high/b.js';"],
-      ['plugins/p/src/index.ts', "import type { A } from '../../../src/low/a.js';\nimport { a } from '../../../src/low/a.js';\nimport { own } from './own.js';"],
+      [
+        'plugins/p/src/index.ts',
+        "import type { A } from '../../../src/low/a.js';\nimport { a } from '../../../src/low/a.js';\nimport { own } from './own.js';",
+      ],
       ['plugins/p/src/own.ts', 'export const own = 1;'],
       ['src/high/missing.ts', "import { gone } from './gone.js';"],
     ]);
@@ -60,8 +75,13 @@ describe('layer checker (in-memory tree)', () => {
       ['src/high/b.ts', 'export const b = 1;'],
     ]);
     const edges = buildGraph(files, (p) => p === 'test/helper.ts');
-    const violations = checkLayers(LAYERS, edges, { exceptions: [{ from: 'src/low/a.ts', to: 'src/high/b.ts', why: 'test' }], testsMay: ['test'] });
-    expect(violations.map(formatViolation)).toEqual(['src/low/c.ts → test/helper.ts: low may import nothing outside itself; test/helper.ts is in no layer']);
+    const violations = checkLayers(LAYERS, edges, {
+      exceptions: [{ from: 'src/low/a.ts', to: 'src/high/b.ts', why: 'test' }],
+      testsMay: ['test'],
+    });
+    expect(violations.map(formatViolation)).toEqual([
+      'src/low/c.ts → test/helper.ts: low may import nothing outside itself; test/helper.ts is in no layer',
+    ]);
   });
 
   it('finds file cycles (Tarjan) and prints a concrete loop', () => {

@@ -34,4 +34,3 @@ export const EXCEPTIONS: Exception[] = [];
 
 /** Unit tests beside the code may use the shared test helpers (test/expect-error.ts, test/seeded-random.ts). */
 export const TESTS_MAY = ['test'];
-

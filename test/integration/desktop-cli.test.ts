@@ -45,7 +45,15 @@ describe('sandbox-desk desktop CLI', () => {
     const started = cli('desktop', 'start', name, '--geometry', '1024x768', '--json');
     expect(started.code, started.stderr).toBe(0);
     const s = cli('desktop', 'status', name, '--json').json();
-    expect(s).toMatchObject({ running: true, placement: 'sandbox', display: ':20', geometry: '1024x768', leaseHolder: 'agent', missing: [], reason: null });
+    expect(s).toMatchObject({
+      running: true,
+      placement: 'sandbox',
+      display: ':20',
+      geometry: '1024x768',
+      leaseHolder: 'agent',
+      missing: [],
+      reason: null,
+    });
     const out = join(home, 'shot.png');
     expect(cli('desktop', 'screenshot', name, '--out', out).code).toBe(0);
     expect(decodePngSize(readFileSync(out))).toEqual({ width: 1024, height: 768 });

@@ -40,7 +40,7 @@ function watch(terminal: TerminalSession): { cwds: string[]; screen: () => strin
   return { cwds, screen: () => out };
 }
 
-describe('a docker restart behind the app\'s back ends the old incarnation\'s terminal, shell and forward', () => {
+describe("a docker restart behind the app's back ends the old incarnation's terminal, shell and forward", () => {
   let t: TestDesk;
   let sb: string;
   let server: LocalServer;
@@ -67,7 +67,9 @@ describe('a docker restart behind the app\'s back ends the old incarnation\'s te
     await expect.poll(() => old.cwds.length, { timeout: 20_000 }).toBeGreaterThan(0);
     // The terminal's viewer socket, as the window has it: it closes when the shell exits (an event, no poll).
     const ws = new WebSocket(server.terminalTicket(oldTerminal.id).url);
-    const wsClosed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+    const wsClosed = new Promise<{ code: number; reason: string }>((resolve) =>
+      ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
     await new Promise<void>((resolve, reject) => (ws.once('open', () => resolve()), ws.once('error', reject)));
     await t.desk.exec({ sandbox: sb, command: 'cd /usr', session: 'cmd' });
 
@@ -81,7 +83,10 @@ describe('a docker restart behind the app\'s back ends the old incarnation\'s te
     expect(disposed.map((d) => `${d.sandbox}:${d.reason}`)).toEqual([`${sb}:changed`]);
     sub.dispose();
 
-    const [opened, after] = await Promise.all([t.desk.io.openTerminal({ sandbox: sb, session: 'tty', cols: 80, rows: 24 }), t.desk.desktop.browserEndpoint(sb)]);
+    const [opened, after] = await Promise.all([
+      t.desk.io.openTerminal({ sandbox: sb, session: 'tty', cols: 80, rows: 24 }),
+      t.desk.desktop.browserEndpoint(sb),
+    ]);
     const fresh = watch(opened.terminal);
     opened.terminal.write('cd /etc\r');
     await expect.poll(() => fresh.cwds.at(-1), { timeout: 20_000 }).toBe('/etc');
@@ -117,57 +122,62 @@ describe('a docker restart behind the app\'s back ends the old incarnation\'s te
 
 const SKIP_SLOW = process.env.SANDBOX_DESK_SKIP_SLOW === '1';
 
-describe.skipIf(SKIP_SLOW)('a QEMU reboot behind the app\'s back onto another SSH port (slow: real VM; SANDBOX_DESK_SKIP_SLOW=1 skips)', () => {
-  let t: TestDesk;
-  const vm = uniqueName('vmi');
+describe.skipIf(SKIP_SLOW)(
+  "a QEMU reboot behind the app's back onto another SSH port (slow: real VM; SANDBOX_DESK_SKIP_SLOW=1 skips)",
+  () => {
+    let t: TestDesk;
+    const vm = uniqueName('vmi');
 
-  beforeAll(async () => {
-    t = tempDesk();
-    // A generous boot limit: under TCG on a busy 2-core host a boot can take minutes.
-    await t.desk.createSandbox({ name: vm, backend: 'qemu', image: 'debian-test', options: { cpuType: 'qemu64', bootTimeout: '1200' } });
-  }, 1_300_000);
-  afterAll(async () => {
-    await t?.dispose();
-  }, 120_000);
+    beforeAll(async () => {
+      t = tempDesk();
+      // A generous boot limit: under TCG on a busy 2-core host a boot can take minutes.
+      await t.desk.createSandbox({ name: vm, backend: 'qemu', image: 'debian-test', options: { cpuType: 'qemu64', bootTimeout: '1200' } });
+    }, 1_300_000);
+    afterAll(async () => {
+      await t?.dispose();
+    }, 120_000);
 
-  it('a command and a terminal work at once through the new port; the old terminal ended', async () => {
-    const desk = t.desk;
-    const before = await desk.inspectSandbox(vm);
-    const oldPort = before.details?.sshPort as number;
-    expect(oldPort).toEqual(expect.any(Number));
-    const session = uniqueName('rb');
-    await desk.exec({ sandbox: vm, command: 'cd /tmp', session });
-    const { terminal: oldTerminal } = await desk.io.openTerminal({ sandbox: vm, session, cols: 80, rows: 24 });
-    const old = watch(oldTerminal);
-    await expect.poll(() => old.cwds.length, { timeout: 60_000 }).toBeGreaterThan(0);
+    it('a command and a terminal work at once through the new port; the old terminal ended', async () => {
+      const desk = t.desk;
+      const before = await desk.inspectSandbox(vm);
+      const oldPort = before.details?.sshPort as number;
+      expect(oldPort).toEqual(expect.any(Number));
+      const session = uniqueName('rb');
+      await desk.exec({ sandbox: vm, command: 'cd /tmp', session });
+      const { terminal: oldTerminal } = await desk.io.openTerminal({ sandbox: vm, session, cols: 80, rows: 24 });
+      const old = watch(oldTerminal);
+      await expect.poll(() => old.cwds.length, { timeout: 60_000 }).toBeGreaterThan(0);
 
-    // Another app process reboots the VM while this test holds the old SSH port: the new boot must use
-    // another one, and anything still aimed at the old port would reach this squatter, not the VM.
-    const other = t.reopen();
-    await other.stopSandbox(vm);
-    const squatter: Server = createServer((sock) => sock.destroy());
-    await new Promise<void>((resolve, reject) => (squatter.once('error', reject), squatter.listen(oldPort, '127.0.0.1', () => resolve())));
-    try {
-      const rebooted = await other.startSandbox(vm);
-      expect(rebooted.details?.sshPort).not.toBe(oldPort);
-      const disposed: EnvironmentDisposed[] = [];
-      const sub = desk.environments.onEnvironmentDisposed((e) => disposed.push(e));
-      const [r, opened] = await Promise.all([
-        desk.exec({ sandbox: vm, command: 'pwd', session }),
-        desk.io.openTerminal({ sandbox: vm, session: uniqueName('rt'), cols: 80, rows: 24 }),
-      ]);
-      sub.dispose();
-      expect(disposed.map((d) => d.reason)).toEqual(['changed']);
-      expect(r.stdout).toBe('/tmp\n');
-      expect(r.warnings.map((w) => w.code)).toContain('environment_recreated');
-      const fresh = watch(opened.terminal);
-      await expect.poll(() => fresh.cwds.length, { timeout: 60_000 }).toBeGreaterThan(0);
-      opened.terminal.write('cd /var\r');
-      await expect.poll(() => fresh.cwds.at(-1), { timeout: 60_000 }).toBe('/var');
-      await expect.poll(() => oldTerminal.exited, { timeout: 30_000 }).toBe(true);
-      opened.terminal.dispose();
-    } finally {
-      await new Promise<void>((resolve) => squatter.close(() => resolve()));
-    }
-  }, 1_300_000);
-});
+      // Another app process reboots the VM while this test holds the old SSH port: the new boot must use
+      // another one, and anything still aimed at the old port would reach this squatter, not the VM.
+      const other = t.reopen();
+      await other.stopSandbox(vm);
+      const squatter: Server = createServer((sock) => sock.destroy());
+      await new Promise<void>(
+        (resolve, reject) => (squatter.once('error', reject), squatter.listen(oldPort, '127.0.0.1', () => resolve())),
+      );
+      try {
+        const rebooted = await other.startSandbox(vm);
+        expect(rebooted.details?.sshPort).not.toBe(oldPort);
+        const disposed: EnvironmentDisposed[] = [];
+        const sub = desk.environments.onEnvironmentDisposed((e) => disposed.push(e));
+        const [r, opened] = await Promise.all([
+          desk.exec({ sandbox: vm, command: 'pwd', session }),
+          desk.io.openTerminal({ sandbox: vm, session: uniqueName('rt'), cols: 80, rows: 24 }),
+        ]);
+        sub.dispose();
+        expect(disposed.map((d) => d.reason)).toEqual(['changed']);
+        expect(r.stdout).toBe('/tmp\n');
+        expect(r.warnings.map((w) => w.code)).toContain('environment_recreated');
+        const fresh = watch(opened.terminal);
+        await expect.poll(() => fresh.cwds.length, { timeout: 60_000 }).toBeGreaterThan(0);
+        opened.terminal.write('cd /var\r');
+        await expect.poll(() => fresh.cwds.at(-1), { timeout: 60_000 }).toBe('/var');
+        await expect.poll(() => oldTerminal.exited, { timeout: 30_000 }).toBe(true);
+        opened.terminal.dispose();
+      } finally {
+        await new Promise<void>((resolve) => squatter.close(() => resolve()));
+      }
+    }, 1_300_000);
+  },
+);

@@ -36,6 +36,9 @@ export function serialTail(path: string, lines = 15, maxBytes = 16_384): string 
     .replace(/\r/g, '')
     .replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '');
   /* eslint-enable no-control-regex */
-  const kept = clean.split('\n').map((l) => l.trimEnd()).filter((l) => l.trim() !== '');
+  const kept = clean
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l.trim() !== '');
   return kept.length === 0 ? '(no serial output)' : kept.slice(-lines).join('\n');
 }
