@@ -1,3 +1,11 @@
+/**
+ * The QEMU backend's lifecycle glue: provision (overlay + seed), start (accel decision, launch,
+ * readiness, KVM → TCG fallback, adoption of a running VM), stop (ACPI, then hard), status, connect.
+ *
+ * Longer than ~400 lines on purpose: every concern already lives in a module of its own beside it
+ * (argv, options, image, seed, accel, readiness, ssh, QMP, process identity, virtiofs); what is left
+ * here is the order in which they are called, which reads best in one place, step after step.
+ */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
