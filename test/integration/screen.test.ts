@@ -94,6 +94,19 @@ describe('the agent screen over MCP', () => {
     expect(JSON.parse((await call('screenshot', { maxWidth: 2000 })).content[0]!.text!).error.message).toMatch(/above the screen's width 1024/);
   });
 
+  it('Xvnc killed under the live connection: after a restart the next frame says it is new, older frames are stale', async () => {
+    const before = data(await call('screenshot', {}));
+    // This sandbox's own Xvnc, and nothing else: pkill inside the container.
+    await t.desk.exec({ sandbox: sb, user: 'root', command: 'pkill -x Xvnc; pkill -f Xtigervnc; sleep 1; true' });
+    await t.desk.desktop.stop(sb);
+    await t.desk.desktop.start(sb, { geometry: '1280x800' });
+    const refused = await call('move', { x: 1, y: 1, frameId: before.frameId });
+    expect(JSON.parse(refused.content[0]!.text!).error).toMatchObject({ code: 'stale_frame', details: { current: { width: 1280, height: 800 } } });
+    expect(data(await call('screenshot', {}))).toMatchObject({ width: 1280, height: 800, firstSinceChange: true });
+    remote = await chromium.connectOverCDP((await t.desk.desktop.browserEndpoint(sb)).httpUrl);
+    page = await remote.contexts()[0]!.newPage();
+  });
+
   it('types Unicode text over RFB into a focused input', async () => {
     await page.setContent('<input id=q autofocus style="font-size:40px;width:90%">');
     await page.bringToFront();
