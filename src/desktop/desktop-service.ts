@@ -328,11 +328,12 @@ export class DesktopService {
    * desktop_not_running rather than a broken pipe.
    */
   private async openLiveLink(sandbox: string): Promise<LiveLink> {
-    const { env, layout, user } = await this.running(sandbox);
+    const { env, layout, user, probe: found } = await this.running(sandbox);
     const relay = openRelay(env, { unix: layout.socket }, user);
     const probe = new PointerProbe(remoteArgv(env, { user, interactive: false }, pointerProbeWords(displayEnv(layout))));
     return {
       transport: transportFromStreams(relay.stdout, relay.stdin, () => relay.kill()),
+      desktopId: createHash('sha256').update(`${JSON.stringify(env.incarnation ?? null)}|${found.pid}`).digest('hex').slice(0, 8),
       measurePointer: () => probe.measure(),
       dispose: () => {
         relay.kill();

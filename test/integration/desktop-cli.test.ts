@@ -59,8 +59,9 @@ describe('sandbox-desk desktop CLI', () => {
     const frame = shot.json();
     expect(frame).toMatchObject({ file: out, width: 512, height: 384, scale: 0.5, screenWidth: 1024, screenHeight: 768, format: 'png' });
     expect(decodePngSize(readFileSync(out))).toEqual({ width: 512, height: 384 });
-    // A new CLI process has a new live connection: a frame of the last one is unknown there, not guessed.
-    expect(cli('desktop', 'move', name, '10', '10', '--frame', frame.frameId, '--json').json()).toMatchObject({ error: { code: 'invalid_input' } });
+    // Another CLI process, its own live connection: the frame id still says which desktop and sizes it had.
+    expect(cli('desktop', 'move', name, '10', '10', '--frame', String(frame.frameId), '--json').json()).toMatchObject({ pointer: { x: 21, y: 21 }, pointerInFrame: { x: 10, y: 10 } });
+    expect(cli('desktop', 'move', name, '1', '1', '--frame', 'made-up', '--json').json()).toMatchObject({ error: { code: 'invalid_input' } });
     expect(cli('desktop', 'move', name, '100', '50', '--json').json()).toMatchObject({ pointer: { x: 100, y: 50 }, via: 'rfb' });
     expect(cli('desktop', 'click', name, '1024', '0', '--json').json()).toMatchObject({ error: { code: 'invalid_input', message: expect.stringMatching(/1024x768/) } });
     expect(cli('desktop', 'key', name, 'ctrl+banana', '--json').code).toBe(125);

@@ -20,6 +20,7 @@ function live(width = 40, height = 30) {
       servers.push(server);
       return {
         transport: server.transport,
+        desktopId: (0xabc00000 + opens).toString(16),
         measurePointer: async () => lastPointer(server),
         dispose: () => undefined,
       };
@@ -135,6 +136,20 @@ describe('LiveScreen', () => {
     expect(await screen.waitUntilStable({ quietMs: 100, timeoutMs: 300 })).toBe(false);
     clearInterval(timer);
     expect(await screen.waitUntilStable({ quietMs: 50, timeoutMs: 2000 })).toBe(true);
+  });
+});
+
+describe('frames across processes', () => {
+  it('accepts a frame id another process took on the same desktop and screen size, and calls others stale', async () => {
+    const a = live(40, 30);
+    const { frame } = await a.screen.screenshot({ maxWidth: 20 });
+    expect(frame.frameId).toMatch(/^abc00001\.40x30\.20x15\./);
+    // A second process on the same desktop run (its first connection has the same desktop id).
+    const b = live(40, 30);
+    await expect(b.screen.act({ kind: 'move', x: 19, y: 14 }, frame.frameId)).resolves.toMatchObject({ pointer: { x: 39, y: 29 } });
+    await expect(b.screen.act({ kind: 'move', x: 1, y: 1 }, frame.frameId.replace('40x30', '50x30'))).rejects.toMatchObject({ code: 'stale_frame' });
+    await expect(b.screen.act({ kind: 'move', x: 1, y: 1 }, frame.frameId.replace('abc00001', 'abc00002'))).rejects.toMatchObject({ code: 'stale_frame' });
+    await expect(b.screen.act({ kind: 'move', x: 1, y: 1 }, 'abc00001.40x30.80x15.x')).rejects.toMatchObject({ code: 'invalid_input', message: expect.stringMatching(/never taken/) });
   });
 });
 

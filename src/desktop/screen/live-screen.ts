@@ -58,6 +58,12 @@ export interface ActionResult {
 /** What a (re)connection needs: the RFB byte pipe and a way to read the X pointer on that desktop. */
 export interface LiveLink extends IDisposable {
   transport: ByteTransport;
+  /**
+   * What names this run of the desktop to every process (8 hex: the sandbox incarnation and the
+   * desktop's launcher pid, hashed). Frame ids carry it, so a frame taken by one process (a CLI
+   * screenshot) can be used by another (a CLI click) and is stale after a restart.
+   */
+  desktopId: string;
   measurePointer(): Promise<{ x: number; y: number }>;
 }
 
@@ -80,7 +86,7 @@ export class LiveScreen implements IDisposable {
   private epoch = 0;
   private epochShown = -1;
   private readonly frames = new Map<string, FrameRecord>();
-  private readonly idPrefix = randomBytes(3).toString('hex');
+  private desktopId = '';
   private frameSeq = 0;
   private disposed = false;
   private lastDamageAt = 0;
@@ -139,6 +145,7 @@ export class LiveScreen implements IDisposable {
     client.askForUpdate(true);
     this.client = client;
     this.link = link;
+    this.desktopId = link.desktopId;
     return client;
   }
 
@@ -155,7 +162,8 @@ export class LiveScreen implements IDisposable {
     const epoch = this.epoch;
     const rgba = scaleRgba(client.framebuffer(), g);
     const format = opts.format ?? 'png';
-    const frameId = `${this.idPrefix}-${(++this.frameSeq).toString(36)}`;
+    // <desktop>.<screen>.<frame>.<unique>: enough for another process to check it against the screen.
+    const frameId = `${this.desktopId}.${g.screenWidth}x${g.screenHeight}.${g.width}x${g.height}.${(++this.frameSeq).toString(36)}${randomBytes(3).toString('hex')}`;
     const takenAt = new Date().toISOString();
     this.frames.set(frameId, { ...g, epoch });
     for (const old of this.frames.keys()) {
@@ -181,7 +189,7 @@ export class LiveScreen implements IDisposable {
   }
 
   private frame(frameId: string, screen: { width: number; height: number }): FrameRecord {
-    const f = this.frames.get(frameId);
+    const f = this.frames.get(frameId) ?? this.frameOfAnotherProcess(frameId, screen);
     if (!f) {
       throw new SandboxDeskError('invalid_input', `frame ${JSON.stringify(frameId)} was never taken on this desktop (or is older than its last ${FRAMES_KEPT} frames)`, {
         hint: 'take a screenshot and use its frameId',
@@ -194,6 +202,22 @@ export class LiveScreen implements IDisposable {
       });
     }
     return f;
+  }
+
+  /**
+   * A frame this process did not take (another CLI call took it): trusted as far as its id says —
+   * the same desktop run and screen size as now are the current epoch, anything else is stale. A
+   * resize there and back between two processes is not seen; within one process it is.
+   */
+  private frameOfAnotherProcess(frameId: string, screen: { width: number; height: number }): FrameRecord | undefined {
+    const m = /^([0-9a-f]{8})\.(\d{1,5})x(\d{1,5})\.(\d{1,5})x(\d{1,5})\.[0-9a-z]+$/.exec(frameId);
+    if (!m) return undefined;
+    const [screenWidth, screenHeight, width, height] = m.slice(2).map(Number) as [number, number, number, number];
+    if (width < 1 || height < 1 || width > screenWidth || height > screenHeight) return undefined;
+    const same = m[1] === this.desktopId && screenWidth === screen.width && screenHeight === screen.height;
+    const record = { width, height, screenWidth, screenHeight, epoch: same ? this.epoch : -1 };
+    this.frames.set(frameId, record);
+    return record;
   }
 
   /** Sends the action over RFB, waits until Xvnc has handled it (a fence), then measures the pointer. */
