@@ -235,8 +235,9 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
     maxWidth: maxSide.optional().describe('scale the frame to at most this width (aspect kept; e.g. 1024 for XGA models); the frame says the exact scale'),
     maxHeight: maxSide.optional().describe('scale the frame to at most this height'),
     format: z.enum(['png', 'jpeg', 'webp']).optional().describe('image format (default png)'),
+    quality: z.number().int().min(1).max(100).optional().describe('jpeg/webp quality (default 80)'),
   };
-  type ShotArgs = { sandbox: string; maxWidth?: number; maxHeight?: number; format?: 'png' | 'jpeg' | 'webp' };
+  type ShotArgs = { sandbox: string; maxWidth?: number; maxHeight?: number; format?: 'png' | 'jpeg' | 'webp'; quality?: number };
   /** An image and its frame: the frame in the text and in structuredContent, for the coordinates of later actions. */
   const frameResult = (shot: { frame: Frame; image: Buffer }, extra: Record<string, unknown> = {}): CallToolResult => {
     const data = { ...extra, ...shot.frame };
@@ -248,7 +249,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
       structuredContent: data,
     };
   };
-  const shotOpts = (a: ShotArgs) => ({ maxWidth: a.maxWidth, maxHeight: a.maxHeight, format: a.format });
+  const shotOpts = (a: ShotArgs) => ({ maxWidth: a.maxWidth, maxHeight: a.maxHeight, format: a.format, quality: a.quality });
 
   server.registerTool(
     'screenshot',

@@ -107,6 +107,15 @@ describe('the agent screen over MCP', () => {
     page = await remote.contexts()[0]!.newPage();
   });
 
+  it('JPEG and WebP frames when asked', async () => {
+    for (const [format, mime] of [['jpeg', 'image/jpeg'], ['webp', 'image/webp']] as const) {
+      const shot = await call('screenshot', { format, maxWidth: 1024, quality: 60 });
+      expect(data(shot)).toMatchObject({ format, width: 1024, height: 640 });
+      expect(shot.content[0]).toMatchObject({ type: 'image', mimeType: mime });
+      expect(Buffer.from(shot.content[0]!.data!, 'base64').length).toBeGreaterThan(1000);
+    }
+  });
+
   it('types Unicode text over RFB into a focused input', async () => {
     await page.setContent('<input id=q autofocus style="font-size:40px;width:90%">');
     await page.bringToFront();

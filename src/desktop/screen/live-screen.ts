@@ -232,6 +232,9 @@ export class LiveScreen implements IDisposable {
     }
     const client = await this.live();
     const link = this.link!;
+    // A size change another viewer made may still be on its way to us: a fence round trip brings
+    // everything the server sent before it, so the frame check below sees the screen as it is.
+    if (frameId !== undefined) await client.sync();
     let target: { x: number; y: number } | undefined;
     const button = 'button' in action && action.button !== undefined ? action.button : 1;
     if (!(button in BUTTON_MASK)) throw new SandboxDeskError('invalid_input', `button must be 1 (left), 2 (middle) or 3 (right), got ${String(button)}`);
