@@ -151,8 +151,8 @@ const CONCURRENT = 10;
 /**
  * Starts `n` desktop sandboxes at once and times each one's first frame (create → start → a live
  * screenshot); bounded by `deadlineMs`, after which the ones still starting count as not reached.
- * Then one of them idles 5 s and its container's memory is read from its cgroup the way `docker
- * stats` reports it (memory.current minus inactive file cache). Every sandbox it made is removed.
+ * Then one of them idles 5 s and its container's memory is read from its cgroup by `docker stats`
+ * (usage minus inactive file cache). Every sandbox it made is removed.
  */
 async function concurrentDesktops(desk: SandboxDesk, n: number, deadlineMs: number): Promise<{ reached: number; slowestMs: number; idleMiB: number }> {
   const names = Array.from({ length: n }, () => uniqueName('many'));
@@ -172,10 +172,12 @@ async function concurrentDesktops(desk: SandboxDesk, n: number, deadlineMs: numb
     clearTimeout(timer);
     await new Promise((r) => setTimeout(r, 5000));
     const ref = (await desk.inspectSandbox(names[0]!)).backendRef!;
-    const out = await docker(['exec', ref, 'sh', '-c', 'cat /sys/fs/cgroup/memory.current; grep "^inactive_file " /sys/fs/cgroup/memory.stat']);
-    const [current, inactive] = out.trim().split('\n');
-    const bytes = Number(current) - Number(inactive!.split(' ')[1]);
-    return { reached: times.length, slowestMs: Math.max(...times), idleMiB: bytes / 1024 ** 2 };
+    // docker stats reads the container's cgroup (v1 or v2) and leaves out inactive file cache.
+    const usage = (await docker(['stats', '--no-stream', '--format', '{{.MemUsage}}', ref])).trim();
+    const m = /^([\d.]+)\s*([KMG]i?B|B)/.exec(usage);
+    if (!m) throw new Error(`docker stats said ${JSON.stringify(usage)}`);
+    const unit = { B: 1, KiB: 1024, KB: 1000, MiB: 1024 ** 2, MB: 1e6, GiB: 1024 ** 3, GB: 1e9 }[m[2]!] ?? 1;
+    return { reached: times.length, slowestMs: Math.max(...times), idleMiB: (Number(m[1]) * unit) / 1024 ** 2 };
   } finally {
     // Starts still under way finish (each is bounded by its own timeouts) before their sandboxes go.
     await all;

@@ -53,6 +53,7 @@ export function createDispatcher(desk: SandboxDesk, streams: StreamIssuer): (met
     desktopStatus: (p) => desk.desktop.status(p.sandbox, { placement: p.placement }),
     desktopStart: (p) => desk.desktop.start(p.sandbox, { placement: p.placement, geometry: p.geometry, grantShellDisplay: p.grantShellDisplay }),
     desktopStop: (p) => desk.desktop.stop(p.sandbox),
+    desktopLastAction: (p) => desk.desktop.lastAction(p.sandbox),
     screenTicket: async (p) => {
       await desk.inspectSandbox(p.sandbox);
       return streams.screenTicket(p.sandbox, p.viewerId);

@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import { sep } from 'node:path';
+import { join, sep } from 'node:path';
 import { normalizeDeclaredCwd, readProviderDefaultCwd } from '../cwd/declared-default-cwd.js';
 import { DesktopService } from '../desktop/desktop-service.js';
 import { SandboxDeskError } from '../shared/errors.js';
@@ -112,6 +112,7 @@ export class SandboxDesk {
       provider: (name) => this.providerOf(this.record(name).backend),
       leases: this.store.leases,
       defaultGeometry: this.config.desktop.geometry,
+      actionsDir: join(this.store.dataDir, 'desktop-actions'),
     });
   }
 

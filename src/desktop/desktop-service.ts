@@ -2,11 +2,14 @@
 // screen, the browser); the parts with logic of their own live in screen/, rfb/ and their modules.
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { SandboxDeskError } from '../shared/errors.js';
 import { LocalProvider } from '../sandbox/local/local-provider.js';
 import type { SandboxEnvironment, SandboxProvider } from '../sandbox/provider.js';
 import type { Lease, LeaseStore } from '../store/lease-store.js';
-import type { DesktopStatus } from '../shared/desktop-types.js';
+import type { AgentActionView, DesktopStatus } from '../shared/desktop-types.js';
+import { MIME } from './screen/frame-encode.js';
 
 export type { DesktopStatus } from '../shared/desktop-types.js';
 import { runIn } from '../exec/run-in.js';
@@ -37,6 +40,11 @@ export interface DesktopHost {
   leases: LeaseStore;
   /** The screen size when `start` is given none (config `desktop.geometry`; default 1280x800). */
   defaultGeometry?: string;
+  /**
+   * Where the last agent action of each desktop is written, so a viewer in another process (the app,
+   * while the agent runs `sandbox-desk mcp`) can show it. None: not recorded.
+   */
+  actionsDir?: string;
 }
 
 export interface DesktopStartOptions {
@@ -358,7 +366,42 @@ export class DesktopService {
    */
   async act(sandbox: string, action: AgentAction | ScreenAction, opts: { frameId?: string } = {}): Promise<ActionResult> {
     this.assertAgentMayAct(sandbox);
-    return this.screen(sandbox).act(action, opts.frameId);
+    const screen = this.screen(sandbox);
+    const result = await screen.act(action, opts.frameId);
+    this.recordAction(sandbox, screen, action.kind, result, opts.frameId);
+    return result;
+  }
+
+  /** Writes the action for viewers (atomically: a reader never sees half a file); a failure only logs nothing. */
+  private recordAction(sandbox: string, screen: LiveScreen, kind: string, r: ActionResult, frameId: string | undefined): void {
+    const dir = this.host.actionsDir;
+    if (!dir) return;
+    const shot = frameId === undefined ? undefined : screen.imageOf(frameId);
+    const view: AgentActionView = {
+      sandbox,
+      at: new Date().toISOString(),
+      kind,
+      target: r.target ?? null,
+      pointer: r.pointer,
+      screen: screen.lastScreen,
+      frame: shot && frameId ? { frameId, width: shot.width, height: shot.height, image: `data:${MIME[shot.format]};base64,${shot.image.toString('base64')}` } : null,
+    };
+    const file = actionFile(dir, sandbox);
+    void mkdir(dir, { recursive: true })
+      .then(() => writeFile(`${file}.tmp`, JSON.stringify(view)))
+      .then(() => rename(`${file}.tmp`, file))
+      .catch(() => undefined);
+  }
+
+  /** The last agent action on this sandbox's desktop (from any process), or null. */
+  async lastAction(sandbox: string): Promise<AgentActionView | null> {
+    const dir = this.host.actionsDir;
+    if (!dir) return null;
+    try {
+      return JSON.parse(await readFile(actionFile(dir, sandbox), 'utf8')) as AgentActionView;
+    } catch {
+      return null;
+    }
   }
 
   /** The same action through one `docker exec xdotool` (the old path; the benchmark's baseline). */
@@ -470,6 +513,11 @@ export class DesktopService {
     for (const name of [...this.screens.keys()]) this.closeScreen(name);
     for (const name of [...this.bridges.keys()]) await this.closeBridge(name);
   }
+}
+
+function actionFile(dir: string, sandbox: string): string {
+  // Sandbox names are validated elsewhere; hashing keeps the file name safe whatever they hold.
+  return join(dir, `${createHash('sha256').update(sandbox).digest('hex').slice(0, 16)}.json`);
 }
 
 function checkTimeout(ms: number): void {

@@ -76,6 +76,13 @@ describe('the agent screen over MCP', () => {
     const expected = { x: Math.floor(((fx + 0.5) * 1280) / 1024), y: Math.floor(((fy + 0.5) * 800) / 640) };
     expect(r).toMatchObject({ via: 'rfb', frameId: frame.frameId, pointer: expected, pointerInFrame: { x: fx, y: fy } });
     await expect.poll(() => page.evaluate(() => (window as unknown as { hits: unknown[] }).hits), { timeout: 5000 }).toEqual([{ x: expected.x - shift.x, y: expected.y - shift.y }]);
+    // The app (another process on the same data directory) can show that frame with the click point.
+    await expect.poll(() => t.desk.desktop.lastAction(sb), { timeout: 5000 }).toMatchObject({
+      kind: 'click',
+      target: expected,
+      screen: { width: 1280, height: 800 },
+      frame: { frameId: frame.frameId, width: 1024, height: 640, image: expect.stringMatching(/^data:image\/png;base64,iVBOR/) },
+    });
   });
 
   it('refuses a click on a frame taken before a resize (stale_frame, with the new geometry); a new frame works', async () => {

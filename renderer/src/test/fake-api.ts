@@ -142,6 +142,7 @@ export class FakeApi implements ApiClient {
     desktopStatus: (p) => this.desktops[p.sandbox] ?? desktopStatus({ sandbox: p.sandbox }),
     desktopStart: (p) => (this.desktops[p.sandbox] = desktopStatus({ sandbox: p.sandbox, running: true, display: ':20', geometry: '1280x800' })),
     desktopStop: (p) => (this.desktops[p.sandbox] = desktopStatus({ sandbox: p.sandbox })),
+    desktopLastAction: () => null,
     screenTicket: (p) => ({ url: `ws://127.0.0.1:1/ws/desktop/${p.sandbox}?ticket=t${this.calls.length}`, ticket: `t${this.calls.length}`, viewerId: p.viewerId ?? 'viewer-1' }),
     lease: (p) => this.leases[p.sandbox] ?? agentLease(),
     takeControl: (p) => (this.leases[p.sandbox] = { holder: 'human', viewerId: p.viewerId, epoch: 1, since: new Date().toISOString(), reason: null }),

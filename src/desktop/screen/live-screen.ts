@@ -90,6 +90,8 @@ export class LiveScreen implements IDisposable {
   private frameSeq = 0;
   private disposed = false;
   private lastDamageAt = 0;
+  /** The last frame's image, so a viewer can be shown the frame an agent acted on. */
+  private lastShot: { frameId: string; image: Buffer; format: FrameFormat; width: number; height: number } | undefined;
   private readonly damageEmitter = new Emitter<readonly RectArea[]>();
   /** Areas painted by each update of the live connection. */
   readonly onDamage: Event<readonly RectArea[]> = this.damageEmitter.event;
@@ -173,7 +175,18 @@ export class LiveScreen implements IDisposable {
     const firstSinceChange = this.epochShown !== epoch;
     this.epochShown = epoch;
     const image = await encodeFrame(rgba, g.width, g.height, format, opts.quality);
+    this.lastShot = { frameId, image, format, width: g.width, height: g.height };
     return { frame: { frameId, ...g, scale: g.scale, takenAt, format, firstSinceChange }, image };
+  }
+
+  /** The image of a frame, if it is the last one taken here. */
+  imageOf(frameId: string): { image: Buffer; format: FrameFormat; width: number; height: number } | undefined {
+    return this.lastShot?.frameId === frameId ? this.lastShot : undefined;
+  }
+
+  /** The screen size as last seen (no connection made). */
+  get lastScreen(): { width: number; height: number } {
+    return { width: this.client?.width ?? 0, height: this.client?.height ?? 0 };
   }
 
   /** A point of an action, in screen pixels: checked against the frame it names (or the screen). */
