@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { PointerProbe } from './pointer-probe.js';
+import { PointerProbe, pointerProbeWords } from './pointer-probe.js';
 
 const probes: PointerProbe[] = [];
 afterEach(() => {
@@ -29,5 +29,13 @@ describe('PointerProbe', () => {
     const p = probeAnswering('exit 3');
     await expect(p.measure()).rejects.toThrow(/exited \(3\)/);
     await expect(p.measure()).rejects.toThrow(/exited/);
+  });
+});
+
+describe('pointerProbeWords', () => {
+  it('runs the X probe and reports when it cannot reach the display', async () => {
+    const p = new PointerProbe(pointerProbeWords(['DISPLAY=:987654', 'XAUTHORITY=/nonexistent']));
+    probes.push(p);
+    await expect(p.measure()).rejects.toThrow(/getmouselocation said: .*(cannot open display|Can't open display)|exited/i);
   });
 });

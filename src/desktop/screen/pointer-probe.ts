@@ -4,15 +4,36 @@ import type { IDisposable } from '../../shared/lifecycle.js';
 
 /**
  * Reads the X pointer where RFB cannot: the protocol has no "where is the pointer" question, so one
- * long-lived shell inside the sandbox (started once per live connection, as the desktop's account)
- * runs `xdotool getmouselocation` per request line. That costs a fork in the sandbox, not a
- * `docker exec` per action.
+ * long-lived process inside the sandbox (started once per live connection, as the desktop's account)
+ * answers one line per request. With python3 it holds one X connection and calls XQueryPointer
+ * through ctypes (no fork per question); without, a shell runs `xdotool getmouselocation` per line.
+ * Either way an action costs no `docker exec`.
  */
-const LOOP = 'while IFS= read -r _; do xdotool getmouselocation --shell 2>&1 | tr "\\n" " "; echo; done';
+const PY_PROBE = `
+import ctypes, sys
+x11 = ctypes.CDLL('libX11.so.6')
+x11.XOpenDisplay.restype = ctypes.c_void_p
+x11.XDefaultRootWindow.restype = ctypes.c_ulong
+x11.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
+x11.XQueryPointer.argtypes = [ctypes.c_void_p, ctypes.c_ulong] + [ctypes.c_void_p] * 7
+d = x11.XOpenDisplay(None)
+if not d:
+    sys.stdout.write('Error: cannot open display\\n'); sys.stdout.flush(); sys.exit(1)
+root = x11.XDefaultRootWindow(d)
+w1, w2 = ctypes.c_ulong(), ctypes.c_ulong()
+rx, ry, wx, wy = ctypes.c_int(), ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+m = ctypes.c_uint()
+for _ in sys.stdin:
+    x11.XQueryPointer(d, root, ctypes.byref(w1), ctypes.byref(w2), ctypes.byref(rx), ctypes.byref(ry), ctypes.byref(wx), ctypes.byref(wy), ctypes.byref(m))
+    sys.stdout.write('X=%d Y=%d\\n' % (rx.value, ry.value)); sys.stdout.flush()
+`;
+const SH_PROBE = 'while IFS= read -r _; do xdotool getmouselocation --shell 2>&1 | tr "\\n" " "; echo; done';
+const LAUNCH = `if command -v python3 >/dev/null 2>&1 && python3 -c "import ctypes; ctypes.CDLL('libX11.so.6')" 2>/dev/null; then exec python3 -u -c "$1"; fi
+exec bash -c "$2"`;
 
-/** The words to run inside the sandbox (after the exec prefix): the probe's shell. */
+/** The words to run inside the sandbox (after the exec prefix): the probe. */
 export function pointerProbeWords(displayEnv: string[]): string[] {
-  return ['env', ...displayEnv, 'bash', '-c', LOOP];
+  return ['env', ...displayEnv, 'bash', '-c', LAUNCH, 'sandbox-desk', PY_PROBE, SH_PROBE];
 }
 
 interface Pending {
