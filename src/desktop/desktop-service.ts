@@ -20,7 +20,7 @@ import { DESKTOP_IMAGE, DISPLAY_USER, desktopLayout, displayEnv, probeDesktop, s
 import { resolvePlacement, type Placement, type PlacementSetting } from './placement.js';
 import { openRelay } from './relay.js';
 import { RfbClient, transportFromStreams } from './rfb/rfb-client.js';
-import { LiveScreen, type ActionResult, type Frame, type LiveLink, type ScreenAction, type ScreenshotOptions } from './screen/live-screen.js';
+import { LiveScreen, UPDATE_INTERVAL_MS, type ActionResult, type Frame, type LiveLink, type ScreenAction, type ScreenshotOptions } from './screen/live-screen.js';
 import { PointerProbe, pointerProbeWords } from './screen/pointer-probe.js';
 import type { RectArea } from './rfb/framebuffer.js';
 
@@ -439,8 +439,12 @@ export class DesktopService {
   async waitUntilStable(sandbox: string, opts: { quietMs: number; timeoutMs: number } & ScreenshotOptions): Promise<Shot & { stable: boolean }> {
     this.assertAgentMayAct(sandbox);
     checkTimeout(opts.timeoutMs);
-    if (!Number.isInteger(opts.quietMs) || opts.quietMs < 10 || opts.quietMs > 60_000) {
-      throw new SandboxDeskError('invalid_input', `quietMs must be a whole number of milliseconds 10–60000, got ${opts.quietMs}`);
+    // The live connection samples the screen every UPDATE_INTERVAL_MS: quiet must span at least two samples.
+    const minQuiet = 2 * UPDATE_INTERVAL_MS;
+    if (!Number.isInteger(opts.quietMs) || opts.quietMs < minQuiet || opts.quietMs > 60_000) {
+      throw new SandboxDeskError('invalid_input', `quietMs must be a whole number of milliseconds ${minQuiet}–60000, got ${opts.quietMs}`, {
+        hint: `the screen is sampled every ${UPDATE_INTERVAL_MS} ms, so shorter quiet cannot be told from a busy screen`,
+      });
     }
     const screen = this.screen(sandbox);
     const stable = await screen.waitUntilStable(opts);

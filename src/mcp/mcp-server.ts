@@ -277,7 +277,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
     'wait_until_stable',
     {
       description: 'Wait until nothing has painted for quietMs (a page finished loading or animating), or the timeout; returns {stable} and the frame it ended on.',
-      inputSchema: { sandbox, quietMs: z.number().int().min(10).max(60_000), timeoutMs, ...shotArgs },
+      inputSchema: { sandbox, quietMs: z.number().int().min(200).max(60_000).describe('at least 200: the screen is sampled every 100 ms'), timeoutMs, ...shotArgs },
     },
     tool('wait_until_stable', async (a: ShotArgs & { quietMs: number; timeoutMs: number }) => {
       const r = await desk.desktop.waitUntilStable(a.sandbox, { quietMs: a.quietMs, timeoutMs: a.timeoutMs, ...shotOpts(a) });

@@ -133,9 +133,9 @@ describe('LiveScreen', () => {
     servers[0]!.paint(3, 3, 2, 2, [1, 2, 3]);
     expect(await changed).toBe(true);
     const timer = setInterval(() => servers[0]!.paint(0, 0, 1, 1, [9, 9, 9]), 10);
-    expect(await screen.waitUntilStable({ quietMs: 100, timeoutMs: 300 })).toBe(false);
+    expect(await screen.waitUntilStable({ quietMs: 250, timeoutMs: 600 })).toBe(false);
     clearInterval(timer);
-    expect(await screen.waitUntilStable({ quietMs: 50, timeoutMs: 2000 })).toBe(true);
+    expect(await screen.waitUntilStable({ quietMs: 250, timeoutMs: 2000 })).toBe(true);
   });
 });
 
@@ -160,5 +160,22 @@ describe('LiveScreen.disconnect', () => {
     screen.disconnect();
     await expect(screen.act({ kind: 'move', x: 1, y: 1 }, frame.frameId)).rejects.toMatchObject({ code: 'stale_frame' });
     expect(opens()).toBe(2);
+  });
+});
+
+describe('LiveScreen update pacing', () => {
+  it('asks for at most one update per interval however fast the screen changes', async () => {
+    const { screen, servers } = live(40, 30);
+    await screen.screenshot();
+    await new Promise((r) => setTimeout(r, 150));
+    const requests = () => servers[0]!.received.filter((c) => c[0] === 3 && c.length === 10).length;
+    const before = requests();
+    for (let i = 0; i < 20; i++) servers[0]!.paint(0, 0, 2, 2, [i, i, i]);
+    await new Promise((r) => setTimeout(r, 40));
+    expect(requests() - before).toBeLessThanOrEqual(1);
+    await new Promise((r) => setTimeout(r, 150));
+    // The paced request did go out: changes keep arriving, just not faster than the interval.
+    expect(requests() - before).toBeGreaterThanOrEqual(1);
+    expect(requests() - before).toBeLessThanOrEqual(3);
   });
 });

@@ -76,6 +76,13 @@ const SCROLL_MASK = { up: 1 << 3, down: 1 << 4, left: 1 << 5, right: 1 << 6 } as
 /** Frames an action may still name; older ones read as never taken. */
 const FRAMES_KEPT = 256;
 const DRAG_STEPS = 8;
+/**
+ * At most one update request per this many ms. The connection carries raw pixels, so on an animating
+ * screen an unpaced pull loop streams megabytes per frame as fast as the pipe goes — load that competes
+ * with the viewers' streams, and a backlog that every fence (every action) must wait behind. A quiet
+ * screen is unaffected: the request is already waiting at the server when the first change comes.
+ */
+export const UPDATE_INTERVAL_MS = 100;
 
 export class LiveScreen implements IDisposable {
   private client: RfbClient | undefined;
@@ -99,6 +106,7 @@ export class LiveScreen implements IDisposable {
   constructor(
     private readonly open: () => Promise<LiveLink>,
     private readonly why: { stopping: () => SandboxDeskError },
+    private readonly updateIntervalMs = UPDATE_INTERVAL_MS,
   ) {}
 
   /** The live client, connecting (again) if there is none. */
@@ -128,8 +136,21 @@ export class LiveScreen implements IDisposable {
     this.connection = conn;
     this.epoch++;
     this.lastDamageAt = Date.now();
-    // One incremental request always outstanding (noVNC's loop): every change arrives as it happens.
-    conn.add(client.onUpdate(() => client.askForUpdate(true)));
+    // One incremental request outstanding (noVNC's loop), paced: see UPDATE_INTERVAL_MS.
+    let askedAt = Date.now();
+    let pacing: NodeJS.Timeout | undefined;
+    const ask = (): void => {
+      pacing = undefined;
+      askedAt = Date.now();
+      client.askForUpdate(true);
+    };
+    conn.add(client.onUpdate(() => {
+      if (pacing) return;
+      const wait = askedAt + this.updateIntervalMs - Date.now();
+      if (wait <= 0) ask();
+      else pacing = setTimeout(ask, wait);
+    }));
+    conn.add({ dispose: () => clearTimeout(pacing) });
     conn.add(client.onDamage((rects) => {
       this.lastDamageAt = Date.now();
       this.damageEmitter.fire(rects);
