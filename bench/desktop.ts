@@ -167,9 +167,13 @@ async function concurrentDesktops(desk: SandboxDesk, n: number, deadlineMs: numb
       times.push(performance.now() - t0);
     };
     let timer: NodeJS.Timeout | undefined;
-    all = Promise.allSettled(names.map(one));
-    await Promise.race([all, new Promise((r) => (timer = setTimeout(r, deadlineMs)))]);
+    const settled = Promise.allSettled(names.map(one));
+    all = settled;
+    const done = await Promise.race([settled, new Promise<null>((r) => (timer = setTimeout(() => r(null), deadlineMs)))]);
     clearTimeout(timer);
+    // Say why the ones that did not reach a first frame failed (or that the deadline passed).
+    if (done === null) console.log(`concurrent-desktops: deadline of ${deadlineMs} ms passed with ${times.length}/${n} first frames`);
+    for (const r of done ?? []) if (r.status === 'rejected') console.log(`concurrent-desktops: one failed: ${String((r.reason as Error)?.message ?? r.reason).split('\n')[0]}`);
     await new Promise((r) => setTimeout(r, 5000));
     const ref = (await desk.inspectSandbox(names[0]!)).backendRef!;
     // docker stats reads the container's cgroup (v1 or v2) and leaves out inactive file cache.
