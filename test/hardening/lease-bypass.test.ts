@@ -201,7 +201,7 @@ describe('over MCP, the issue\'s own steps (sandbox-desk mcp in its own process)
 
   it('execute_shell_command cannot move the pointer; browser_endpoint is refused while a human holds control and its open CDP connection is closed', async () => {
     expect((await call('desktop_start', { sandbox: sb, geometry: '1024x768' })).body).toMatchObject({ running: true, displayIsolation: 'isolated' });
-    expect((await call('click', { sandbox: sb, x: 30, y: 40 })).body).toEqual({ ok: true });
+    expect((await call('click', { sandbox: sb, x: 30, y: 40 })).body).toMatchObject({ via: 'rfb', pointer: { x: 30, y: 40 } });
     const shell = await call('execute_shell_command', { sandbox: sb, command: 'DISPLAY=:20 xdotool mousemove 77 66' });
     expect(shell.body.exitCode).not.toBe(0);
     expect(await t.desk.desktop.pointer(sb)).toEqual({ x: 30, y: 40 });
