@@ -154,7 +154,11 @@ const CONCURRENT = 10;
  * Then one of them idles 5 s and its container's memory is read from its cgroup by `docker stats`
  * (usage minus inactive file cache). Every sandbox it made is removed.
  */
-async function concurrentDesktops(desk: SandboxDesk, n: number, deadlineMs: number): Promise<{ reached: number; slowestMs: number; idleMiB: number }> {
+async function concurrentDesktops(
+  desk: SandboxDesk,
+  n: number,
+  deadlineMs: number,
+): Promise<{ reached: number; slowestMs: number; idleMiB: number }> {
   const names = Array.from({ length: n }, () => uniqueName('many'));
   const times: number[] = [];
   let all: Promise<unknown> = Promise.resolve();
@@ -173,7 +177,9 @@ async function concurrentDesktops(desk: SandboxDesk, n: number, deadlineMs: numb
     clearTimeout(timer);
     // Say why the ones that did not reach a first frame failed (or that the deadline passed).
     if (done === null) console.log(`concurrent-desktops: deadline of ${deadlineMs} ms passed with ${times.length}/${n} first frames`);
-    for (const r of done ?? []) if (r.status === 'rejected') console.log(`concurrent-desktops: one failed: ${String((r.reason as Error)?.message ?? r.reason).split('\n')[0]}`);
+    for (const r of done ?? [])
+      if (r.status === 'rejected')
+        console.log(`concurrent-desktops: one failed: ${String((r.reason as Error)?.message ?? r.reason).split('\n')[0]}`);
     await new Promise((r) => setTimeout(r, 5000));
     const ref = (await desk.inspectSandbox(names[0]!)).backendRef!;
     // docker stats reads the container's cgroup (v1 or v2) and leaves out inactive file cache.
@@ -201,7 +207,7 @@ export default async function run(): Promise<Metric[]> {
     await desk.exec({ sandbox: sb, command: `cat > /tmp/anim.html <<'EOF'\n${ANIMATION}\nEOF` });
     const cdp = await chromium.connectOverCDP((await desk.desktop.browserEndpoint(sb)).httpUrl);
     const animation = await cdp.contexts()[0]!.newPage();
-    await animation.goto("file:///tmp/anim.html");
+    await animation.goto('file:///tmp/anim.html');
     await animation.bringToFront();
 
     // The baseline's TCP door, for this benchmark only: socat from a container port to the socket.
@@ -209,7 +215,11 @@ export default async function run(): Promise<Metric[]> {
     const ip = (await docker(['inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}', info.backendRef!])).trim();
     const sock = `/tmp/sandbox-desk-desktop-${sb}/rfb.sock`;
     // As the desktop's own user: the socket is its, 0600 in a 0700 dir (the sandbox user cannot reach it).
-    await desk.exec({ sandbox: sb, user: 'sdesk-display', command: `setsid -f socat TCP-LISTEN:5999,bind=${ip},fork,reuseaddr UNIX-CONNECT:${sock} </dev/null >/dev/null 2>&1; sleep 0.3` });
+    await desk.exec({
+      sandbox: sb,
+      user: 'sdesk-display',
+      command: `setsid -f socat TCP-LISTEN:5999,bind=${ip},fork,reuseaddr UNIX-CONNECT:${sock} </dev/null >/dev/null 2>&1; sleep 0.3`,
+    });
 
     type Rate = { fps: number; bytesPerFrame: number };
     const avg = (xs: Rate[], k: keyof Rate) => xs.reduce((a, x) => a + x[k], 0) / xs.length;
@@ -225,7 +235,10 @@ export default async function run(): Promise<Metric[]> {
     const server = new LocalServer({ desk, extraOrigins: [pageServer.origin] });
     await server.listen();
     const proxy = await websockify(ip, 5999);
-    const viewer = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--headless', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    const viewer = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--no-sandbox', '--headless', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    });
     const page = await viewer.newPage({ viewport: { width: 1400, height: 900 } });
     await page.goto(`${pageServer.origin}/`);
     const novncOurs: Rate[] = [];
@@ -234,7 +247,9 @@ export default async function run(): Promise<Metric[]> {
     for (let round = 0; round < STREAM_RUNS; round++) {
       novncDirect.push(await novncRate(page, proxy.url));
       novncOurs.push(await novncRate(page, server.issueScreenTicket(sb).url));
-      console.log(`stream run ${round + 1}/${STREAM_RUNS}: ours ${novncOurs[round]!.fps.toFixed(1)} fps, direct ${novncDirect[round]!.fps.toFixed(1)} fps, ratio ${(novncOurs[round]!.fps / novncDirect[round]!.fps).toFixed(3)}`);
+      console.log(
+        `stream run ${round + 1}/${STREAM_RUNS}: ours ${novncOurs[round]!.fps.toFixed(1)} fps, direct ${novncDirect[round]!.fps.toFixed(1)} fps, ratio ${(novncOurs[round]!.fps / novncDirect[round]!.fps).toFixed(3)}`,
+      );
     }
     await viewer.close();
     pageServer.close();
@@ -269,14 +284,24 @@ export default async function run(): Promise<Metric[]> {
     const directFps = avg(novncDirect, 'fps');
     const ratios = novncOurs.map((r, i) => r.fps / novncDirect[i]!.fps);
     const worst = ratios.indexOf(Math.min(...ratios));
-    console.log(`stream-fps ratios (5 runs): ${ratios.map((r) => r.toFixed(3)).join(', ')} — goal ≥ 0.95 in each: ${ratios.every((r) => r >= 0.95) ? 'MET' : 'NOT MET'}`);
+    console.log(
+      `stream-fps ratios (5 runs): ${ratios.map((r) => r.toFixed(3)).join(', ')} — goal ≥ 0.95 in each: ${ratios.every((r) => r >= 0.95) ? 'MET' : 'NOT MET'}`,
+    );
 
     // 4. Many desktops at once, then the memory of one of them idle with its live connection up.
     const many = await concurrentDesktops(desk, CONCURRENT, 240_000);
-    console.log(`concurrent-desktops: ${many.reached}/${CONCURRENT} reached their first frame; slowest ${many.slowestMs.toFixed(0)} ms (single desktop, cold: ${cold.toFixed(0)} ms)`);
-    console.log(`idle-desktop-mem-mib: ${many.idleMiB.toFixed(0)} MiB (goal ≤ 250) → desktops-in-16gib: ${Math.floor((16 * 1024) / many.idleMiB)}`);
-    console.log(`first frame: cold ${cold.toFixed(0)} ms, warm ${warm.toFixed(0)} ms (goal ≤ 3000 ms) — ${cold <= 3000 && warm <= 3000 ? 'MET' : 'NOT MET'}`);
-    console.log(`noVNC stream fps: ${((100 * fps) / directFps).toFixed(1)}% of direct TCP (goal ≥ 95%) — ${fps >= 0.95 * directFps ? 'MET' : 'NOT MET'}`);
+    console.log(
+      `concurrent-desktops: ${many.reached}/${CONCURRENT} reached their first frame; slowest ${many.slowestMs.toFixed(0)} ms (single desktop, cold: ${cold.toFixed(0)} ms)`,
+    );
+    console.log(
+      `idle-desktop-mem-mib: ${many.idleMiB.toFixed(0)} MiB (goal ≤ 250) → desktops-in-16gib: ${Math.floor((16 * 1024) / many.idleMiB)}`,
+    );
+    console.log(
+      `first frame: cold ${cold.toFixed(0)} ms, warm ${warm.toFixed(0)} ms (goal ≤ 3000 ms) — ${cold <= 3000 && warm <= 3000 ? 'MET' : 'NOT MET'}`,
+    );
+    console.log(
+      `noVNC stream fps: ${((100 * fps) / directFps).toFixed(1)}% of direct TCP (goal ≥ 95%) — ${fps >= 0.95 * directFps ? 'MET' : 'NOT MET'}`,
+    );
     return [
       metric('first-frame-ms', 'ms', cold),
       metric('first-frame-warm-ms', 'ms', warm),

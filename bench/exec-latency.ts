@@ -22,8 +22,14 @@ export default async function run(): Promise<Metric[]> {
     const r: Record<string, { shell: number[]; oneshot: number[]; raw: number[] }> = {};
     for (const { key, command, stdout } of COMMANDS) {
       r[key] = {
-        shell: await measure(async () => check(await desk.exec({ sandbox: sb, command, session: 'latency', mode: 'shell' }), { stdout, shell: true }), { warmup: 5, runs: 100 }),
-        oneshot: await measure(async () => check(await desk.exec({ sandbox: sb, command, session: 'latency', mode: 'oneshot' }), { stdout }), { warmup: 2, runs: 30 }),
+        shell: await measure(
+          async () => check(await desk.exec({ sandbox: sb, command, session: 'latency', mode: 'shell' }), { stdout, shell: true }),
+          { warmup: 5, runs: 100 },
+        ),
+        oneshot: await measure(
+          async () => check(await desk.exec({ sandbox: sb, command, session: 'latency', mode: 'oneshot' }), { stdout }),
+          { warmup: 2, runs: 30 },
+        ),
         raw: await measure(() => docker(['exec', '-i', containerId, 'bash', '-c', command]), { warmup: 2, runs: 30 }),
       };
     }

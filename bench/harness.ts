@@ -101,7 +101,13 @@ export function writeResult(name: string, metrics: readonly Metric[]): string {
   const body = {
     name,
     machine: machineInfo(),
-    metrics: metrics.map((m) => ({ name: m.name, unit: m.unit, value: round2(m.value), baseline: round2(m.baseline), ratio: round2(m.ratio) })),
+    metrics: metrics.map((m) => ({
+      name: m.name,
+      unit: m.unit,
+      value: round2(m.value),
+      baseline: round2(m.baseline),
+      ratio: round2(m.ratio),
+    })),
   };
   writeFileSync(file, JSON.stringify(body, null, 2) + '\n');
   return file;

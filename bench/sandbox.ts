@@ -25,8 +25,14 @@ export default async function run(): Promise<Metric[]> {
     const dockerRun = await measure(() => docker(['run', '--rm', DEFAULT_DOCKER_IMAGE, 'true']), { runs: CREATE_RUNS });
 
     const { name: sb, containerId } = await dockerSandbox(desk);
-    const shell = await measure(async () => check(await desk.exec({ sandbox: sb, command: 'true', session: 'bench' }), { shell: true }), { warmup: 3, runs: EXEC_RUNS });
-    const oneshot = await measure(async () => check(await desk.exec({ sandbox: sb, command: 'true', session: 'bench', mode: 'oneshot' })), { warmup: 3, runs: EXEC_RUNS });
+    const shell = await measure(async () => check(await desk.exec({ sandbox: sb, command: 'true', session: 'bench' }), { shell: true }), {
+      warmup: 3,
+      runs: EXEC_RUNS,
+    });
+    const oneshot = await measure(async () => check(await desk.exec({ sandbox: sb, command: 'true', session: 'bench', mode: 'oneshot' })), {
+      warmup: 3,
+      runs: EXEC_RUNS,
+    });
     const rawExec = await measure(() => docker(['exec', containerId, 'true']), { warmup: 3, runs: EXEC_RUNS });
 
     return [

@@ -53,7 +53,11 @@ window.sdeskMeasure = async (url, runs) => {
 
 /** The raw PTY: type a character, wait for its echo; repeat. */
 async function rawEcho(containerId: string): Promise<number[]> {
-  const pty = spawnPty('docker', ['exec', '-it', '-u', 'agent', containerId, 'bash', '--norc', '--noprofile'], { cols: 100, rows: 30, name: 'xterm-256color' });
+  const pty = spawnPty('docker', ['exec', '-it', '-u', 'agent', containerId, 'bash', '--norc', '--noprofile'], {
+    cols: 100,
+    rows: 30,
+    name: 'xterm-256color',
+  });
   let out = '';
   pty.onData((d) => (out += d));
   const waitFor = (pred: () => boolean, ms = 10_000) =>
@@ -80,21 +84,34 @@ export default async function run(): Promise<Metric[]> {
     const { name: sb, containerId } = await dockerSandbox(desk);
     const raw = await rawEcho(containerId);
 
-    const page$ = await benchPage('<!doctype html><link rel=stylesheet href=/xterm.css><div id=t style="width:900px;height:500px"></div>', (path) => XTERM_FILES[path] ?? null);
+    const page$ = await benchPage(
+      '<!doctype html><link rel=stylesheet href=/xterm.css><div id=t style="width:900px;height:500px"></div>',
+      (path) => XTERM_FILES[path] ?? null,
+    );
     const server = new LocalServer({ desk, extraOrigins: [page$.origin] });
     await server.listen();
-    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--headless', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    const browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--no-sandbox', '--headless', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    });
     try {
       const page = await browser.newPage();
       await page.goto(page$.origin);
-      const grant = ((await server.call('terminalOpen', { sandbox: sb, session: 'bench', cols: 100, rows: 30 })) as { ok: { url: string } }).ok;
+      const grant = ((await server.call('terminalOpen', { sandbox: sb, session: 'bench', cols: 100, rows: 30 })) as { ok: { url: string } })
+        .ok;
       // Plain JS in the page (not a transpiled function: the bundler would wrap named functions).
       await page.addScriptTag({ type: 'module', content: MEASURE_IN_PAGE });
       await page.waitForFunction(() => 'sdeskMeasure' in window);
-      const ours = await page.evaluate(([url, runs]) => (window as unknown as { sdeskMeasure: (u: string, n: number) => Promise<number[]> }).sdeskMeasure(url as string, runs as number), [grant.url, RUNS] as const);
+      const ours = await page.evaluate(
+        ([url, runs]) =>
+          (window as unknown as { sdeskMeasure: (u: string, n: number) => Promise<number[]> }).sdeskMeasure(url as string, runs as number),
+        [grant.url, RUNS] as const,
+      );
       const p50 = percentile(ours, 50);
       const rawP50 = percentile(raw, 50);
-      console.log(`added at p50: ${(p50 - rawP50).toFixed(2)} ms (goal ≤ ${GOAL_ADDED_MS} ms) — ${p50 - rawP50 <= GOAL_ADDED_MS ? 'MET' : 'NOT MET'}`);
+      console.log(
+        `added at p50: ${(p50 - rawP50).toFixed(2)} ms (goal ≤ ${GOAL_ADDED_MS} ms) — ${p50 - rawP50 <= GOAL_ADDED_MS ? 'MET' : 'NOT MET'}`,
+      );
       return [
         metric('echo-p50-ms', 'ms', p50, rawP50),
         metric('echo-p95-ms', 'ms', percentile(ours, 95), percentile(raw, 95)),

@@ -16,7 +16,13 @@ export default async function run(): Promise<Metric[]> {
   const p50 = (s: number[]) => percentile(s, 50);
   return withTempDesk(async (desk) => {
     const sb = 'bench-vm';
-    await desk.createSandbox({ name: sb, backend: 'qemu', image: 'debian-test', start: false, options: { accel: process.env.SDESK_BENCH_ACCEL ?? 'auto' } });
+    await desk.createSandbox({
+      name: sb,
+      backend: 'qemu',
+      image: 'debian-test',
+      start: false,
+      options: { accel: process.env.SDESK_BENCH_ACCEL ?? 'auto' },
+    });
     const marks: { step: string; message: string; t: number }[] = [];
     const t0 = performance.now();
     await desk.startSandbox(sb, { onProgress: (e) => marks.push({ ...e, t: performance.now() - t0 }) });
@@ -25,7 +31,9 @@ export default async function run(): Promise<Metric[]> {
     const ssh = marks.find((m) => m.step === 'ssh' && m.message.startsWith('SSH answers'))!;
     const ready = marks.find((m) => m.step === 'cloud-init')!;
     const info = await desk.inspectSandbox(sb);
-    console.log(`booted under ${String(info.details?.accel).toUpperCase()}${launch.t > 1000 ? ` after ${(launch.t / 1000).toFixed(1)} s spent on a KVM attempt` : ''}`);
+    console.log(
+      `booted under ${String(info.details?.accel).toUpperCase()}${launch.t > 1000 ? ` after ${(launch.t / 1000).toFixed(1)} s spent on a KVM attempt` : ''}`,
+    );
 
     const vmDir = info.backendRef!;
     const cfg = JSON.parse(readFileSync(join(vmDir, 'vm.json'), 'utf8')) as VmConfig;
@@ -41,9 +49,18 @@ export default async function run(): Promise<Metric[]> {
     const ok = (r: { code: number | null; stderr: string }): void => {
       if (r.code !== 0) throw new Error(`ssh failed: ${r.stderr}`);
     };
-    const shell = await measure(async () => check(await desk.exec({ sandbox: sb, command: 'true', session: 'bench', mode: 'shell' }), { stdout: '', shell: true }), { warmup: 5, runs: 100 });
-    const oneshot = await measure(async () => check(await desk.exec({ sandbox: sb, command: 'true', session: 'bench', mode: 'oneshot' })), { warmup: 2, runs: 20 });
-    const master = await measure(async () => ok(await runArgv([...sshExecPrefix(target, { interactive: false }), 'true'])), { warmup: 2, runs: 30 });
+    const shell = await measure(
+      async () => check(await desk.exec({ sandbox: sb, command: 'true', session: 'bench', mode: 'shell' }), { stdout: '', shell: true }),
+      { warmup: 5, runs: 100 },
+    );
+    const oneshot = await measure(async () => check(await desk.exec({ sandbox: sb, command: 'true', session: 'bench', mode: 'oneshot' })), {
+      warmup: 2,
+      runs: 20,
+    });
+    const master = await measure(async () => ok(await runArgv([...sshExecPrefix(target, { interactive: false }), 'true'])), {
+      warmup: 2,
+      runs: 30,
+    });
     const plain = await measure(async () => ok(await sshProbe(target, 'true', 30_000)), { warmup: 1, runs: 10 });
     return [
       metric('boot-to-ssh-ms', 'ms', ssh.t - launch.t),

@@ -19,7 +19,10 @@ const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
  */
 export async function startCore(opts: { config: Config; logger: Logger }): Promise<CoreHost> {
   try {
-    const [{ SandboxDesk }, { LocalServer }] = await Promise.all([import('../src/api/sandbox-desk.js'), import('../src/api/local-server.js')]);
+    const [{ SandboxDesk }, { LocalServer }] = await Promise.all([
+      import('../src/api/sandbox-desk.js'),
+      import('../src/api/local-server.js'),
+    ]);
     const desk = new SandboxDesk({ config: opts.config, logger: opts.logger });
     // Streams go over loopback WebSockets; the window's pages come from file://, whose Origin is "file://".
     const server = new LocalServer({ desk, extraOrigins: ['file://'] });
@@ -39,9 +42,13 @@ export async function startCore(opts: { config: Config; logger: Logger }): Promi
 }
 
 async function startChildCore(): Promise<CoreHost> {
-  const child: ChildProcess = spawn(process.env.SANDBOX_DESK_NODE ?? 'node', [here('../../bin/sandbox-desk.js'), 'serve', '--json', '--allow-origin', 'file://'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child: ChildProcess = spawn(
+    process.env.SANDBOX_DESK_NODE ?? 'node',
+    [here('../../bin/sandbox-desk.js'), 'serve', '--json', '--allow-origin', 'file://'],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const url = await new Promise<URL>((resolve, reject) => {
     let buf = '';
     child.stdout!.on('data', (c: Buffer) => {
@@ -53,7 +60,11 @@ async function startChildCore(): Promise<CoreHost> {
   const token = url.searchParams.get('token')!;
   return {
     call: async (m, p) => {
-      const r = await fetch(`${url.origin}/api/call/${String(m)}`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(p ?? {}) });
+      const r = await fetch(`${url.origin}/api/call/${String(m)}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(p ?? {}),
+      });
       return r.json();
     },
     close: async () => {

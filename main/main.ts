@@ -60,7 +60,13 @@ void app.whenReady().then(async () => {
     } catch (err) {
       configError = err;
     }
-    log = openLog({ file: paths.logFile, level: config.log.level, maxBytes: config.log.maxBytes, files: config.log.files, component: 'electron-main' });
+    log = openLog({
+      file: paths.logFile,
+      level: config.log.level,
+      maxBytes: config.log.maxBytes,
+      files: config.log.files,
+      component: 'electron-main',
+    });
     for (const m of notices) log.logger.warn(m);
     if (configError) throw configError;
     session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
@@ -70,7 +76,12 @@ void app.whenReady().then(async () => {
     createWindow(paths.dataDir);
     log.logger.info({ dataDir: paths.dataDir }, 'window opened');
   } catch (err) {
-    reportStartupFailure(err, { dialog, log: log?.logger ?? silentLogger, logFile: log ? paths.logFile : null, exit: (code) => app.exit(code) });
+    reportStartupFailure(err, {
+      dialog,
+      log: log?.logger ?? silentLogger,
+      logFile: log ? paths.logFile : null,
+      exit: (code) => app.exit(code),
+    });
   }
 });
 

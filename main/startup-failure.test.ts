@@ -21,12 +21,20 @@ function fakes(opts: { dialogThrows?: boolean; logFile?: string | null } = {}) {
 describe('startup failure', () => {
   it('logs the error with its stack, shows a dialog naming it and the log, and exits non-zero', () => {
     const { deps, seen } = fakes();
-    reportStartupFailure(new SandboxDeskError('refused', 'state.db was written by a newer Sandbox Desk', { hint: 'run the newer one' }), deps);
+    reportStartupFailure(
+      new SandboxDeskError('refused', 'state.db was written by a newer Sandbox Desk', { hint: 'run the newer one' }),
+      deps,
+    );
     expect(seen.logs).toHaveLength(1);
     expect(seen.logs[0]![1]).toBe('the core failed to start');
     expect(seen.logs[0]![0]).toMatchObject({ err: { code: 'refused', message: 'state.db was written by a newer Sandbox Desk' } });
     expect((seen.logs[0]![0].err as { stack: string }).stack).toMatch(/startup-failure\.test/);
-    expect(seen.dialogs).toEqual([['Sandbox Desk could not start', expect.stringMatching(/newer Sandbox Desk.*run the newer one[\s\S]*Details are in the log: \/x\/sandbox-desk\.log/)]]);
+    expect(seen.dialogs).toEqual([
+      [
+        'Sandbox Desk could not start',
+        expect.stringMatching(/newer Sandbox Desk.*run the newer one[\s\S]*Details are in the log: \/x\/sandbox-desk\.log/),
+      ],
+    ]);
     expect(seen.exits).toEqual([STARTUP_FAILED_EXIT]);
     expect(STARTUP_FAILED_EXIT).not.toBe(0);
   });

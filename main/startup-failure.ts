@@ -20,7 +20,15 @@ export const STARTUP_FAILED_EXIT = 1;
 export function reportStartupFailure(err: unknown, deps: StartupFailureDeps): void {
   const message = err instanceof SandboxDeskError ? err.oneLine() : err instanceof Error ? err.message : String(err);
   try {
-    deps.log.error({ err: err instanceof Error ? { message: err.message, stack: err.stack, ...(err instanceof SandboxDeskError ? { code: err.code } : {}) } : { message } }, 'the core failed to start');
+    deps.log.error(
+      {
+        err:
+          err instanceof Error
+            ? { message: err.message, stack: err.stack, ...(err instanceof SandboxDeskError ? { code: err.code } : {}) }
+            : { message },
+      },
+      'the core failed to start',
+    );
   } catch {
     // Logging must not stop the dialog and the exit.
   }

@@ -19,11 +19,16 @@ export function AgentActionOverlay({ view }: { view: AgentActionView }) {
   }, [left]);
   if (!shown) return null;
   const { width, height } = view.screen;
-  const point = view.target && width > 0 && height > 0 ? { left: `${(100 * (view.target.x + 0.5)) / width}%`, top: `${(100 * (view.target.y + 0.5)) / height}%` } : null;
+  const point =
+    view.target && width > 0 && height > 0
+      ? { left: `${(100 * (view.target.x + 0.5)) / width}%`, top: `${(100 * (view.target.y + 0.5)) / height}%` }
+      : null;
   return (
     <div className="agent-action" data-testid="agent-action" aria-live="polite">
       <div className="agent-action-frame" style={{ aspectRatio: width > 0 && height > 0 ? `${width} / ${height}` : undefined }}>
-        {view.frame && <img data-testid="agent-action-frame" src={view.frame.image} alt={`frame ${view.frame.frameId} the agent acted on`} />}
+        {view.frame && (
+          <img data-testid="agent-action-frame" src={view.frame.image} alt={`frame ${view.frame.frameId} the agent acted on`} />
+        )}
         {point && <span className="agent-action-point" data-testid="agent-action-point" style={point} />}
       </div>
       <span className="agent-action-label">

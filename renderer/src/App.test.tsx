@@ -24,7 +24,11 @@ vi.mock('@xterm/xterm', () => ({
     dispose() {}
   },
 }));
-vi.mock('@xterm/addon-fit', () => ({ FitAddon: class { fit() {} } }));
+vi.mock('@xterm/addon-fit', () => ({
+  FitAddon: class {
+    fit() {}
+  },
+}));
 vi.mock('@xterm/addon-attach', () => ({ AttachAddon: class {} }));
 
 beforeEach(() => {

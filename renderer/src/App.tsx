@@ -83,7 +83,8 @@ function Desk() {
       return { ...m, [sandbox]: { tabs, active } };
     });
 
-  const activateTab = (sandbox: string, session: string) => setTerminals((m) => ({ ...m, [sandbox]: { ...(m[sandbox] ?? { tabs: [session] }), active: session } }));
+  const activateTab = (sandbox: string, session: string) =>
+    setTerminals((m) => ({ ...m, [sandbox]: { ...(m[sandbox] ?? { tabs: [session] }), active: session } }));
 
   const onCreated = (r: CreateSandboxResult) => {
     setCreating(false);
@@ -91,7 +92,10 @@ function Desk() {
     setView('details');
     setNotice(
       r.warnings.length
-        ? { text: `Created ${r.sandbox.name}, with warnings: ${r.warnings.map((w) => `${warningLabel(w).label} — ${w.message}`).join('; ')}`, bad: true }
+        ? {
+            text: `Created ${r.sandbox.name}, with warnings: ${r.warnings.map((w) => `${warningLabel(w).label} — ${w.message}`).join('; ')}`,
+            bad: true,
+          }
         : { text: `Created ${r.sandbox.name}.`, bad: false },
     );
     void list.refresh();
@@ -136,10 +140,22 @@ function Desk() {
                 </span>
               </div>
               <div className="segmented" role="tablist" aria-label="View">
-                <button role="tab" aria-selected={view === 'details'} className={view === 'details' ? 'on' : ''} data-testid="view-details" onClick={() => setView('details')}>
+                <button
+                  role="tab"
+                  aria-selected={view === 'details'}
+                  className={view === 'details' ? 'on' : ''}
+                  data-testid="view-details"
+                  onClick={() => setView('details')}
+                >
                   Details
                 </button>
-                <button role="tab" aria-selected={view === 'workspace'} className={view === 'workspace' ? 'on' : ''} data-testid="view-workspace" onClick={() => setView('workspace')}>
+                <button
+                  role="tab"
+                  aria-selected={view === 'workspace'}
+                  className={view === 'workspace' ? 'on' : ''}
+                  data-testid="view-workspace"
+                  onClick={() => setView('workspace')}
+                >
                   Workspace
                 </button>
               </div>
@@ -154,7 +170,9 @@ function Desk() {
               </div>
             )}
             <div className="content">
-              {view === 'details' && <SandboxDetails sandbox={current} visible={view === 'details'} onOpenTerminal={(s) => addTab(current.name, s)} />}
+              {view === 'details' && (
+                <SandboxDetails sandbox={current} visible={view === 'details'} onOpenTerminal={(s) => addTab(current.name, s)} />
+              )}
               {showWorkspace && (
                 <div className="workspace" hidden={view !== 'workspace'}>
                   <Suspense fallback={<div className="center muted">Loading the workspace…</div>}>

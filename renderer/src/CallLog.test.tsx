@@ -20,8 +20,26 @@ const secondsAgo = (s: number) => new Date(Date.now() - s * 1000).toISOString();
 /** A small, believable log: oldest first, as the server returns it. */
 function seededLog(): CallLogEntry[] {
   return [
-    callLogEntry({ id: 1, at: secondsAgo(50), session: 'agent-a', tool: 'execute_shell_command', cwdUsed: '/work/repo', cwdObserved: '/work/repo/src', exitCode: 0, durationMs: 1530 }),
-    callLogEntry({ id: 2, at: secondsAgo(40), session: 'agent-a', tool: 'read_file', cwdUsed: '/work/repo/src', cwdObserved: null, exitCode: null, durationMs: 12 }),
+    callLogEntry({
+      id: 1,
+      at: secondsAgo(50),
+      session: 'agent-a',
+      tool: 'execute_shell_command',
+      cwdUsed: '/work/repo',
+      cwdObserved: '/work/repo/src',
+      exitCode: 0,
+      durationMs: 1530,
+    }),
+    callLogEntry({
+      id: 2,
+      at: secondsAgo(40),
+      session: 'agent-a',
+      tool: 'read_file',
+      cwdUsed: '/work/repo/src',
+      cwdObserved: null,
+      exitCode: null,
+      durationMs: 12,
+    }),
     callLogEntry({
       id: 3,
       at: secondsAgo(30),
@@ -33,8 +51,28 @@ function seededLog(): CallLogEntry[] {
       warnings: [{ code: 'cwd_unobserved', message: 'the command timed out' }],
       durationMs: 30_000,
     }),
-    callLogEntry({ id: 4, at: secondsAgo(20), session: 'agent-b', tool: 'execute_shell_command', cwdUsed: null, cwdObserved: null, exitCode: null, error: 'cwd_unresolved: step s7 has no working directory', durationMs: 3 }),
-    callLogEntry({ id: 5, at: secondsAgo(10), session: null, tool: 'click', cwdUsed: null, cwdObserved: null, exitCode: null, error: "human_has_control: a human holds the control lease of sandbox alpha's desktop", durationMs: 4 }),
+    callLogEntry({
+      id: 4,
+      at: secondsAgo(20),
+      session: 'agent-b',
+      tool: 'execute_shell_command',
+      cwdUsed: null,
+      cwdObserved: null,
+      exitCode: null,
+      error: 'cwd_unresolved: step s7 has no working directory',
+      durationMs: 3,
+    }),
+    callLogEntry({
+      id: 5,
+      at: secondsAgo(10),
+      session: null,
+      tool: 'click',
+      cwdUsed: null,
+      cwdObserved: null,
+      exitCode: null,
+      error: "human_has_control: a human holds the control lease of sandbox alpha's desktop",
+      durationMs: 4,
+    }),
     callLogEntry({ id: 6, at: secondsAgo(5), sandbox: 'other', session: 'agent-a', tool: 'list_dir' }),
   ];
 }

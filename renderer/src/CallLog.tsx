@@ -32,19 +32,34 @@ export function CallLog({ sandbox, visible, sessions, session, onSessionChange }
   );
   const entries = calls.data ?? [];
   const newestFirst = [...entries].reverse();
-  const filterKeys = [...new Set([...sessions, ...entries.map((e) => e.session).filter((k): k is string => k !== null), ...(session === null ? [] : [session])])].sort();
+  const filterKeys = [
+    ...new Set([
+      ...sessions,
+      ...entries.map((e) => e.session).filter((k): k is string => k !== null),
+      ...(session === null ? [] : [session]),
+    ]),
+  ].sort();
 
   return (
     <section className="card card-wide" data-testid="calls">
       <div className="card-head">
         <h3>
           Agent calls
-          <span className="muted small"> — every call an agent made through the MCP bridge, newest first{entries.length >= CALL_LOG_LIMIT ? ` (the last ${CALL_LOG_LIMIT})` : ''}</span>
+          <span className="muted small">
+            {' '}
+            — every call an agent made through the MCP bridge, newest first
+            {entries.length >= CALL_LOG_LIMIT ? ` (the last ${CALL_LOG_LIMIT})` : ''}
+          </span>
         </h3>
         <span className="spacer" />
         <label className="small muted nowrap">
           Session{' '}
-          <select className="input-small" data-testid="calls-session-filter" value={session ?? ''} onChange={(e) => onSessionChange(e.target.value === '' ? null : e.target.value)}>
+          <select
+            className="input-small"
+            data-testid="calls-session-filter"
+            value={session ?? ''}
+            onChange={(e) => onSessionChange(e.target.value === '' ? null : e.target.value)}
+          >
             <option value="">all sessions</option>
             {filterKeys.map((k) => (
               <option key={k} value={k}>
@@ -143,7 +158,10 @@ function CwdCell({ e }: { e: CallLogEntry }) {
     return (
       <>
         {used} <span className="muted">→</span>{' '}
-        <span className="text-warn" title="The command ended without its cwd being measured (killed or timed out): the session's record did not move.">
+        <span
+          className="text-warn"
+          title="The command ended without its cwd being measured (killed or timed out): the session's record did not move."
+        >
           not observed
         </span>
       </>
@@ -153,7 +171,10 @@ function CwdCell({ e }: { e: CallLogEntry }) {
   return (
     <>
       {used} <span className="muted">→</span>{' '}
-      <span className={moved ? 'cwd-moved' : 'muted'} title={moved ? 'the command changed directory; the session now starts here' : 'ended where it started'}>
+      <span
+        className={moved ? 'cwd-moved' : 'muted'}
+        title={moved ? 'the command changed directory; the session now starts here' : 'ended where it started'}
+      >
         {e.cwdObserved}
       </span>
     </>

@@ -23,7 +23,12 @@ describe('create dialog', () => {
     type('create-default-cwd', '~');
     fireEvent.click(screen.getByTestId('create-submit'));
     await waitFor(() => expect(api.callsOf('createSandbox')).toHaveLength(1));
-    expect(api.callsOf('createSandbox')[0]).toEqual({ name: 'agent-1', backend: 'docker', image: 'sandbox-desk/desktop:latest', defaultCwd: '~' });
+    expect(api.callsOf('createSandbox')[0]).toEqual({
+      name: 'agent-1',
+      backend: 'docker',
+      image: 'sandbox-desk/desktop:latest',
+      defaultCwd: '~',
+    });
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
     expect(await screen.findByTestId('sandbox-row-agent-1')).toBeTruthy();
   });
@@ -82,7 +87,10 @@ describe('create dialog', () => {
 describe('create dialog: VMs', () => {
   const withQemu = () => {
     const api = new FakeApi();
-    api.backends = [...api.backends, { name: 'qemu', description: 'a QEMU virtual machine', isContainer: true, supportsStreams: true, defaultCwd: '~' }];
+    api.backends = [
+      ...api.backends,
+      { name: 'qemu', description: 'a QEMU virtual machine', isContainer: true, supportsStreams: true, defaultCwd: '~' },
+    ];
     return api;
   };
 
@@ -96,7 +104,11 @@ describe('create dialog: VMs', () => {
     type('create-vm-memory', ' 2048 ');
     fireEvent.change(screen.getByTestId('create-vm-accel'), { target: { value: 'tcg' } });
     fireEvent.click(screen.getByTestId('create-submit'));
-    await waitFor(() => expect(api.callsOf('createSandbox')).toEqual([{ name: 'vm-1', backend: 'qemu', options: { cpus: '4', memory: '2048', accel: 'tcg' } }]));
+    await waitFor(() =>
+      expect(api.callsOf('createSandbox')).toEqual([
+        { name: 'vm-1', backend: 'qemu', options: { cpus: '4', memory: '2048', accel: 'tcg' } },
+      ]),
+    );
   });
 
   it('shows the boot step the server reports while it creates and starts', async () => {
@@ -128,8 +140,28 @@ describe('create dialog: plugins', () => {
   it('names a plugin that did not load, with its error, beside the backend list', async () => {
     const api = new FakeApi();
     api.plugins = [
-      { name: 'ssh', version: '0.1.0', path: '/p/ssh', source: 'flag', isolation: 'host', status: 'loaded', providers: ['ssh'], error: null, warnings: [] },
-      { name: 'acme', version: '1.0.0', path: '/p/acme', source: 'data-dir', isolation: 'in-process', status: 'failed', providers: [], error: "Backend name 'docker' is reserved for the built-in docker backend", warnings: [] },
+      {
+        name: 'ssh',
+        version: '0.1.0',
+        path: '/p/ssh',
+        source: 'flag',
+        isolation: 'host',
+        status: 'loaded',
+        providers: ['ssh'],
+        error: null,
+        warnings: [],
+      },
+      {
+        name: 'acme',
+        version: '1.0.0',
+        path: '/p/acme',
+        source: 'data-dir',
+        isolation: 'in-process',
+        status: 'failed',
+        providers: [],
+        error: "Backend name 'docker' is reserved for the built-in docker backend",
+        warnings: [],
+      },
     ];
     await openDialog(api);
     const note = await screen.findByTestId('plugin-broken-acme');

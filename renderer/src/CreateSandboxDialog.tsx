@@ -32,7 +32,11 @@ function fieldOf(code: string | undefined, message: string): Field {
 
 /** The VM fields that were filled, as backend options (the backend validates them). */
 function vmOptions(vm: Record<'cpus' | 'memory' | 'disk' | 'accel', string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(vm).map(([k, v]) => [k, v.trim()]).filter(([, v]) => v !== ''));
+  return Object.fromEntries(
+    Object.entries(vm)
+      .map(([k, v]) => [k, v.trim()])
+      .filter(([, v]) => v !== ''),
+  );
 }
 
 /** The Create dialog: the few things a sandbox needs, with the server's answer shown in place. */
@@ -94,7 +98,9 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
   const formRef = useRef<HTMLFormElement>(null);
   useEffect(() => {
     if (!error || busySince !== null) return;
-    const field = formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]') ?? formRef.current?.querySelector<HTMLElement>('[data-testid="create-name"]');
+    const field =
+      formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]') ??
+      formRef.current?.querySelector<HTMLElement>('[data-testid="create-name"]');
     field?.focus();
   }, [error, busySince]);
 
@@ -138,26 +144,34 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
 
   return (
     <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && !busy && onClose()}>
-      <form
-        className="modal"
-        role="dialog"
-        aria-modal="true"
-        aria-labelledby="create-title"
-        onSubmit={submit}
-        ref={formRef}
-      >
+      <form className="modal" role="dialog" aria-modal="true" aria-labelledby="create-title" onSubmit={submit} ref={formRef}>
         <h2 id="create-title">New sandbox</h2>
         <fieldset disabled={busy}>
           <label className="field">
             <span className="label">Name</span>
-            <input ref={nameRef} data-testid="create-name" value={name} onChange={(e) => setName(e.target.value)} placeholder="e.g. agent-1" autoComplete="off" spellCheck={false} required aria-invalid={error?.field === 'name'} />
+            <input
+              ref={nameRef}
+              data-testid="create-name"
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+              placeholder="e.g. agent-1"
+              autoComplete="off"
+              spellCheck={false}
+              required
+              aria-invalid={error?.field === 'name'}
+            />
             <span className="help">Letters, digits, _ . and -; starts with a letter or digit.</span>
             {errorAt('name')}
           </label>
 
           <label className="field">
             <span className="label">Backend</span>
-            <select data-testid="create-backend" value={backend} onChange={(e) => setBackend(e.target.value)} aria-invalid={error?.field === 'backend'}>
+            <select
+              data-testid="create-backend"
+              value={backend}
+              onChange={(e) => setBackend(e.target.value)}
+              aria-invalid={error?.field === 'backend'}
+            >
               {!backends && <option value="">{backendsError ? 'could not list backends' : 'loading…'}</option>}
               {backends?.map((b) => (
                 <option key={b.name} value={b.name}>
@@ -178,7 +192,14 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
 
           <label className="field">
             <span className="label">Image</span>
-            <input data-testid="create-image" value={image} onChange={(e) => setImage(e.target.value)} placeholder={isDocker ? DOCKER_DEFAULT_IMAGE : 'backend default'} spellCheck={false} aria-invalid={error?.field === 'image'} />
+            <input
+              data-testid="create-image"
+              value={image}
+              onChange={(e) => setImage(e.target.value)}
+              placeholder={isDocker ? DOCKER_DEFAULT_IMAGE : 'backend default'}
+              spellCheck={false}
+              aria-invalid={error?.field === 'image'}
+            />
             {isDocker && (
               <span className="help">
                 Empty means <code>{DOCKER_DEFAULT_IMAGE}</code>. For a bot desktop (Xfce + Chromium) use{' '}
@@ -202,7 +223,13 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
               ).map(([key, label, placeholder]) => (
                 <label className="field" key={key}>
                   <span className="label">{label}</span>
-                  <input data-testid={`create-vm-${key}`} inputMode="numeric" value={vm[key]} onChange={(e) => setVm({ ...vm, [key]: e.target.value })} placeholder={placeholder} />
+                  <input
+                    data-testid={`create-vm-${key}`}
+                    inputMode="numeric"
+                    value={vm[key]}
+                    onChange={(e) => setVm({ ...vm, [key]: e.target.value })}
+                    placeholder={placeholder}
+                  />
                 </label>
               ))}
               <label className="field">
@@ -219,18 +246,32 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
           <div className="field-row">
             <label className="field">
               <span className="label">User</span>
-              <input data-testid="create-user" value={user} onChange={(e) => setUser(e.target.value)} placeholder="image's default user" spellCheck={false} aria-invalid={error?.field === 'user'} />
+              <input
+                data-testid="create-user"
+                value={user}
+                onChange={(e) => setUser(e.target.value)}
+                placeholder="image's default user"
+                spellCheck={false}
+                aria-invalid={error?.field === 'user'}
+              />
               {errorAt('user')}
             </label>
             <label className="field">
               <span className="label">Default cwd</span>
-              <input data-testid="create-default-cwd" value={defaultCwd} onChange={(e) => setDefaultCwd(e.target.value)} placeholder={info?.defaultCwd ?? '~'} spellCheck={false} aria-invalid={error?.field === 'defaultCwd'} />
+              <input
+                data-testid="create-default-cwd"
+                value={defaultCwd}
+                onChange={(e) => setDefaultCwd(e.target.value)}
+                placeholder={info?.defaultCwd ?? '~'}
+                spellCheck={false}
+                aria-invalid={error?.field === 'defaultCwd'}
+              />
               {errorAt('defaultCwd')}
             </label>
           </div>
           <p className="help">
-            Where commands start when a session has no directory of its own: an absolute path inside the sandbox, or <code>~</code> — the sandbox
-            user's real home, resolved after connecting (measured inside, never guessed from this machine).
+            Where commands start when a session has no directory of its own: an absolute path inside the sandbox, or <code>~</code> — the
+            sandbox user's real home, resolved after connecting (measured inside, never guessed from this machine).
           </p>
         </fieldset>
 
@@ -240,7 +281,10 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
             <span className="progress" role="status">
               <span className="spinner" aria-hidden="true" /> Creating and starting… {elapsed(busySince)}
               {progress && (
-                <span className={progress.level === 'warning' ? 'progress-step progress-warning' : 'progress-step'} data-testid="create-progress">
+                <span
+                  className={progress.level === 'warning' ? 'progress-step progress-warning' : 'progress-step'}
+                  data-testid="create-progress"
+                >
                   {' '}
                   — {progress.message}
                 </span>

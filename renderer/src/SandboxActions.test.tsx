@@ -40,7 +40,12 @@ describe('sandbox actions', () => {
   });
 
   it('shows a failed start inline', async () => {
-    const api = new FakeApi({ sandboxes: [sandboxInfo({ name: 'alpha', state: 'stopped' })] }).fail('startSandbox', 'engine_unreachable', 'Cannot reach the Docker engine', 'is dockerd running?');
+    const api = new FakeApi({ sandboxes: [sandboxInfo({ name: 'alpha', state: 'stopped' })] }).fail(
+      'startSandbox',
+      'engine_unreachable',
+      'Cannot reach the Docker engine',
+      'is dockerd running?',
+    );
     render(<App api={api} />);
     fireEvent.click(await screen.findByTestId('sandbox-start'));
     const alert = await screen.findByText(/Cannot reach the Docker engine/);
@@ -49,13 +54,23 @@ describe('sandbox actions', () => {
 
   it('shows each boot step while a start runs, warnings included', async () => {
     let release: () => void = () => undefined;
-    let step = { step: 'process', message: 'starting QEMU (TCG, 2 CPU, 1024 MiB, SSH on 127.0.0.1:40022)', level: 'info' as 'info' | 'warning' };
+    let step = {
+      step: 'process',
+      message: 'starting QEMU (TCG, 2 CPU, 1024 MiB, SSH on 127.0.0.1:40022)',
+      level: 'info' as 'info' | 'warning',
+    };
     const api = new FakeApi({ sandboxes: [sandboxInfo({ name: 'vm', backend: 'qemu', state: 'stopped' })] })
       .on('startSandbox', async (p) => {
         await new Promise<void>((r) => (release = r));
         return sandboxInfo({ name: p.name, backend: 'qemu', state: 'running' });
       })
-      .on('sandboxProgress', () => ({ kind: 'start', startedAt: '2026-01-01T00:00:00.000Z', done: false, error: null, events: [{ ...step, at: '2026-01-01T00:00:01.000Z' }] }));
+      .on('sandboxProgress', () => ({
+        kind: 'start',
+        startedAt: '2026-01-01T00:00:00.000Z',
+        done: false,
+        error: null,
+        events: [{ ...step, at: '2026-01-01T00:00:01.000Z' }],
+      }));
     render(<App api={api} />);
     fireEvent.click(await screen.findByTestId('sandbox-start'));
     expect((await screen.findByTestId('sandbox-progress')).textContent).toContain('starting QEMU (TCG');
@@ -67,7 +82,9 @@ describe('sandbox actions', () => {
   });
 
   it('a sandbox whose backend cannot answer cannot be started, and says why', async () => {
-    const api = new FakeApi({ sandboxes: [sandboxInfo({ name: 'p', backend: 'ssh', state: 'unavailable', stateDetail: 'plugin host crashed' })] });
+    const api = new FakeApi({
+      sandboxes: [sandboxInfo({ name: 'p', backend: 'ssh', state: 'unavailable', stateDetail: 'plugin host crashed' })],
+    });
     render(<App api={api} />);
     expect(((await screen.findByTestId('sandbox-start')) as HTMLButtonElement).disabled).toBe(true);
   });

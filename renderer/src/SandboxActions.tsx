@@ -40,16 +40,31 @@ export function SandboxActions({ sandbox, onChanged, onRemoved }: Props) {
   return (
     <div className="actions">
       {running ? (
-        <button className="btn" data-testid="sandbox-stop" disabled={busy !== null} onClick={() => act('stop', () => api.call('stopSandbox', { name: sandbox.name }))}>
+        <button
+          className="btn"
+          data-testid="sandbox-stop"
+          disabled={busy !== null}
+          onClick={() => act('stop', () => api.call('stopSandbox', { name: sandbox.name }))}
+        >
           {busy === 'stop' ? 'Stopping…' : 'Stop'}
         </button>
       ) : (
-        <button className="btn" data-testid="sandbox-start" disabled={busy !== null || sandbox.state === 'missing' || sandbox.state === 'unavailable'} title={sandbox.state === 'missing' ? sandbox.stateDetail ?? 'the sandbox no longer exists in its backend' : undefined} onClick={() => act('start', () => api.call('startSandbox', { name: sandbox.name }))}>
+        <button
+          className="btn"
+          data-testid="sandbox-start"
+          disabled={busy !== null || sandbox.state === 'missing' || sandbox.state === 'unavailable'}
+          title={sandbox.state === 'missing' ? (sandbox.stateDetail ?? 'the sandbox no longer exists in its backend') : undefined}
+          onClick={() => act('start', () => api.call('startSandbox', { name: sandbox.name }))}
+        >
           {busy === 'start' ? 'Starting…' : 'Start'}
         </button>
       )}
       {progress && (
-        <span className={progress.level === 'warning' ? 'progress progress-warning' : 'progress'} role="status" data-testid="sandbox-progress">
+        <span
+          className={progress.level === 'warning' ? 'progress progress-warning' : 'progress'}
+          role="status"
+          data-testid="sandbox-progress"
+        >
           {progress.message}
         </span>
       )}
@@ -62,7 +77,12 @@ export function SandboxActions({ sandbox, onChanged, onRemoved }: Props) {
             Remove <b>{sandbox.name}</b>? Its {sandbox.backend === 'docker' ? 'container' : 'environment'} and session records are deleted
             {running ? '; it is running and will be stopped first (force)' : ''}.
           </span>
-          <button className="btn btn-danger" data-testid="confirm-remove" disabled={busy !== null} onClick={() => act('remove', () => api.call('removeSandbox', { name: sandbox.name, force: running }))}>
+          <button
+            className="btn btn-danger"
+            data-testid="confirm-remove"
+            disabled={busy !== null}
+            onClick={() => act('remove', () => api.call('removeSandbox', { name: sandbox.name, force: running }))}
+          >
             {busy === 'remove' ? 'Removing…' : 'Remove'}
           </button>
           <button className="btn" disabled={busy !== null} onClick={() => setConfirming(false)}>

@@ -15,7 +15,13 @@ function renderDetails(api: FakeApi, sandbox = api.sandboxes[0]!) {
 
 describe('sandbox details', () => {
   it('shows the three cwd layers: each session record, the last observed cwd, the default', async () => {
-    const sb = sandboxInfo({ name: 'alpha', home: '/home/dev', defaultCwd: '/home/dev', declaredDefaultCwd: '~', lastObservedCwd: '/srv/app' });
+    const sb = sandboxInfo({
+      name: 'alpha',
+      home: '/home/dev',
+      defaultCwd: '/home/dev',
+      declaredDefaultCwd: '~',
+      lastObservedCwd: '/srv/app',
+    });
     const api = new FakeApi({
       sandboxes: [sb],
       sessions: {
@@ -45,7 +51,9 @@ describe('sandbox details', () => {
   });
 
   it('says the home is resolved after connecting when it is not measured yet', () => {
-    const api = new FakeApi({ sandboxes: [sandboxInfo({ name: 'fresh', home: null, defaultCwd: null, tempDir: null, lastObservedCwd: null })] });
+    const api = new FakeApi({
+      sandboxes: [sandboxInfo({ name: 'fresh', home: null, defaultCwd: null, tempDir: null, lastObservedCwd: null })],
+    });
     renderDetails(api);
     expect(screen.getByTestId('details-home').textContent).toBe('resolved after connect');
     expect(screen.getByTestId('details-default-cwd').textContent).toMatch(/resolved after connect.*declared ~/);
@@ -66,7 +74,11 @@ describe('sandbox details', () => {
             ],
           }),
           sessionInfo({ key: 's2', cwd: '/root', lastWarnings: [{ code: 'cwd_denied', message: 'permission denied' }] }),
-          sessionInfo({ key: 's3', cwd: null, lastWarnings: [{ code: 'host_path_dropped', message: 'a host path was dropped', asked: '/Users/me/x' }] }),
+          sessionInfo({
+            key: 's3',
+            cwd: null,
+            lastWarnings: [{ code: 'host_path_dropped', message: 'a host path was dropped', asked: '/Users/me/x' }],
+          }),
         ],
       },
     });

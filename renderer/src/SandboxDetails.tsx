@@ -91,16 +91,28 @@ export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
         {sessions.loading && !sessions.data && <div className="muted">Loading sessions…</div>}
         {sessions.data && sessions.data.length === 0 && (
           <div className="empty-inline muted">
-            No sessions yet. Open a terminal in the <b>Workspace</b> (Ctrl+Shift+D), or run <code>sandbox-desk exec {s.name} --session NAME …</code>:
-            each session keeps its own cwd record.
+            No sessions yet. Open a terminal in the <b>Workspace</b> (Ctrl+Shift+D), or run{' '}
+            <code>sandbox-desk exec {s.name} --session NAME …</code>: each session keeps its own cwd record.
           </div>
         )}
         {sessions.data && sessions.data.length > 0 && (
-          <SessionsTable sandbox={s} sessions={sessions.data} onOpenTerminal={onOpenTerminal} selected={callSession} onSelect={setCallSession} />
+          <SessionsTable
+            sandbox={s}
+            sessions={sessions.data}
+            onOpenTerminal={onOpenTerminal}
+            selected={callSession}
+            onSelect={setCallSession}
+          />
         )}
       </section>
 
-      <CallLog sandbox={s.name} visible={visible} sessions={(sessions.data ?? []).map((x) => x.key)} session={callSession} onSessionChange={setCallSession} />
+      <CallLog
+        sandbox={s.name}
+        visible={visible}
+        sessions={(sessions.data ?? []).map((x) => x.key)}
+        session={callSession}
+        onSessionChange={setCallSession}
+      />
     </div>
   );
 }

@@ -7,7 +7,10 @@ import { FakeApi, sandboxInfo } from './test/fake-api.js';
 describe('sandbox list', () => {
   it('shows each sandbox with its backend, state and image', async () => {
     const api = new FakeApi({
-      sandboxes: [sandboxInfo({ name: 'alpha', state: 'running' }), sandboxInfo({ name: 'beta', state: 'stopped', image: 'sandbox-desk/desktop:latest' })],
+      sandboxes: [
+        sandboxInfo({ name: 'alpha', state: 'running' }),
+        sandboxInfo({ name: 'beta', state: 'stopped', image: 'sandbox-desk/desktop:latest' }),
+      ],
     });
     render(<App api={api} />);
     const alpha = await screen.findByTestId('sandbox-row-alpha');

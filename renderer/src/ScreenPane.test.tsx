@@ -6,7 +6,16 @@ import { ScreenPane } from './ScreenPane.js';
 import { desktopStatus, FakeApi } from './test/fake-api.js';
 
 // jsdom has no canvas or WebSocket worth driving: a stand-in RFB records how it was made and used.
-const rfbs = vi.hoisted(() => [] as Array<{ url: string; viewOnly: boolean; scaleViewport: boolean; disconnected: boolean; emit: (type: string, detail?: unknown) => void }>);
+const rfbs = vi.hoisted(
+  () =>
+    [] as Array<{
+      url: string;
+      viewOnly: boolean;
+      scaleViewport: boolean;
+      disconnected: boolean;
+      emit: (type: string, detail?: unknown) => void;
+    }>,
+);
 vi.mock('@novnc/novnc', () => ({
   default: class FakeRFB extends EventTarget {
     viewOnly = false;
@@ -43,12 +52,28 @@ const renderPane = (api: FakeApi) =>
   );
 
 describe('screen pane', () => {
-  it('says when the sandbox\'s shell shares the display, and why; says nothing when it is isolated', async () => {
+  it("says when the sandbox's shell shares the display, and why; says nothing when it is isolated", async () => {
     const reason = 'granted at start (grantShellDisplay): the desktop runs as agent';
     const api = new FakeApi({
       desktops: {
-        alpha: desktopStatus({ sandbox: 'alpha', running: true, display: ':20', geometry: '1280x800', displayIsolation: 'shared', displayIsolationReason: reason, displayUser: 'agent', shellDisplayGranted: true }),
-        beta: desktopStatus({ sandbox: 'beta', running: true, display: ':20', geometry: '1024x768', displayIsolation: 'isolated', displayUser: 'sdesk-display' }),
+        alpha: desktopStatus({
+          sandbox: 'alpha',
+          running: true,
+          display: ':20',
+          geometry: '1280x800',
+          displayIsolation: 'shared',
+          displayIsolationReason: reason,
+          displayUser: 'agent',
+          shellDisplayGranted: true,
+        }),
+        beta: desktopStatus({
+          sandbox: 'beta',
+          running: true,
+          display: ':20',
+          geometry: '1024x768',
+          displayIsolation: 'isolated',
+          displayUser: 'sdesk-display',
+        }),
       },
     });
     const view = renderPane(api);
@@ -65,7 +90,14 @@ describe('screen pane', () => {
 
   it('shows why the desktop cannot run and what is missing, with a Start button', async () => {
     const api = new FakeApi({
-      desktops: { alpha: desktopStatus({ sandbox: 'alpha', placement: 'refused', missing: ['Xvnc', 'xfce4-session'], reason: 'the image has no desktop packages' }) },
+      desktops: {
+        alpha: desktopStatus({
+          sandbox: 'alpha',
+          placement: 'refused',
+          missing: ['Xvnc', 'xfce4-session'],
+          reason: 'the image has no desktop packages',
+        }),
+      },
     });
     renderPane(api);
     expect(await screen.findByTestId('desktop-start')).toBeTruthy();
@@ -151,7 +183,12 @@ describe('screen pane', () => {
   });
 
   it("shows the server's error when starting fails", async () => {
-    const api = new FakeApi().fail('desktopStart', 'placement_refused', 'no desktop binaries in the sandbox', 'use sandbox-desk/desktop:latest');
+    const api = new FakeApi().fail(
+      'desktopStart',
+      'placement_refused',
+      'no desktop binaries in the sandbox',
+      'use sandbox-desk/desktop:latest',
+    );
     renderPane(api);
     fireEvent.click(await screen.findByTestId('desktop-start'));
     const alert = await screen.findByText(/no desktop binaries in the sandbox/);
@@ -159,9 +196,11 @@ describe('screen pane', () => {
   });
 });
 
-describe('screen pane: the agent\'s last action', () => {
+describe("screen pane: the agent's last action", () => {
   it('shows the frame the agent last acted on, with its click point, over the running screen', async () => {
-    const api = new FakeApi({ desktops: { alpha: desktopStatus({ sandbox: 'alpha', running: true, display: ':20', geometry: '1280x800' }) } });
+    const api = new FakeApi({
+      desktops: { alpha: desktopStatus({ sandbox: 'alpha', running: true, display: ':20', geometry: '1280x800' }) },
+    });
     api.on('desktopLastAction', () => ({
       sandbox: 'alpha',
       at: new Date().toISOString(),

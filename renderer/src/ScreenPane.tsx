@@ -71,7 +71,11 @@ export function ScreenPane({ sandbox, visible }: Props) {
   const start = () => act('start', () => api.call('desktopStart', { sandbox }), status.refresh);
   const stop = () => act('stop', () => api.call('desktopStop', { sandbox }), status.refresh);
   const toggleControl = () =>
-    act('control', () => (control.mine ? api.call('giveBack', { sandbox, viewerId }) : api.call('takeControl', { sandbox, viewerId })), lease.refresh);
+    act(
+      'control',
+      () => (control.mine ? api.call('giveBack', { sandbox, viewerId }) : api.call('takeControl', { sandbox, viewerId })),
+      lease.refresh,
+    );
 
   return (
     <section className="pane screen-pane" data-testid="screen-pane" aria-label="Desktop">
@@ -79,14 +83,31 @@ export function ScreenPane({ sandbox, visible }: Props) {
         <span className="pane-title">Desktop</span>
         {running && (
           <>
-            <span className={`pill pill-${link.state === 'connected' ? 'ok' : 'warn'}`} title={link.state === 'retrying' ? link.why : undefined}>
-              {link.state === 'connected' ? 'live' : link.state === 'connecting' ? 'connecting…' : `reconnecting in ${Math.ceil(link.inMs / 1000)} s`}
+            <span
+              className={`pill pill-${link.state === 'connected' ? 'ok' : 'warn'}`}
+              title={link.state === 'retrying' ? link.why : undefined}
+            >
+              {link.state === 'connected'
+                ? 'live'
+                : link.state === 'connecting'
+                  ? 'connecting…'
+                  : `reconnecting in ${Math.ceil(link.inMs / 1000)} s`}
             </span>
             <span className={`pill pill-${control.tone}`} data-testid="lease-indicator" title={lease.data?.reason ?? undefined}>
               {control.text}
             </span>
             <span className="spacer" />
-            <button className={`btn btn-small ${control.mine ? 'btn-accent' : 'btn-primary'}`} data-testid="take-control" disabled={busy !== null} onClick={toggleControl} title={control.mine ? 'Hand the keyboard and mouse back to the agent' : 'Drive the desktop yourself; the agent waits until you give it back'}>
+            <button
+              className={`btn btn-small ${control.mine ? 'btn-accent' : 'btn-primary'}`}
+              data-testid="take-control"
+              disabled={busy !== null}
+              onClick={toggleControl}
+              title={
+                control.mine
+                  ? 'Hand the keyboard and mouse back to the agent'
+                  : 'Drive the desktop yourself; the agent waits until you give it back'
+              }
+            >
               {control.mine ? 'Give back' : 'Take control'}
             </button>
             <button className="btn btn-small" data-testid="desktop-stop" disabled={busy !== null} onClick={stop}>
@@ -120,15 +141,37 @@ export function ScreenPane({ sandbox, visible }: Props) {
             </div>
           </div>
         )}
-        {running && lastAction.data && Date.now() - Date.parse(lastAction.data.at) < AGENT_ACTION_SHOWN_MS && <AgentActionOverlay key={lastAction.data.at} view={lastAction.data} />}
-        {running && <VncScreen sandbox={sandbox} viewerId={viewerId} viewOnly={!control.mine} onLink={setLink} onViewerId={(id) => id !== viewerId && setViewerId(id)} />}
-        {status.data && !running && <DesktopOff status={status.data} starting={busy?.what === 'start' ? busy.since : null} onStart={start} disabled={busy !== null} />}
+        {running && lastAction.data && Date.now() - Date.parse(lastAction.data.at) < AGENT_ACTION_SHOWN_MS && (
+          <AgentActionOverlay key={lastAction.data.at} view={lastAction.data} />
+        )}
+        {running && (
+          <VncScreen
+            sandbox={sandbox}
+            viewerId={viewerId}
+            viewOnly={!control.mine}
+            onLink={setLink}
+            onViewerId={(id) => id !== viewerId && setViewerId(id)}
+          />
+        )}
+        {status.data && !running && (
+          <DesktopOff status={status.data} starting={busy?.what === 'start' ? busy.since : null} onStart={start} disabled={busy !== null} />
+        )}
       </div>
     </section>
   );
 }
 
-function DesktopOff({ status, starting, onStart, disabled }: { status: DesktopStatus; starting: number | null; onStart: () => void; disabled: boolean }) {
+function DesktopOff({
+  status,
+  starting,
+  onStart,
+  disabled,
+}: {
+  status: DesktopStatus;
+  starting: number | null;
+  onStart: () => void;
+  disabled: boolean;
+}) {
   const refused = status.placement === 'refused';
   return (
     <div className="center desktop-off">

@@ -41,15 +41,27 @@ export function SessionsTable({ sandbox, sessions, onOpenTerminal, selected = nu
               <tr
                 key={x.key}
                 data-testid={`session-row-${x.key}`}
-                className={[onSelect ? 'row-clickable' : '', selected === x.key ? 'row-selected' : ''].filter(Boolean).join(' ') || undefined}
-                title={onSelect ? (selected === x.key ? 'Showing only this session\'s agent calls — click to show all' : 'Click to show only this session\'s agent calls') : undefined}
+                className={
+                  [onSelect ? 'row-clickable' : '', selected === x.key ? 'row-selected' : ''].filter(Boolean).join(' ') || undefined
+                }
+                title={
+                  onSelect
+                    ? selected === x.key
+                      ? "Showing only this session's agent calls — click to show all"
+                      : "Click to show only this session's agent calls"
+                    : undefined
+                }
                 onClick={onSelect ? () => !selectingText() && onSelect(selected === x.key ? null : x.key) : undefined}
               >
                 <td className="mono key" title={x.key}>
                   {x.key}
                 </td>
                 <td className="mono muted">{x.parent ?? '—'}</td>
-                <td className={`mono layer${usesRecord ? ' layer-active' : ''}`} data-testid={`session-cwd-${x.key}`} title={usesRecord ? 'next command starts here' : undefined}>
+                <td
+                  className={`mono layer${usesRecord ? ' layer-active' : ''}`}
+                  data-testid={`session-cwd-${x.key}`}
+                  title={usesRecord ? 'next command starts here' : undefined}
+                >
                   {x.cwd ?? <span className="muted">no record</span>}
                 </td>
                 <td className="muted">{x.source ?? '—'}</td>
@@ -57,7 +69,10 @@ export function SessionsTable({ sandbox, sessions, onOpenTerminal, selected = nu
                   {ago(x.observedAt)}
                 </td>
                 <td className="mono layer muted">{sandbox.lastObservedCwd ?? '—'}</td>
-                <td className={`mono layer${usesRecord ? ' muted' : ' layer-active'}`} title={usesRecord ? undefined : 'next command starts here'}>
+                <td
+                  className={`mono layer${usesRecord ? ' muted' : ' layer-active'}`}
+                  title={usesRecord ? undefined : 'next command starts here'}
+                >
                   {sandbox.defaultCwd ?? sandbox.declaredDefaultCwd}
                 </td>
                 <td data-testid={`session-warnings-${x.key}`}>

@@ -7,7 +7,10 @@ import { TerminalPane, type TerminalTabs } from './TerminalPane.js';
 import { FakeApi, sessionInfo } from './test/fake-api.js';
 
 // xterm needs a real layout and canvas; these stand-ins record what the pane does with them.
-const log = vi.hoisted(() => ({ terminals: [] as Array<{ opened: boolean; disposed: boolean; addons: string[] }>, attachedWhile: [] as number[] }));
+const log = vi.hoisted(() => ({
+  terminals: [] as Array<{ opened: boolean; disposed: boolean; addons: string[] }>,
+  attachedWhile: [] as number[],
+}));
 vi.mock('@xterm/xterm', () => ({
   Terminal: class {
     cols = 80;
@@ -33,7 +36,12 @@ vi.mock('@xterm/xterm', () => ({
     }
   },
 }));
-vi.mock('@xterm/addon-fit', () => ({ FitAddon: class { kind = 'fit'; fit() {} } }));
+vi.mock('@xterm/addon-fit', () => ({
+  FitAddon: class {
+    kind = 'fit';
+    fit() {}
+  },
+}));
 vi.mock('@xterm/addon-attach', () => ({
   AttachAddon: class {
     kind = 'attach';

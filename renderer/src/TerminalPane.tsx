@@ -52,17 +52,41 @@ export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivat
             </button>
           </div>
         ))}
-        <button className="btn-icon tab-add" data-testid="terminal-add" onClick={() => onAdd()} title="New terminal (Ctrl+Shift+T)" aria-label="New terminal">
+        <button
+          className="btn-icon tab-add"
+          data-testid="terminal-add"
+          onClick={() => onAdd()}
+          title="New terminal (Ctrl+Shift+T)"
+          aria-label="New terminal"
+        >
           +
         </button>
         {naming === null ? (
-          <button className="link small" onClick={() => setNaming('')} title="Open a terminal in a session by name — e.g. an agent's session">
+          <button
+            className="link small"
+            onClick={() => setNaming('')}
+            title="Open a terminal in a session by name — e.g. an agent's session"
+          >
             session…
           </button>
         ) : (
           <form onSubmit={submitName} className="tab-name-form">
-            <input autoFocus className="input-small" value={naming} placeholder="session key" aria-label="Session key" onChange={(e) => setNaming(e.target.value)} onBlur={() => setNaming(null)} onKeyDown={(e) => e.key === 'Escape' && setNaming(null)} list={`sessions-${sandbox}`} />
-            <datalist id={`sessions-${sandbox}`}>{sessions.data?.map((s) => <option key={s.key} value={s.key} />)}</datalist>
+            <input
+              autoFocus
+              className="input-small"
+              value={naming}
+              placeholder="session key"
+              aria-label="Session key"
+              onChange={(e) => setNaming(e.target.value)}
+              onBlur={() => setNaming(null)}
+              onKeyDown={(e) => e.key === 'Escape' && setNaming(null)}
+              list={`sessions-${sandbox}`}
+            />
+            <datalist id={`sessions-${sandbox}`}>
+              {sessions.data?.map((s) => (
+                <option key={s.key} value={s.key} />
+              ))}
+            </datalist>
           </form>
         )}
       </header>
@@ -72,7 +96,11 @@ export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivat
           <span className="muted">session</span> <span className="mono">{tabs.active}</span>
           <span className="sep" />
           <span className="muted">cwd record</span>{' '}
-          {activeInfo?.cwd ? <span className="mono cwd">{activeInfo.cwd}</span> : <span className="muted">{startedIn[tabs.active] ? `started in ${startedIn[tabs.active]}` : 'none yet'}</span>}
+          {activeInfo?.cwd ? (
+            <span className="mono cwd">{activeInfo.cwd}</span>
+          ) : (
+            <span className="muted">{startedIn[tabs.active] ? `started in ${startedIn[tabs.active]}` : 'none yet'}</span>
+          )}
           {activeInfo?.observedAt && <span className="muted small"> · {ago(activeInfo.observedAt)}</span>}
           {activeInfo?.source && <span className="muted small"> · {activeInfo.source}</span>}
           {activeInfo?.lastWarnings.map((w, i) => (
@@ -94,7 +122,12 @@ export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivat
         )}
         {tabs.tabs.map((t) => (
           <div key={t} className="terminal-slot" hidden={t !== tabs.active}>
-            <TerminalView sandbox={sandbox} session={t} active={visible && t === tabs.active} onStarted={(cwd) => setStartedIn((m) => ({ ...m, [t]: cwd }))} />
+            <TerminalView
+              sandbox={sandbox}
+              session={t}
+              active={visible && t === tabs.active}
+              onStarted={(cwd) => setStartedIn((m) => ({ ...m, [t]: cwd }))}
+            />
           </div>
         ))}
       </div>

@@ -167,7 +167,10 @@ export function TerminalView({ sandbox, session, active, onStarted }: Props) {
       <div ref={host} className="terminal-host" data-testid={`terminal-${session}`} />
       {link.state === 'opening' && <div className="terminal-overlay muted">Opening a shell in {session}…</div>}
       {(link.state === 'closed' || link.state === 'failed') && (
-        <div className={`terminal-banner ${link.state === 'failed' ? 'notice-error' : ''}`} role={link.state === 'failed' ? 'alert' : 'status'}>
+        <div
+          className={`terminal-banner ${link.state === 'failed' ? 'notice-error' : ''}`}
+          role={link.state === 'failed' ? 'alert' : 'status'}
+        >
           <span>
             {link.state === 'failed' ? 'Could not open the terminal: ' : 'Terminal closed: '}
             {link.why}

@@ -11,9 +11,7 @@ declare global {
 }
 
 export type ScreenLink =
-  | { state: 'connecting'; attempt: number }
-  | { state: 'connected' }
-  | { state: 'retrying'; inMs: number; why: string };
+  { state: 'connecting'; attempt: number } | { state: 'connected' } | { state: 'retrying'; inMs: number; why: string };
 
 interface Props {
   sandbox: string;

@@ -21,11 +21,13 @@ export function Workspace({ sandbox, visible, tabs, onAddTab, onCloseTab, onActi
           <b>{sandbox.name}</b> is {sandbox.state}
           {sandbox.stateDetail ? ` (${sandbox.stateDetail})` : ''}.
         </p>
-        <p className="muted">{sandbox.state === 'missing'
+        <p className="muted">
+          {sandbox.state === 'missing'
             ? 'It no longer exists in its backend; remove it and create it again.'
             : sandbox.state === 'unavailable'
               ? `Its backend cannot be asked right now: ${sandbox.stateDetail ?? 'no reason given'}`
-              : 'Start it (Start, above) to open its terminals and desktop.'}</p>
+              : 'Start it (Start, above) to open its terminals and desktop.'}
+        </p>
       </div>
     );
   }
@@ -41,7 +43,16 @@ export function Workspace({ sandbox, visible, tabs, onAddTab, onCloseTab, onActi
     <SplitView
       storageKey="sdesk.split"
       left={<ScreenPane sandbox={sandbox.name} visible={visible} />}
-      right={<TerminalPane sandbox={sandbox.name} visible={visible} tabs={tabs} onAdd={onAddTab} onClose={onCloseTab} onActivate={onActivateTab} />}
+      right={
+        <TerminalPane
+          sandbox={sandbox.name}
+          visible={visible}
+          tabs={tabs}
+          onAdd={onAddTab}
+          onClose={onCloseTab}
+          onActivate={onActivateTab}
+        />
+      }
     />
   );
 }

@@ -18,8 +18,17 @@ describe('api client', () => {
   });
 
   it('browser mode: an {error} body becomes an ApiError whatever the HTTP status', async () => {
-    vi.stubGlobal('fetch', async () => new Response(JSON.stringify({ error: { code: 'name_taken', message: 'a sandbox named a already exists', hint: 'choose another name' } }), { status: 409 }));
-    const err = await httpClient().call('createSandbox', { name: 'a', backend: 'docker' }).catch((e: unknown) => e);
+    vi.stubGlobal(
+      'fetch',
+      async () =>
+        new Response(
+          JSON.stringify({ error: { code: 'name_taken', message: 'a sandbox named a already exists', hint: 'choose another name' } }),
+          { status: 409 },
+        ),
+    );
+    const err = await httpClient()
+      .call('createSandbox', { name: 'a', backend: 'docker' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect(err).toMatchObject({ code: 'name_taken', message: 'a sandbox named a already exists', hint: 'choose another name' });
   });
@@ -34,7 +43,9 @@ describe('api client', () => {
   });
 
   it('Electron: invoke(method, params), {ok} unwrapped, {error} thrown', async () => {
-    const invoke = vi.fn(async (method: string) => (method === 'backends' ? { ok: [] } : { error: { code: 'not_found', message: 'no sandbox named x' } }));
+    const invoke = vi.fn(async (method: string) =>
+      method === 'backends' ? { ok: [] } : { error: { code: 'not_found', message: 'no sandbox named x' } },
+    );
     const api = bridgeClient({ invoke });
     expect(await api.call('backends', {})).toEqual([]);
     await expect(api.call('inspectSandbox', { name: 'x' })).rejects.toMatchObject({ code: 'not_found', message: 'no sandbox named x' });

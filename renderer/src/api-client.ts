@@ -59,13 +59,21 @@ export function httpClient(base = ''): ApiClient {
           body: JSON.stringify(params ?? {}),
         });
       } catch (err) {
-        throw new ApiError('unreachable', `Sandbox Desk's server did not answer (${err instanceof Error ? err.message : String(err)})`, 'Is `sandbox-desk serve` still running?');
+        throw new ApiError(
+          'unreachable',
+          `Sandbox Desk's server did not answer (${err instanceof Error ? err.message : String(err)})`,
+          'Is `sandbox-desk serve` still running?',
+        );
       }
       let body: unknown;
       try {
         body = await res.json();
       } catch {
-        throw new ApiError(res.status === 401 ? 'refused' : 'internal', `${method}: HTTP ${res.status} ${res.statusText} without a JSON body`, res.status === 401 ? 'Open the URL Sandbox Desk printed (it carries the login token).' : undefined);
+        throw new ApiError(
+          res.status === 401 ? 'refused' : 'internal',
+          `${method}: HTTP ${res.status} ${res.statusText} without a JSON body`,
+          res.status === 401 ? 'Open the URL Sandbox Desk printed (it carries the login token).' : undefined,
+        );
       }
       return unwrap(method, body);
     },

@@ -4,8 +4,10 @@ import { Authenticator } from './auth.js';
 
 const q = (s = '') => new URLSearchParams(s);
 
-describe('the server\'s credentials', () => {
-  const stored = { verify: (t: string) => (t === 'sdat_x_stored' ? { id: 'x', scope: { tools: 'mcp' as const, sandboxes: ['a'] } } : null) };
+describe("the server's credentials", () => {
+  const stored = {
+    verify: (t: string) => (t === 'sdat_x_stored' ? { id: 'x', scope: { tools: 'mcp' as const, sandboxes: ['a'] } } : null),
+  };
   const auth = new Authenticator({ agentTokens: stored, sessionAgentScope: ANY_SANDBOX });
 
   it('the UI token works in the query, a Bearer header or the cookie', () => {
@@ -16,8 +18,13 @@ describe('the server\'s credentials', () => {
 
   it('agent tokens count only as a Bearer header, with their scope', () => {
     const serveToken = auth.sessionAgent!.token;
-    expect(auth.authenticate({ headers: { authorization: `Bearer ${serveToken}` } }, q())).toEqual({ principal: { kind: 'agent', tokenId: 'serve', scope: ANY_SANDBOX }, via: 'header' });
-    expect(auth.authenticate({ headers: { authorization: 'Bearer sdat_x_stored' } }, q())).toMatchObject({ principal: { kind: 'agent', scope: { sandboxes: ['a'] } } });
+    expect(auth.authenticate({ headers: { authorization: `Bearer ${serveToken}` } }, q())).toEqual({
+      principal: { kind: 'agent', tokenId: 'serve', scope: ANY_SANDBOX },
+      via: 'header',
+    });
+    expect(auth.authenticate({ headers: { authorization: 'Bearer sdat_x_stored' } }, q())).toMatchObject({
+      principal: { kind: 'agent', scope: { sandboxes: ['a'] } },
+    });
     expect(auth.authenticate({ headers: {} }, q(`token=${serveToken}`))).toBeNull();
     expect(auth.authenticate({ headers: { cookie: `sdesk_token=${serveToken}` } }, q())).toBeNull();
   });

@@ -32,7 +32,9 @@ export class Authenticator {
   readonly sessionAgent: { token: string; tokenId: string; scope: AgentScope } | null;
 
   constructor(private readonly opts: { agentTokens?: AgentTokenVerifier | undefined; sessionAgentScope?: AgentScope | undefined } = {}) {
-    this.sessionAgent = opts.sessionAgentScope ? { token: `sdat_serve_${randomBytes(32).toString('base64url')}`, tokenId: 'serve', scope: opts.sessionAgentScope } : null;
+    this.sessionAgent = opts.sessionAgentScope
+      ? { token: `sdat_serve_${randomBytes(32).toString('base64url')}`, tokenId: 'serve', scope: opts.sessionAgentScope }
+      : null;
   }
 
   authenticate(req: Pick<IncomingMessage, 'headers'>, query: URLSearchParams): Authenticated | null {
@@ -50,7 +52,8 @@ export class Authenticator {
   }
 
   private agent(token: string): Principal | null {
-    if (this.sessionAgent && sameSecret(token, this.sessionAgent.token)) return { kind: 'agent', tokenId: this.sessionAgent.tokenId, scope: this.sessionAgent.scope };
+    if (this.sessionAgent && sameSecret(token, this.sessionAgent.token))
+      return { kind: 'agent', tokenId: this.sessionAgent.tokenId, scope: this.sessionAgent.scope };
     const found = this.opts.agentTokens?.verify(token);
     return found ? { kind: 'agent', tokenId: found.id, scope: found.scope } : null;
   }

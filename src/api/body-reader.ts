@@ -15,7 +15,10 @@ export class BodyTooLarge extends SandboxDeskError {
  * as UTF-8 once at the end, so a character split across chunks arrives whole. Invalid UTF-8 is
  * refused rather than silently replaced.
  */
-export async function readBodyText(req: AsyncIterable<Buffer | string> & Partial<Pick<IncomingMessage, 'headers'>>, limit: number): Promise<string> {
+export async function readBodyText(
+  req: AsyncIterable<Buffer | string> & Partial<Pick<IncomingMessage, 'headers'>>,
+  limit: number,
+): Promise<string> {
   const declared = Number(req.headers?.['content-length']);
   if (Number.isFinite(declared) && declared > limit) throw new BodyTooLarge(limit);
   const chunks: Buffer[] = [];
@@ -34,7 +37,10 @@ export async function readBodyText(req: AsyncIterable<Buffer | string> & Partial
 }
 
 /** A contract call's body: a JSON object (empty body: `{}`). */
-export async function readJsonObject(req: AsyncIterable<Buffer | string> & Partial<Pick<IncomingMessage, 'headers'>>, limit = API_BODY_MAX_BYTES): Promise<Record<string, unknown>> {
+export async function readJsonObject(
+  req: AsyncIterable<Buffer | string> & Partial<Pick<IncomingMessage, 'headers'>>,
+  limit = API_BODY_MAX_BYTES,
+): Promise<Record<string, unknown>> {
   const raw = await readBodyText(req, limit);
   if (!raw) return {};
   let v: unknown;
@@ -43,6 +49,7 @@ export async function readJsonObject(req: AsyncIterable<Buffer | string> & Parti
   } catch {
     throw new SandboxDeskError('invalid_input', 'request body is not JSON');
   }
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new SandboxDeskError('invalid_input', 'request body must be a JSON object of the method\'s params');
+  if (!v || typeof v !== 'object' || Array.isArray(v))
+    throw new SandboxDeskError('invalid_input', "request body must be a JSON object of the method's params");
   return v as Record<string, unknown>;
 }

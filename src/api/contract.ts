@@ -30,7 +30,10 @@ export const SandboxName = z
   .string({ error: 'sandbox name is required' })
   .min(1, 'sandbox name is empty')
   .max(SANDBOX_NAME_MAX, `sandbox name is longer than ${SANDBOX_NAME_MAX} characters`)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'sandbox name may only contain letters, digits, _ . and - (no spaces or /), and must start with a letter or digit');
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9_.-]*$/,
+    'sandbox name may only contain letters, digits, _ . and - (no spaces or /), and must start with a letter or digit',
+  );
 
 /** Session keys are stored verbatim, whatever characters they hold; only NUL and absurd lengths are refused. */
 export const SessionKey = z
@@ -56,7 +59,9 @@ export const CreateSandboxRequest = z.object({
     .optional(),
   start: z.boolean().default(true),
   mounts: z.array(MountSpec).default([]),
-  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'), z.string()).default({}),
+  env: z
+    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'), z.string())
+    .default({}),
   options: z.record(z.string(), z.string()).default({}),
 });
 export type CreateSandboxRequest = z.input<typeof CreateSandboxRequest>;
@@ -229,7 +234,10 @@ export const API = {
   desktopStart: {
     params: OfSandbox.extend({
       placement: Placement.optional(),
-      geometry: z.string().regex(/^\d{3,4}x\d{3,4}$/, 'geometry is WIDTHxHEIGHT').optional(),
+      geometry: z
+        .string()
+        .regex(/^\d{3,4}x\d{3,4}$/, 'geometry is WIDTHxHEIGHT')
+        .optional(),
       // Run the desktop as the sandbox user, so the sandbox's shell can reach the display (status says so).
       grantShellDisplay: z.boolean().optional(),
     }),
@@ -244,7 +252,11 @@ export const API = {
   giveBack: { params: OfSandbox.extend({ viewerId: ViewerId }), result: returns<Lease>() },
   terminalOpen: { params: OfSandbox.extend({ session: SessionKey.optional(), ...TerminalSize }), result: returns<TerminalGrant>() },
   callLog: {
-    params: z.object({ sandbox: SandboxName.optional(), session: SessionKey.optional(), limit: z.number().int().min(1).max(10_000).optional() }),
+    params: z.object({
+      sandbox: SandboxName.optional(),
+      session: SessionKey.optional(),
+      limit: z.number().int().min(1).max(10_000).optional(),
+    }),
     result: returns<CallLogEntry[]>(),
   },
   terminalResize: { params: z.object({ terminalId: z.string().min(1), ...TerminalSize }), result: returns<{ ok: true }>() },

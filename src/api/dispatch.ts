@@ -19,13 +19,22 @@ type Handlers = { [M in ApiMethod]: (p: Params<M>) => Promise<ApiResult<M>> | Ap
  * the browser mode's HTTP, tests): params are validated against the contract's schema, results and
  * errors come back as data.
  */
-export function createDispatcher(desk: SandboxDesk, streams: StreamIssuer): (method: unknown, params: unknown) => Promise<ApiResponse<ApiMethod>> {
+export function createDispatcher(
+  desk: SandboxDesk,
+  streams: StreamIssuer,
+): (method: unknown, params: unknown) => Promise<ApiResponse<ApiMethod>> {
   const handlers: Handlers = {
     backends: async () => {
       await desk.pluginsLoaded();
       return desk.registry.all().map((p) => {
         const declared = readProviderDefaultCwd(p).raw;
-        return { name: p.name, description: p.description, isContainer: p.isContainer, supportsStreams: p.supportsStreams, defaultCwd: typeof declared === 'string' ? declared : null };
+        return {
+          name: p.name,
+          description: p.description,
+          isContainer: p.isContainer,
+          supportsStreams: p.supportsStreams,
+          defaultCwd: typeof declared === 'string' ? declared : null,
+        };
       });
     },
     // Without the isolated host's internals (pid, restarts): the UI needs what failed and why.
@@ -51,7 +60,8 @@ export function createDispatcher(desk: SandboxDesk, streams: StreamIssuer): (met
       return result;
     },
     desktopStatus: (p) => desk.desktop.status(p.sandbox, { placement: p.placement }),
-    desktopStart: (p) => desk.desktop.start(p.sandbox, { placement: p.placement, geometry: p.geometry, grantShellDisplay: p.grantShellDisplay }),
+    desktopStart: (p) =>
+      desk.desktop.start(p.sandbox, { placement: p.placement, geometry: p.geometry, grantShellDisplay: p.grantShellDisplay }),
     desktopStop: (p) => desk.desktop.stop(p.sandbox),
     desktopLastAction: (p) => desk.desktop.lastAction(p.sandbox),
     screenTicket: async (p) => {

@@ -41,9 +41,15 @@ export interface LocalServerOptions {
   mcp?: { handler: McpHttpHandler; sessionAgentScope?: AgentScope; agentTokens?: AgentTokenVerifier } | undefined;
 }
 
-const MIME: Record<string, string> = { '.js': 'text/javascript', '.html': 'text/html; charset=utf-8', '.css': 'text/css', '.svg': 'image/svg+xml', '.png': 'image/png' };
+const MIME: Record<string, string> = {
+  '.js': 'text/javascript',
+  '.html': 'text/html; charset=utf-8',
+  '.css': 'text/css',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+};
 
-const AGENT_REFUSED = 'an agent token opens only the MCP tools at /mcp; the app\'s API, viewer and streams need the UI token';
+const AGENT_REFUSED = "an agent token opens only the MCP tools at /mcp; the app's API, viewer and streams need the UI token";
 
 /**
  * The app's local server, for the browser mode and for the Electron window's streams: loopback only,
@@ -80,7 +86,9 @@ export class LocalServer implements StreamIssuer {
     // A request Node cannot parse: a plain 400 (Node's default), and a reset socket is not an error.
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
       if (err.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
-      socket.end(`HTTP/1.1 ${err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nConnection: close\r\n\r\n`);
+      socket.end(
+        `HTTP/1.1 ${err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nConnection: close\r\n\r\n`,
+      );
     });
   }
 
@@ -173,19 +181,33 @@ export class LocalServer implements StreamIssuer {
     if (!this.hostAllowed(req)) return this.send(res, 403, { error: { code: 'refused', message: 'unexpected Host header' } });
     const path = url.pathname;
     // noVNC's modules are public library code: served without the token (module imports carry none).
-    if (req.method === 'GET' && path.startsWith('/novnc/')) return this.serveStatic(res, join(projectRoot(), 'node_modules', '@novnc', 'novnc'), decodeSegment(path.slice('/novnc/'.length)));
-    if (req.method === 'GET' && path.startsWith('/viewer/')) return this.serveStatic(res, resourcePath('viewer'), decodeSegment(path.slice('/viewer/'.length)));
+    if (req.method === 'GET' && path.startsWith('/novnc/'))
+      return this.serveStatic(res, join(projectRoot(), 'node_modules', '@novnc', 'novnc'), decodeSegment(path.slice('/novnc/'.length)));
+    if (req.method === 'GET' && path.startsWith('/viewer/'))
+      return this.serveStatic(res, resourcePath('viewer'), decodeSegment(path.slice('/viewer/'.length)));
 
     const who = this.auth.authenticate(req, url.query);
     if (path === '/mcp' && this.opts.mcp) {
       const mcp = this.opts.mcp.handler;
-      if (!who) return mcp.refuse(res, 401, 'missing or wrong agent token: send "Authorization: Bearer <agent token>" (printed by `sandbox-desk serve --mcp`, or made by `sandbox-desk token create`)');
-      if (who.principal.kind !== 'agent') return mcp.refuse(res, 403, 'the UI token does not open /mcp: give the agent an agent token (printed by `sandbox-desk serve --mcp`, or made by `sandbox-desk token create`)');
+      if (!who)
+        return mcp.refuse(
+          res,
+          401,
+          'missing or wrong agent token: send "Authorization: Bearer <agent token>" (printed by `sandbox-desk serve --mcp`, or made by `sandbox-desk token create`)',
+        );
+      if (who.principal.kind !== 'agent')
+        return mcp.refuse(
+          res,
+          403,
+          'the UI token does not open /mcp: give the agent an agent token (printed by `sandbox-desk serve --mcp`, or made by `sandbox-desk token create`)',
+        );
       if (!this.originAllowed(req.headers.origin)) return mcp.refuse(res, 403, 'cross-origin request refused');
       return await mcp.handle(req, res, who.principal);
     }
-    if (!who) return this.send(res, 401, { error: { code: 'refused', message: 'missing or wrong token: open the URL Sandbox Desk printed' } });
-    if (who.principal.kind === 'agent') return this.send(res, 403, { error: { code: 'refused', message: AGENT_REFUSED, hint: 'agents call the MCP tools (POST /mcp)' } });
+    if (!who)
+      return this.send(res, 401, { error: { code: 'refused', message: 'missing or wrong token: open the URL Sandbox Desk printed' } });
+    if (who.principal.kind === 'agent')
+      return this.send(res, 403, { error: { code: 'refused', message: AGENT_REFUSED, hint: 'agents call the MCP tools (POST /mcp)' } });
     // The URL's token becomes a cookie, so the page's own assets and calls carry it without the URL.
     if (who.via === 'query') res.setHeader('Set-Cookie', `${UI_COOKIE}=${this.token}; HttpOnly; SameSite=Strict; Path=/`);
     if (req.method !== 'GET' && !this.originAllowed(req.headers.origin)) {
@@ -203,7 +225,9 @@ export class LocalServer implements StreamIssuer {
     if (req.method === 'GET' && (path === '/' || path === '/index.html' || path.startsWith('/assets/'))) {
       const dir = this.opts.rendererDir ?? join(projectRoot(), 'dist', 'renderer');
       if (!existsSync(join(dir, 'index.html'))) {
-        return this.send(res, 503, { error: { code: 'backend_unavailable', message: 'the UI is not built: run `npm run build:renderer` (or `npm run setup`)' } });
+        return this.send(res, 503, {
+          error: { code: 'backend_unavailable', message: 'the UI is not built: run `npm run build:renderer` (or `npm run setup`)' },
+        });
       }
       return this.serveStatic(res, dir, path === '/' ? 'index.html' : decodeSegment(path.slice(1)));
     }
@@ -224,6 +248,8 @@ export class LocalServer implements StreamIssuer {
       'Content-Type': MIME[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream',
       'Content-Security-Policy': `default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self' ws://127.0.0.1:${this.port}`,
     });
-    createReadStream(file).on('error', () => res.destroy()).pipe(res);
+    createReadStream(file)
+      .on('error', () => res.destroy())
+      .pipe(res);
   }
 }

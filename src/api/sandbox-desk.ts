@@ -63,7 +63,6 @@ export interface SandboxDeskOptions {
   pluginLogger?: PluginLogger;
 }
 
-
 /**
  * The core's one entry point: the CLI, the Electron main process, the browser mode and the agent
  * bridge all drive sandboxes through this class.
@@ -80,7 +79,9 @@ export class SandboxDesk {
   /** Warnings found while connecting, delivered with the next result that concerns the sandbox. */
   private readonly pendingWarnings = new Map<string, ExecWarning[]>();
   /** The latest long operation (create/start/stop) per sandbox, for clients that poll its progress. */
-  private readonly operations = new SandboxOperations((name, w) => this.pendingWarnings.set(name, [...(this.pendingWarnings.get(name) ?? []), w]));
+  private readonly operations = new SandboxOperations((name, w) =>
+    this.pendingWarnings.set(name, [...(this.pendingWarnings.get(name) ?? []), w]),
+  );
   private readonly hostHome = homedir();
   private readonly defaultTimeoutMs: number;
   private readonly maxOutputBytes: number;
@@ -99,7 +100,12 @@ export class SandboxDesk {
     this.registry = opts.registry ?? builtinRegistry({ dataDir: this.store.dataDir });
     this.plugins = opts.plugins === false ? null : this.pluginManager(opts.plugins ?? {}, opts.pluginLogger);
     // Plugins load in the background: a slow or broken one never blocks the app from opening.
-    this.pluginsReady = this.plugins ? this.plugins.loadAll().then(() => undefined, () => undefined) : Promise.resolve();
+    this.pluginsReady = this.plugins
+      ? this.plugins.loadAll().then(
+          () => undefined,
+          () => undefined,
+        )
+      : Promise.resolve();
     this.shells = new ShellPool({ idleMs: opts.shellIdleMs ?? this.config.shell.idleMs });
     this.defaultTimeoutMs = opts.defaultTimeoutMs ?? this.config.exec.timeoutMs;
     this.maxOutputBytes = opts.maxOutputBytes ?? this.config.exec.maxOutputBytes;
@@ -133,7 +139,12 @@ export class SandboxDesk {
   private pluginManager(input: PluginSettingsInput, logger?: PluginLogger): PluginManager {
     const log = this.log.child({ scope: 'plugins' });
     const toLog: PluginLogger = logger ?? { info: (m) => log.info(m), warn: (m) => log.warn(m) };
-    return new PluginManager({ registry: this.registry, dataDir: this.store.dataDir, settings: mergeSettings(settingsFromConfig(this.config.plugins), input), logger: toLog });
+    return new PluginManager({
+      registry: this.registry,
+      dataDir: this.store.dataDir,
+      settings: mergeSettings(settingsFromConfig(this.config.plugins), input),
+      logger: toLog,
+    });
   }
 
   /** The names `plugins.disabled` left out of loading (`plugin list` mentions them). */
@@ -151,7 +162,17 @@ export class SandboxDesk {
     await this.pluginsReady;
     const list = this.plugins?.list() ?? [];
     if (this.pluginConfigError) {
-      list.unshift({ name: 'config.json', version: null, path: this.store.dataDir, source: 'config', isolation: 'in-process', status: 'failed', providers: [], error: this.pluginConfigError, warnings: [] });
+      list.unshift({
+        name: 'config.json',
+        version: null,
+        path: this.store.dataDir,
+        source: 'config',
+        isolation: 'in-process',
+        status: 'failed',
+        providers: [],
+        error: this.pluginConfigError,
+        warnings: [],
+      });
     }
     return list;
   }
@@ -162,9 +183,13 @@ export class SandboxDesk {
     if (!this.registry.has(name)) {
       const failed = (this.plugins?.list() ?? []).filter((p) => p.status !== 'loaded');
       if (failed.length) {
-        throw new SandboxDeskError('unknown_backend', `Unknown backend '${name}'; plugin${failed.length === 1 ? '' : 's'} ${failed.map((p) => p.name).join(', ')} did not load`, {
-          hint: 'see `sandbox-desk plugin list` for why',
-        });
+        throw new SandboxDeskError(
+          'unknown_backend',
+          `Unknown backend '${name}'; plugin${failed.length === 1 ? '' : 's'} ${failed.map((p) => p.name).join(', ')} did not load`,
+          {
+            hint: 'see `sandbox-desk plugin list` for why',
+          },
+        );
       }
     }
     return this.registry.get(name);
@@ -176,7 +201,9 @@ export class SandboxDesk {
     const req = validate(CreateSandboxRequest, input);
     const provider = await this.providerOf(req.backend);
     if (this.store.sandboxes.get(req.name)) {
-      throw new SandboxDeskError('name_taken', `a sandbox named ${req.name} already exists`, { hint: 'choose another name, or remove the old one with `sandbox-desk sandbox rm`' });
+      throw new SandboxDeskError('name_taken', `a sandbox named ${req.name} already exists`, {
+        hint: 'choose another name, or remove the old one with `sandbox-desk sandbox rm`',
+      });
     }
     const warnings: ExecWarning[] = [];
     const declared = this.declareDefaultCwd(provider, req.defaultCwd, warnings);
@@ -199,16 +226,25 @@ export class SandboxDesk {
     // The row reserves the name first; if provisioning fails it is removed again, so nothing half-made stays.
     this.store.sandboxes.insert(record);
     try {
-      const made = await this.operations.run(req.name, 'create', opts.onProgress, (op) => provider.provision({
-        name: req.name,
-        image: record.image,
-        user: record.user,
-        mounts: record.mounts,
-        env: record.env,
-        options: record.options,
-        labels: { 'io.sandbox-desk.managed': 'true', 'io.sandbox-desk.sandbox': req.name, 'io.sandbox-desk.instance': this.store.instanceId },
-        resourceName: `sdesk-${this.store.instanceId}-${req.name}`,
-      }, op));
+      const made = await this.operations.run(req.name, 'create', opts.onProgress, (op) =>
+        provider.provision(
+          {
+            name: req.name,
+            image: record.image,
+            user: record.user,
+            mounts: record.mounts,
+            env: record.env,
+            options: record.options,
+            labels: {
+              'io.sandbox-desk.managed': 'true',
+              'io.sandbox-desk.sandbox': req.name,
+              'io.sandbox-desk.instance': this.store.instanceId,
+            },
+            resourceName: `sdesk-${this.store.instanceId}-${req.name}`,
+          },
+          op,
+        ),
+      );
       this.store.sandboxes.setProvisioned(req.name, made);
     } catch (err) {
       this.store.sandboxes.delete(req.name);
@@ -226,7 +262,12 @@ export class SandboxDesk {
   private declareDefaultCwd(provider: SandboxProvider, asked: string | undefined, warnings: ExecWarning[]): string | null {
     const fallback = provider.isContainer ? 'the backend default' : 'the current directory';
     if (asked !== undefined) {
-      const d = normalizeDeclaredCwd(asked, { isContainer: provider.isContainer, hostHome: this.hostHome, origin: '--default-cwd', fallback });
+      const d = normalizeDeclaredCwd(asked, {
+        isContainer: provider.isContainer,
+        hostHome: this.hostHome,
+        origin: '--default-cwd',
+        fallback,
+      });
       if (d.warning) warnings.push(d.warning);
       if (d.value) return d.value;
     }
@@ -246,7 +287,12 @@ export class SandboxDesk {
   private effectiveDeclaredCwd(rec: SandboxRecord, provider: SandboxProvider): { value: string; warning?: ExecWarning } {
     if (rec.declaredDefaultCwd) return { value: rec.declaredDefaultCwd };
     const read = readProviderDefaultCwd(provider);
-    const d = normalizeDeclaredCwd(read.raw, { isContainer: provider.isContainer, hostHome: this.hostHome, origin: `backend ${provider.name} defaultCwd`, fallback: '"~"' });
+    const d = normalizeDeclaredCwd(read.raw, {
+      isContainer: provider.isContainer,
+      hostHome: this.hostHome,
+      origin: `backend ${provider.name} defaultCwd`,
+      fallback: '"~"',
+    });
     if (read.error) return { value: '~', warning: { code: 'default_cwd_ignored', message: `${read.error}; using "~"` } };
     return d.warning ? { value: '~', warning: d.warning } : { value: d.value ?? '~' };
   }
@@ -259,12 +305,22 @@ export class SandboxDesk {
   }
 
   private static ref(rec: SandboxRecord): SandboxRef {
-    return { name: rec.name, backendRef: rec.backendRef, image: rec.image, user: rec.user, mounts: rec.mounts, env: rec.env, options: rec.options };
+    return {
+      name: rec.name,
+      backendRef: rec.backendRef,
+      image: rec.image,
+      user: rec.user,
+      mounts: rec.mounts,
+      env: rec.env,
+      options: rec.options,
+    };
   }
 
   /** Every sandbox; one whose backend cannot answer is listed as `unavailable`, never hides the others. */
   async listSandboxes(): Promise<SandboxInfo[]> {
-    return Promise.all(this.store.sandboxes.list().map((rec) => this.info(rec, false).catch((err: unknown) => this.unavailableInfo(rec, err))));
+    return Promise.all(
+      this.store.sandboxes.list().map((rec) => this.info(rec, false).catch((err: unknown) => this.unavailableInfo(rec, err))),
+    );
   }
 
   private unavailableInfo(rec: SandboxRecord, err: unknown): SandboxInfo {
@@ -355,7 +411,9 @@ export class SandboxDesk {
     const provider = await this.providerOf(rec.backend);
     const status = await provider.status(SandboxDesk.ref(rec));
     if (status.state === 'running' && rec.backendRef !== null && !force) {
-      throw new SandboxDeskError('refused', `sandbox ${name} is running`, { hint: `stop it first (\`sandbox-desk sandbox stop ${name}\`) or pass --force` });
+      throw new SandboxDeskError('refused', `sandbox ${name} is running`, {
+        hint: `stop it first (\`sandbox-desk sandbox stop ${name}\`) or pass --force`,
+      });
     }
     this.dropEnvironment(name);
     await provider.remove(SandboxDesk.ref(rec), { force: Boolean(force) });
@@ -392,7 +450,11 @@ export class SandboxDesk {
         this.store.sandboxes.setDeclaredDefaultCwd(rec.name, null);
         this.pendingWarnings.set(rec.name, [...(this.pendingWarnings.get(rec.name) ?? []), check.warning]);
         rec = { ...rec, declaredDefaultCwd: null };
-        env = await provider.createEnvironment({ cwd: this.effectiveDeclaredCwd(rec, provider).value, sandbox: SandboxDesk.ref(rec), cachedHome: { home: env.home, incarnation: env.incarnation } });
+        env = await provider.createEnvironment({
+          cwd: this.effectiveDeclaredCwd(rec, provider).value,
+          sandbox: SandboxDesk.ref(rec),
+          cachedHome: { home: env.home, incarnation: env.incarnation },
+        });
       }
     }
     if (rec.home !== env.home || rec.homeIncarnation !== env.incarnation) this.store.sandboxes.setHome(rec.name, env.home, env.incarnation);
@@ -484,8 +546,18 @@ export class SandboxDesk {
     const key = session === undefined ? DEFAULT_SESSION : validate(SessionKey, session);
     const existing = this.store.sessions.get(rec.name, key);
     const declared = this.declaredAfterConnect(rec, provider);
-    const guard = { isContainer: provider.isContainer, hostHome: this.hostHome, sandboxRoots: this.sandboxRoots(env, declared.value), mounts: env.mounts };
-    const plan = resolveCommandCwd({ session: { record: existing?.cwd ?? null, recordSource: existing?.source ?? null }, defaultCwd: SandboxDesk.resolvedDefault(env, declared.value), stepId, guard });
+    const guard = {
+      isContainer: provider.isContainer,
+      hostHome: this.hostHome,
+      sandboxRoots: this.sandboxRoots(env, declared.value),
+      mounts: env.mounts,
+    };
+    const plan = resolveCommandCwd({
+      session: { record: existing?.cwd ?? null, recordSource: existing?.source ?? null },
+      defaultCwd: SandboxDesk.resolvedDefault(env, declared.value),
+      stepId,
+      guard,
+    });
     return { rec, env, key, plan, guard };
   }
 
@@ -514,10 +586,13 @@ export class SandboxDesk {
     let cwd = req.cwd ?? null;
     if (req.parent !== undefined) {
       const parent = this.store.sessions.get(req.sandbox, req.parent);
-      if (!parent) throw new SandboxDeskError('not_found', `parent session ${JSON.stringify(req.parent)} does not exist in sandbox ${req.sandbox}`);
+      if (!parent)
+        throw new SandboxDeskError('not_found', `parent session ${JSON.stringify(req.parent)} does not exist in sandbox ${req.sandbox}`);
       cwd ??= parent.cwd;
     }
-    return toSessionInfo(this.store.sessions.ensure(req.sandbox, req.key, { parent: req.parent ?? null, cwd, at: new Date().toISOString() }));
+    return toSessionInfo(
+      this.store.sessions.ensure(req.sandbox, req.key, { parent: req.parent ?? null, cwd, at: new Date().toISOString() }),
+    );
   }
 
   listSessions(sandbox: string): SessionInfo[] {
@@ -528,7 +603,8 @@ export class SandboxDesk {
   removeSession(sandbox: string, key: string): void {
     this.record(sandbox);
     validate(SessionKey, key);
-    if (!this.store.sessions.delete(sandbox, key)) throw new SandboxDeskError('not_found', `no session ${JSON.stringify(key)} in sandbox ${sandbox}`);
+    if (!this.store.sessions.delete(sandbox, key))
+      throw new SandboxDeskError('not_found', `no session ${JSON.stringify(key)} in sandbox ${sandbox}`);
     this.shells.closeFor(sandbox, key);
   }
 
@@ -550,5 +626,13 @@ export interface OperationOptions {
 }
 
 function toSessionInfo(s: SessionRecord): SessionInfo {
-  return { key: s.key, parent: s.parent, cwd: s.cwd, source: s.source, observedAt: s.observedAt, createdAt: s.createdAt, lastWarnings: s.lastWarnings };
+  return {
+    key: s.key,
+    parent: s.parent,
+    cwd: s.cwd,
+    source: s.source,
+    observedAt: s.observedAt,
+    createdAt: s.createdAt,
+    lastWarnings: s.lastWarnings,
+  };
 }

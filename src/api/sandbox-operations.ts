@@ -16,11 +16,21 @@ export class SandboxOperations {
   constructor(private readonly onWarning: (sandbox: string, warning: ExecWarning) => void) {}
 
   /** Runs `work` as the sandbox's current operation, recording its progress, its end and its error. */
-  async run<T>(sandbox: string, kind: SandboxOperation['kind'], listener: ((e: ProgressEvent) => void) | undefined, work: (ctx: LifecycleContext) => Promise<T>): Promise<T> {
+  async run<T>(
+    sandbox: string,
+    kind: SandboxOperation['kind'],
+    listener: ((e: ProgressEvent) => void) | undefined,
+    work: (ctx: LifecycleContext) => Promise<T>,
+  ): Promise<T> {
     const op: SandboxOperation = { kind, startedAt: new Date().toISOString(), events: [], done: false, error: null };
     this.latest.set(sandbox, op);
     const progress = (e: ProgressEvent): void => {
-      const event = { step: String(e.step), message: String(e.message), level: e.level === 'warning' ? ('warning' as const) : ('info' as const), at: new Date().toISOString() };
+      const event = {
+        step: String(e.step),
+        message: String(e.message),
+        level: e.level === 'warning' ? ('warning' as const) : ('info' as const),
+        at: new Date().toISOString(),
+      };
       op.events.push(event);
       if (op.events.length > MAX_EVENTS) op.events.splice(0, op.events.length - MAX_EVENTS);
       if (event.level === 'warning') this.onWarning(sandbox, { code: 'backend_warning', message: event.message });

@@ -40,7 +40,9 @@ export interface StreamServerOptions {
 function refuseUpgrade(socket: Duplex, status: number, message: string): void {
   const body = JSON.stringify({ error: { code: status === 400 ? 'invalid_input' : status === 404 ? 'not_found' : 'refused', message } });
   if (socket.writable) {
-    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
   }
   // A client that never reads the answer must not hold the socket open.
   setTimeout(() => socket.destroy(), 2_000).unref();

@@ -15,7 +15,10 @@ export class TicketBook<G> {
   private readonly live = new Map<string, { grant: G; expires: number }>();
   private readonly spent = new Map<string, number>();
 
-  constructor(private readonly ttlMs = 30_000, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly ttlMs = 30_000,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   issue(grant: G): string {
     this.sweep();

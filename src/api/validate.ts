@@ -7,5 +7,7 @@ export function validate<S extends z.ZodType>(schema: S, input: unknown): z.outp
   if (r.success) return r.data;
   const issue = r.error.issues[0]!;
   const where = issue.path.length ? `${issue.path.join('.')}: ` : '';
-  throw new SandboxDeskError('invalid_input', `${where}${issue.message}`, { details: { issues: r.error.issues.map((i) => ({ path: i.path, message: i.message })) } });
+  throw new SandboxDeskError('invalid_input', `${where}${issue.message}`, {
+    details: { issues: r.error.issues.map((i) => ({ path: i.path, message: i.message })) },
+  });
 }

@@ -6,9 +6,11 @@ describe('CLI log options', () => {
     expect(logLevelOf({ debug: true, logLevel: 'error' }, 'info')).toBe('debug');
     expect(logLevelOf({ logLevel: 'warn' }, 'info')).toBe('warn');
     expect(logLevelOf({}, 'error')).toBe('error');
-    expect(() => logLevelOf({ logLevel: 'loud' }, 'info')).toThrow(/--log-level must be one of trace, debug, info, warn, error, fatal, silent, got "loud"/);
+    expect(() => logLevelOf({ logLevel: 'loud' }, 'info')).toThrow(
+      /--log-level must be one of trace, debug, info, warn, error, fatal, silent, got "loud"/,
+    );
   });
-  it('the version is the package\'s', () => {
+  it("the version is the package's", () => {
     expect(packageVersion()).toMatch(/^\d+\.\d+\.\d+/);
   });
 });

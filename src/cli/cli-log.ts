@@ -24,7 +24,9 @@ export function logLevelOf(opts: { debug?: boolean; logLevel?: string }, configu
   if (opts.debug) return 'debug';
   if (opts.logLevel === undefined) return configured;
   if ((LEVELS as readonly string[]).includes(opts.logLevel)) return opts.logLevel as LogLevel;
-  throw new SandboxDeskError('invalid_input', `--log-level must be one of ${LEVELS.join(', ')}, got ${JSON.stringify(opts.logLevel)}`, { hint: 'or use --debug for debug' });
+  throw new SandboxDeskError('invalid_input', `--log-level must be one of ${LEVELS.join(', ')}, got ${JSON.stringify(opts.logLevel)}`, {
+    hint: 'or use --debug for debug',
+  });
 }
 
 /**

@@ -1,5 +1,15 @@
 import type { Command } from 'commander';
-import { CONFIG_KEYS, describeKey, getKey, loadConfig, parseValueText, withKey, writeConfigFile, type Config, type LoadedConfig } from '../platform/config.js';
+import {
+  CONFIG_KEYS,
+  describeKey,
+  getKey,
+  loadConfig,
+  parseValueText,
+  withKey,
+  writeConfigFile,
+  type Config,
+  type LoadedConfig,
+} from '../platform/config.js';
 import type { AppPaths } from '../platform/paths.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import { printJson, type Out } from './output.js';
@@ -41,10 +51,23 @@ export function addConfigCommands(program: Command, file: () => ConfigFile, out:
     .option('--json', 'machine-readable output')
     .action((o: { json?: boolean }) => {
       const loaded = file().load();
-      const rows = CONFIG_KEYS.map((key) => ({ key, value: getKey(loaded.config, key), set: getKey(loaded.raw, key) !== undefined, description: describeKey(key) }));
-      if (o.json) return printJson(out, { file: loaded.file ?? file().paths.configFile, exists: loaded.file !== null, legacy: loaded.legacy, keys: rows });
+      const rows = CONFIG_KEYS.map((key) => ({
+        key,
+        value: getKey(loaded.config, key),
+        set: getKey(loaded.raw, key) !== undefined,
+        description: describeKey(key),
+      }));
+      if (o.json)
+        return printJson(out, {
+          file: loaded.file ?? file().paths.configFile,
+          exists: loaded.file !== null,
+          legacy: loaded.legacy,
+          keys: rows,
+        });
       const width = Math.max(...rows.map((r) => r.key.length));
-      const where = loaded.legacy ? `${loaded.file} (the old place; the next \`config set\` moves it to ${file().paths.configFile})` : (loaded.file ?? `${file().paths.configFile} (absent: all defaults)`);
+      const where = loaded.legacy
+        ? `${loaded.file} (the old place; the next \`config set\` moves it to ${file().paths.configFile})`
+        : (loaded.file ?? `${file().paths.configFile} (absent: all defaults)`);
       out.stdout(`# ${where}\n`);
       for (const r of rows) out.stdout(`${r.key.padEnd(width)}  ${show(r.value)}${r.set ? '' : '  (default)'}\n`);
     });
@@ -85,8 +108,16 @@ export function addConfigCommands(program: Command, file: () => ConfigFile, out:
 }
 
 /** `plugin enable|disable NAME`: edits `plugins.disabled`; takes effect from the next start. */
-export function changeDisabled(cf: ConfigFile, name: string, disable: boolean, matches: (a: string, b: string) => boolean): { disabled: string[]; changed: boolean } {
-  if (!/^[@a-z0-9][\w.@/-]*$/i.test(name)) throw new SandboxDeskError('invalid_input', `${JSON.stringify(name)} is not a plugin name`, { hint: 'use a name from `sandbox-desk plugin list`, e.g. ssh or sandbox-desk-podman' });
+export function changeDisabled(
+  cf: ConfigFile,
+  name: string,
+  disable: boolean,
+  matches: (a: string, b: string) => boolean,
+): { disabled: string[]; changed: boolean } {
+  if (!/^[@a-z0-9][\w.@/-]*$/i.test(name))
+    throw new SandboxDeskError('invalid_input', `${JSON.stringify(name)} is not a plugin name`, {
+      hint: 'use a name from `sandbox-desk plugin list`, e.g. ssh or sandbox-desk-podman',
+    });
   const before = cf.load().config.plugins.disabled;
   // `ssh` and `sandbox-desk-ssh` are one plugin: enabling removes either spelling.
   const same = (d: string): boolean => d === name || matches(d, name) || matches(name, d);

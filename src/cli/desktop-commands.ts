@@ -19,7 +19,8 @@ function placementOf(v: string | undefined): PlacementSetting | undefined {
 }
 
 function intArg(v: string | undefined, name: string): number {
-  if (v === undefined || !/^-?\d+$/.test(v)) throw new SandboxDeskError('invalid_input', `${name} must be a whole number of pixels, got ${JSON.stringify(v)}`);
+  if (v === undefined || !/^-?\d+$/.test(v))
+    throw new SandboxDeskError('invalid_input', `${name} must be a whole number of pixels, got ${JSON.stringify(v)}`);
   return Number(v);
 }
 
@@ -46,7 +47,9 @@ function describe(s: DesktopStatus): string {
     ...(s.reason ? [`reason: ${s.reason}`] : []),
     ...(s.displayIsolation === 'isolated' ? [`display: isolated (runs as ${s.displayUser}; the sandbox's shell cannot reach it)`] : []),
     ...(s.displayIsolation === 'shared' ? [`display: shared with the sandbox's shell — ${s.displayIsolationReason}`] : []),
-    ...(s.chromiumSandbox === false ? ['chromium runs without its inner sandbox: the container blocks user namespaces, so the container is the boundary'] : []),
+    ...(s.chromiumSandbox === false
+      ? ['chromium runs without its inner sandbox: the container blocks user namespaces, so the container is the boundary']
+      : []),
   ];
   return lines.join('\n') + '\n';
 }
@@ -60,18 +63,27 @@ function untilInterrupted(): Promise<void> {
 }
 
 export function addDesktopCommands(program: Command, core: () => SandboxDesk, out: Out): void {
-  const desktop = program.command('desktop').description('the bot desktop inside a sandbox: Xvnc + Xfce + Chromium, streamed with no published port');
+  const desktop = program
+    .command('desktop')
+    .description('the bot desktop inside a sandbox: Xvnc + Xfce + Chromium, streamed with no published port');
 
   desktop
     .command('start <name>')
     .description('start the desktop (or adopt the running one)')
     .option('--placement <where>', 'auto | sandbox | host (auto: in the sandbox; on the host only for the local backend)')
     .option('--geometry <WxH>', 'screen size', '1280x800')
-    .option('--grant-shell-display', "run the desktop as the sandbox user, so the sandbox's own shell can reach the display and the browser (status: displayIsolation shared)")
+    .option(
+      '--grant-shell-display',
+      "run the desktop as the sandbox user, so the sandbox's own shell can reach the display and the browser (status: displayIsolation shared)",
+    )
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: JsonFlag & { placement?: string; geometry: string; grantShellDisplay?: boolean }) => {
       if (!o.json) out.stderr(`starting the desktop of ${name}…\n`);
-      const s = await core().desktop.start(name, { placement: placementOf(o.placement), geometry: o.geometry, grantShellDisplay: o.grantShellDisplay === true });
+      const s = await core().desktop.start(name, {
+        placement: placementOf(o.placement),
+        geometry: o.geometry,
+        grantShellDisplay: o.grantShellDisplay === true,
+      });
       if (o.json) printJson(out, s);
       else out.stdout(describe(s));
     });
@@ -107,15 +119,27 @@ export function addDesktopCommands(program: Command, core: () => SandboxDesk, ou
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: JsonFlag & { out?: string; maxWidth?: string; maxHeight?: string; format: string }) => {
       const format = formatOf(o.format);
-      const { frame, image } = await core().desktop.screenshot(name, { maxWidth: intOpt(o.maxWidth, '--max-width'), maxHeight: intOpt(o.maxHeight, '--max-height'), format });
+      const { frame, image } = await core().desktop.screenshot(name, {
+        maxWidth: intOpt(o.maxWidth, '--max-width'),
+        maxHeight: intOpt(o.maxHeight, '--max-height'),
+        format,
+      });
       const file = o.out ?? `screenshot-${frame.frameId}.${format === 'jpeg' ? 'jpg' : format}`;
       writeFileSync(file, image);
       if (o.json) printJson(out, { file, bytes: image.length, ...frame });
-      else out.stdout(`wrote ${file} (${image.length} bytes): frame ${frame.frameId}, ${frame.width}x${frame.height}, scale ${frame.scale} of ${frame.screenWidth}x${frame.screenHeight}\n`);
+      else
+        out.stdout(
+          `wrote ${file} (${image.length} bytes): frame ${frame.frameId}, ${frame.width}x${frame.height}, scale ${frame.scale} of ${frame.screenWidth}x${frame.screenHeight}\n`,
+        );
     });
 
   /** One command per action: coordinates in the frame's pixels with --frame, else the screen's. */
-  const action = (cmd: string, description: string, setup: (c: Command) => Command, toAction: (args: string[], o: Record<string, string | boolean | undefined>) => ScreenAction): void => {
+  const action = (
+    cmd: string,
+    description: string,
+    setup: (c: Command) => Command,
+    toAction: (args: string[], o: Record<string, string | boolean | undefined>) => ScreenAction,
+  ): void => {
     setup(desktop.command(cmd).description(`${description} (over the live RFB connection; prints the pointer measured after it)`))
       .option('--frame <id>', 'the screenshot frame whose coordinates the action uses (refused as stale_frame if the screen changed since)')
       .option('--json', 'machine-readable output')
@@ -125,41 +149,84 @@ export function addDesktopCommands(program: Command, core: () => SandboxDesk, ou
         const args = all.slice(0, -2) as string[];
         const r = await core().desktop.act(args[0]!, toAction(args.slice(1), o), { frameId: o.frame });
         if (o.json) printJson(out, r);
-        else out.stdout(`pointer at ${r.pointer.x},${r.pointer.y}${r.pointerInFrame ? ` (frame ${r.frameId}: ${r.pointerInFrame.x},${r.pointerInFrame.y})` : ''}\n`);
+        else
+          out.stdout(
+            `pointer at ${r.pointer.x},${r.pointer.y}${r.pointerInFrame ? ` (frame ${r.frameId}: ${r.pointerInFrame.x},${r.pointerInFrame.y})` : ''}\n`,
+          );
       });
   };
   const button = (c: Command): Command => c.option('--button <n>', '1 (left), 2 (middle) or 3 (right)', '1');
-  action('click', 'click at X,Y', (c) => button(c.argument('<name>').argument('<x>').argument('<y>')).option('--double', 'double click'), ([x, y], o) => ({
-    kind: 'click',
-    x: intArg(x, 'x'),
-    y: intArg(y, 'y'),
-    button: buttonOf(o.button),
-    double: o.double === true,
-  }));
-  action('move', 'move the pointer to X,Y', (c) => c.argument('<name>').argument('<x>').argument('<y>'), ([x, y]) => ({ kind: 'move', x: intArg(x, 'x'), y: intArg(y, 'y') }));
-  action('drag', 'drag from X,Y to TOX,TOY with a button held', (c) => button(c.argument('<name>').argument('<x>').argument('<y>').argument('<toX>').argument('<toY>')), ([x, y, tx, ty], o) => ({
-    kind: 'drag',
-    x: intArg(x, 'x'),
-    y: intArg(y, 'y'),
-    toX: intArg(tx, 'toX'),
-    toY: intArg(ty, 'toY'),
-    button: buttonOf(o.button),
-  }));
-  action('scroll', 'scroll at X,Y', (c) => c.argument('<name>').argument('<x>').argument('<y>').argument('<direction>', 'up | down | left | right').option('--amount <n>', 'wheel steps (1–100)', '3'), ([x, y, d], o) => {
-    if (d !== 'up' && d !== 'down' && d !== 'left' && d !== 'right') throw new SandboxDeskError('invalid_input', `direction must be up, down, left or right, got ${JSON.stringify(d)}`);
-    return { kind: 'scroll', x: intArg(x, 'x'), y: intArg(y, 'y'), direction: d, amount: intArg(String(o.amount), '--amount') };
-  });
-  action('type', 'type any Unicode text', (c) => c.argument('<name>').argument('<text>'), ([t]) => ({ kind: 'type', text: t! }));
-  action('key', 'press keys: "ctrl+l", "Return", "ctrl+shift+t Return"', (c) => c.argument('<name>').argument('<keys>'), ([k]) => ({ kind: 'key', keys: k! }));
+  action(
+    'click',
+    'click at X,Y',
+    (c) => button(c.argument('<name>').argument('<x>').argument('<y>')).option('--double', 'double click'),
+    ([x, y], o) => ({
+      kind: 'click',
+      x: intArg(x, 'x'),
+      y: intArg(y, 'y'),
+      button: buttonOf(o.button),
+      double: o.double === true,
+    }),
+  );
+  action(
+    'move',
+    'move the pointer to X,Y',
+    (c) => c.argument('<name>').argument('<x>').argument('<y>'),
+    ([x, y]) => ({ kind: 'move', x: intArg(x, 'x'), y: intArg(y, 'y') }),
+  );
+  action(
+    'drag',
+    'drag from X,Y to TOX,TOY with a button held',
+    (c) => button(c.argument('<name>').argument('<x>').argument('<y>').argument('<toX>').argument('<toY>')),
+    ([x, y, tx, ty], o) => ({
+      kind: 'drag',
+      x: intArg(x, 'x'),
+      y: intArg(y, 'y'),
+      toX: intArg(tx, 'toX'),
+      toY: intArg(ty, 'toY'),
+      button: buttonOf(o.button),
+    }),
+  );
+  action(
+    'scroll',
+    'scroll at X,Y',
+    (c) =>
+      c
+        .argument('<name>')
+        .argument('<x>')
+        .argument('<y>')
+        .argument('<direction>', 'up | down | left | right')
+        .option('--amount <n>', 'wheel steps (1–100)', '3'),
+    ([x, y, d], o) => {
+      if (d !== 'up' && d !== 'down' && d !== 'left' && d !== 'right')
+        throw new SandboxDeskError('invalid_input', `direction must be up, down, left or right, got ${JSON.stringify(d)}`);
+      return { kind: 'scroll', x: intArg(x, 'x'), y: intArg(y, 'y'), direction: d, amount: intArg(String(o.amount), '--amount') };
+    },
+  );
+  action(
+    'type',
+    'type any Unicode text',
+    (c) => c.argument('<name>').argument('<text>'),
+    ([t]) => ({ kind: 'type', text: t! }),
+  );
+  action(
+    'key',
+    'press keys: "ctrl+l", "Return", "ctrl+shift+t Return"',
+    (c) => c.argument('<name>').argument('<keys>'),
+    ([k]) => ({ kind: 'key', keys: k! }),
+  );
 
   desktop
     .command('browser <name>')
-    .description('forward the desktop browser\'s DevTools port to this machine and print the endpoint (serves until Ctrl-C)')
+    .description("forward the desktop browser's DevTools port to this machine and print the endpoint (serves until Ctrl-C)")
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: JsonFlag) => {
       const ep = await core().desktop.browserEndpoint(name);
       if (o.json) out.stdout(JSON.stringify(ep) + '\n');
-      else out.stdout(`DevTools endpoint: ${ep.httpUrl}\n  ws: ${ep.webSocketDebuggerUrl}\n  e.g. playwright: chromium.connectOverCDP('${ep.httpUrl}')\nforwarding until Ctrl-C…\n`);
+      else
+        out.stdout(
+          `DevTools endpoint: ${ep.httpUrl}\n  ws: ${ep.webSocketDebuggerUrl}\n  e.g. playwright: chromium.connectOverCDP('${ep.httpUrl}')\nforwarding until Ctrl-C…\n`,
+        );
       await untilInterrupted();
     });
 

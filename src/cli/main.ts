@@ -8,7 +8,17 @@ import { addConfigCommands, ConfigFile } from './config-command.js';
 import { openCliLog, packageVersion, type CliLog } from './cli-log.js';
 import { resolvePaths } from '../platform/paths.js';
 import { SandboxDeskError } from '../shared/errors.js';
-import { EXIT_OWN_ERROR, printError, printJson, printWarnings, processOut, sandboxDetails, sandboxTable, sessionTable, type Out } from './output.js';
+import {
+  EXIT_OWN_ERROR,
+  printError,
+  printJson,
+  printWarnings,
+  processOut,
+  sandboxDetails,
+  sandboxTable,
+  sessionTable,
+  type Out,
+} from './output.js';
 import { addDesktopCommands } from './desktop-commands.js';
 import { addMcpCommands } from './mcp-command.js';
 import { addServeCommand } from './serve-command.js';
@@ -38,7 +48,9 @@ function progressPrinter(out: Out, json: boolean | undefined): (e: ProgressEvent
   const t0 = Date.now();
   return (e) => {
     const at = `${((Date.now() - t0) / 1000).toFixed(1).padStart(5)} s`;
-    out.stderr(json ? JSON.stringify({ progress: e }) + '\n' : `${at}  ${e.level === 'warning' ? 'warning: ' : ''}${e.step}: ${e.message}\n`);
+    out.stderr(
+      json ? JSON.stringify({ progress: e }) + '\n' : `${at}  ${e.level === 'warning' ? 'warning: ' : ''}${e.step}: ${e.message}\n`,
+    );
   };
 }
 
@@ -51,7 +63,12 @@ function withBackendDetails(info: SandboxInfo): SandboxInfo & Record<string, unk
  * Runs the `sandbox-desk` command and returns its exit code: the command's own for `exec`, 125 for
  * Sandbox Desk's errors, 0 otherwise. `out` and `open` are injectable for tests.
  */
-export async function main(argv: string[], out: Out = processOut, open: (o: SandboxDeskOptions) => SandboxDesk = (o) => new SandboxDesk(o), env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function main(
+  argv: string[],
+  out: Out = processOut,
+  open: (o: SandboxDeskOptions) => SandboxDesk = (o) => new SandboxDesk(o),
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
   let desk: SandboxDesk | null = null;
   const paths = resolvePaths(env);
   // The log opens once the global options are parsed (preAction), before any action runs.
@@ -60,7 +77,12 @@ export async function main(argv: string[], out: Out = processOut, open: (o: Sand
   const notices: string[] = [];
   const configFile = new ConfigFile(paths, (m) => (log ? log.logger.warn(m) : notices.push(m)));
   // The global --plugin/--plugin-isolation options are parsed by the time any action asks for the core.
-  const core = (): SandboxDesk => (desk ??= open({ ...coreOptions(program.opts()), ...(log?.config ? { config: log.config } : {}), ...(log ? { logger: log.logger } : {}) }));
+  const core = (): SandboxDesk =>
+    (desk ??= open({
+      ...coreOptions(program.opts()),
+      ...(log?.config ? { config: log.config } : {}),
+      ...(log ? { logger: log.logger } : {}),
+    }));
   let exitCode = 0;
   const wantsJson = wantsJsonOutput(argv);
   const t0 = Date.now();
@@ -70,9 +92,20 @@ export async function main(argv: string[], out: Out = processOut, open: (o: Sand
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ writeOut: (s) => out.stdout(s), writeErr: (s) => out.stderr(s), outputError: () => undefined })
-    .option('--plugin <path>', 'load a plugin from this folder or .js module, besides <data dir>/plugins/ (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
-    .option('--plugin-isolation <mode>', 'in-process | host: run plugins inside the app or each in its own child process (config: plugins.isolation)')
-    .option('--log-level <level>', `least severe level written to the log (${paths.logFile}): trace|debug|info|warn|error|fatal|silent (config: log.level)`)
+    .option(
+      '--plugin <path>',
+      'load a plugin from this folder or .js module, besides <data dir>/plugins/ (repeatable)',
+      (v: string, acc: string[]) => [...acc, v],
+      [] as string[],
+    )
+    .option(
+      '--plugin-isolation <mode>',
+      'in-process | host: run plugins inside the app or each in its own child process (config: plugins.isolation)',
+    )
+    .option(
+      '--log-level <level>',
+      `least severe level written to the log (${paths.logFile}): trace|debug|info|warn|error|fatal|silent (config: log.level)`,
+    )
     .option('--debug', 'same as --log-level debug')
     .version(packageVersion(), '--version', 'print the version');
   program.hook('preAction', (_program, action) => {
@@ -87,34 +120,65 @@ export async function main(argv: string[], out: Out = processOut, open: (o: Sand
     .command('create <name>')
     .description('create a sandbox (and start it, unless --no-start)')
     .requiredOption('--backend <backend>', 'local | docker | qemu (or a plugin backend)')
-    .option('--image <image>', 'docker: an image (default sandbox-desk/base:latest); qemu: an image name or a .qcow2/raw disk path (default debian-test)')
-    .option('--default-cwd <path>', 'where commands start: an absolute in-sandbox path, or ~ for the sandbox user\'s home')
-    .option('--user <user>', 'the user commands run as (default: the image\'s non-root user)')
+    .option(
+      '--image <image>',
+      'docker: an image (default sandbox-desk/base:latest); qemu: an image name or a .qcow2/raw disk path (default debian-test)',
+    )
+    .option('--default-cwd <path>', "where commands start: an absolute in-sandbox path, or ~ for the sandbox user's home")
+    .option('--user <user>', "the user commands run as (default: the image's non-root user)")
     .option('--no-start', 'create without starting')
-    .option('--mount <host:sandbox[:ro]>', 'bind a host directory into the sandbox (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
-    .option('--env <KEY=VALUE>', 'environment variable for the sandbox (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option(
+      '--mount <host:sandbox[:ro]>',
+      'bind a host directory into the sandbox (repeatable)',
+      (v: string, acc: string[]) => [...acc, v],
+      [] as string[],
+    )
+    .option(
+      '--env <KEY=VALUE>',
+      'environment variable for the sandbox (repeatable)',
+      (v: string, acc: string[]) => [...acc, v],
+      [] as string[],
+    )
     .option('--option <k=v>', 'backend-specific option (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
     .option('--cpus <n>', 'qemu: virtual CPUs (default 2)')
     .option('--memory <MiB>', 'qemu: memory in MiB (default 1024)')
-    .option('--disk <GiB>', 'qemu: disk size in GiB (default: the image\'s)')
+    .option('--disk <GiB>', "qemu: disk size in GiB (default: the image's)")
     .option('--accel <auto|kvm|tcg>', 'qemu: acceleration; auto uses KVM only when a guest really runs under it (default auto)')
     .option('--json', 'machine-readable output')
-    .action(async (name: string, o: JsonFlag & VmFlags & { backend: string; image?: string; defaultCwd?: string; user?: string; start: boolean; mount: string[]; env: string[]; option: string[] }) => {
-      const r = await core().createSandbox({
-        name,
-        backend: o.backend,
-        image: o.image,
-        defaultCwd: o.defaultCwd,
-        user: o.user,
-        start: o.start,
-        mounts: parseMounts(o.mount),
-        env: parseKeyValues(o.env, '--env'),
-        options: { ...parseKeyValues(o.option, '--option'), ...vmFlagOptions(o) },
-      }, { onProgress: progressPrinter(out, o.json) });
-      if (o.json) return printJson(out, { ...r, sandbox: withBackendDetails(r.sandbox) });
-      printWarnings(out, r.warnings);
-      out.stdout(`Created sandbox ${r.sandbox.name} (${r.sandbox.backend}, ${r.sandbox.state}).\n` + sandboxDetails(r.sandbox));
-    });
+    .action(
+      async (
+        name: string,
+        o: JsonFlag &
+          VmFlags & {
+            backend: string;
+            image?: string;
+            defaultCwd?: string;
+            user?: string;
+            start: boolean;
+            mount: string[];
+            env: string[];
+            option: string[];
+          },
+      ) => {
+        const r = await core().createSandbox(
+          {
+            name,
+            backend: o.backend,
+            image: o.image,
+            defaultCwd: o.defaultCwd,
+            user: o.user,
+            start: o.start,
+            mounts: parseMounts(o.mount),
+            env: parseKeyValues(o.env, '--env'),
+            options: { ...parseKeyValues(o.option, '--option'), ...vmFlagOptions(o) },
+          },
+          { onProgress: progressPrinter(out, o.json) },
+        );
+        if (o.json) return printJson(out, { ...r, sandbox: withBackendDetails(r.sandbox) });
+        printWarnings(out, r.warnings);
+        out.stdout(`Created sandbox ${r.sandbox.name} (${r.sandbox.backend}, ${r.sandbox.state}).\n` + sandboxDetails(r.sandbox));
+      },
+    );
 
   sandbox
     .command('list')
@@ -168,42 +232,59 @@ export async function main(argv: string[], out: Out = processOut, open: (o: Sand
     .option('--workdir <dir>', 'run this command in DIR (a relative DIR is resolved against the session cwd)')
     .option('--step <id>', 'the request belongs to a workflow step: refuse to run without a resolvable cwd')
     .option('--timeout <seconds>', 'kill the command after this many seconds')
-    .option('--no-shell', 'run one-shot instead of in the session\'s persistent shell')
+    .option('--no-shell', "run one-shot instead of in the session's persistent shell")
     .addOption(new Option('--user <user>', 'run as this user').hideHelp())
     .option('--json', 'print one JSON object with the result')
-    .action(async (name: string, words: string[], o: JsonFlag & { session?: string; parent?: string; workdir?: string; step?: string; timeout?: string; shell: boolean; user?: string }) => {
-      if (words.length === 0) throw new SandboxDeskError('invalid_input', 'no command given', { hint: 'put the command after --, e.g. sandbox-desk exec NAME -- pwd' });
-      const abort = new AbortController();
-      const onSignal = (): void => abort.abort();
-      process.once('SIGINT', onSignal);
-      process.once('SIGTERM', onSignal);
-      try {
-        const r = await core().exec({
-          sandbox: name,
-          command: words.join(' '),
-          session: o.session,
-          parent: o.parent,
-          workdir: o.workdir,
-          stepId: o.step,
-          timeoutSeconds: o.timeout === undefined ? undefined : parseTimeout(o.timeout),
-          mode: o.shell ? 'shell' : 'oneshot',
-          user: o.user,
-          signal: abort.signal,
-        });
-        if (o.json) {
-          const { stdoutBytes: _o, stderrBytes: _e, ...result } = r;
-          printJson(out, result satisfies ExecResult);
-        } else {
-          out.stdout(r.stdoutBytes);
-          out.stderr(r.stderrBytes);
-          printWarnings(out, r.warnings);
+    .action(
+      async (
+        name: string,
+        words: string[],
+        o: JsonFlag & {
+          session?: string;
+          parent?: string;
+          workdir?: string;
+          step?: string;
+          timeout?: string;
+          shell: boolean;
+          user?: string;
+        },
+      ) => {
+        if (words.length === 0)
+          throw new SandboxDeskError('invalid_input', 'no command given', {
+            hint: 'put the command after --, e.g. sandbox-desk exec NAME -- pwd',
+          });
+        const abort = new AbortController();
+        const onSignal = (): void => abort.abort();
+        process.once('SIGINT', onSignal);
+        process.once('SIGTERM', onSignal);
+        try {
+          const r = await core().exec({
+            sandbox: name,
+            command: words.join(' '),
+            session: o.session,
+            parent: o.parent,
+            workdir: o.workdir,
+            stepId: o.step,
+            timeoutSeconds: o.timeout === undefined ? undefined : parseTimeout(o.timeout),
+            mode: o.shell ? 'shell' : 'oneshot',
+            user: o.user,
+            signal: abort.signal,
+          });
+          if (o.json) {
+            const { stdoutBytes: _o, stderrBytes: _e, ...result } = r;
+            printJson(out, result satisfies ExecResult);
+          } else {
+            out.stdout(r.stdoutBytes);
+            out.stderr(r.stderrBytes);
+            printWarnings(out, r.warnings);
+          }
+          exitCode = r.exitCode;
+        } finally {
+          process.removeListener('SIGINT', onSignal);
+          process.removeListener('SIGTERM', onSignal);
         }
-        exitCode = r.exitCode;
-      } finally {
-        process.removeListener('SIGINT', onSignal);
-        process.removeListener('SIGTERM', onSignal);
-      }
-    });
+      },
+    );
 
   addDesktopCommands(program, core, out);
   const agentPolicy = () => ({ allowOtherUsers: core().config.agents.allowOtherUsers });
@@ -252,7 +333,10 @@ export async function main(argv: string[], out: Out = processOut, open: (o: Sand
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
       return printError(out, new SandboxDeskError('invalid_input', err.message.replace(/^error: /, '')), wantsJson);
     }
-    (log as CliLog | null)?.logger.warn({ err: err instanceof SandboxDeskError ? err.toJSON() : { message: String(err) } }, 'command failed');
+    (log as CliLog | null)?.logger.warn(
+      { err: err instanceof SandboxDeskError ? err.toJSON() : { message: String(err) } },
+      'command failed',
+    );
     return printError(out, err, wantsJson);
   } finally {
     if (desk) await (desk as SandboxDesk).close();

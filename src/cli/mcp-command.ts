@@ -7,14 +7,23 @@ import { printJson, type Out } from './output.js';
 import { collect, sandboxScope } from './token-command.js';
 
 /** `sandbox-desk mcp` (the agent bridge over stdio) and `sandbox-desk log` (its receipts). */
-export function addMcpCommands(program: Command, core: () => SandboxDesk, out: Out, agentPolicy: () => AgentPolicy = () => DEFAULT_AGENT_POLICY): void {
+export function addMcpCommands(
+  program: Command,
+  core: () => SandboxDesk,
+  out: Out,
+  agentPolicy: () => AgentPolicy = () => DEFAULT_AGENT_POLICY,
+): void {
   program
     .command('mcp')
     .description('serve the agent bridge (MCP) over stdio; RUNLOOP_STEP_ID / STEP_OUTPUT_DIR mark every call as step-owned')
     .option('--sandbox <name>', 'the agent may use only this sandbox (repeatable; default: every sandbox)', collect, [])
     .action(async (o: { sandbox: string[] }) => {
       // No token over stdio: the agent policy and the scope are enforced by the tools themselves.
-      const server = createMcpServer(core(), { stepFromEnv: stepFromEnvironment(process.env), scope: sandboxScope(o.sandbox), policy: agentPolicy() });
+      const server = createMcpServer(core(), {
+        stepFromEnv: stepFromEnvironment(process.env),
+        scope: sandboxScope(o.sandbox),
+        policy: agentPolicy(),
+      });
       const transport = new LimitedStdioTransport();
       // stdout is the protocol channel from here on: nothing else may print to it.
       await server.connect(transport);
@@ -44,7 +53,9 @@ export function addMcpCommands(program: Command, core: () => SandboxDesk, out: O
       for (const e of entries) {
         const where = e.cwdObserved && e.cwdObserved !== e.cwdUsed ? `${e.cwdUsed ?? '-'} → ${e.cwdObserved}` : (e.cwdUsed ?? '-');
         const how = e.error ?? (e.exitCode === null ? 'ok' : `exit ${e.exitCode}`);
-        out.stdout(`${e.at}  ${e.sandbox ?? '-'}  ${e.session ?? '-'}  ${e.tool}  ${where}  ${how}${e.warnings.length ? `  [${e.warnings.map((w) => w.code).join(', ')}]` : ''}\n`);
+        out.stdout(
+          `${e.at}  ${e.sandbox ?? '-'}  ${e.session ?? '-'}  ${e.tool}  ${where}  ${how}${e.warnings.length ? `  [${e.warnings.map((w) => w.code).join(', ')}]` : ''}\n`,
+        );
       }
     });
 }

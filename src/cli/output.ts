@@ -66,6 +66,12 @@ export function sessionTable(list: SessionInfo[]): string {
   if (list.length === 0) return 'No sessions yet: the first `sandbox-desk exec` creates one.\n';
   return table([
     ['KEY', 'PARENT', 'CWD', 'SOURCE', 'OBSERVED AT'],
-    ...list.map((s) => [JSON.stringify(s.key), s.parent === null ? '-' : JSON.stringify(s.parent), s.cwd ?? '-', s.source ?? '-', s.observedAt ?? '-']),
+    ...list.map((s) => [
+      JSON.stringify(s.key),
+      s.parent === null ? '-' : JSON.stringify(s.parent),
+      s.cwd ?? '-',
+      s.source ?? '-',
+      s.observedAt ?? '-',
+    ]),
   ]);
 }

@@ -2,16 +2,12 @@ import { describe, it, expect } from 'vitest';
 import { thrown } from '../../test/expect-error.js';
 import { parseKeyValues, parseMounts, parseTimeout, wantsJsonOutput } from './parse-args.js';
 
-
 describe('parseTimeout', () => {
-  it.each([['0'], ['-1'], ['abc'], [''], ['   '], ['Infinity'], ['-Infinity'], ['NaN'], ['1s']])(
-    'rejects %j as invalid_input',
-    (raw) => {
-      const err = thrown(() => parseTimeout(raw));
-      expect(err.code).toBe('invalid_input');
-      expect(err.message).toContain('--timeout');
-    },
-  );
+  it.each([['0'], ['-1'], ['abc'], [''], ['   '], ['Infinity'], ['-Infinity'], ['NaN'], ['1s']])('rejects %j as invalid_input', (raw) => {
+    const err = thrown(() => parseTimeout(raw));
+    expect(err.code).toBe('invalid_input');
+    expect(err.message).toContain('--timeout');
+  });
 
   it('accepts a fractional number of seconds', () => {
     expect(parseTimeout('1.5')).toBe(1.5);
@@ -105,7 +101,7 @@ describe('parseKeyValues keeps every key as given', () => {
 });
 
 describe('wantsJsonOutput (issue 12: --json after -- belongs to the sandbox command)', () => {
-  it('sees --json among the app\'s options', () => {
+  it("sees --json among the app's options", () => {
     expect(wantsJsonOutput(['exec', 'box', '--json', '--', 'pwd'])).toBe(true);
     expect(wantsJsonOutput(['sandbox', 'list', '--json'])).toBe(true);
   });

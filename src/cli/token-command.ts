@@ -12,14 +12,17 @@ export const collect = (value: string, previous: string[]): string[] => [...prev
 export function sandboxScope(names: string[]): AgentScope {
   for (const n of names) {
     const r = SandboxName.safeParse(n);
-    if (!r.success) throw new SandboxDeskError('invalid_input', `--sandbox ${JSON.stringify(n)}: ${r.error.issues[0]?.message ?? 'not a sandbox name'}`);
+    if (!r.success)
+      throw new SandboxDeskError('invalid_input', `--sandbox ${JSON.stringify(n)}: ${r.error.issues[0]?.message ?? 'not a sandbox name'}`);
   }
   return names.length ? { tools: 'mcp', sandboxes: [...new Set(names)] } : ANY_SANDBOX;
 }
 
 /** `sandbox-desk token create|list|rm`: agent tokens for the MCP tools at `serve --mcp`'s /mcp. */
 export function addTokenCommands(program: Command, core: () => SandboxDesk, out: Out): void {
-  const token = program.command('token').description('agent tokens: they open the MCP tools of `serve --mcp` (never the app\'s API), optionally for named sandboxes only');
+  const token = program
+    .command('token')
+    .description("agent tokens: they open the MCP tools of `serve --mcp` (never the app's API), optionally for named sandboxes only");
 
   token
     .command('create')
@@ -29,11 +32,14 @@ export function addTokenCommands(program: Command, core: () => SandboxDesk, out:
     .option('--json', 'machine-readable output')
     .action((o: { sandbox: string[]; label?: string; json?: boolean }) => {
       const scope = sandboxScope(o.sandbox);
-      if (o.label !== undefined && !/^[A-Za-z0-9_.-]{1,64}$/.test(o.label)) throw new SandboxDeskError('invalid_input', `--label ${JSON.stringify(o.label)}: 1-64 letters, digits, _ . or -`);
+      if (o.label !== undefined && !/^[A-Za-z0-9_.-]{1,64}$/.test(o.label))
+        throw new SandboxDeskError('invalid_input', `--label ${JSON.stringify(o.label)}: 1-64 letters, digits, _ . or -`);
       const { token: secret, info } = core().store.agentTokens.create({ label: o.label ?? null, sandboxes: scope.sandboxes });
       if (o.json) return printJson(out, { token: secret, ...info });
       out.stdout(`${secret}\n`);
-      out.stderr(`sandbox-desk: agent token ${info.id} (${info.scope.sandboxes ? `sandboxes ${info.scope.sandboxes.join(', ')}` : 'every sandbox'}): give it to the agent as "Authorization: Bearer <token>" for the /mcp of \`sandbox-desk serve --mcp\`; it is not shown again\n`);
+      out.stderr(
+        `sandbox-desk: agent token ${info.id} (${info.scope.sandboxes ? `sandboxes ${info.scope.sandboxes.join(', ')}` : 'every sandbox'}): give it to the agent as "Authorization: Bearer <token>" for the /mcp of \`sandbox-desk serve --mcp\`; it is not shown again\n`,
+      );
     });
 
   token
@@ -44,14 +50,18 @@ export function addTokenCommands(program: Command, core: () => SandboxDesk, out:
       const list = core().store.agentTokens.list();
       if (o.json) return printJson(out, list);
       if (list.length === 0) return out.stdout('No agent tokens. Make one: sandbox-desk token create [--sandbox NAME]\n');
-      for (const t of list) out.stdout(`${t.id}  ${t.label ?? '-'}  ${t.scope.sandboxes ? t.scope.sandboxes.join(',') : '(every sandbox)'}  created ${t.createdAt}  used ${t.lastUsedAt ?? 'never'}\n`);
+      for (const t of list)
+        out.stdout(
+          `${t.id}  ${t.label ?? '-'}  ${t.scope.sandboxes ? t.scope.sandboxes.join(',') : '(every sandbox)'}  created ${t.createdAt}  used ${t.lastUsedAt ?? 'never'}\n`,
+        );
     });
 
   token
     .command('rm <id>')
     .description('remove an agent token (by id or label); a running server refuses it from the next request')
     .action((id: string) => {
-      if (!core().store.agentTokens.remove(id)) throw new SandboxDeskError('not_found', `no agent token ${JSON.stringify(id)}`, { hint: 'see sandbox-desk token list' });
+      if (!core().store.agentTokens.remove(id))
+        throw new SandboxDeskError('not_found', `no agent token ${JSON.stringify(id)}`, { hint: 'see sandbox-desk token list' });
       out.stdout(`removed ${id}\n`);
     });
 }

@@ -67,14 +67,11 @@ describe('normalizeDeclaredCwd', () => {
       expect(() => normalizeDeclaredCwd('../etc', container)).not.toThrow();
     });
 
-    it.each([['/Users/me/proj'], ['C:\\proj'], ['\\\\server\\share']])(
-      'ignores the host-only path %s on a container backend',
-      (raw) => {
-        const d = normalizeDeclaredCwd(raw, container);
-        expect(d.value).toBeUndefined();
-        expect(d.warning).toMatchObject({ code: 'default_cwd_ignored', asked: raw, used: '"~"' });
-      },
-    );
+    it.each([['/Users/me/proj'], ['C:\\proj'], ['\\\\server\\share']])('ignores the host-only path %s on a container backend', (raw) => {
+      const d = normalizeDeclaredCwd(raw, container);
+      expect(d.value).toBeUndefined();
+      expect(d.warning).toMatchObject({ code: 'default_cwd_ignored', asked: raw, used: '"~"' });
+    });
 
     it.each([['/home/me/proj'], ['/root/proj']])('keeps %s until the sandbox home is known (it may be that home)', (raw) => {
       expect(normalizeDeclaredCwd(raw, container)).toEqual({ value: raw });
@@ -184,7 +181,11 @@ describe('normalizeDeclaredCwd never throws, whatever a backend returns', () => 
   const opts = { isContainer: true, hostHome: '/root', origin: 'o', fallback: '~' };
   const circular: Record<string, unknown> = {};
   circular.self = circular;
-  it.each([['a BigInt', 10n], ['a prototype-less object', Object.create(null) as unknown], ['a circular object', circular]])('%s', (_l, raw) => {
+  it.each([
+    ['a BigInt', 10n],
+    ['a prototype-less object', Object.create(null) as unknown],
+    ['a circular object', circular],
+  ])('%s', (_l, raw) => {
     const d = normalizeDeclaredCwd(raw, opts);
     expect(d.value).toBeUndefined();
     expect(d.warning?.code).toBe('default_cwd_ignored');

@@ -236,9 +236,12 @@ describe('translateMountedPath edge cases', () => {
 });
 
 describe('isWindowsPath (issue 12: host paths of every OS are recognised before anything runs)', () => {
-  it.each([['D:\\proj\\x'], ['C:/Users/me'], ['c:\\'], ['\\\\server\\share'], ['\\\\?\\C:\\x'], ['\\proj'], ['C:proj\\x']])('recognises %s', (p) => {
-    expect(isWindowsPath(p)).toBe(true);
-  });
+  it.each([['D:\\proj\\x'], ['C:/Users/me'], ['c:\\'], ['\\\\server\\share'], ['\\\\?\\C:\\x'], ['\\proj'], ['C:proj\\x']])(
+    'recognises %s',
+    (p) => {
+      expect(isWindowsPath(p)).toBe(true);
+    },
+  );
   it.each([['/proj/x'], ['proj'], ['C:'], ['C:x'], ['a\\b']])('leaves %s alone', (p) => {
     expect(isWindowsPath(p)).toBe(false);
   });

@@ -11,7 +11,6 @@ function input(over: Partial<CwdPolicyInput>): CwdPolicyInput {
   return { session: noRecord, defaultCwd: '/home/agent', guard, ...over };
 }
 
-
 describe('resolveCommandCwd', () => {
   describe('precedence', () => {
     it('uses an explicit workdir over the session record and the default', () => {
@@ -217,12 +216,15 @@ describe('validateWorkdir', () => {
 });
 
 describe('Windows-shaped workdirs (issue 12: they reached the wrapper, whose walk never ended)', () => {
-  it.each([['D:\\proj\\x'], ['C:/proj/x'], ['\\\\server\\share'], ['\\\\server\\share\\x']])('refuses %s as a host path before anything runs', (w) => {
-    const e = thrown(() => resolveCommandCwd(input({ workdir: w })));
-    expect(e.code).toBe('invalid_input');
-    expect(e.message).toContain('is a Windows host path');
-    expect(e.hint).toMatch(/mount/);
-  });
+  it.each([['D:\\proj\\x'], ['C:/proj/x'], ['\\\\server\\share'], ['\\\\server\\share\\x']])(
+    'refuses %s as a host path before anything runs',
+    (w) => {
+      const e = thrown(() => resolveCommandCwd(input({ workdir: w })));
+      expect(e.code).toBe('invalid_input');
+      expect(e.message).toContain('is a Windows host path');
+      expect(e.hint).toMatch(/mount/);
+    },
+  );
 
   it('refuses it on a local backend too: no Linux shell can enter it', () => {
     const e = thrown(() => resolveCommandCwd(input({ workdir: 'D:\\proj\\x', guard: { ...guard, isContainer: false } })));
@@ -230,7 +232,9 @@ describe('Windows-shaped workdirs (issue 12: they reached the wrapper, whose wal
   });
 
   it('translates one under a declared mount', () => {
-    const plan = resolveCommandCwd(input({ workdir: 'D:\\proj\\x', guard: { ...guard, mounts: [{ hostPath: 'D:\\proj', sandboxPath: '/workspace' }] } }));
+    const plan = resolveCommandCwd(
+      input({ workdir: 'D:\\proj\\x', guard: { ...guard, mounts: [{ hostPath: 'D:\\proj', sandboxPath: '/workspace' }] } }),
+    );
     expect(plan.target).toBe('/workspace/x');
   });
 

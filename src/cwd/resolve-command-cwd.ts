@@ -46,7 +46,7 @@ export function resolveCommandCwd(input: CwdPolicyInput): CwdPlan {
   // The wrapper walks the target's ancestors by `/`: only an absolute path may reach it.
   if (!plan.target.startsWith('/')) {
     throw new SandboxDeskError('invalid_input', `the working directory ${plan.target} is not an absolute path inside the sandbox`, {
-      hint: 'give an absolute sandbox path as the workdir, or reset the session\'s cwd (session create --cwd /path)',
+      hint: "give an absolute sandbox path as the workdir, or reset the session's cwd (session create --cwd /path)",
     });
   }
   return plan;
@@ -64,10 +64,14 @@ function planCommandCwd(input: CwdPolicyInput): CwdPlan {
   }
 
   const unresolved = (why: string): SandboxDeskError =>
-    new SandboxDeskError('cwd_unresolved', `step ${input.stepId} has no working directory: ${why}; refusing to run in the sandbox default`, {
-      hint: 'pass a workdir, or create the step\'s session with a cwd (session create --cwd, or --parent)',
-      details: { stepId: input.stepId },
-    });
+    new SandboxDeskError(
+      'cwd_unresolved',
+      `step ${input.stepId} has no working directory: ${why}; refusing to run in the sandbox default`,
+      {
+        hint: "pass a workdir, or create the step's session with a cwd (session create --cwd, or --parent)",
+        details: { stepId: input.stepId },
+      },
+    );
 
   if (input.workdir !== undefined) {
     validateWorkdir(input.workdir);
@@ -76,9 +80,13 @@ function planCommandCwd(input: CwdPolicyInput): CwdPlan {
       // reach the wrapper as a name that is neither absolute nor walkable.
       const t = translateWorkdir(input.workdir, input.guard);
       if (!t.path?.startsWith('/')) {
-        throw new SandboxDeskError('invalid_input', `workdir ${input.workdir} is a Windows host path; it does not exist inside the sandbox`, {
-          hint: 'give a path inside the sandbox (e.g. /work), or mount the host folder and use it through the mount',
-        });
+        throw new SandboxDeskError(
+          'invalid_input',
+          `workdir ${input.workdir} is a Windows host path; it does not exist inside the sandbox`,
+          {
+            hint: 'give a path inside the sandbox (e.g. /work), or mount the host folder and use it through the mount',
+          },
+        );
       }
       if (t.warning) warnings.push(t.warning);
       return { target: normalizeAbsolute(t.path), source: 'workdir', warnings };
@@ -88,7 +96,8 @@ function planCommandCwd(input: CwdPolicyInput): CwdPlan {
       if (t.warning) warnings.push(t.warning);
       return { target: normalizeAbsolute(t.path ?? input.workdir), source: 'workdir', warnings };
     }
-    if (!sessionCwd && input.stepId !== undefined) throw unresolved(`the workdir ${JSON.stringify(input.workdir)} is relative and the session has no cwd`);
+    if (!sessionCwd && input.stepId !== undefined)
+      throw unresolved(`the workdir ${JSON.stringify(input.workdir)} is relative and the session has no cwd`);
     const base = sessionCwd?.path ?? input.defaultCwd;
     const target = normalizeAbsolute(posix.join(base, input.workdir));
     warnings.push({
@@ -102,7 +111,11 @@ function planCommandCwd(input: CwdPolicyInput): CwdPlan {
 
   if (sessionCwd) return { target: sessionCwd.path, source: sessionCwd.source, warnings };
   if (input.stepId !== undefined) {
-    throw unresolved(input.session.record ? `its recorded cwd ${input.session.record} cannot be used here` : 'no workdir, no record of its own, no cwd given at its creation');
+    throw unresolved(
+      input.session.record
+        ? `its recorded cwd ${input.session.record} cannot be used here`
+        : 'no workdir, no record of its own, no cwd given at its creation',
+    );
   }
   return { target: input.defaultCwd, source: 'default', warnings };
 }

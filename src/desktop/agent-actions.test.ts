@@ -5,7 +5,15 @@ import { xdotoolArgs } from './agent-actions.js';
 describe('xdotoolArgs', () => {
   it('builds argv words, never a shell line', () => {
     expect(xdotoolArgs({ kind: 'click', x: 10, y: 20 })).toEqual(['mousemove', '10', '20', 'click', '1']);
-    expect(xdotoolArgs({ kind: 'click', x: 1, y: 2, button: 3, double: true })).toEqual(['mousemove', '1', '2', 'click', '--repeat', '2', '3']);
+    expect(xdotoolArgs({ kind: 'click', x: 1, y: 2, button: 3, double: true })).toEqual([
+      'mousemove',
+      '1',
+      '2',
+      'click',
+      '--repeat',
+      '2',
+      '3',
+    ]);
     expect(xdotoolArgs({ kind: 'move', x: 0, y: 0 })).toEqual(['mousemove', '0', '0']);
     expect(xdotoolArgs({ kind: 'scroll', x: 5, y: 6, direction: 'up' })).toEqual(['mousemove', '5', '6', 'click', '--repeat', '3', '4']);
     expect(xdotoolArgs({ kind: 'key', keys: 'ctrl+l Return' })).toEqual(['key', '--', 'ctrl+l', 'Return']);

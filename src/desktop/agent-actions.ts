@@ -18,7 +18,8 @@ export type AgentAction =
 const SCROLL_BUTTON = { up: 4, down: 5, left: 6, right: 7 } as const;
 
 function coord(n: number, name: string): string {
-  if (!Number.isInteger(n) || n < 0 || n > 16384) throw new SandboxDeskError('invalid_input', `${name} must be an integer pixel coordinate, got ${n}`);
+  if (!Number.isInteger(n) || n < 0 || n > 16384)
+    throw new SandboxDeskError('invalid_input', `${name} must be an integer pixel coordinate, got ${n}`);
   return String(n);
 }
 
@@ -28,7 +29,14 @@ export function xdotoolArgs(action: AgentAction): string[] {
     case 'move':
       return ['mousemove', coord(action.x, 'x'), coord(action.y, 'y')];
     case 'click':
-      return ['mousemove', coord(action.x, 'x'), coord(action.y, 'y'), 'click', ...(action.double ? ['--repeat', '2'] : []), String(action.button ?? 1)];
+      return [
+        'mousemove',
+        coord(action.x, 'x'),
+        coord(action.y, 'y'),
+        'click',
+        ...(action.double ? ['--repeat', '2'] : []),
+        String(action.button ?? 1),
+      ];
     case 'type':
       if (action.text.length > 10_000) throw new SandboxDeskError('invalid_input', 'text to type is longer than 10000 characters');
       return ['type', '--delay', '8', '--', action.text];
@@ -40,8 +48,17 @@ export function xdotoolArgs(action: AgentAction): string[] {
       return ['key', '--', ...action.keys.split(' ')];
     case 'scroll': {
       const amount = action.amount ?? 3;
-      if (!Number.isInteger(amount) || amount < 1 || amount > 100) throw new SandboxDeskError('invalid_input', 'scroll amount must be 1–100');
-      return ['mousemove', coord(action.x, 'x'), coord(action.y, 'y'), 'click', '--repeat', String(amount), String(SCROLL_BUTTON[action.direction])];
+      if (!Number.isInteger(amount) || amount < 1 || amount > 100)
+        throw new SandboxDeskError('invalid_input', 'scroll amount must be 1–100');
+      return [
+        'mousemove',
+        coord(action.x, 'x'),
+        coord(action.y, 'y'),
+        'click',
+        '--repeat',
+        String(amount),
+        String(SCROLL_BUTTON[action.direction]),
+      ];
     }
   }
 }
@@ -49,7 +66,8 @@ export function xdotoolArgs(action: AgentAction): string[] {
 /** `user` is the desktop's account: only it holds the display's X cookie (see desktop-runtime). */
 export async function runXdotool(env: SandboxEnvironment, layout: DesktopLayout, action: AgentAction, user?: string): Promise<void> {
   const r = await runIn(env, ['env', ...displayEnv(layout), 'xdotool', ...xdotoolArgs(action)], { user, timeoutMs: 30_000 });
-  if (r.code !== 0) throw new SandboxDeskError('backend_unavailable', `xdotool ${action.kind} failed: ${r.stderr.trim() || `exit ${r.code}`}`);
+  if (r.code !== 0)
+    throw new SandboxDeskError('backend_unavailable', `xdotool ${action.kind} failed: ${r.stderr.trim() || `exit ${r.code}`}`);
 }
 
 /** Where the X pointer is, read inside the sandbox. */
@@ -57,6 +75,7 @@ export async function pointerLocation(env: SandboxEnvironment, layout: DesktopLa
   const r = await runIn(env, ['env', ...displayEnv(layout), 'xdotool', 'getmouselocation', '--shell'], { user });
   const x = /X=(\d+)/.exec(r.stdout.toString())?.[1];
   const y = /Y=(\d+)/.exec(r.stdout.toString())?.[1];
-  if (r.code !== 0 || x === undefined || y === undefined) throw new SandboxDeskError('backend_unavailable', `xdotool getmouselocation failed: ${r.stderr.trim()}`);
+  if (r.code !== 0 || x === undefined || y === undefined)
+    throw new SandboxDeskError('backend_unavailable', `xdotool getmouselocation failed: ${r.stderr.trim()}`);
   return { x: Number(x), y: Number(y) };
 }

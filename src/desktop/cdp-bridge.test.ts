@@ -79,9 +79,15 @@ describe('CdpBridge + cdp-pipe.py (fake browser)', () => {
     sock = join(dir, 'cdp.sock');
     log = join(dir, 'browser.log');
     writeFileSync(join(dir, 'fake.py'), FAKE_BROWSER);
-    relay = spawn('python3', [resourcePath('desktop', 'cdp-pipe.py'), sock, '--', 'python3', join(dir, 'fake.py'), log], { stdio: 'ignore' });
+    relay = spawn('python3', [resourcePath('desktop', 'cdp-pipe.py'), sock, '--', 'python3', join(dir, 'fake.py'), log], {
+      stdio: 'ignore',
+    });
     await waitFor(() => existsSync(sock));
-    bridge = await CdpBridge.listen({ openUpstream: () => spawn('socat', ['-b', '65536', 'STDIO', `UNIX-CONNECT:${sock}`]), refusal: () => refused, pollMs: 50 });
+    bridge = await CdpBridge.listen({
+      openUpstream: () => spawn('socat', ['-b', '65536', 'STDIO', `UNIX-CONNECT:${sock}`]),
+      refusal: () => refused,
+      pollMs: 50,
+    });
   });
   afterEach(() => {
     refused = null;
@@ -102,13 +108,19 @@ describe('CdpBridge + cdp-pipe.py (fake browser)', () => {
   it('each client gets its own browser session: same ids, separate answers, session stripped', async () => {
     const a = await open(bridge.webSocketDebuggerUrl);
     const b = await open(bridge.webSocketDebuggerUrl);
-    const [ra, rb] = await Promise.all([call(a, { id: 1, method: 'Test.echo', params: { who: 'a' } }), call(b, { id: 1, method: 'Test.echo', params: { who: 'b' } })]);
+    const [ra, rb] = await Promise.all([
+      call(a, { id: 1, method: 'Test.echo', params: { who: 'a' } }),
+      call(b, { id: 1, method: 'Test.echo', params: { who: 'b' } }),
+    ]);
     expect(ra).toMatchObject({ id: 1, result: { echo: { who: 'a' } } });
     expect(rb).toMatchObject({ id: 1, result: { echo: { who: 'b' } } });
     expect(ra.sessionId).toBeUndefined();
     expect((ra.result as { session: string }).session).not.toBe((rb.result as { session: string }).session);
     // A session the client does not own is refused by the relay, not sent to the browser.
-    expect(await call(a, { id: 2, method: 'Test.echo', sessionId: (rb.result as { session: string }).session })).toMatchObject({ id: 2, error: { message: expect.stringMatching(/not found/) } });
+    expect(await call(a, { id: 2, method: 'Test.echo', sessionId: (rb.result as { session: string }).session })).toMatchObject({
+      id: 2,
+      error: { message: expect.stringMatching(/not found/) },
+    });
     const bSession = (rb.result as { session: string }).session;
     b.close();
     // Its session (and the auto-attach settings it holds) ends with it; the browser's pipe does not.
@@ -120,8 +132,10 @@ describe('CdpBridge + cdp-pipe.py (fake browser)', () => {
 
   it('while refused: /json/version is 409, a new WebSocket is 409, an open one is closed with 4403 and why', async () => {
     const ws = await open(bridge.webSocketDebuggerUrl);
-    const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
-    refused = new SandboxDeskError('human_has_control', 'a human holds the control lease of sandbox s1\'s desktop');
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
+    refused = new SandboxDeskError('human_has_control', "a human holds the control lease of sandbox s1's desktop");
     const c = await closed;
     expect(c.code).toBe(CLOSE_HUMAN_HAS_CONTROL);
     expect(c.reason).toMatch(/^human_has_control: a human holds/);

@@ -68,7 +68,10 @@ function rawToBuffer(data: RawData): Buffer {
 
 /** A close reason must fit in 123 bytes. */
 function closeReason(err: SandboxDeskError): string {
-  return Buffer.from(`${err.code}: ${err.message}`).subarray(0, 120).toString('utf8').replace(/\uFFFD+$/, '');
+  return Buffer.from(`${err.code}: ${err.message}`)
+    .subarray(0, 120)
+    .toString('utf8')
+    .replace(/\uFFFD+$/, '');
 }
 
 export class CdpBridge implements IDisposable {
@@ -137,7 +140,8 @@ export class CdpBridge implements IDisposable {
   private foreign(req: IncomingMessage): string | null {
     if (req.headers.origin) return `requests from a web page (origin ${req.headers.origin}) are refused`;
     const host = req.headers.host ?? '';
-    if (host !== `127.0.0.1:${this.localPort}` && host !== `localhost:${this.localPort}`) return `host ${JSON.stringify(host)} is not this endpoint`;
+    if (host !== `127.0.0.1:${this.localPort}` && host !== `localhost:${this.localPort}`)
+      return `host ${JSON.stringify(host)} is not this endpoint`;
     return null;
   }
 
@@ -150,7 +154,13 @@ export class CdpBridge implements IDisposable {
     if (foreign) return send(403, { error: { code: 'forbidden', message: foreign } });
     const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '');
     if (req.method !== 'GET' || path !== '/json/version') {
-      return send(404, { error: { code: 'not_found', message: `${req.method} ${req.url} is not served here`, hint: 'this endpoint serves GET /json/version and the browser WebSocket it names' } });
+      return send(404, {
+        error: {
+          code: 'not_found',
+          message: `${req.method} ${req.url} is not served here`,
+          hint: 'this endpoint serves GET /json/version and the browser WebSocket it names',
+        },
+      });
     }
     const refusal = this.opts.refusal();
     if (refusal) return send(409, { error: { code: refusal.code, message: refusal.message, hint: refusal.hint } });
@@ -175,7 +185,8 @@ export class CdpBridge implements IDisposable {
     };
     const foreign = this.foreign(req);
     if (foreign) return reject('403 Forbidden', foreign);
-    if ((req.url ?? '').split('?')[0] !== this.browserPath) return reject('404 Not Found', `the browser's WebSocket is ${this.webSocketDebuggerUrl}`);
+    if ((req.url ?? '').split('?')[0] !== this.browserPath)
+      return reject('404 Not Found', `the browser's WebSocket is ${this.webSocketDebuggerUrl}`);
     const refusal = this.opts.refusal();
     if (refusal) return reject('409 Conflict', `${refusal.code}: ${refusal.message}`);
     this.wss.handleUpgrade(req, socket, Buffer.alloc(0), (ws) => this.pipe(ws));
@@ -244,4 +255,3 @@ export class CdpBridge implements IDisposable {
     this.server.closeAllConnections();
   }
 }
-

@@ -7,7 +7,19 @@ import { resourcePath } from '../platform/project-root.js';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
 
 /** The binaries a desktop needs inside the sandbox; `status` lists the ones the image lacks. */
-export const DESKTOP_BINARIES = ['Xvnc', 'xdpyinfo', 'xauth', 'dbus-run-session', 'xfwm4', 'xfdesktop', 'xfce4-panel', 'xfsettingsd', 'chromium', 'xdotool', 'socat'] as const;
+export const DESKTOP_BINARIES = [
+  'Xvnc',
+  'xdpyinfo',
+  'xauth',
+  'dbus-run-session',
+  'xfwm4',
+  'xfdesktop',
+  'xfce4-panel',
+  'xfsettingsd',
+  'chromium',
+  'xdotool',
+  'socat',
+] as const;
 export const DESKTOP_IMAGE = 'sandbox-desk/desktop:latest';
 /**
  * The account the desktop runs as where the image has it (the desktop and sshd images, the VM test
@@ -35,7 +47,13 @@ export interface DesktopLayout {
 
 export function desktopLayout(env: SandboxEnvironment, sandbox: string, display: number): DesktopLayout {
   const dir = posix.join(env.getTempDir(), `sandbox-desk-desktop-${sandbox}`);
-  return { dir, display, socket: posix.join(dir, 'rfb.sock'), cdpSocket: posix.join(dir, 'cdp.sock'), xauthority: posix.join(dir, 'Xauthority') };
+  return {
+    dir,
+    display,
+    socket: posix.join(dir, 'rfb.sock'),
+    cdpSocket: posix.join(dir, 'cdp.sock'),
+    xauthority: posix.join(dir, 'Xauthority'),
+  };
 }
 
 /** The environment words that let an app-owned process (xdotool, xdpyinfo) onto the display. */
@@ -80,17 +98,31 @@ export async function probeDesktop(env: SandboxEnvironment, layout: DesktopLayou
   const r = await runIn(env, ['bash', '-c', PROBE, 'sandbox-desk', layout.dir, String(layout.display), ...DESKTOP_BINARIES], { user });
   // The probe itself always exits 0: a failure is the exec's (docker exec -i prints "unable to find user" on stdout).
   const said = r.stderr.trim() || r.stdout.toString('utf8').trim();
-  if (r.code !== 0) throw new SandboxDeskError('backend_unavailable', `could not probe the desktop${user ? ` as ${user}` : ''}: ${said || `exit ${r.code}`}`);
+  if (r.code !== 0)
+    throw new SandboxDeskError(
+      'backend_unavailable',
+      `could not probe the desktop${user ? ` as ${user}` : ''}: ${said || `exit ${r.code}`}`,
+    );
   return parseProbe(r.stdout.toString('utf8'));
 }
 
 export function parseProbe(out: string): DesktopProbe {
-  const probe: DesktopProbe = { running: false, pid: null, geometry: null, missing: [], chromiumSandbox: null, failed: null, whoami: null, owner: null, mode: null };
+  const probe: DesktopProbe = {
+    running: false,
+    pid: null,
+    geometry: null,
+    missing: [],
+    chromiumSandbox: null,
+    failed: null,
+    whoami: null,
+    owner: null,
+    mode: null,
+  };
   for (const line of out.split('\n')) {
     const [key, ...rest] = line.split(' ');
     const value = rest.join(' ');
     if (key === 'missing') probe.missing.push(value);
-    else if (key === 'running') (probe.running = true), (probe.pid = Number(value));
+    else if (key === 'running') ((probe.running = true), (probe.pid = Number(value)));
     else if (key === 'geometry') probe.geometry = value;
     else if (key === 'chromium-sandbox') probe.chromiumSandbox = value === '1' ? true : value === '0' ? false : null;
     else if (key === 'failed') probe.failed = value;
@@ -121,35 +153,61 @@ echo "the desktop did not become ready within $limit s"; tail -n 5 "$dir/xvnc.lo
  * Copies the launcher into the sandbox and starts it detached, in a session of its own, then waits
  * (inside the sandbox, one exec) for its readiness file.
  */
-export async function startDesktopProcess(env: SandboxEnvironment, layout: DesktopLayout, opts: { geometry: string; mode: DesktopMode; user?: string; readyTimeoutS?: number }): Promise<void> {
+export async function startDesktopProcess(
+  env: SandboxEnvironment,
+  layout: DesktopLayout,
+  opts: { geometry: string; mode: DesktopMode; user?: string; readyTimeoutS?: number },
+): Promise<void> {
   const launcher = readFileSync(resourcePath('desktop', 'launcher.sh'));
   const relay = readFileSync(resourcePath('desktop', 'cdp-pipe.py'));
   const script = posix.join(layout.dir, 'launcher.sh');
   // Both files in one exec: the first N bytes are the launcher, the rest the DevTools relay (dd bs=1
   // reads exactly N; head -c may read past them from a pipe).
-  const copy = await runIn(env, ['bash', '-c', COPY, 'sandbox-desk', layout.dir, script, posix.join(layout.dir, 'cdp-pipe.py'), String(launcher.length)], {
-    user: opts.user,
-    input: Buffer.concat([launcher, relay]),
-  });
+  const copy = await runIn(
+    env,
+    ['bash', '-c', COPY, 'sandbox-desk', layout.dir, script, posix.join(layout.dir, 'cdp-pipe.py'), String(launcher.length)],
+    {
+      user: opts.user,
+      input: Buffer.concat([launcher, relay]),
+    },
+  );
   if (copy.code === 3) {
     throw new SandboxDeskError('backend_unavailable', `cannot start the desktop: ${copy.stdout.toString('utf8').trim()}`, {
       hint: 'a desktop of the other kind (isolated vs --grant-shell-display) did not stop cleanly: run `sandbox-desk desktop stop` first',
     });
   }
-  if (copy.code !== 0) throw new SandboxDeskError('backend_unavailable', `could not copy the desktop launcher into the sandbox: ${copy.stderr.trim()}`);
+  if (copy.code !== 0)
+    throw new SandboxDeskError('backend_unavailable', `could not copy the desktop launcher into the sandbox: ${copy.stderr.trim()}`);
   // setsid -f: the launcher leads its own process group, so stop can end all of it; its output goes
   // to a file, not to this exec's pipes (which would keep the exec open).
   const start = await runIn(
     env,
-    ['bash', '-c', 'cd "$1" && setsid -f bash "$2" "$1" "$3" "$4" "$5" </dev/null >"$1/launcher.log" 2>&1', 'sandbox-desk', layout.dir, script, String(layout.display), opts.geometry, opts.mode],
+    [
+      'bash',
+      '-c',
+      'cd "$1" && setsid -f bash "$2" "$1" "$3" "$4" "$5" </dev/null >"$1/launcher.log" 2>&1',
+      'sandbox-desk',
+      layout.dir,
+      script,
+      String(layout.display),
+      opts.geometry,
+      opts.mode,
+    ],
     { user: opts.user },
   );
   if (start.code !== 0) throw new SandboxDeskError('backend_unavailable', `could not start the desktop: ${start.stderr.trim()}`);
-  const wait = await runIn(env, ['bash', '-c', WAIT_READY, 'sandbox-desk', layout.dir, String(opts.readyTimeoutS ?? 30)], { user: opts.user, timeoutMs: ((opts.readyTimeoutS ?? 30) + 10) * 1000 });
+  const wait = await runIn(env, ['bash', '-c', WAIT_READY, 'sandbox-desk', layout.dir, String(opts.readyTimeoutS ?? 30)], {
+    user: opts.user,
+    timeoutMs: ((opts.readyTimeoutS ?? 30) + 10) * 1000,
+  });
   if (wait.code !== 0) {
-    throw new SandboxDeskError('backend_unavailable', `the desktop failed to start: ${wait.stdout.toString('utf8').trim() || wait.stderr.trim()}`, {
-      hint: 'see the launcher logs in the sandbox: ' + layout.dir,
-    });
+    throw new SandboxDeskError(
+      'backend_unavailable',
+      `the desktop failed to start: ${wait.stdout.toString('utf8').trim() || wait.stderr.trim()}`,
+      {
+        hint: 'see the launcher logs in the sandbox: ' + layout.dir,
+      },
+    );
   }
 }
 

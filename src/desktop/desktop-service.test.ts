@@ -21,25 +21,43 @@ function service(asDisplayUser: { code: number; stdout?: string; stderr?: string
     execPrefix: ({ user }) => {
       if (user === 'sdesk-display' && asDisplayUser instanceof SandboxDeskError) throw asDisplayUser;
       return user === 'sdesk-display' && !(asDisplayUser instanceof SandboxDeskError)
-        ? ['sh', '-c', `printf %s "$1"; printf %s "$2" >&2; exit ${asDisplayUser.code}`, 'fake', asDisplayUser.stdout ?? '', asDisplayUser.stderr ?? '']
+        ? [
+            'sh',
+            '-c',
+            `printf %s "$1"; printf %s "$2" >&2; exit ${asDisplayUser.code}`,
+            'fake',
+            asDisplayUser.stdout ?? '',
+            asDisplayUser.stderr ?? '',
+          ]
         : ['env'];
     },
   };
   const provider = { name: 'fakebackend', supportsStreams: true } as SandboxProvider;
-  const leases = { get: () => ({ holder: 'agent', viewerId: null, epoch: 0, since: new Date(0).toISOString(), reason: null }) } as unknown as LeaseStore;
+  const leases = {
+    get: () => ({ holder: 'agent', viewerId: null, epoch: 0, since: new Date(0).toISOString(), reason: null }),
+  } as unknown as LeaseStore;
   return new DesktopService({ environment: async () => env, provider: () => provider, leases });
 }
 
 describe('desktop account', () => {
   it('a sandbox without the display user: the desktop would run as the sandbox user, and status says shared and why', async () => {
     const s = await service({ code: 126, stdout: 'unable to find user sdesk-display: no matching entries in passwd file' }).status('sb');
-    expect(s).toMatchObject({ placement: 'sandbox', running: false, displayIsolation: 'shared', displayUser: 'agent', shellDisplayGranted: false });
+    expect(s).toMatchObject({
+      placement: 'sandbox',
+      running: false,
+      displayIsolation: 'shared',
+      displayUser: 'agent',
+      shellDisplayGranted: false,
+    });
     expect(s.displayIsolationReason).toMatch(/no user sdesk-display \(unable to find user/);
   });
 
   it('any other failure to run as the display user fails closed: no quiet fall-back to a shared desktop', async () => {
     const desk = service({ code: 255, stderr: 'ssh: connection reset by peer' });
-    await expect(desk.status('sb')).rejects.toMatchObject({ code: 'backend_unavailable', message: expect.stringMatching(/as sdesk-display: ssh: connection reset/) });
+    await expect(desk.status('sb')).rejects.toMatchObject({
+      code: 'backend_unavailable',
+      message: expect.stringMatching(/as sdesk-display: ssh: connection reset/),
+    });
     await expect(desk.start('sb')).rejects.toMatchObject({ code: 'backend_unavailable' });
   });
 
@@ -60,7 +78,10 @@ describe('agent actions while the desktop stops', () => {
   it('are refused as desktop_not_running "is stopping", not sent to a desktop on its way out', async () => {
     const desk = service({ code: 0, stdout: 'whoami agent\n' });
     const stopping = desk.stop('sb').catch(() => undefined);
-    await expect(desk.act('sb', { kind: 'move', x: 1, y: 1 })).rejects.toMatchObject({ code: 'desktop_not_running', message: expect.stringMatching(/is stopping/) });
+    await expect(desk.act('sb', { kind: 'move', x: 1, y: 1 })).rejects.toMatchObject({
+      code: 'desktop_not_running',
+      message: expect.stringMatching(/is stopping/),
+    });
     await expect(desk.screenshot('sb')).rejects.toMatchObject({ code: 'desktop_not_running' });
     await stopping;
     await desk.close();

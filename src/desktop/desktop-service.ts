@@ -16,11 +16,30 @@ import { runIn } from '../exec/run-in.js';
 import { remoteArgv } from '../exec/remote-argv.js';
 import { pointerLocation, runXdotool, type AgentAction } from './agent-actions.js';
 import { CdpBridge } from './cdp-bridge.js';
-import { DESKTOP_IMAGE, DISPLAY_USER, desktopLayout, displayEnv, probeDesktop, startDesktopProcess, stopDesktopProcess, type DesktopLayout, type DesktopMode, type DesktopProbe } from './desktop-runtime.js';
+import {
+  DESKTOP_IMAGE,
+  DISPLAY_USER,
+  desktopLayout,
+  displayEnv,
+  probeDesktop,
+  startDesktopProcess,
+  stopDesktopProcess,
+  type DesktopLayout,
+  type DesktopMode,
+  type DesktopProbe,
+} from './desktop-runtime.js';
 import { resolvePlacement, type Placement, type PlacementSetting } from './placement.js';
 import { openRelay } from './relay.js';
 import { RfbClient, transportFromStreams } from './rfb/rfb-client.js';
-import { LiveScreen, UPDATE_INTERVAL_MS, type ActionResult, type Frame, type LiveLink, type ScreenAction, type ScreenshotOptions } from './screen/live-screen.js';
+import {
+  LiveScreen,
+  UPDATE_INTERVAL_MS,
+  type ActionResult,
+  type Frame,
+  type LiveLink,
+  type ScreenAction,
+  type ScreenshotOptions,
+} from './screen/live-screen.js';
 import { PointerProbe, pointerProbeWords } from './screen/pointer-probe.js';
 import type { RectArea } from './rfb/framebuffer.js';
 
@@ -97,20 +116,30 @@ export class DesktopService {
 
   private async placementFor(sandbox: string, setting?: PlacementSetting): Promise<Placement> {
     const provider = await this.host.provider(sandbox);
-    return resolvePlacement(setting ?? this.placements.get(sandbox) ?? 'auto', { name: provider.name, supportsStreams: provider.supportsStreams });
+    return resolvePlacement(setting ?? this.placements.get(sandbox) ?? 'auto', {
+      name: provider.name,
+      supportsStreams: provider.supportsStreams,
+    });
   }
 
   /** The environment the desktop runs in, and where it lives there. Refused placements throw. */
-  private async target(sandbox: string, setting?: PlacementSetting): Promise<{ env: SandboxEnvironment; layout: DesktopLayout; placement: Placement & { where: 'sandbox' | 'host' } }> {
+  private async target(
+    sandbox: string,
+    setting?: PlacementSetting,
+  ): Promise<{ env: SandboxEnvironment; layout: DesktopLayout; placement: Placement & { where: 'sandbox' | 'host' } }> {
     const placement = await this.placementFor(sandbox, setting);
-    if (placement.where === 'refused') throw new SandboxDeskError('placement_refused', `desktop refused for sandbox ${sandbox}: ${placement.reason}`);
+    if (placement.where === 'refused')
+      throw new SandboxDeskError('placement_refused', `desktop refused for sandbox ${sandbox}: ${placement.reason}`);
     const sandboxEnv = await this.host.environment(sandbox);
     if (placement.where === 'sandbox' || (await this.host.provider(sandbox)).name === 'local') {
       const display = placement.where === 'sandbox' ? SANDBOX_DISPLAY : hostDisplay(sandbox);
       return { env: sandboxEnv, layout: desktopLayout(sandboxEnv, sandbox, display), placement };
     }
     // An explicit host placement for a sandboxed backend: the desktop runs on this machine.
-    this.hostEnv ??= new LocalProvider().createEnvironment({ cwd: '~', sandbox: { name: 'host', backendRef: null, image: null, user: null, mounts: [], env: {}, options: {} } });
+    this.hostEnv ??= new LocalProvider().createEnvironment({
+      cwd: '~',
+      sandbox: { name: 'host', backendRef: null, image: null, user: null, mounts: [], env: {}, options: {} },
+    });
     const env = await this.hostEnv;
     return { env, layout: desktopLayout(env, sandbox, hostDisplay(sandbox)), placement };
   }
@@ -161,14 +190,17 @@ export class DesktopService {
     let probe: DesktopProbe | null = null;
     try {
       probe = await probeDesktop(t.env, t.layout, DISPLAY_USER);
-      if (probe.whoami !== DISPLAY_USER) noDisplayUser = `this backend runs every process as ${probe.whoami ?? 'one user'} (it cannot switch users)`;
+      if (probe.whoami !== DISPLAY_USER)
+        noDisplayUser = `this backend runs every process as ${probe.whoami ?? 'one user'} (it cannot switch users)`;
     } catch (err) {
       const why = (err as Error).message.replace(/^could not probe the desktop[^:]*: /, '').split('\n')[0]!;
       // Only a missing account, or a backend that refuses to give a prefix for it (an isolated plugin),
       // means "run as the sandbox user"; any other failure (a transient exec error) must not quietly
       // start a shared desktop where an isolated one belongs: fail closed.
-      if (err instanceof SandboxDeskError && err.code === 'refused') noDisplayUser = `the backend cannot run processes as ${DISPLAY_USER} (${why})`;
-      else if (NO_SUCH_USER.test(why)) noDisplayUser = `the sandbox has no user ${DISPLAY_USER} (${why}); the ${DESKTOP_IMAGE} image has it`;
+      if (err instanceof SandboxDeskError && err.code === 'refused')
+        noDisplayUser = `the backend cannot run processes as ${DISPLAY_USER} (${why})`;
+      else if (NO_SUCH_USER.test(why))
+        noDisplayUser = `the sandbox has no user ${DISPLAY_USER} (${why}); the ${DESKTOP_IMAGE} image has it`;
       else throw err;
     }
     let user: string | undefined = noDisplayUser ? undefined : DISPLAY_USER;
@@ -185,27 +217,64 @@ export class DesktopService {
    * sandbox user cannot become it (password-less sudo, as on the ssh image and VMs, reaches any user).
    * For a desktop that is not running: what a start would give.
    */
-  private async isolation(l: Located): Promise<Pick<DesktopStatus, 'displayIsolation' | 'displayIsolationReason' | 'displayUser' | 'shellDisplayGranted'>> {
+  private async isolation(
+    l: Located,
+  ): Promise<Pick<DesktopStatus, 'displayIsolation' | 'displayIsolationReason' | 'displayUser' | 'shellDisplayGranted'>> {
     const sandboxUser = l.env.user ?? 'the sandbox user';
-    const mode: DesktopMode = l.probe.running ? (l.probe.mode ?? (l.user ? 'isolated' : 'shared')) : l.noDisplayUser ? 'shared' : 'isolated';
+    const mode: DesktopMode = l.probe.running
+      ? (l.probe.mode ?? (l.user ? 'isolated' : 'shared'))
+      : l.noDisplayUser
+        ? 'shared'
+        : 'isolated';
     const displayUser = mode === 'isolated' ? DISPLAY_USER : (l.env.user ?? l.probe.whoami);
     if (mode === 'granted') {
-      return { displayIsolation: 'shared', displayIsolationReason: `granted at start (grantShellDisplay): the desktop runs as ${sandboxUser}, whose shell can reach the display and the browser`, displayUser, shellDisplayGranted: true };
+      return {
+        displayIsolation: 'shared',
+        displayIsolationReason: `granted at start (grantShellDisplay): the desktop runs as ${sandboxUser}, whose shell can reach the display and the browser`,
+        displayUser,
+        shellDisplayGranted: true,
+      };
     }
     if (mode === 'shared') {
-      return { displayIsolation: 'shared', displayIsolationReason: `${l.noDisplayUser ?? `the desktop runs as ${sandboxUser}`}: the sandbox's shell can reach the display and the browser`, displayUser, shellDisplayGranted: false };
+      return {
+        displayIsolation: 'shared',
+        displayIsolationReason: `${l.noDisplayUser ?? `the desktop runs as ${sandboxUser}`}: the sandbox's shell can reach the display and the browser`,
+        displayUser,
+        shellDisplayGranted: false,
+      };
     }
     // As the sandbox user (the agent's shell): is it root, or can it sudo to the display user?
-    const r = await runIn(l.env, ['bash', '-c', 'id -u; sudo -n -u "$1" true 2>/dev/null && echo sudo', 'sandbox-desk', DISPLAY_USER]).catch(() => null);
+    const r = await runIn(l.env, [
+      'bash',
+      '-c',
+      'id -u; sudo -n -u "$1" true 2>/dev/null && echo sudo',
+      'sandbox-desk',
+      DISPLAY_USER,
+    ]).catch(() => null);
     const [uid, sudo] = (r?.stdout.toString('utf8') ?? '').split('\n');
     if (uid === '0') {
-      return { displayIsolation: 'shared', displayIsolationReason: `the sandbox user is root, so its shell can reach every user's files, the display included`, displayUser, shellDisplayGranted: false };
+      return {
+        displayIsolation: 'shared',
+        displayIsolationReason: `the sandbox user is root, so its shell can reach every user's files, the display included`,
+        displayUser,
+        shellDisplayGranted: false,
+      };
     }
     if (sudo === 'sudo') {
-      return { displayIsolation: 'shared', displayIsolationReason: `${sandboxUser} may use sudo without a password, so its shell can become ${DISPLAY_USER} and reach the display`, displayUser, shellDisplayGranted: false };
+      return {
+        displayIsolation: 'shared',
+        displayIsolationReason: `${sandboxUser} may use sudo without a password, so its shell can become ${DISPLAY_USER} and reach the display`,
+        displayUser,
+        shellDisplayGranted: false,
+      };
     }
     if (!r || !uid) {
-      return { displayIsolation: 'shared', displayIsolationReason: `could not check what the sandbox user may do (${r?.stderr.trim() || 'no answer'}): not claiming isolation`, displayUser, shellDisplayGranted: false };
+      return {
+        displayIsolation: 'shared',
+        displayIsolationReason: `could not check what the sandbox user may do (${r?.stderr.trim() || 'no answer'}): not claiming isolation`,
+        displayUser,
+        shellDisplayGranted: false,
+      };
     }
     return { displayIsolation: 'isolated', displayIsolationReason: null, displayUser, shellDisplayGranted: false };
   }
@@ -215,14 +284,20 @@ export class DesktopService {
     const geometry = opts.geometry ?? this.host.defaultGeometry ?? '1280x800';
     const m = GEOMETRY_RE.exec(geometry);
     if (!m || Number(m[1]) < 320 || Number(m[2]) < 240) {
-      throw new SandboxDeskError('invalid_input', `geometry must be WIDTHxHEIGHT between 320x240 and 9999x9999, got ${JSON.stringify(geometry)}`);
+      throw new SandboxDeskError(
+        'invalid_input',
+        `geometry must be WIDTHxHEIGHT between 320x240 and 9999x9999, got ${JSON.stringify(geometry)}`,
+      );
     }
     const t = await this.target(sandbox, opts.placement);
     if (opts.placement) this.placements.set(sandbox, opts.placement);
     const { env, layout, probe, noDisplayUser } = await this.locate(sandbox, t);
     if (probe.running) return this.status(sandbox);
     if (probe.missing.some((b) => b !== 'chromium')) {
-      throw new SandboxDeskError('backend_unavailable', `cannot start a desktop in sandbox ${sandbox}: ${missingReason(probe.missing, t.placement.where)}`);
+      throw new SandboxDeskError(
+        'backend_unavailable',
+        `cannot start a desktop in sandbox ${sandbox}: ${missingReason(probe.missing, t.placement.where)}`,
+      );
     }
     const mode: DesktopMode = opts.grantShellDisplay ? 'granted' : noDisplayUser ? 'shared' : 'isolated';
     const user = mode === 'isolated' ? DISPLAY_USER : undefined;
@@ -246,7 +321,9 @@ export class DesktopService {
   }
 
   private notRunning(sandbox: string): SandboxDeskError {
-    return new SandboxDeskError('desktop_not_running', `the desktop of sandbox ${sandbox} is not running`, { hint: `start it with \`sandbox-desk desktop start ${sandbox}\`` });
+    return new SandboxDeskError('desktop_not_running', `the desktop of sandbox ${sandbox} is not running`, {
+      hint: `start it with \`sandbox-desk desktop start ${sandbox}\``,
+    });
   }
 
   private async running(sandbox: string): Promise<Located> {
@@ -261,7 +338,10 @@ export class DesktopService {
    * so a stopped desktop reads as `desktop_not_running`, and one restarted as another account is
    * tried once more as that account.
    */
-  private async onDesktop<T>(sandbox: string, fn: (t: { env: SandboxEnvironment; layout: DesktopLayout; user: string | undefined }) => Promise<T>): Promise<T> {
+  private async onDesktop<T>(
+    sandbox: string,
+    fn: (t: { env: SandboxEnvironment; layout: DesktopLayout; user: string | undefined }) => Promise<T>,
+  ): Promise<T> {
     const t = await this.target(sandbox);
     const known = this.accounts.get(sandbox);
     const user = known && known.env === t.env ? known.user : (await this.locate(sandbox, t)).user;
@@ -303,9 +383,13 @@ export class DesktopService {
   private humanHasControl(sandbox: string): SandboxDeskError | null {
     const lease = this.host.leases.get(sandbox);
     if (lease.holder !== 'human') return null;
-    return new SandboxDeskError('human_has_control', `a human holds the control lease of sandbox ${sandbox}'s desktop${lease.reason ? ` (${lease.reason})` : ''}`, {
-      hint: 'wait until the viewer gives control back',
-    });
+    return new SandboxDeskError(
+      'human_has_control',
+      `a human holds the control lease of sandbox ${sandbox}'s desktop${lease.reason ? ` (${lease.reason})` : ''}`,
+      {
+        hint: 'wait until the viewer gives control back',
+      },
+    );
   }
 
   private assertAgentMayAct(sandbox: string): void {
@@ -316,7 +400,9 @@ export class DesktopService {
   // ---- agent actions ------------------------------------------------------------------------------
 
   private stoppingError(sandbox: string): SandboxDeskError {
-    return new SandboxDeskError('desktop_not_running', `the desktop of sandbox ${sandbox} is stopping`, { hint: `start it again with \`sandbox-desk desktop start ${sandbox}\`` });
+    return new SandboxDeskError('desktop_not_running', `the desktop of sandbox ${sandbox} is stopping`, {
+      hint: `start it again with \`sandbox-desk desktop start ${sandbox}\``,
+    });
   }
 
   /** The live connection of a sandbox's desktop (made on first use, remade after it drops). */
@@ -341,7 +427,10 @@ export class DesktopService {
     const probe = new PointerProbe(remoteArgv(env, { user, interactive: false }, pointerProbeWords(displayEnv(layout))));
     return {
       transport: transportFromStreams(relay.stdout, relay.stdin, () => relay.kill()),
-      desktopId: createHash('sha256').update(`${JSON.stringify(env.incarnation ?? null)}|${found.pid}`).digest('hex').slice(0, 8),
+      desktopId: createHash('sha256')
+        .update(`${JSON.stringify(env.incarnation ?? null)}|${found.pid}`)
+        .digest('hex')
+        .slice(0, 8),
       measurePointer: () => probe.measure(),
       dispose: () => {
         relay.kill();
@@ -384,7 +473,10 @@ export class DesktopService {
       target: r.target ?? null,
       pointer: r.pointer,
       screen: screen.lastScreen,
-      frame: shot && frameId ? { frameId, width: shot.width, height: shot.height, image: `data:${MIME[shot.format]};base64,${shot.image.toString('base64')}` } : null,
+      frame:
+        shot && frameId
+          ? { frameId, width: shot.width, height: shot.height, image: `data:${MIME[shot.format]};base64,${shot.image.toString('base64')}` }
+          : null,
     };
     const file = actionFile(dir, sandbox);
     void mkdir(dir, { recursive: true })
@@ -427,7 +519,10 @@ export class DesktopService {
   }
 
   /** Waits until something paints (inside `region`, screen pixels) or the timeout; returns the frame it ended on. */
-  async waitForChange(sandbox: string, opts: { region?: RectArea; timeoutMs: number } & ScreenshotOptions): Promise<Shot & { changed: boolean }> {
+  async waitForChange(
+    sandbox: string,
+    opts: { region?: RectArea; timeoutMs: number } & ScreenshotOptions,
+  ): Promise<Shot & { changed: boolean }> {
     this.assertAgentMayAct(sandbox);
     checkTimeout(opts.timeoutMs);
     const screen = this.screen(sandbox);
@@ -436,7 +531,10 @@ export class DesktopService {
   }
 
   /** Waits until nothing has painted for quietMs (or the timeout); returns the frame it ended on. */
-  async waitUntilStable(sandbox: string, opts: { quietMs: number; timeoutMs: number } & ScreenshotOptions): Promise<Shot & { stable: boolean }> {
+  async waitUntilStable(
+    sandbox: string,
+    opts: { quietMs: number; timeoutMs: number } & ScreenshotOptions,
+  ): Promise<Shot & { stable: boolean }> {
     this.assertAgentMayAct(sandbox);
     checkTimeout(opts.timeoutMs);
     // The live connection samples the screen every UPDATE_INTERVAL_MS: quiet must span at least two samples.
@@ -486,7 +584,10 @@ export class DesktopService {
     const { env, layout, user } = await this.running(sandbox);
     let pending = this.bridges.get(sandbox);
     if (!pending) {
-      pending = CdpBridge.listen({ openUpstream: () => openRelay(env, { unix: layout.cdpSocket }, user), refusal: () => this.humanHasControl(sandbox) });
+      pending = CdpBridge.listen({
+        openUpstream: () => openRelay(env, { unix: layout.cdpSocket }, user),
+        refusal: () => this.humanHasControl(sandbox),
+      });
       this.bridges.set(sandbox, pending);
     }
     const bridge = await pending;
@@ -525,7 +626,8 @@ function actionFile(dir: string, sandbox: string): string {
 }
 
 function checkTimeout(ms: number): void {
-  if (!Number.isInteger(ms) || ms < 1 || ms > 120_000) throw new SandboxDeskError('invalid_input', `timeout must be a whole number of milliseconds 1–120000, got ${ms}`);
+  if (!Number.isInteger(ms) || ms < 1 || ms > 120_000)
+    throw new SandboxDeskError('invalid_input', `timeout must be a whole number of milliseconds 1–120000, got ${ms}`);
 }
 
 function missingReason(missing: string[], where: 'sandbox' | 'host'): string {

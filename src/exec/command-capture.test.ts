@@ -11,7 +11,11 @@ describe('CommandCapture', () => {
     c.frame(f('E', '3', 'ok', '/x'));
     c.frame(f('X'));
     expect(c.complete).toBe(true);
-    expect(c.result(null, null)).toMatchObject({ start: { pid: 42, why: 'missing', used: '/a:b' }, end: { exitCode: 3, state: 'ok', cwd: '/x' }, framingBroken: null });
+    expect(c.result(null, null)).toMatchObject({
+      start: { pid: 42, why: 'missing', used: '/a:b' },
+      end: { exitCode: 3, state: 'ok', cwd: '/x' },
+      framingBroken: null,
+    });
   });
 
   it.each([
@@ -36,7 +40,7 @@ describe('CommandCapture', () => {
     expect(c.framingBroken).toBe('a second end frame');
   });
 
-  it('decodes the transport\'s stderr once, so a character split across chunks stays whole', () => {
+  it("decodes the transport's stderr once, so a character split across chunks stays whole", () => {
     const c = new CommandCapture(N, 1024);
     const bytes = Buffer.from('Error: “no”');
     c.stderrPayload(bytes.subarray(0, 8));

@@ -65,7 +65,10 @@ export class CommandCapture {
   /** A note from the runner itself ("could not run docker: …"). */
   transportNote = '';
 
-  constructor(readonly nonce: string, limit: number) {
+  constructor(
+    readonly nonce: string,
+    limit: number,
+  ) {
     this.stdout = new BoundedBuffer(limit);
     this.stderr = new BoundedBuffer(limit);
   }
@@ -100,7 +103,8 @@ export class CommandCapture {
       this.start = { pid: Number(a), why, used: rest ?? '' };
     } else if (type === 'E' && f.fields.length === 4) {
       if (this.end) return this.broken('a second end frame');
-      if (!isInt(a) || Number(a) > 255 || (b !== 'ok' && b !== 'gone') || !rest?.startsWith('/')) return this.broken(`a malformed end frame (${type}:${a}:${b})`);
+      if (!isInt(a) || Number(a) > 255 || (b !== 'ok' && b !== 'gone') || !rest?.startsWith('/'))
+        return this.broken(`a malformed end frame (${type}:${a}:${b})`);
       this.end = { exitCode: Number(a), state: b, cwd: rest };
     } else if (type === 'X' && f.fields.length === 1) {
       if (this.stderrDone) return this.broken('a second stderr-complete frame');

@@ -53,7 +53,6 @@ function collect(...nonces: string[]): Collected {
   return { splitter, payload: () => Buffer.concat(chunks), frames };
 }
 
-
 function feedInChunks(splitter: FrameSplitter, data: Buffer, sizes: () => number): void {
   let at = 0;
   while (at < data.length) {
@@ -162,7 +161,10 @@ describe('FrameSplitter', () => {
     it('treats everything as payload when no nonce is expected', () => {
       const chunks: Buffer[] = [];
       const frames: Frame[] = [];
-      const s = new FrameSplitter((b) => chunks.push(Buffer.from(b)), (f) => frames.push(f));
+      const s = new FrameSplitter(
+        (b) => chunks.push(Buffer.from(b)),
+        (f) => frames.push(f),
+      );
       s.push(STREAM);
       s.end();
       expect(Buffer.concat(chunks).equals(STREAM)).toBe(true);
@@ -209,7 +211,11 @@ describe('FrameSplitter', () => {
       const chunks: Buffer[] = [];
       const frames: Frame[] = [];
       const broken: string[] = [];
-      const splitter = new FrameSplitter((c) => chunks.push(Buffer.from(c)), (f) => frames.push(f), (why) => broken.push(why));
+      const splitter = new FrameSplitter(
+        (c) => chunks.push(Buffer.from(c)),
+        (f) => frames.push(f),
+        (why) => broken.push(why),
+      );
       splitter.expect(NONCE);
       return { splitter, frames, broken, payload: () => Buffer.concat(chunks) };
     }

@@ -80,7 +80,11 @@ export class FrameSplitter {
       }
       const line = this.pending.subarray(0, eol);
       const minimal = 2 * nonce.length + 2;
-      if (line.length < minimal || line[nonce.length] !== 0x3a || !line.subarray(line.length - nonce.length - 1).equals(Buffer.concat([Buffer.from(':'), nonce]))) {
+      if (
+        line.length < minimal ||
+        line[nonce.length] !== 0x3a ||
+        !line.subarray(line.length - nonce.length - 1).equals(Buffer.concat([Buffer.from(':'), nonce]))
+      ) {
         this.reject(eol + 1, 'a line carrying the nonce that is not a frame');
         continue;
       }

@@ -25,7 +25,14 @@ describe('KILL_TREE_SCRIPT (run by local bash)', () => {
     const marker = `sd-kill-${randomBytes(6).toString('hex')}`;
     // The parent ignores TERM (so it outlives the TERM) and forks a TERM-ignoring child 0.3 s later:
     // after the first walk, during the grace.
-    const tree = spawn('bash', ['-c', `trap '' TERM; (sleep 0.3; (exec -a ${marker}-late bash -c "trap '' TERM; while :; do sleep 0.05; done") & wait) & exec -a ${marker}-parent bash -c "trap '' TERM; while :; do sleep 0.05; done"`], { stdio: 'ignore' });
+    const tree = spawn(
+      'bash',
+      [
+        '-c',
+        `trap '' TERM; (sleep 0.3; (exec -a ${marker}-late bash -c "trap '' TERM; while :; do sleep 0.05; done") & wait) & exec -a ${marker}-parent bash -c "trap '' TERM; while :; do sleep 0.05; done"`,
+      ],
+      { stdio: 'ignore' },
+    );
     try {
       await new Promise((r) => setTimeout(r, 100));
       expect(withMarker(`${marker}-parent`).length).toBe(1);

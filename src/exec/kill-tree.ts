@@ -14,7 +14,14 @@ export async function killTree(
   opts: { includeRoot: boolean; timeoutMs?: number },
 ): Promise<void> {
   if (!Number.isInteger(pid) || pid <= 1) return;
-  const argv = remoteArgv(env, { user, interactive: false }, ['bash', '-c', KILL_TREE_SCRIPT, 'sandbox-desk', String(pid), opts.includeRoot ? '1' : '0']);
+  const argv = remoteArgv(env, { user, interactive: false }, [
+    'bash',
+    '-c',
+    KILL_TREE_SCRIPT,
+    'sandbox-desk',
+    String(pid),
+    opts.includeRoot ? '1' : '0',
+  ]);
   await new Promise<void>((resolve) => {
     const child = spawn(argv[0]!, argv.slice(1), { stdio: 'ignore' });
     const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 5000);

@@ -13,7 +13,10 @@ function withMarker(marker: string): number[] {
     .filter((d) => /^\d+$/.test(d))
     .filter((d) => {
       try {
-        return readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0')[0] === marker && !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${d}/stat`, 'utf8'));
+        return (
+          readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0')[0] === marker &&
+          !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${d}/stat`, 'utf8'))
+        );
       } catch {
         return false;
       }
@@ -21,12 +24,24 @@ function withMarker(marker: string): number[] {
     .map(Number);
 }
 
-const req = (command: string, signal?: AbortSignal) => ({ target: '/tmp', tmpDir: '/tmp', command, timeoutMs: 30_000, maxOutputBytes: 1 << 20, signal });
+const req = (command: string, signal?: AbortSignal) => ({
+  target: '/tmp',
+  tmpDir: '/tmp',
+  command,
+  timeoutMs: 30_000,
+  maxOutputBytes: 1 << 20,
+  signal,
+});
 
 describe('runOneshot (local bash behind a faked exec prefix)', () => {
   it('runs a command and reports its frames', async () => {
     const r = await runOneshot(local, undefined, req('echo hi; cd /; exit 4'));
-    expect(r).toMatchObject({ stdout: Buffer.from('hi\n'), end: { exitCode: 4, state: 'ok', cwd: '/' }, killed: null, framingBroken: null });
+    expect(r).toMatchObject({
+      stdout: Buffer.from('hi\n'),
+      end: { exitCode: 4, state: 'ok', cwd: '/' },
+      killed: null,
+      framingBroken: null,
+    });
   });
 
   it('an interrupt that comes before the start frame still kills the command inside the sandbox', async () => {

@@ -36,8 +36,16 @@ export function runOneshot(env: SandboxEnvironment, user: string | undefined, re
     cap.frame(f);
     if (cap.start) onStarted?.();
   };
-  const out = new FrameSplitter((c) => cap.stdoutPayload(c), frame, (why) => cap.broken(why));
-  const err = new FrameSplitter((c) => cap.stderrPayload(c), frame, (why) => cap.broken(why));
+  const out = new FrameSplitter(
+    (c) => cap.stdoutPayload(c),
+    frame,
+    (why) => cap.broken(why),
+  );
+  const err = new FrameSplitter(
+    (c) => cap.stderrPayload(c),
+    frame,
+    (why) => cap.broken(why),
+  );
   out.expect(nonce);
   err.expect(nonce);
 

@@ -105,8 +105,17 @@ const sizeIn = (stderr: string): number | null => {
 };
 
 /** Reads at most `length` bytes from `offset` (chunked reads of large files); says the file's size. */
-export async function readSandboxFileRange(t: FileTarget, path: string, offset: number, length: number): Promise<{ path: string; bytes: Buffer; size: number }> {
-  const r = await runIn(t.env, ['bash', '-c', READ_RANGE, 'sandbox-desk', t.cwd, t.env.getTempDir(), path, String(length), String(offset)], { user: t.user });
+export async function readSandboxFileRange(
+  t: FileTarget,
+  path: string,
+  offset: number,
+  length: number,
+): Promise<{ path: string; bytes: Buffer; size: number }> {
+  const r = await runIn(
+    t.env,
+    ['bash', '-c', READ_RANGE, 'sandbox-desk', t.cwd, t.env.getTempDir(), path, String(length), String(offset)],
+    { user: t.user },
+  );
   const abs = resolvedPath(r.stderr, path);
   const size = sizeIn(r.stderr);
   if (r.code === 7) throw new SandboxDeskError('invalid_input', `offset ${offset} is past the end of ${abs} (${size} bytes)`);
@@ -116,9 +125,16 @@ export async function readSandboxFileRange(t: FileTarget, path: string, offset: 
 
 /** Writes `content`; with `offset` > 0 appends it to a file that has exactly `offset` bytes (chunks in order). */
 export async function writeSandboxFile(t: FileTarget, path: string, content: Buffer, offset = 0): Promise<{ path: string; bytes: number }> {
-  const r = await runIn(t.env, ['bash', '-c', WRITE, 'sandbox-desk', t.cwd, t.env.getTempDir(), path, String(offset)], { user: t.user, input: content });
+  const r = await runIn(t.env, ['bash', '-c', WRITE, 'sandbox-desk', t.cwd, t.env.getTempDir(), path, String(offset)], {
+    user: t.user,
+    input: content,
+  });
   const abs = resolvedPath(r.stderr, path);
-  if (r.code === 7) throw new SandboxDeskError('invalid_input', `offset ${offset} is not the size of ${abs} (${sizeIn(r.stderr)} bytes): write chunks in order, the first at offset 0`);
+  if (r.code === 7)
+    throw new SandboxDeskError(
+      'invalid_input',
+      `offset ${offset} is not the size of ${abs} (${sizeIn(r.stderr)} bytes): write chunks in order, the first at offset 0`,
+    );
   if (offset > 0 && r.code === 3) throw new SandboxDeskError('not_found', `${abs} does not exist: write the first chunk at offset 0`);
   if (r.code !== 0) fail(r.code, abs, r.stderr);
   return { path: abs, bytes: content.length };

@@ -56,7 +56,11 @@ export class SessionShell {
       const route = (stream: 'out' | 'err') => (c: Buffer) => shell?.routePayload(stream, c);
       const broken = (why: string): void => shell?.routeBroken(why);
       const out = new FrameSplitter(route('out'), (f) => (shell ? shell.routeFrame(f) : hello(f)), broken);
-      const err = new FrameSplitter((c) => (shell ? shell.routePayload('err', c) : early.push(c)), (f) => shell?.routeFrame(f), broken);
+      const err = new FrameSplitter(
+        (c) => (shell ? shell.routePayload('err', c) : early.push(c)),
+        (f) => shell?.routeFrame(f),
+        broken,
+      );
       out.expect(boot);
       const fail = (why: string): void => {
         clearTimeout(timer);
@@ -74,8 +78,14 @@ export class SessionShell {
       };
       const earlyOut = (c: Buffer): void => out.push(c);
       const earlyErr = (c: Buffer): void => err.push(c);
-      const onEarlyClose = (code: number | null): void => fail(`session shell exited before it started (exit ${code})${early.length ? `: ${Buffer.concat(early).toString('utf8').trim()}` : ''}`);
-      const timer = setTimeout(() => fail(`session shell did not start within ${opts.startTimeoutMs ?? 15000} ms`), opts.startTimeoutMs ?? 15000);
+      const onEarlyClose = (code: number | null): void =>
+        fail(
+          `session shell exited before it started (exit ${code})${early.length ? `: ${Buffer.concat(early).toString('utf8').trim()}` : ''}`,
+        );
+      const timer = setTimeout(
+        () => fail(`session shell did not start within ${opts.startTimeoutMs ?? 15000} ms`),
+        opts.startTimeoutMs ?? 15000,
+      );
       child.stdout.on('data', earlyOut);
       child.stderr.on('data', earlyErr);
       child.on('close', onEarlyClose);

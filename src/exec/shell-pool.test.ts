@@ -4,7 +4,10 @@ import type { SandboxEnvironment } from '../sandbox/provider.js';
 import { ShellPool } from './shell-pool.js';
 
 async function localEnv(): Promise<SandboxEnvironment> {
-  return new LocalProvider().createEnvironment({ cwd: '/tmp', sandbox: { name: 'l', backendRef: null, image: null, user: null, mounts: [], env: {}, options: {} } });
+  return new LocalProvider().createEnvironment({
+    cwd: '/tmp',
+    sandbox: { name: 'l', backendRef: null, image: null, user: null, mounts: [], env: {}, options: {} },
+  });
 }
 
 const req = (command: string) => ({ target: '/tmp', tmpDir: '/tmp', command, timeoutMs: 10_000, maxOutputBytes: 1 << 20 });

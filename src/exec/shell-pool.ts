@@ -32,7 +32,12 @@ export class ShellPool {
   }
 
   /** The session's live shell, opening one when needed. Throws when no stream can be opened. */
-  async acquire(sandbox: string, session: string, user: string | undefined, env: SandboxEnvironment): Promise<{ shell: SessionShell; dropped: DroppedShell | null }> {
+  async acquire(
+    sandbox: string,
+    session: string,
+    user: string | undefined,
+    env: SandboxEnvironment,
+  ): Promise<{ shell: SessionShell; dropped: DroppedShell | null }> {
     const key = ShellPool.key(sandbox, session, user);
     let dropped: DroppedShell | null = null;
     const entry = this.shells.get(key);

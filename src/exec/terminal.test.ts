@@ -4,7 +4,10 @@ import { TerminalSession } from './terminal.js';
 
 /** A real PTY with a real local login shell (the local backend's exec prefix is empty). */
 async function open(target: string) {
-  const env = await new LocalProvider().createEnvironment({ cwd: '/tmp', sandbox: { name: 'l', backendRef: null, image: null, user: null, mounts: [], env: {}, options: {} } });
+  const env = await new LocalProvider().createEnvironment({
+    cwd: '/tmp',
+    sandbox: { name: 'l', backendRef: null, image: null, user: null, mounts: [], env: {}, options: {} },
+  });
   const cwds: string[] = [];
   let out = '';
   const t = new TerminalSession(env, { target, cols: 80, rows: 24, onCwd: (c) => cwds.push(c) });
@@ -21,7 +24,7 @@ describe('TerminalSession (real PTY, local bash)', () => {
     t.kill();
   });
 
-  it('a report printed by a program, without the terminal\'s nonce, changes nothing', async () => {
+  it("a report printed by a program, without the terminal's nonce, changes nothing", async () => {
     const { t, cwds, screen } = await open('/');
     await expect.poll(() => cwds.length, { timeout: 10_000 }).toBeGreaterThan(0);
     const before = cwds.length;

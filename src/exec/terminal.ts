@@ -53,8 +53,21 @@ export class TerminalSession {
   ) {
     const nonce = randomBytes(8).toString('hex');
     this.tag = `\x1b]7;file://sdesk-${nonce}`;
-    const argv = remoteArgv(env, { user: opts.user, interactive: true }, ['bash', '-c', TERMINAL_SCRIPT, 'sandbox-desk', opts.target, env.getTempDir(), nonce]);
-    this.pty = spawnPty(argv[0]!, argv.slice(1), { name: 'xterm-256color', cols: opts.cols, rows: opts.rows, env: process.env as Record<string, string> });
+    const argv = remoteArgv(env, { user: opts.user, interactive: true }, [
+      'bash',
+      '-c',
+      TERMINAL_SCRIPT,
+      'sandbox-desk',
+      opts.target,
+      env.getTempDir(),
+      nonce,
+    ]);
+    this.pty = spawnPty(argv[0]!, argv.slice(1), {
+      name: 'xterm-256color',
+      cols: opts.cols,
+      rows: opts.rows,
+      env: process.env as Record<string, string>,
+    });
     this.pty.onData((data) => {
       this.scanCwd(data, opts.onCwd);
       this.forward(Buffer.from(data, 'utf8'));

@@ -90,7 +90,11 @@ describe('ONESHOT_SCRIPT (run by local bash)', () => {
   });
 
   function oneshot(target: string, command: string, extraInput = '') {
-    return spawnSync('bash', ['-c', ONESHOT_SCRIPT, 'sd'], { input: encodeRequest(NONCE, target, '/tmp', command) + extraInput, encoding: 'utf8', timeout: 20_000 });
+    return spawnSync('bash', ['-c', ONESHOT_SCRIPT, 'sd'], {
+      input: encodeRequest(NONCE, target, '/tmp', command) + extraInput,
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
   }
 
   it('reports the start dir as ok with the shell pid in an S frame on stderr', () => {
@@ -113,7 +117,7 @@ describe('ONESHOT_SCRIPT (run by local bash)', () => {
     expect(r.stdout).toBe(`${real}\nno newline${NONCE}:E:0:ok:${real}:${NONCE}\n`);
   });
 
-  it('keeps the command\'s stderr between the S and X frames', () => {
+  it("keeps the command's stderr between the S and X frames", () => {
     const r = oneshot(dir, 'echo oops >&2');
     expect(r.stderr).toBe(`${NONCE}:S:${r.pid}:ok:${dir}:${NONCE}\noops\n${NONCE}:X:${NONCE}\n`);
   });
@@ -144,7 +148,10 @@ describe('ONESHOT_SCRIPT (run by local bash)', () => {
     mkdirSync(locked, { mode: 0o000 });
     chmodSync(dir, 0o755);
     const [cmd, ...pre] = unprivileged!;
-    const r = spawnSync(cmd!, [...pre, 'bash', '-c', ONESHOT_SCRIPT, 'sd'], { input: encodeRequest(NONCE, locked, '/tmp', 'true'), encoding: 'utf8' });
+    const r = spawnSync(cmd!, [...pre, 'bash', '-c', ONESHOT_SCRIPT, 'sd'], {
+      input: encodeRequest(NONCE, locked, '/tmp', 'true'),
+      encoding: 'utf8',
+    });
     expect(r.stderr).toContain(`${NONCE}:S:${r.pid}:denied:${dir}:${NONCE}\n`);
   });
 
@@ -201,7 +208,10 @@ describe('the nonce is hidden from the command (issue 18)', () => {
     ['env', count('env')],
     ['$_', `printf '%s\\n' "$_" | grep -cF -- ${hidden} || true`],
     ['the positional parameters', `printf '%s\\n' "$@" "$0" | grep -cF -- ${hidden} || true`],
-    ['/proc/$$/cmdline and /proc/$$/environ', `tr '\\0' '\\n' < /proc/$$/cmdline | grep -cF -- ${hidden}; tr '\\0' '\\n' < /proc/$$/environ | grep -cF -- ${hidden} || true`],
+    [
+      '/proc/$$/cmdline and /proc/$$/environ',
+      `tr '\\0' '\\n' < /proc/$$/cmdline | grep -cF -- ${hidden}; tr '\\0' '\\n' < /proc/$$/environ | grep -cF -- ${hidden} || true`,
+    ],
   ])('%s shows no nonce, in both modes', (_what, command) => {
     for (const r of [
       spawnSync('bash', ['-c', ONESHOT_SCRIPT, 'sd'], { input: encodeRequest(NONCE, '/tmp', '/tmp', command), encoding: 'utf8' }),
@@ -213,25 +223,37 @@ describe('the nonce is hidden from the command (issue 18)', () => {
   });
 
   it('`set` printed in full still ends with the real end frame', () => {
-    const r = spawnSync('bash', ['-c', ONESHOT_SCRIPT, 'sd'], { input: encodeRequest(NONCE, '/tmp', '/tmp', 'set; declare -p; env'), encoding: 'utf8' });
+    const r = spawnSync('bash', ['-c', ONESHOT_SCRIPT, 'sd'], {
+      input: encodeRequest(NONCE, '/tmp', '/tmp', 'set; declare -p; env'),
+      encoding: 'utf8',
+    });
     expect(r.stdout.endsWith(`${NONCE}:E:0:ok:/tmp:${NONCE}\n`)).toBe(true);
     expect(r.stdout.split(NONCE).length).toBe(3);
   });
 
-  it('a command that assigns the wrapper\'s own variables changes nothing about its frames', () => {
-    const input = encodeRequest(NONCE, '/tmp', '/tmp', '__sd_n=forged __sd_run= __sd_t=/ __sd_c=x __sd_tmp=/; echo hi') + encodeRequest('sd2222333344445555', '/tmp', '/tmp', 'pwd');
+  it("a command that assigns the wrapper's own variables changes nothing about its frames", () => {
+    const input =
+      encodeRequest(NONCE, '/tmp', '/tmp', '__sd_n=forged __sd_run= __sd_t=/ __sd_c=x __sd_tmp=/; echo hi') +
+      encodeRequest('sd2222333344445555', '/tmp', '/tmp', 'pwd');
     const r = spawnSync('bash', ['-c', SHELL_SCRIPT, 'sd', BOOT], { input, encoding: 'utf8' });
     expect(r.stdout).toContain(`hi\n${NONCE}:E:0:ok:/tmp:${NONCE}\n/tmp\nsd2222333344445555:E:0:ok:/tmp:sd2222333344445555\n`);
   });
 });
 
 describe('the ancestor walk ends for any input (issue 12)', () => {
-  it.each([['D:\\proj\\x'], ['\\\\server\\share'], ['relative/dir'], ['x'], ['C:/nope/x'], ['//'], ['/nope//deeper///']])('%s: starts in the nearest enterable place', (target) => {
-    const r = spawnSync('bash', ['-c', ONESHOT_SCRIPT, 'sd'], { input: encodeRequest(NONCE, target, '/tmp', 'pwd -P'), encoding: 'utf8', timeout: 10_000 });
-    expect(r.error).toBeUndefined();
-    expect(r.stderr).toMatch(new RegExp(`^${NONCE}:S:\\d+:(missing|ok):/[^\n]*:${NONCE}\n`));
-    expect(r.stdout).toMatch(new RegExp(`${NONCE}:E:0:ok:/[^\n]*:${NONCE}\n$`));
-  });
+  it.each([['D:\\proj\\x'], ['\\\\server\\share'], ['relative/dir'], ['x'], ['C:/nope/x'], ['//'], ['/nope//deeper///']])(
+    '%s: starts in the nearest enterable place',
+    (target) => {
+      const r = spawnSync('bash', ['-c', ONESHOT_SCRIPT, 'sd'], {
+        input: encodeRequest(NONCE, target, '/tmp', 'pwd -P'),
+        encoding: 'utf8',
+        timeout: 10_000,
+      });
+      expect(r.error).toBeUndefined();
+      expect(r.stderr).toMatch(new RegExp(`^${NONCE}:S:\\d+:(missing|ok):/[^\n]*:${NONCE}\n`));
+      expect(r.stdout).toMatch(new RegExp(`${NONCE}:E:0:ok:/[^\n]*:${NONCE}\n$`));
+    },
+  );
 });
 
 describe('cwds deeper than PATH_MAX (issue 18)', () => {
@@ -255,7 +277,10 @@ describe('cwds deeper than PATH_MAX (issue 18)', () => {
 
   it('enters a recorded cwd longer than 4 KB', () => {
     spawnSync('bash', ['-c', `cd ${dir} && ${goDeep}`]);
-    const r = spawnSync('bash', ['-c', ONESHOT_SCRIPT, 'sd'], { input: encodeRequest(NONCE, deep(dir), '/tmp', 'pwd -P | wc -c'), encoding: 'utf8' });
+    const r = spawnSync('bash', ['-c', ONESHOT_SCRIPT, 'sd'], {
+      input: encodeRequest(NONCE, deep(dir), '/tmp', 'pwd -P | wc -c'),
+      encoding: 'utf8',
+    });
     expect(r.stderr).toContain(`:S:${r.pid}:ok:${deep(dir)}:`);
     expect(r.stdout).toBe(`${deep(dir).length + 1}\n${NONCE}:E:0:ok:${deep(dir)}:${NONCE}\n`);
   });
@@ -267,7 +292,10 @@ describe('SHELL_SCRIPT (run by local bash)', () => {
     try {
       const real = realpathSync(dir);
       const command = 'printf "%s|" "a\\\\b" "$((1+2))"\npwd -P';
-      const r = spawnSync('bash', ['-c', SHELL_SCRIPT, 'sd', BOOT], { input: encodeRequest(NONCE, dir, '/tmp', command), encoding: 'utf8' });
+      const r = spawnSync('bash', ['-c', SHELL_SCRIPT, 'sd', BOOT], {
+        input: encodeRequest(NONCE, dir, '/tmp', command),
+        encoding: 'utf8',
+      });
       expect(r.stdout).toBe(`${BOOT}:H:${r.pid}:${BOOT}\na\\b|3|${real}\n${NONCE}:E:0:ok:${real}:${NONCE}\n`);
       expect(r.stderr).toBe(`${NONCE}:S:${r.pid}:ok:${dir}:${NONCE}\n${NONCE}:X:${NONCE}\n`);
     } finally {

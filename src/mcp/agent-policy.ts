@@ -21,16 +21,24 @@ export class AgentGuard {
 
   checkSandbox(sandbox: string): void {
     if (this.mayUse(sandbox)) return;
-    throw new SandboxDeskError('refused', `this agent's token is scoped to ${this.scope.sandboxes!.length ? `sandbox${this.scope.sandboxes!.length > 1 ? 'es' : ''} ${this.scope.sandboxes!.join(', ')}` : 'no sandbox'}; ${sandbox} is outside it`, {
-      hint: 'use a sandbox of the scope, or ask for a token that includes it (sandbox-desk token create --sandbox NAME)',
-    });
+    throw new SandboxDeskError(
+      'refused',
+      `this agent's token is scoped to ${this.scope.sandboxes!.length ? `sandbox${this.scope.sandboxes!.length > 1 ? 'es' : ''} ${this.scope.sandboxes!.join(', ')}` : 'no sandbox'}; ${sandbox} is outside it`,
+      {
+        hint: 'use a sandbox of the scope, or ask for a token that includes it (sandbox-desk token create --sandbox NAME)',
+      },
+    );
   }
 
   /** The user a command may run as: the sandbox's own unless the config allows others. */
   checkUser(user: string | undefined, sandboxUser: string | null): string | undefined {
     if (user === undefined || this.policy.allowOtherUsers || (sandboxUser !== null && user === sandboxUser)) return user;
-    throw new SandboxDeskError('refused', `agents run commands as the sandbox's user${sandboxUser ? ` (${sandboxUser})` : ''}, not as ${user}`, {
-      hint: 'omit user; to let agents choose another user (e.g. root), set agents.allowOtherUsers: true in the config',
-    });
+    throw new SandboxDeskError(
+      'refused',
+      `agents run commands as the sandbox's user${sandboxUser ? ` (${sandboxUser})` : ''}, not as ${user}`,
+      {
+        hint: 'omit user; to let agents choose another user (e.g. root), set agents.allowOtherUsers: true in the config',
+      },
+    );
   }
 }

@@ -31,12 +31,23 @@ export function classifyMessage(text: string): Classified {
 }
 
 export function classifyValue(value: unknown): Classified {
-  if (Array.isArray(value)) return { ok: false, reply: errorReply(null, ErrorCode.InvalidRequest, 'Invalid Request: batches are not supported; send one JSON-RPC message at a time') };
+  if (Array.isArray(value))
+    return {
+      ok: false,
+      reply: errorReply(null, ErrorCode.InvalidRequest, 'Invalid Request: batches are not supported; send one JSON-RPC message at a time'),
+    };
   const parsed = JSONRPCMessageSchema.safeParse(value);
   if (parsed.success) return { ok: true, message: parsed.data };
   const id = value && typeof value === 'object' && validId((value as { id?: unknown }).id) ? (value as { id: RequestId }).id : null;
   const issue = parsed.error.issues[0];
-  return { ok: false, reply: errorReply(id, ErrorCode.InvalidRequest, `Invalid Request: not a JSON-RPC 2.0 message${issue ? ` (${issue.path.join('.') || 'message'}: ${issue.message})` : ''}`) };
+  return {
+    ok: false,
+    reply: errorReply(
+      id,
+      ErrorCode.InvalidRequest,
+      `Invalid Request: not a JSON-RPC 2.0 message${issue ? ` (${issue.path.join('.') || 'message'}: ${issue.message})` : ''}`,
+    ),
+  };
 }
 
 /**

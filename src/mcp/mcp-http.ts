@@ -21,7 +21,8 @@ type Body = { ok: true; text: string } | { ok: false; status: number; reply: Jso
 /** Reads a POST body up to the message limit; above it, answers with a JSON-RPC error (and the id). */
 async function readBody(req: IncomingMessage, limit: number): Promise<Body> {
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > DISCARD_MAX_BYTES) return { ok: false, status: 413, reply: tooLargeReply(null, declared, limit), close: true };
+  if (Number.isFinite(declared) && declared > DISCARD_MAX_BYTES)
+    return { ok: false, status: 413, reply: tooLargeReply(null, declared, limit), close: true };
   const chunks: Buffer[] = [];
   let size = 0;
   let over: OversizeSniffer | null = null;
@@ -46,7 +47,10 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Body> {
  * shared core, scoped to the agent whose token came with it. Bodies up to the MCP message limit;
  * above it, malformed JSON and non-JSON-RPC get the spec's JSON-RPC errors, never a bare 400.
  */
-export function createMcpHttpHandler(desk: SandboxDesk, opts: { stepFromEnv?: string | undefined; policy: AgentPolicy; maxBytes?: number }): McpHttpHandler {
+export function createMcpHttpHandler(
+  desk: SandboxDesk,
+  opts: { stepFromEnv?: string | undefined; policy: AgentPolicy; maxBytes?: number },
+): McpHttpHandler {
   const limit = opts.maxBytes ?? MCP_MESSAGE_MAX_BYTES;
   return {
     refuse(res, status, message) {

@@ -44,7 +44,8 @@ const text = (value: unknown): CallToolResult => ({ content: [{ type: 'text', te
 export function encodeChunk(bytes: Buffer): { encoding: 'utf8' | 'base64'; content: string } {
   try {
     const content = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-    if (Buffer.byteLength(JSON.stringify(JSON.stringify(content))) <= MCP_MESSAGE_MAX_BYTES - ENVELOPE_BYTES) return { encoding: 'utf8', content };
+    if (Buffer.byteLength(JSON.stringify(JSON.stringify(content))) <= MCP_MESSAGE_MAX_BYTES - ENVELOPE_BYTES)
+      return { encoding: 'utf8', content };
   } catch {
     // not UTF-8 (or a character split at the chunk's edge)
   }
@@ -69,11 +70,17 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
   const guard = new AgentGuard(opts.scope, opts.policy);
 
   /** Runs a tool, turns errors into data, and logs the call. */
-  const tool = <A extends Record<string, unknown>>(name: string, fn: (args: A) => Promise<{ result: CallToolResult; receipt: Receipt }>) => {
+  const tool = <A extends Record<string, unknown>>(
+    name: string,
+    fn: (args: A) => Promise<{ result: CallToolResult; receipt: Receipt }>,
+  ) => {
     return async (args: A): Promise<CallToolResult> => {
       const t0 = performance.now();
       const at = new Date().toISOString();
-      const base = { sandbox: typeof args.sandbox === 'string' ? args.sandbox : null, session: typeof args.session === 'string' ? args.session : null };
+      const base = {
+        sandbox: typeof args.sandbox === 'string' ? args.sandbox : null,
+        session: typeof args.session === 'string' ? args.session : null,
+      };
       try {
         // The scope holds for every tool that names a sandbox, before anything runs.
         if (typeof args.sandbox === 'string') guard.checkSandbox(args.sandbox);
@@ -93,15 +100,33 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
         return result;
       } catch (err) {
         const e = asSandboxDeskError(err);
-        desk.store.callLog.append({ at, tool: name, ...base, cwdUsed: null, cwdObserved: null, exitCode: null, warnings: [], error: `${e.code}: ${e.message}`, durationMs: Math.round(performance.now() - t0) });
+        desk.store.callLog.append({
+          at,
+          tool: name,
+          ...base,
+          cwdUsed: null,
+          cwdObserved: null,
+          exitCode: null,
+          warnings: [],
+          error: `${e.code}: ${e.message}`,
+          durationMs: Math.round(performance.now() - t0),
+        });
         return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: e.toJSON() }) }] };
       }
     };
   };
 
   const sandbox = SandboxName.describe('the sandbox name (see sandbox_list)');
-  const session = SessionKey.optional().describe('the session whose cwd this call uses and updates (default "default"); one per agent or task');
-  const stepId = z.string().min(1).optional().describe('workflow-step ownership: without a resolvable cwd the call is refused (cwd_unresolved) instead of running in the sandbox default');
+  const session = SessionKey.optional().describe(
+    'the session whose cwd this call uses and updates (default "default"); one per agent or task',
+  );
+  const stepId = z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'workflow-step ownership: without a resolvable cwd the call is refused (cwd_unresolved) instead of running in the sandbox default',
+    );
 
   server.registerTool(
     'sandbox_list',
@@ -111,7 +136,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
 
   server.registerTool(
     'sandbox_inspect',
-    { description: "One sandbox: its home, default cwd, temp dir, and every session with its own cwd record.", inputSchema: { sandbox } },
+    { description: 'One sandbox: its home, default cwd, temp dir, and every session with its own cwd record.', inputSchema: { sandbox } },
     tool('sandbox_inspect', async (a: { sandbox: string }) => ({
       result: text({ ...(await desk.inspectSandbox(a.sandbox)), sessions: desk.listSessions(a.sandbox) }),
       receipt: {},
@@ -122,24 +147,62 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
     'execute_shell_command',
     {
       description:
-        'Run a bash command in a sandbox, in the session\'s cwd (or workingDirectory for this command only). Returns exit code, output, and the cwd measured when it ended (cwdObserved false when it was killed or timed out — then nothing moved). A `cd` persists in the session.',
+        "Run a bash command in a sandbox, in the session's cwd (or workingDirectory for this command only). Returns exit code, output, and the cwd measured when it ended (cwdObserved false when it was killed or timed out — then nothing moved). A `cd` persists in the session.",
       inputSchema: {
         sandbox,
         command: z.string().min(1),
         session,
-        parentSession: SessionKey.optional().describe('when the session is new: create it as a child starting in this session\'s cwd'),
+        parentSession: SessionKey.optional().describe("when the session is new: create it as a child starting in this session's cwd"),
         workingDirectory: z.string().optional().describe('run this command there (relative: against the session cwd)'),
         stepId,
         timeoutSeconds: z.number().positive().max(86400).optional(),
-        user: z.string().min(1).optional().describe('run as this user: only the sandbox\'s own unless the app\'s config allows others (agents.allowOtherUsers)'),
+        user: z
+          .string()
+          .min(1)
+          .optional()
+          .describe("run as this user: only the sandbox's own unless the app's config allows others (agents.allowOtherUsers)"),
       },
     },
-    tool('execute_shell_command', async (a: { sandbox: string; command: string; session?: string; parentSession?: string; workingDirectory?: string; stepId?: string; timeoutSeconds?: number; user?: string }) => {
-      const user = guard.checkUser(a.user, desk.store.sandboxes.get(a.sandbox)?.user ?? null);
-      const r = await desk.exec({ sandbox: a.sandbox, command: a.command, session: a.session, parent: a.parentSession, workdir: a.workingDirectory, stepId: stepOf(a.stepId), timeoutSeconds: a.timeoutSeconds, ...(user === undefined ? {} : { user }) });
-      const out = { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr, cwd: r.cwd, cwdObserved: r.cwdObserved, warnings: r.warnings, deniedCount: r.deniedCount, timedOut: r.timedOut, truncated: r.truncated };
-      return { result: text(out), receipt: { session: r.session, cwdUsed: r.startCwd, cwdObserved: r.cwd, exitCode: r.exitCode, warnings: r.warnings } };
-    }),
+    tool(
+      'execute_shell_command',
+      async (a: {
+        sandbox: string;
+        command: string;
+        session?: string;
+        parentSession?: string;
+        workingDirectory?: string;
+        stepId?: string;
+        timeoutSeconds?: number;
+        user?: string;
+      }) => {
+        const user = guard.checkUser(a.user, desk.store.sandboxes.get(a.sandbox)?.user ?? null);
+        const r = await desk.exec({
+          sandbox: a.sandbox,
+          command: a.command,
+          session: a.session,
+          parent: a.parentSession,
+          workdir: a.workingDirectory,
+          stepId: stepOf(a.stepId),
+          timeoutSeconds: a.timeoutSeconds,
+          ...(user === undefined ? {} : { user }),
+        });
+        const out = {
+          exitCode: r.exitCode,
+          stdout: r.stdout,
+          stderr: r.stderr,
+          cwd: r.cwd,
+          cwdObserved: r.cwdObserved,
+          warnings: r.warnings,
+          deniedCount: r.deniedCount,
+          timedOut: r.timedOut,
+          truncated: r.truncated,
+        };
+        return {
+          result: text(out),
+          receipt: { session: r.session, cwdUsed: r.startCwd, cwdObserved: r.cwd, exitCode: r.exitCode, warnings: r.warnings },
+        };
+      },
+    ),
   );
 
   server.registerTool(
@@ -151,32 +214,64 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
         path: z.string().min(1),
         session,
         stepId,
-        maxBytes: z.number().int().positive().max(FILE_CHUNK_MAX_BYTES, `maxBytes is at most ${describeBytes(FILE_CHUNK_MAX_BYTES)} (what one MCP message carries); read larger files in chunks with offset`).optional(),
+        maxBytes: z
+          .number()
+          .int()
+          .positive()
+          .max(
+            FILE_CHUNK_MAX_BYTES,
+            `maxBytes is at most ${describeBytes(FILE_CHUNK_MAX_BYTES)} (what one MCP message carries); read larger files in chunks with offset`,
+          )
+          .optional(),
         offset: z.number().int().min(0).optional().describe('read a chunk starting at this byte (answers carry size and nextOffset)'),
       },
     },
-    tool('read_file', async (a: { sandbox: string; path: string; session?: string; stepId?: string; maxBytes?: number; offset?: number }) => {
-      const maxBytes = a.maxBytes ?? FILE_READ_DEFAULT_BYTES;
-      if (a.offset === undefined) {
-        let r;
-        try {
-          r = await desk.io.readFile({ sandbox: a.sandbox, path: a.path, session: a.session, stepId: stepOf(a.stepId), maxBytes });
-        } catch (err) {
-          const e = asSandboxDeskError(err);
-          if (/larger than the limit/.test(e.message)) throw new SandboxDeskError(e.code, e.message, { hint: `read it in chunks: offset 0, then nextOffset, with maxBytes up to ${describeBytes(FILE_CHUNK_MAX_BYTES)}` });
-          throw err;
+    tool(
+      'read_file',
+      async (a: { sandbox: string; path: string; session?: string; stepId?: string; maxBytes?: number; offset?: number }) => {
+        const maxBytes = a.maxBytes ?? FILE_READ_DEFAULT_BYTES;
+        if (a.offset === undefined) {
+          let r;
+          try {
+            r = await desk.io.readFile({ sandbox: a.sandbox, path: a.path, session: a.session, stepId: stepOf(a.stepId), maxBytes });
+          } catch (err) {
+            const e = asSandboxDeskError(err);
+            if (/larger than the limit/.test(e.message))
+              throw new SandboxDeskError(e.code, e.message, {
+                hint: `read it in chunks: offset 0, then nextOffset, with maxBytes up to ${describeBytes(FILE_CHUNK_MAX_BYTES)}`,
+              });
+            throw err;
+          }
+          const { encoding, content } = encodeChunk(r.bytes);
+          return {
+            result: text({ path: r.path, size: r.bytes.length, encoding, content }),
+            receipt: { session: r.session, cwdUsed: r.cwd },
+          };
         }
+        const r = await desk.io.readFileRange({
+          sandbox: a.sandbox,
+          path: a.path,
+          session: a.session,
+          stepId: stepOf(a.stepId),
+          offset: a.offset,
+          length: maxBytes,
+        });
         const { encoding, content } = encodeChunk(r.bytes);
-        return { result: text({ path: r.path, size: r.bytes.length, encoding, content }), receipt: { session: r.session, cwdUsed: r.cwd } };
-      }
-      const r = await desk.io.readFileRange({ sandbox: a.sandbox, path: a.path, session: a.session, stepId: stepOf(a.stepId), offset: a.offset, length: maxBytes });
-      const { encoding, content } = encodeChunk(r.bytes);
-      const end = a.offset + r.bytes.length;
-      return {
-        result: text({ path: r.path, size: r.size, offset: a.offset, bytes: r.bytes.length, nextOffset: end < r.size ? end : null, encoding, content }),
-        receipt: { session: r.session, cwdUsed: r.cwd },
-      };
-    }),
+        const end = a.offset + r.bytes.length;
+        return {
+          result: text({
+            path: r.path,
+            size: r.size,
+            offset: a.offset,
+            bytes: r.bytes.length,
+            nextOffset: end < r.size ? end : null,
+            encoding,
+            content,
+          }),
+          receipt: { session: r.session, cwdUsed: r.cwd },
+        };
+      },
+    ),
   );
 
   server.registerTool(
@@ -188,24 +283,57 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
         path: z.string().min(1),
         content: z.string(),
         encoding: z.enum(['utf8', 'base64']).optional(),
-        offset: z.number().int().min(0).optional().describe('0 (default) creates or replaces; N appends to a file that has exactly N bytes'),
+        offset: z
+          .number()
+          .int()
+          .min(0)
+          .optional()
+          .describe('0 (default) creates or replaces; N appends to a file that has exactly N bytes'),
         session,
         stepId,
       },
     },
-    tool('write_file', async (a: { sandbox: string; path: string; content: string; encoding?: 'utf8' | 'base64'; offset?: number; session?: string; stepId?: string }) => {
-      const bytes = Buffer.from(a.content, a.encoding === 'base64' ? 'base64' : 'utf8');
-      if (bytes.length > FILE_CHUNK_MAX_BYTES) {
-        throw new SandboxDeskError('invalid_input', `content is ${bytes.length} bytes, above the ${describeBytes(FILE_CHUNK_MAX_BYTES)} of one write_file`, { hint: 'write it in chunks: offset 0, then offset = bytes written so far' });
-      }
-      const r = await desk.io.writeFile({ sandbox: a.sandbox, path: a.path, content: bytes, session: a.session, stepId: stepOf(a.stepId), offset: a.offset ?? 0 });
-      return { result: text({ path: r.path, bytes: r.bytes, size: (a.offset ?? 0) + r.bytes }), receipt: { session: r.session, cwdUsed: r.cwd } };
-    }),
+    tool(
+      'write_file',
+      async (a: {
+        sandbox: string;
+        path: string;
+        content: string;
+        encoding?: 'utf8' | 'base64';
+        offset?: number;
+        session?: string;
+        stepId?: string;
+      }) => {
+        const bytes = Buffer.from(a.content, a.encoding === 'base64' ? 'base64' : 'utf8');
+        if (bytes.length > FILE_CHUNK_MAX_BYTES) {
+          throw new SandboxDeskError(
+            'invalid_input',
+            `content is ${bytes.length} bytes, above the ${describeBytes(FILE_CHUNK_MAX_BYTES)} of one write_file`,
+            { hint: 'write it in chunks: offset 0, then offset = bytes written so far' },
+          );
+        }
+        const r = await desk.io.writeFile({
+          sandbox: a.sandbox,
+          path: a.path,
+          content: bytes,
+          session: a.session,
+          stepId: stepOf(a.stepId),
+          offset: a.offset ?? 0,
+        });
+        return {
+          result: text({ path: r.path, bytes: r.bytes, size: (a.offset ?? 0) + r.bytes }),
+          receipt: { session: r.session, cwdUsed: r.cwd },
+        };
+      },
+    ),
   );
 
   server.registerTool(
     'list_dir',
-    { description: 'List a directory in a sandbox (default: the session\'s cwd): name, type, size.', inputSchema: { sandbox, path: z.string().optional(), session, stepId } },
+    {
+      description: "List a directory in a sandbox (default: the session's cwd): name, type, size.",
+      inputSchema: { sandbox, path: z.string().optional(), session, stepId },
+    },
     tool('list_dir', async (a: { sandbox: string; path?: string; session?: string; stepId?: string }) => {
       const r = await desk.io.listDir({ sandbox: a.sandbox, path: a.path, session: a.session, stepId: stepOf(a.stepId) });
       return { result: text({ path: r.path, entries: r.entries }), receipt: { session: r.session, cwdUsed: r.cwd } };
@@ -215,7 +343,8 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
   server.registerTool(
     'session_create',
     {
-      description: 'Create a session for a delegated agent or a workflow step. It receives its cwd now — the one given, or its parent\'s current one — and never looks the parent up later.',
+      description:
+        "Create a session for a delegated agent or a workflow step. It receives its cwd now — the one given, or its parent's current one — and never looks the parent up later.",
       inputSchema: { sandbox, key: SessionKey, parent: SessionKey.optional(), cwd: z.string().startsWith('/').optional() },
     },
     tool('session_create', async (a: { sandbox: string; key: string; parent?: string; cwd?: string }) => {
@@ -226,13 +355,27 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
 
   server.registerTool(
     'desktop_start',
-    { description: 'Start (or adopt) the sandbox\'s bot desktop: Xvnc + Xfce + Chromium inside the sandbox.', inputSchema: { sandbox, geometry: z.string().regex(/^\d{3,4}x\d{3,4}$/).optional() } },
-    tool('desktop_start', async (a: { sandbox: string; geometry?: string }) => ({ result: text(await desk.desktop.start(a.sandbox, { geometry: a.geometry })), receipt: {} })),
+    {
+      description: "Start (or adopt) the sandbox's bot desktop: Xvnc + Xfce + Chromium inside the sandbox.",
+      inputSchema: {
+        sandbox,
+        geometry: z
+          .string()
+          .regex(/^\d{3,4}x\d{3,4}$/)
+          .optional(),
+      },
+    },
+    tool('desktop_start', async (a: { sandbox: string; geometry?: string }) => ({
+      result: text(await desk.desktop.start(a.sandbox, { geometry: a.geometry })),
+      receipt: {},
+    })),
   );
 
   const maxSide = z.number().int().min(1).max(16384);
   const shotArgs = {
-    maxWidth: maxSide.optional().describe('scale the frame to at most this width (aspect kept; e.g. 1024 for XGA models); the frame says the exact scale'),
+    maxWidth: maxSide
+      .optional()
+      .describe('scale the frame to at most this width (aspect kept; e.g. 1024 for XGA models); the frame says the exact scale'),
     maxHeight: maxSide.optional().describe('scale the frame to at most this height'),
     format: z.enum(['png', 'jpeg', 'webp']).optional().describe('image format (default png)'),
     quality: z.number().int().min(1).max(100).optional().describe('jpeg/webp quality (default 80)'),
@@ -255,29 +398,54 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
     'screenshot',
     {
       description:
-        'A frame of the desktop\'s live framebuffer: the image plus {frameId, width, height, scale, screenWidth, screenHeight, takenAt, format}. Pass the frameId to actions that use its coordinates; a frame from before a resize or a desktop restart is refused (stale_frame). Refused (human_has_control) while a human holds the control lease.',
+        "A frame of the desktop's live framebuffer: the image plus {frameId, width, height, scale, screenWidth, screenHeight, takenAt, format}. Pass the frameId to actions that use its coordinates; a frame from before a resize or a desktop restart is refused (stale_frame). Refused (human_has_control) while a human holds the control lease.",
       inputSchema: { sandbox, ...shotArgs },
     },
-    tool('screenshot', async (a: ShotArgs) => ({ result: frameResult(await desk.desktop.screenshot(a.sandbox, shotOpts(a))), receipt: {} })),
+    tool('screenshot', async (a: ShotArgs) => ({
+      result: frameResult(await desk.desktop.screenshot(a.sandbox, shotOpts(a))),
+      receipt: {},
+    })),
   );
 
   const timeoutMs = z.number().int().min(1).max(120_000);
   server.registerTool(
     'wait_for_change',
     {
-      description: 'Wait until the screen paints (inside region, screen pixels, if given) or the timeout, instead of sleeping; returns {changed} and the frame it ended on.',
-      inputSchema: { sandbox, region: z.object({ x: z.number().int().min(0), y: z.number().int().min(0), width: z.number().int().min(1), height: z.number().int().min(1) }).optional(), timeoutMs, ...shotArgs },
+      description:
+        'Wait until the screen paints (inside region, screen pixels, if given) or the timeout, instead of sleeping; returns {changed} and the frame it ended on.',
+      inputSchema: {
+        sandbox,
+        region: z
+          .object({
+            x: z.number().int().min(0),
+            y: z.number().int().min(0),
+            width: z.number().int().min(1),
+            height: z.number().int().min(1),
+          })
+          .optional(),
+        timeoutMs,
+        ...shotArgs,
+      },
     },
-    tool('wait_for_change', async (a: ShotArgs & { region?: { x: number; y: number; width: number; height: number }; timeoutMs: number }) => {
-      const r = await desk.desktop.waitForChange(a.sandbox, { region: a.region, timeoutMs: a.timeoutMs, ...shotOpts(a) });
-      return { result: frameResult(r, { changed: r.changed }), receipt: {} };
-    }),
+    tool(
+      'wait_for_change',
+      async (a: ShotArgs & { region?: { x: number; y: number; width: number; height: number }; timeoutMs: number }) => {
+        const r = await desk.desktop.waitForChange(a.sandbox, { region: a.region, timeoutMs: a.timeoutMs, ...shotOpts(a) });
+        return { result: frameResult(r, { changed: r.changed }), receipt: {} };
+      },
+    ),
   );
   server.registerTool(
     'wait_until_stable',
     {
-      description: 'Wait until nothing has painted for quietMs (a page finished loading or animating), or the timeout; returns {stable} and the frame it ended on.',
-      inputSchema: { sandbox, quietMs: z.number().int().min(200).max(60_000).describe('at least 200: the screen is sampled every 100 ms'), timeoutMs, ...shotArgs },
+      description:
+        'Wait until nothing has painted for quietMs (a page finished loading or animating), or the timeout; returns {stable} and the frame it ended on.',
+      inputSchema: {
+        sandbox,
+        quietMs: z.number().int().min(200).max(60_000).describe('at least 200: the screen is sampled every 100 ms'),
+        timeoutMs,
+        ...shotArgs,
+      },
     },
     tool('wait_until_stable', async (a: ShotArgs & { quietMs: number; timeoutMs: number }) => {
       const r = await desk.desktop.waitUntilStable(a.sandbox, { quietMs: a.quietMs, timeoutMs: a.timeoutMs, ...shotOpts(a) });
@@ -286,9 +454,19 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
   );
 
   const coord = z.number().int().min(0).max(16384);
-  const frameId = z.string().min(1).max(100).optional().describe('the screenshot whose coordinates x/y are in (default: screen pixels); refused with stale_frame if the screen changed since');
+  const frameId = z
+    .string()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe('the screenshot whose coordinates x/y are in (default: screen pixels); refused with stale_frame if the screen changed since');
   const button = z.union([z.literal(1), z.literal(2), z.literal(3)]).optional();
-  const act = (name: string, description: string, inputSchema: Record<string, z.ZodType>, toAction: (a: Record<string, unknown>) => ScreenAction) =>
+  const act = (
+    name: string,
+    description: string,
+    inputSchema: Record<string, z.ZodType>,
+    toAction: (a: Record<string, unknown>) => ScreenAction,
+  ) =>
     server.registerTool(
       name,
       {
@@ -316,20 +494,45 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
     toY: a.toY as number,
     button: a.button as 1 | 2 | 3 | undefined,
   }));
-  act('type', `Type any Unicode text (as keysyms), at most ${MAX_TYPE_CHARS} characters.`, { text: z.string().min(1).max(MAX_TYPE_CHARS * 2) }, (a) => ({ kind: 'type', text: a.text as string }));
-  act('key', 'Press keys, e.g. "ctrl+l", "Return", "shift+Tab", "ctrl+shift+t Return".', { keys: z.string().min(1).max(1000) }, (a) => ({ kind: 'key', keys: a.keys as string }));
-  act('scroll', 'Scroll at a position.', { x: coord, y: coord, direction: z.enum(['up', 'down', 'left', 'right']), amount: z.number().int().min(1).max(100).optional() }, (a) => ({
-    kind: 'scroll',
-    x: a.x as number,
-    y: a.y as number,
-    direction: a.direction as 'up' | 'down' | 'left' | 'right',
-    amount: a.amount as number | undefined,
+  act(
+    'type',
+    `Type any Unicode text (as keysyms), at most ${MAX_TYPE_CHARS} characters.`,
+    {
+      text: z
+        .string()
+        .min(1)
+        .max(MAX_TYPE_CHARS * 2),
+    },
+    (a) => ({ kind: 'type', text: a.text as string }),
+  );
+  act('key', 'Press keys, e.g. "ctrl+l", "Return", "shift+Tab", "ctrl+shift+t Return".', { keys: z.string().min(1).max(1000) }, (a) => ({
+    kind: 'key',
+    keys: a.keys as string,
   }));
+  act(
+    'scroll',
+    'Scroll at a position.',
+    { x: coord, y: coord, direction: z.enum(['up', 'down', 'left', 'right']), amount: z.number().int().min(1).max(100).optional() },
+    (a) => ({
+      kind: 'scroll',
+      x: a.x as number,
+      y: a.y as number,
+      direction: a.direction as 'up' | 'down' | 'left' | 'right',
+      amount: a.amount as number | undefined,
+    }),
+  );
 
   server.registerTool(
     'browser_endpoint',
-    { description: 'The DevTools endpoint of the desktop\'s Chromium, forwarded to this machine\'s loopback: connect with Playwright/Puppeteer (connectOverCDP).', inputSchema: { sandbox } },
-    tool('browser_endpoint', async (a: { sandbox: string }) => ({ result: text(await desk.desktop.browserEndpoint(a.sandbox)), receipt: {} })),
+    {
+      description:
+        "The DevTools endpoint of the desktop's Chromium, forwarded to this machine's loopback: connect with Playwright/Puppeteer (connectOverCDP).",
+      inputSchema: { sandbox },
+    },
+    tool('browser_endpoint', async (a: { sandbox: string }) => ({
+      result: text(await desk.desktop.browserEndpoint(a.sandbox)),
+      receipt: {},
+    })),
   );
 
   return server;

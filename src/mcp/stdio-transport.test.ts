@@ -24,7 +24,10 @@ describe('MCP over stdio, within its limits', () => {
     input.write(line.slice(0, 10));
     input.write(line.slice(10) + JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
     await tick();
-    expect(got).toEqual([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', method: 'notifications/initialized' }]);
+    expect(got).toEqual([
+      { jsonrpc: '2.0', id: 1, method: 'ping' },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+    ]);
   });
 
   it('a message above the limit gets -32600 with its id (read from either end) and the connection stays', async () => {
@@ -37,7 +40,11 @@ describe('MCP over stdio, within its limits', () => {
     input.write('\n' + JSON.stringify({ jsonrpc: '2.0', id: 'a', params: { c: 'y'.repeat(3000) }, method: 'x' }) + '\n');
     input.write(JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'ping' }) + '\n');
     await tick();
-    expect(sent[0]).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32600, message: expect.stringMatching(/larger than the 1000 bytes/), data: { limit: 1000, size: big.length } } });
+    expect(sent[0]).toMatchObject({
+      jsonrpc: '2.0',
+      id: 7,
+      error: { code: -32600, message: expect.stringMatching(/larger than the 1000 bytes/), data: { limit: 1000, size: big.length } },
+    });
     expect(sent[1]).toMatchObject({ id: 'a', error: { code: -32600 } });
     expect(got).toEqual([{ jsonrpc: '2.0', id: 8, method: 'ping' }]);
     expect(closed).toBe(false);

@@ -105,7 +105,12 @@ export class LimitedStdioTransport implements Transport {
         return;
       }
       json = JSON.stringify(
-        errorReply(id, ErrorCode.InternalError, `the answer is ${size} bytes, larger than the ${describeBytes(this.maxBytes)} this transport carries; ask for less (read_file with offset and a smaller maxBytes)`, { limit: this.maxBytes, size }),
+        errorReply(
+          id,
+          ErrorCode.InternalError,
+          `the answer is ${size} bytes, larger than the ${describeBytes(this.maxBytes)} this transport carries; ask for less (read_file with offset and a smaller maxBytes)`,
+          { limit: this.maxBytes, size },
+        ),
       );
     }
     await this.write(json);

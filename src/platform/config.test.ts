@@ -2,7 +2,17 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CONFIG_KEYS, DEFAULT_CONFIG, describeKey, getKey, loadConfig, parseConfig, parseValueText, withKey, writeConfigFile } from './config.js';
+import {
+  CONFIG_KEYS,
+  DEFAULT_CONFIG,
+  describeKey,
+  getKey,
+  loadConfig,
+  parseConfig,
+  parseValueText,
+  withKey,
+  writeConfigFile,
+} from './config.js';
 
 const made: string[] = [];
 const tempDir = (): string => {
@@ -29,7 +39,7 @@ describe('config schema', () => {
     for (const k of CONFIG_KEYS) expect(describeKey(k), k).not.toBe('');
   });
 
-  it('one key set keeps every other default; Hermes\' in_process spelling is accepted', () => {
+  it("one key set keeps every other default; Hermes' in_process spelling is accepted", () => {
     const c = parseConfig({ plugins: { isolation: 'in_process', timeouts: { shortMs: 5 } } });
     expect(c.plugins).toMatchObject({ isolation: 'in-process', timeouts: { shortMs: 5, longMs: 900_000 }, disabled: [] });
     expect(c.shell.idleMs).toBe(600_000);
@@ -81,7 +91,11 @@ describe('loading the file', () => {
     expect(said).toHaveLength(1);
     expect(said[0]).toMatch(/reading the old config .*data\/config\.json; the config now lives in .*config\/config\.json/);
     writeConfigFile(paths.configFile, { serve: { port: 8123 } });
-    expect(loadConfig(paths)).toMatchObject({ file: paths.configFile, legacy: false, config: { serve: { port: 8123 }, plugins: { isolation: 'in-process' } } });
+    expect(loadConfig(paths)).toMatchObject({
+      file: paths.configFile,
+      legacy: false,
+      config: { serve: { port: 8123 }, plugins: { isolation: 'in-process' } },
+    });
     expect(statSync(paths.configFile).mode & 0o777).toBe(0o600);
     expect(JSON.parse(readFileSync(paths.configFile, 'utf8'))).toEqual({ serve: { port: 8123 } });
   });

@@ -10,7 +10,8 @@ import type { AppPaths } from './paths.js';
  * default; `ConfigSchema.parse({})` is the complete default configuration.
  */
 
-const ms = (what: string, def: number) => z.number().int().positive().describe(`${what}, in milliseconds (a positive integer, e.g. ${def})`).default(def);
+const ms = (what: string, def: number) =>
+  z.number().int().positive().describe(`${what}, in milliseconds (a positive integer, e.g. ${def})`).default(def);
 
 const isolation = z
   .preprocess((v) => (v === 'in_process' ? 'in-process' : v), z.enum(['in-process', 'host']))
@@ -24,14 +25,25 @@ export const ConfigSchema = z.strictObject({
   exec: z
     .strictObject({
       timeoutMs: ms('a command with no --timeout is killed after this long', 10 * 60_000),
-      maxOutputBytes: z.number().int().positive().describe('output kept per stream, in bytes (a positive integer, e.g. 8388608); the rest is dropped and flagged').default(8 * 1024 * 1024),
+      maxOutputBytes: z
+        .number()
+        .int()
+        .positive()
+        .describe('output kept per stream, in bytes (a positive integer, e.g. 8388608); the rest is dropped and flagged')
+        .default(8 * 1024 * 1024),
     })
     .prefault({}),
   plugins: z
     .strictObject({
       isolation,
-      paths: z.array(z.string().min(1)).describe('extra plugin folders or .js modules, as a JSON array of paths, e.g. ["/opt/my-plugin"]').default([]),
-      disabled: z.array(pluginName).describe('plugins not to load, by name, as a JSON array, e.g. ["sandbox-desk-podman"] (`plugin disable NAME` adds to it)').default([]),
+      paths: z
+        .array(z.string().min(1))
+        .describe('extra plugin folders or .js modules, as a JSON array of paths, e.g. ["/opt/my-plugin"]')
+        .default([]),
+      disabled: z
+        .array(pluginName)
+        .describe('plugins not to load, by name, as a JSON array, e.g. ["sandbox-desk-podman"] (`plugin disable NAME` adds to it)')
+        .default([]),
       builtin: z.boolean().describe('load the plugins that ship with the app (ssh, podman): true or false').default(true),
       timeouts: z
         .strictObject({
@@ -41,19 +53,42 @@ export const ConfigSchema = z.strictObject({
         .prefault({}),
     })
     .prefault({}),
-  serve: z.strictObject({ port: z.number().int().min(0).max(65535).describe('port of `serve` on 127.0.0.1: 0-65535, 0 for a free one').default(0) }).prefault({}),
+  serve: z
+    .strictObject({
+      port: z.number().int().min(0).max(65535).describe('port of `serve` on 127.0.0.1: 0-65535, 0 for a free one').default(0),
+    })
+    .prefault({}),
   desktop: z
-    .strictObject({ geometry: z.string().regex(/^\d{3,4}x\d{3,4}$/).describe('the bot desktop\'s screen size, WIDTHxHEIGHT, e.g. "1280x800"').default('1280x800') })
+    .strictObject({
+      geometry: z
+        .string()
+        .regex(/^\d{3,4}x\d{3,4}$/)
+        .describe('the bot desktop\'s screen size, WIDTHxHEIGHT, e.g. "1280x800"')
+        .default('1280x800'),
+    })
     .prefault({}),
   log: z
     .strictObject({
-      level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).describe('least severe level written to the log: trace, debug, info, warn, error, fatal or silent').default('info'),
-      maxBytes: z.number().int().min(4096).describe('the log is rotated past this size, in bytes (an integer >= 4096, e.g. 10485760)').default(10 * 1024 * 1024),
+      level: z
+        .enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])
+        .describe('least severe level written to the log: trace, debug, info, warn, error, fatal or silent')
+        .default('info'),
+      maxBytes: z
+        .number()
+        .int()
+        .min(4096)
+        .describe('the log is rotated past this size, in bytes (an integer >= 4096, e.g. 10485760)')
+        .default(10 * 1024 * 1024),
       files: z.number().int().min(1).max(20).describe('rotated log files kept besides the current one (1-20)').default(3),
     })
     .prefault({}),
   agents: z
-    .strictObject({ allowOtherUsers: z.boolean().describe('may agents (MCP) run commands as a user other than the sandbox user, e.g. root; true or false').default(false) })
+    .strictObject({
+      allowOtherUsers: z
+        .boolean()
+        .describe('may agents (MCP) run commands as a user other than the sandbox user, e.g. root; true or false')
+        .default(false),
+    })
     .prefault({}),
 });
 
@@ -101,7 +136,9 @@ function assertKey(key: string): void {
   if (CONFIG_KEYS.includes(key)) return;
   const near = CONFIG_KEYS.filter((k) => k.startsWith(key) || k.split('.').pop() === key.split('.').pop());
   throw new SandboxDeskError('invalid_input', `unknown config key ${JSON.stringify(key)}`, {
-    hint: near.length ? `did you mean ${near.join(', ')}? (\`sandbox-desk config list\` shows every key)` : `the keys are: ${CONFIG_KEYS.join(', ')}`,
+    hint: near.length
+      ? `did you mean ${near.join(', ')}? (\`sandbox-desk config list\` shows every key)`
+      : `the keys are: ${CONFIG_KEYS.join(', ')}`,
   });
 }
 
@@ -109,7 +146,10 @@ function issuesText(err: z.ZodError, where: string): string {
   return err.issues
     .map((i) => {
       const key = i.path.join('.');
-      const help = i.code === 'unrecognized_keys' ? `unknown key${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => JSON.stringify(key ? `${key}.${k}` : k)).join(', ')}` : `${key}: ${i.message}`;
+      const help =
+        i.code === 'unrecognized_keys'
+          ? `unknown key${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => JSON.stringify(key ? `${key}.${k}` : k)).join(', ')}`
+          : `${key}: ${i.message}`;
       const valid = CONFIG_KEYS.includes(key) ? ` — a valid value: ${describeKey(key)}` : '';
       return `${where}${help}${valid}`;
     })
@@ -120,7 +160,9 @@ function issuesText(err: z.ZodError, where: string): string {
 export function parseConfig(raw: unknown, where = ''): Config {
   const r = ConfigSchema.safeParse(raw);
   if (r.success) return r.data;
-  throw new SandboxDeskError('invalid_input', issuesText(r.error, where), { hint: 'fix the file, or run `sandbox-desk config set KEY VALUE` / `config unset KEY`' });
+  throw new SandboxDeskError('invalid_input', issuesText(r.error, where), {
+    hint: 'fix the file, or run `sandbox-desk config set KEY VALUE` / `config unset KEY`',
+  });
 }
 
 export interface LoadedConfig {
@@ -140,7 +182,10 @@ function readJson(file: string): JsonObject {
   } catch (err) {
     throw new SandboxDeskError('invalid_input', `${file} is not valid JSON: ${(err as Error).message}`, { hint: 'fix or remove the file' });
   }
-  if (!isObject(v)) throw new SandboxDeskError('invalid_input', `${file} must hold a JSON object, got ${JSON.stringify(v)?.slice(0, 40)}`, { hint: 'fix or remove the file' });
+  if (!isObject(v))
+    throw new SandboxDeskError('invalid_input', `${file} must hold a JSON object, got ${JSON.stringify(v)?.slice(0, 40)}`, {
+      hint: 'fix or remove the file',
+    });
   return v;
 }
 
@@ -159,7 +204,9 @@ export function loadConfig(paths: Pick<AppPaths, 'configFile' | 'legacyConfigFil
     legacy = true;
     if (!noticed.has(file)) {
       noticed.add(file);
-      onLegacy?.(`reading the old config ${file}; the config now lives in ${paths.configFile} (the next \`sandbox-desk config set\` moves it there, or move it yourself)`);
+      onLegacy?.(
+        `reading the old config ${file}; the config now lives in ${paths.configFile} (the next \`sandbox-desk config set\` moves it there, or move it yourself)`,
+      );
     }
   }
   const raw = file ? readJson(file) : {};
@@ -200,7 +247,9 @@ export function withKey(raw: JsonObject, key: string, value: Json | undefined): 
   if (!r.success) {
     const bad = r.error.issues.find((i) => i.path.join('.') === key);
     if (bad) {
-      throw new SandboxDeskError('invalid_input', `${key}: ${JSON.stringify(value)} is not a valid value (${bad.message})`, { hint: `a valid value: ${describeKey(key)}` });
+      throw new SandboxDeskError('invalid_input', `${key}: ${JSON.stringify(value)} is not a valid value (${bad.message})`, {
+        hint: `a valid value: ${describeKey(key)}`,
+      });
     }
     throw new SandboxDeskError('invalid_input', issuesText(r.error, ''), { hint: 'fix the other keys first (`sandbox-desk config list`)' });
   }

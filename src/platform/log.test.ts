@@ -12,10 +12,15 @@ const tempDir = (): string => {
 };
 afterAll(() => made.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-const lines = (f: string): Record<string, unknown>[] => readFileSync(f, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+const lines = (f: string): Record<string, unknown>[] =>
+  readFileSync(f, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe('the log', () => {
-  it('writes JSON lines with level, time, pid, component and the caller\'s fields, at the chosen level', () => {
+  it("writes JSON lines with level, time, pid, component and the caller's fields, at the chosen level", () => {
     const file = join(tempDir(), 'logs', 'sandbox-desk.log');
     const log = openLog({ file, level: 'info', maxBytes: 1 << 20, files: 2, component: 'cli' });
     log.logger.debug('hidden');

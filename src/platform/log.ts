@@ -93,7 +93,10 @@ export interface AppLog extends IDisposable {
  */
 export function openLog(opts: { file: string; level: LogLevel; maxBytes: number; files: number; component: string }): AppLog {
   const dest = new RotatingFile(opts.file, opts);
-  const logger = pino({ level: opts.level, base: { pid: process.pid, component: opts.component }, timestamp: pino.stdTimeFunctions.isoTime }, dest);
+  const logger = pino(
+    { level: opts.level, base: { pid: process.pid, component: opts.component }, timestamp: pino.stdTimeFunctions.isoTime },
+    dest,
+  );
   return { logger, file: opts.file, dispose: () => dest.dispose() };
 }
 

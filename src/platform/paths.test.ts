@@ -14,7 +14,7 @@ describe('app paths', () => {
       logFile: '/x/state/sandbox-desk/sandbox-desk.log',
     });
   });
-  it('unset or relative XDG variables fall back to the spec\'s defaults under the home directory', () => {
+  it("unset or relative XDG variables fall back to the spec's defaults under the home directory", () => {
     const p = resolvePaths({ XDG_CONFIG_HOME: 'relative' });
     expect(p.dataDir).toBe(join(homedir(), '.local', 'share', 'sandbox-desk'));
     expect(p.configFile).toBe(join(homedir(), '.config', 'sandbox-desk', 'config.json'));
@@ -23,6 +23,11 @@ describe('app paths', () => {
   it('SANDBOX_DESK_HOME puts everything under one folder, whatever XDG says (hermetic tests)', () => {
     const p = resolvePaths({ SANDBOX_DESK_HOME: '/t/h', XDG_CONFIG_HOME: '/x/config', XDG_STATE_HOME: '/x/state' });
     expect(p).toEqual(homePaths('/t/h'));
-    expect(p).toMatchObject({ dataDir: '/t/h', configFile: '/t/h/config.json', legacyConfigFile: null, logFile: '/t/h/logs/sandbox-desk.log' });
+    expect(p).toMatchObject({
+      dataDir: '/t/h',
+      configFile: '/t/h/config.json',
+      legacyConfigFile: null,
+      logFile: '/t/h/logs/sandbox-desk.log',
+    });
   });
 });

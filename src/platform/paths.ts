@@ -34,7 +34,14 @@ function xdg(env: NodeJS.ProcessEnv, name: string, fallback: string[]): string {
 
 /** Everything under one folder: SANDBOX_DESK_HOME, or a data dir a caller chose. */
 export function homePaths(home: string): AppPaths {
-  return { dataDir: home, configDir: home, configFile: join(home, 'config.json'), legacyConfigFile: null, stateDir: join(home, 'logs'), logFile: join(home, 'logs', 'sandbox-desk.log') };
+  return {
+    dataDir: home,
+    configDir: home,
+    configFile: join(home, 'config.json'),
+    legacyConfigFile: null,
+    stateDir: join(home, 'logs'),
+    logFile: join(home, 'logs', 'sandbox-desk.log'),
+  };
 }
 
 export function resolvePaths(env: NodeJS.ProcessEnv = process.env): AppPaths {
@@ -42,5 +49,12 @@ export function resolvePaths(env: NodeJS.ProcessEnv = process.env): AppPaths {
   const dataDir = resolveDataDir(env);
   const configDir = join(xdg(env, 'XDG_CONFIG_HOME', ['.config']), 'sandbox-desk');
   const stateDir = join(xdg(env, 'XDG_STATE_HOME', ['.local', 'state']), 'sandbox-desk');
-  return { dataDir, configDir, configFile: join(configDir, 'config.json'), legacyConfigFile: join(dataDir, 'config.json'), stateDir, logFile: join(stateDir, 'sandbox-desk.log') };
+  return {
+    dataDir,
+    configDir,
+    configFile: join(configDir, 'config.json'),
+    legacyConfigFile: join(dataDir, 'config.json'),
+    stateDir,
+    logFile: join(stateDir, 'sandbox-desk.log'),
+  };
 }

@@ -15,9 +15,13 @@ export async function measureHome(prefix: string[], joinsArgv = false): Promise<
   const r = await runArgv(argv, { timeoutMs: 30_000 });
   const home = r.stdout.trim();
   if (r.code !== 0 || !home.startsWith('/')) {
-    throw new SandboxDeskError('backend_unavailable', `could not measure the sandbox user's home (exit ${r.code}): ${(r.stderr || r.stdout).trim() || 'no output'}`, {
-      hint: 'check that the sandbox has bash and that its user has a home directory',
-    });
+    throw new SandboxDeskError(
+      'backend_unavailable',
+      `could not measure the sandbox user's home (exit ${r.code}): ${(r.stderr || r.stdout).trim() || 'no output'}`,
+      {
+        hint: 'check that the sandbox has bash and that its user has a home directory',
+      },
+    );
   }
   return home;
 }

@@ -20,7 +20,6 @@ function provider(name: string): SandboxProvider {
   };
 }
 
-
 describe('ProviderRegistry', () => {
   describe('register (plugin providers)', () => {
     it('registers a provider with a valid name and finds it again', () => {

@@ -65,11 +65,21 @@ function enterWarning(asked: string, start: StartInfo, user: string): ExecWarnin
     case 'missing':
       return { code: 'cwd_missing', message: `cwd ${asked} is missing on disk; ran in ${start.used}`, asked, used: start.used };
     case 'denied':
-      return { code: 'cwd_denied', message: `cwd ${asked} exists but is not accessible to this user (${user}); ran in ${start.used}`, asked, used: start.used };
+      return {
+        code: 'cwd_denied',
+        message: `cwd ${asked} exists but is not accessible to this user (${user}); ran in ${start.used}`,
+        asked,
+        used: start.used,
+      };
     case 'notdir':
       return { code: 'cwd_not_directory', message: `cwd ${asked} is not a directory; ran in ${start.used}`, asked, used: start.used };
     case 'unenterable':
-      return { code: 'cwd_unenterable', message: `neither ${asked}, its ancestors nor the temp dir could be entered; ran in ${start.used}`, asked, used: start.used };
+      return {
+        code: 'cwd_unenterable',
+        message: `neither ${asked}, its ancestors nor the temp dir could be entered; ran in ${start.used}`,
+        asked,
+        used: start.used,
+      };
   }
 }
 
@@ -110,14 +120,22 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
   let initialCwd: string | null = null;
   if (!session && req.parent !== undefined) {
     const parent = ctx.sessions.get(ctx.sandbox, req.parent);
-    if (!parent) throw new SandboxDeskError('not_found', `parent session ${JSON.stringify(req.parent)} does not exist in sandbox ${ctx.sandbox}`);
+    if (!parent)
+      throw new SandboxDeskError('not_found', `parent session ${JSON.stringify(req.parent)} does not exist in sandbox ${ctx.sandbox}`);
     initialCwd = parent.cwd;
   }
 
-  const guard: GuardContext = { isContainer: ctx.isContainer, hostHome: ctx.hostHome, sandboxRoots: ctx.sandboxRoots, mounts: ctx.env.mounts };
+  const guard: GuardContext = {
+    isContainer: ctx.isContainer,
+    hostHome: ctx.hostHome,
+    sandboxRoots: ctx.sandboxRoots,
+    mounts: ctx.env.mounts,
+  };
   const plan = resolveCommandCwd({
     workdir: req.workdir,
-    session: session ? { record: session.cwd, recordSource: session.source } : { record: initialCwd, recordSource: initialCwd ? 'created' : null },
+    session: session
+      ? { record: session.cwd, recordSource: session.source }
+      : { record: initialCwd, recordSource: initialCwd ? 'created' : null },
     defaultCwd: ctx.defaultCwd,
     stepId: req.stepId,
     guard,
@@ -126,7 +144,14 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
   session ??= ctx.sessions.ensure(ctx.sandbox, key, { parent: req.parent ?? null, cwd: initialCwd, at: now() });
 
   const warnings: ExecWarning[] = [...ctx.standingWarnings, ...plan.warnings];
-  const runReq = { target: plan.target, tmpDir: ctx.env.getTempDir(), command: req.command, timeoutMs: req.timeoutMs, signal: req.signal, maxOutputBytes: req.maxOutputBytes };
+  const runReq = {
+    target: plan.target,
+    tmpDir: ctx.env.getTempDir(),
+    command: req.command,
+    timeoutMs: req.timeoutMs,
+    signal: req.signal,
+    maxOutputBytes: req.maxOutputBytes,
+  };
   const user = req.user ?? ctx.env.user ?? undefined;
 
   let mode: ExecMode = req.mode;
@@ -142,11 +167,17 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
       acquired = await ctx.shells.acquire(ctx.sandbox, key, user, env);
     } catch (err) {
       mode = 'oneshot';
-      warnings.push({ code: 'shell_fallback', message: `session shell could not be opened (${err instanceof Error ? err.message : String(err)}); ran one-shot` });
+      warnings.push({
+        code: 'shell_fallback',
+        message: `session shell could not be opened (${err instanceof Error ? err.message : String(err)}); ran one-shot`,
+      });
       break;
     }
     if (acquired.dropped) {
-      warnings.push({ code: 'environment_recreated', message: 'the sandbox was restarted or replaced since this session\'s last command; a new session shell was started' });
+      warnings.push({
+        code: 'environment_recreated',
+        message: "the sandbox was restarted or replaced since this session's last command; a new session shell was started",
+      });
       if (acquired.dropped.lastCwd) ctx.sessions.fillIfEmpty(ctx.sandbox, key, acquired.dropped.lastCwd, now());
     }
     raw = await acquired.shell.run(runReq);
@@ -155,9 +186,13 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
   if (!raw) throw new SandboxDeskError('internal', 'no runner ran the command');
 
   if (!raw.start) {
-    throw new SandboxDeskError('backend_unavailable', `the command could not be started in sandbox ${ctx.sandbox}${raw.transportError ? `: ${raw.transportError}` : ''}`, {
-      details: { transportError: raw.transportError, exitCode: raw.processExit },
-    });
+    throw new SandboxDeskError(
+      'backend_unavailable',
+      `the command could not be started in sandbox ${ctx.sandbox}${raw.transportError ? `: ${raw.transportError}` : ''}`,
+      {
+        details: { transportError: raw.transportError, exitCode: raw.processExit },
+      },
+    );
   }
   const entered = enterWarning(plan.target, raw.start, user ?? userInfo().username);
   if (entered) warnings.push(entered);
@@ -171,15 +206,30 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
   let record: string | null = null;
 
   if (raw.framingBroken) {
-    warnings.push({ code: 'framing_broken', message: `the wrapper's output framing was broken (${raw.framingBroken}); the bytes were kept as output, the cwd was not observed and the session record is unchanged` });
+    warnings.push({
+      code: 'framing_broken',
+      message: `the wrapper's output framing was broken (${raw.framingBroken}); the bytes were kept as output, the cwd was not observed and the session record is unchanged`,
+    });
   } else if (raw.killed) {
-    warnings.push({ code: 'cwd_unobserved', message: `command ${raw.killed === 'timeout' ? `timed out after ${req.timeoutMs / 1000} s` : 'was interrupted'}; its cwd was not observed and the session record is unchanged` });
+    warnings.push({
+      code: 'cwd_unobserved',
+      message: `command ${raw.killed === 'timeout' ? `timed out after ${req.timeoutMs / 1000} s` : 'was interrupted'}; its cwd was not observed and the session record is unchanged`,
+    });
   } else if (!raw.end) {
-    warnings.push({ code: 'cwd_unobserved', message: 'the command ended without reporting its cwd (it replaced the shell, or the stream dropped); the session record is unchanged' });
+    warnings.push({
+      code: 'cwd_unobserved',
+      message:
+        'the command ended without reporting its cwd (it replaced the shell, or the stream dropped); the session record is unchanged',
+    });
   } else if (raw.end.state === 'gone') {
     const keep = raw.start.why === 'ok' ? session.cwd : raw.start.used;
     if (keep && keep !== session.cwd) record = keep;
-    warnings.push({ code: 'cwd_deleted', message: `the command ended in ${raw.end.cwd}, which no longer exists; the session stays at ${keep ?? ctx.defaultCwd}`, asked: raw.end.cwd, ...(keep ? { used: keep } : {}) });
+    warnings.push({
+      code: 'cwd_deleted',
+      message: `the command ended in ${raw.end.cwd}, which no longer exists; the session stays at ${keep ?? ctx.defaultCwd}`,
+      asked: raw.end.cwd,
+      ...(keep ? { used: keep } : {}),
+    });
   } else {
     cwd = raw.end.cwd;
     cwdObserved = true;

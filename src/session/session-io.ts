@@ -5,7 +5,9 @@ import { TerminalSession } from '../exec/terminal.js';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
 
 function hostPathError(path: string, sandbox: string): SandboxDeskError {
-  return new SandboxDeskError('invalid_input', `${path} is a host path; it does not exist inside sandbox ${sandbox}`, { hint: 'use a path inside the sandbox, or mount the host directory' });
+  return new SandboxDeskError('invalid_input', `${path} is a host path; it does not exist inside sandbox ${sandbox}`, {
+    hint: 'use a path inside the sandbox, or mount the host directory',
+  });
 }
 
 /**
@@ -23,7 +25,12 @@ export class SessionIo {
    * login shell, started in the session's cwd (same policy as commands). Each prompt reports the
    * shell's measured cwd, which becomes the session's record.
    */
-  async openTerminal(input: { sandbox: string; session?: string | undefined; cols: number; rows: number }): Promise<{ terminal: TerminalSession; session: string; cwd: string }> {
+  async openTerminal(input: {
+    sandbox: string;
+    session?: string | undefined;
+    cols: number;
+    rows: number;
+  }): Promise<{ terminal: TerminalSession; session: string; cwd: string }> {
     const { rec, env, key, plan } = await this.desk.sessionPlan(input.sandbox, input.session);
     this.desk.store.sessions.ensure(rec.name, key, { parent: null, cwd: null, at: new Date().toISOString() });
     const terminal = new TerminalSession(env, {
@@ -50,7 +57,6 @@ export class SessionIo {
     return t;
   }
 
-
   /**
    * The file an agent means: relative paths anchor at the session's cwd (where its shell is), absolute
    * host paths on a container go through a declared mount or are refused. A Windows or `/Users/…` path
@@ -64,7 +70,12 @@ export class SessionIo {
     const { env, key, plan, guard } = await this.desk.sessionPlan(sandbox, session, stepId);
     let target = path;
     let hostShaped = false;
-    if (guard.isContainer && (path.startsWith('/') || isWindowsPath(path)) && isHostShapedPath(path, guard) && !guard.sandboxRoots.some((r) => isUnderPath(path, r))) {
+    if (
+      guard.isContainer &&
+      (path.startsWith('/') || isWindowsPath(path)) &&
+      isHostShapedPath(path, guard) &&
+      !guard.sandboxRoots.some((r) => isUnderPath(path, r))
+    ) {
       const translated = translateMountedPath(path, guard.mounts);
       if (translated) target = translated;
       else if (isHostOnly(path)) throw hostPathError(path, sandbox);
@@ -81,28 +92,53 @@ export class SessionIo {
     return { file: { env, cwd: plan.target }, key, target, cwd: plan.target, run };
   }
 
-  async readFile(input: { sandbox: string; path: string; session?: string; stepId?: string; maxBytes?: number }): Promise<{ path: string; bytes: Buffer; cwd: string; session: string }> {
+  async readFile(input: {
+    sandbox: string;
+    path: string;
+    session?: string;
+    stepId?: string;
+    maxBytes?: number;
+  }): Promise<{ path: string; bytes: Buffer; cwd: string; session: string }> {
     const t = await this.fileTarget(input.sandbox, input.path, input.session, input.stepId);
     const r = await t.run(readSandboxFile(t.file, t.target, input.maxBytes ?? 1024 * 1024));
     return { ...r, cwd: t.cwd, session: t.key };
   }
 
   /** One chunk of a file, for files larger than one message can carry: `length` bytes at most from `offset`. */
-  async readFileRange(input: { sandbox: string; path: string; session?: string; stepId?: string; offset: number; length: number }): Promise<{ path: string; bytes: Buffer; size: number; cwd: string; session: string }> {
+  async readFileRange(input: {
+    sandbox: string;
+    path: string;
+    session?: string;
+    stepId?: string;
+    offset: number;
+    length: number;
+  }): Promise<{ path: string; bytes: Buffer; size: number; cwd: string; session: string }> {
     const t = await this.fileTarget(input.sandbox, input.path, input.session, input.stepId);
     const r = await t.run(readSandboxFileRange(t.file, t.target, input.offset, input.length));
     return { ...r, cwd: t.cwd, session: t.key };
   }
 
   /** Writes a file; with `offset` > 0 appends a chunk to a file of exactly that size (chunked writes). */
-  async writeFile(input: { sandbox: string; path: string; content: Buffer; session?: string; stepId?: string; offset?: number }): Promise<{ path: string; bytes: number; cwd: string; session: string }> {
+  async writeFile(input: {
+    sandbox: string;
+    path: string;
+    content: Buffer;
+    session?: string;
+    stepId?: string;
+    offset?: number;
+  }): Promise<{ path: string; bytes: number; cwd: string; session: string }> {
     if (input.content.length > 16 * 1024 * 1024) throw new SandboxDeskError('invalid_input', 'content is larger than 16 MiB');
     const t = await this.fileTarget(input.sandbox, input.path, input.session, input.stepId);
     const r = await t.run(writeSandboxFile(t.file, t.target, input.content, input.offset ?? 0));
     return { ...r, cwd: t.cwd, session: t.key };
   }
 
-  async listDir(input: { sandbox: string; path?: string; session?: string; stepId?: string }): Promise<{ path: string; entries: DirEntry[]; cwd: string; session: string }> {
+  async listDir(input: {
+    sandbox: string;
+    path?: string;
+    session?: string;
+    stepId?: string;
+  }): Promise<{ path: string; entries: DirEntry[]; cwd: string; session: string }> {
     const t = await this.fileTarget(input.sandbox, input.path ?? '.', input.session, input.stepId);
     const r = await t.run(listSandboxDir(t.file, t.target));
     return { ...r, cwd: t.cwd, session: t.key };

@@ -28,7 +28,6 @@ export interface DesktopStatus {
   shellDisplayGranted: boolean;
 }
 
-
 /**
  * The last action an agent took on a desktop, for viewers to show for a few seconds: where it aimed
  * and, when it named a frame this core still had, that frame's image.

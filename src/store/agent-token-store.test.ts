@@ -21,7 +21,9 @@ describe('agent tokens', () => {
     const { token, info } = s.agentTokens.create({ label: 'ci', sandboxes: ['a', 'b', 'a'] });
     expect(token.startsWith(`${AGENT_TOKEN_PREFIX}${info.id}_`)).toBe(true);
     expect(info.scope).toEqual({ tools: 'mcp', sandboxes: ['a', 'b'] });
-    const raw = JSON.stringify((s as unknown as { db: { prepare(q: string): { all(): unknown } } }).db.prepare('SELECT * FROM agent_tokens').all());
+    const raw = JSON.stringify(
+      (s as unknown as { db: { prepare(q: string): { all(): unknown } } }).db.prepare('SELECT * FROM agent_tokens').all(),
+    );
     expect(raw).not.toContain(token.slice(AGENT_TOKEN_PREFIX.length + 9));
     expect(raw).toContain(hashAgentToken(token));
     expect(s.agentTokens.verify(token)).toMatchObject({ id: info.id, label: 'ci', scope: { sandboxes: ['a', 'b'] } });

@@ -53,14 +53,18 @@ export class AgentTokenStore {
   /** The token's record, or null; marks it used. */
   verify(token: string): AgentTokenInfo | null {
     if (!token.startsWith(AGENT_TOKEN_PREFIX)) return null;
-    const row = this.db.prepare(`SELECT id, label, sandboxes, created_at, last_used_at FROM agent_tokens WHERE hash = ?`).get(hashAgentToken(token)) as Row | undefined;
+    const row = this.db
+      .prepare(`SELECT id, label, sandboxes, created_at, last_used_at FROM agent_tokens WHERE hash = ?`)
+      .get(hashAgentToken(token)) as Row | undefined;
     if (!row) return null;
     this.db.prepare(`UPDATE agent_tokens SET last_used_at = ? WHERE id = ?`).run(new Date().toISOString(), row.id);
     return toInfo(row);
   }
 
   list(): AgentTokenInfo[] {
-    return (this.db.prepare(`SELECT id, label, sandboxes, created_at, last_used_at FROM agent_tokens ORDER BY created_at, id`).all() as Row[]).map(toInfo);
+    return (
+      this.db.prepare(`SELECT id, label, sandboxes, created_at, last_used_at FROM agent_tokens ORDER BY created_at, id`).all() as Row[]
+    ).map(toInfo);
   }
 
   /** Removes a token by its id (or its label); false when none matched. */

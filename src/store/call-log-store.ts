@@ -42,7 +42,8 @@ export class CallLogStore {
           `INSERT INTO call_log (at, sandbox, session, tool, cwd_used, cwd_observed, exit_code, warnings, error, duration_ms)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(e.at, e.sandbox, e.session, e.tool, e.cwdUsed, e.cwdObserved, e.exitCode, JSON.stringify(e.warnings), e.error, e.durationMs).lastInsertRowid,
+        .run(e.at, e.sandbox, e.session, e.tool, e.cwdUsed, e.cwdObserved, e.exitCode, JSON.stringify(e.warnings), e.error, e.durationMs)
+        .lastInsertRowid,
     );
   }
 
@@ -60,6 +61,10 @@ export class CallLogStore {
 
   /** JSON lines, oldest first: for export. */
   jsonl(filter: { sandbox?: string | undefined; session?: string | undefined } = {}): string {
-    return this.list({ ...filter, limit: 1_000_000 }).map((e) => JSON.stringify(e)).join('\n') + '\n';
+    return (
+      this.list({ ...filter, limit: 1_000_000 })
+        .map((e) => JSON.stringify(e))
+        .join('\n') + '\n'
+    );
   }
 }

@@ -43,7 +43,11 @@ describe('schema migrations', () => {
     const raw = new Database(join(dir, 'state.db'));
     raw.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
     raw.close();
-    expect(() => openDatabase(dir)).toThrow(new RegExp(`state\\.db was written by a newer Sandbox Desk \\(schema version ${SCHEMA_VERSION + 1}; this one knows up to ${SCHEMA_VERSION}\\)`));
+    expect(() => openDatabase(dir)).toThrow(
+      new RegExp(
+        `state\\.db was written by a newer Sandbox Desk \\(schema version ${SCHEMA_VERSION + 1}; this one knows up to ${SCHEMA_VERSION}\\)`,
+      ),
+    );
     const again = new Database(join(dir, 'state.db'));
     expect(again.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION + 1);
     again.close();

@@ -83,9 +83,13 @@ export function migrate(db: Db, file = 'the database'): void {
   db.transaction(() => {
     const current = db.pragma('user_version', { simple: true }) as number;
     if (current > MIGRATIONS.length) {
-      throw new SandboxDeskError('refused', `${file} was written by a newer Sandbox Desk (schema version ${current}; this one knows up to ${MIGRATIONS.length})`, {
-        hint: 'run the newer Sandbox Desk, or use another data directory (SANDBOX_DESK_HOME) with this one',
-      });
+      throw new SandboxDeskError(
+        'refused',
+        `${file} was written by a newer Sandbox Desk (schema version ${current}; this one knows up to ${MIGRATIONS.length})`,
+        {
+          hint: 'run the newer Sandbox Desk, or use another data directory (SANDBOX_DESK_HOME) with this one',
+        },
+      );
     }
     for (let i = current; i < MIGRATIONS.length; i++) db.exec(MIGRATIONS[i]!);
     if (current < MIGRATIONS.length) db.pragma(`user_version = ${MIGRATIONS.length}`);

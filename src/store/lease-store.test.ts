@@ -11,7 +11,22 @@ describe('LeaseStore', () => {
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'sdesk-lease-'));
     store = Store.open(dir);
-    store.sandboxes.insert({ name: 's', backend: 'docker', image: null, user: null, declaredDefaultCwd: null, backendRef: null, mounts: [], env: {}, options: {}, createdAt: 'now', home: null, homeIncarnation: null, lastObservedCwd: null, lastObservedAt: null });
+    store.sandboxes.insert({
+      name: 's',
+      backend: 'docker',
+      image: null,
+      user: null,
+      declaredDefaultCwd: null,
+      backendRef: null,
+      mounts: [],
+      env: {},
+      options: {},
+      createdAt: 'now',
+      home: null,
+      homeIncarnation: null,
+      lastObservedCwd: null,
+      lastObservedAt: null,
+    });
   });
   afterEach(() => {
     store.close();

@@ -24,11 +24,23 @@ export class LeaseStore {
     try {
       row = this.db.prepare(`SELECT holder, viewer_id, epoch, since, reason FROM leases WHERE sandbox = ?`).get(sandbox) as Row | undefined;
     } catch (err) {
-      return { holder: 'human', viewerId: null, epoch: -1, since: new Date().toISOString(), reason: `lease unreadable (${(err as Error).message}): failing closed` };
+      return {
+        holder: 'human',
+        viewerId: null,
+        epoch: -1,
+        since: new Date().toISOString(),
+        reason: `lease unreadable (${(err as Error).message}): failing closed`,
+      };
     }
     if (!row) return { holder: 'agent', viewerId: null, epoch: 0, since: new Date(0).toISOString(), reason: null };
     if (row.holder !== 'agent' && row.holder !== 'human') {
-      return { holder: 'human', viewerId: null, epoch: row.epoch, since: row.since, reason: `lease unreadable (holder ${JSON.stringify(row.holder)}): failing closed` };
+      return {
+        holder: 'human',
+        viewerId: null,
+        epoch: row.epoch,
+        since: row.since,
+        reason: `lease unreadable (holder ${JSON.stringify(row.holder)}): failing closed`,
+      };
     }
     return { holder: row.holder, viewerId: row.viewer_id, epoch: row.epoch, since: row.since, reason: row.reason };
   }

@@ -15,7 +15,10 @@ export class Store {
   /** Unique to this data directory; used to keep backend resource names of two data dirs apart. */
   readonly instanceId: string;
 
-  private constructor(private readonly db: Db, readonly dataDir: string) {
+  private constructor(
+    private readonly db: Db,
+    readonly dataDir: string,
+  ) {
     this.sandboxes = new SandboxStore(db);
     this.sessions = new SessionStore(db);
     this.leases = new LeaseStore(db);

@@ -24,7 +24,7 @@ function upgradeStatus(url: string): Promise<number> {
   });
 }
 
-describe('the lease cannot be bypassed from the agent\'s shell', () => {
+describe("the lease cannot be bypassed from the agent's shell", () => {
   let t: TestDesk;
   let sb: string;
   let dir: string;
@@ -46,17 +46,27 @@ describe('the lease cannot be bypassed from the agent\'s shell', () => {
 
   it('status says the display is isolated: the desktop runs as its own user, not the sandbox user', async () => {
     const s = await t.desk.desktop.status(sb);
-    expect(s).toMatchObject({ running: true, displayIsolation: 'isolated', displayIsolationReason: null, displayUser: 'sdesk-display', shellDisplayGranted: false });
+    expect(s).toMatchObject({
+      running: true,
+      displayIsolation: 'isolated',
+      displayIsolationReason: null,
+      displayUser: 'sdesk-display',
+      shellDisplayGranted: false,
+    });
     expect((await asAgent('id -un')).stdout).toBe('agent\n');
-    const users = await asRoot(`for p in /proc/[0-9]*; do c=$(cat $p/comm 2>/dev/null); case $c in Xvnc|xfwm4|chromium|python3) stat -c "%U $c" $p;; esac; done | sort -u`);
+    const users = await asRoot(
+      `for p in /proc/[0-9]*; do c=$(cat $p/comm 2>/dev/null); case $c in Xvnc|xfwm4|chromium|python3) stat -c "%U $c" $p;; esac; done | sort -u`,
+    );
     expect(users.stdout).toMatch(/^sdesk-display Xvnc$/m);
     expect(users.stdout).toMatch(/^sdesk-display chromium$/m);
     expect(users.stdout).not.toMatch(/^(agent|root) (Xvnc|xfwm4|chromium|python3)$/m);
     const modes = await asRoot(`stat -c '%U %a %n' ${dir} ${dir}/rfb.sock ${dir}/cdp.sock ${dir}/Xauthority`);
-    expect(modes.stdout).toBe(`sdesk-display 700 ${dir}\nsdesk-display 600 ${dir}/rfb.sock\nsdesk-display 600 ${dir}/cdp.sock\nsdesk-display 600 ${dir}/Xauthority\n`);
+    expect(modes.stdout).toBe(
+      `sdesk-display 700 ${dir}\nsdesk-display 600 ${dir}/rfb.sock\nsdesk-display 600 ${dir}/cdp.sock\nsdesk-display 600 ${dir}/Xauthority\n`,
+    );
   });
 
-  it('xdotool from the agent\'s shell cannot move the pointer (read back through the core)', async () => {
+  it("xdotool from the agent's shell cannot move the pointer (read back through the core)", async () => {
     await t.desk.desktop.act(sb, { kind: 'move', x: 10, y: 11 });
     const plain = await asAgent('DISPLAY=:20 xdotool mousemove 77 66');
     expect(plain.exitCode).not.toBe(0);
@@ -68,7 +78,7 @@ describe('the lease cannot be bypassed from the agent\'s shell', () => {
     expect(await t.desk.desktop.pointer(sb)).toEqual({ x: 10, y: 11 });
   });
 
-  it('the agent\'s shell cannot read the X cookie or reach the RFB socket or the DevTools relay', async () => {
+  it("the agent's shell cannot read the X cookie or reach the RFB socket or the DevTools relay", async () => {
     expect((await asAgent(`cat ${dir}/Xauthority`)).exitCode).not.toBe(0);
     expect((await asAgent(`ls ${dir}`)).exitCode).not.toBe(0);
     for (const sock of ['rfb.sock', 'cdp.sock']) {
@@ -79,7 +89,9 @@ describe('the lease cannot be bypassed from the agent\'s shell', () => {
   });
 
   it('no DevTools port: 127.0.0.1:9222 answers nothing and nothing listens on TCP in the sandbox', async () => {
-    const curl = await asAgent(`python3 -c 'import urllib.request; urllib.request.urlopen("http://127.0.0.1:9222/json/version", timeout=5)'`);
+    const curl = await asAgent(
+      `python3 -c 'import urllib.request; urllib.request.urlopen("http://127.0.0.1:9222/json/version", timeout=5)'`,
+    );
     expect(curl.exitCode).not.toBe(0);
     expect(curl.stdout + curl.stderr).toMatch(/Connection refused/);
     // As root, every listening TCP socket and its process: none at all (Xvnc has no port either).
@@ -108,7 +120,12 @@ describe('the lease cannot be bypassed from the agent\'s shell', () => {
     t.desk.desktop.giveBack(sb, viewer);
     const again = await chromium.connectOverCDP((await t.desk.desktop.browserEndpoint(sb)).httpUrl);
     // The browser lived on through the disconnect: the page made before is still there.
-    const titles = await Promise.all(again.contexts().flatMap((c) => c.pages()).map((p) => p.title()));
+    const titles = await Promise.all(
+      again
+        .contexts()
+        .flatMap((c) => c.pages())
+        .map((p) => p.title()),
+    );
     expect(titles).toContain('lease-marker');
     await again.close();
   });
@@ -147,7 +164,10 @@ describe('a sandbox image without the display user', () => {
 
   beforeAll(async () => {
     // The desktop image minus its display user: what a third-party image with the packages looks like.
-    execFileSync('docker', ['build', '-q', '-t', image, '-'], { input: `FROM ${DESKTOP_IMAGE}\nUSER root\nRUN userdel -r sdesk-display\nUSER agent\n`, stdio: ['pipe', 'pipe', 'pipe'] });
+    execFileSync('docker', ['build', '-q', '-t', image, '-'], {
+      input: `FROM ${DESKTOP_IMAGE}\nUSER root\nRUN userdel -r sdesk-display\nUSER agent\n`,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     t = tempDesk();
     sb = uniqueName('nouser');
     await t.desk.createSandbox({ name: sb, backend: 'docker', image });
@@ -177,7 +197,7 @@ describe('a sandbox image without the display user', () => {
   });
 });
 
-describe('over MCP, the issue\'s own steps (sandbox-desk mcp in its own process)', () => {
+describe("over MCP, the issue's own steps (sandbox-desk mcp in its own process)", () => {
   let t: TestDesk;
   let client: Client;
   const sb = uniqueName('mcplease');
@@ -200,7 +220,10 @@ describe('over MCP, the issue\'s own steps (sandbox-desk mcp in its own process)
   });
 
   it('execute_shell_command cannot move the pointer; browser_endpoint is refused while a human holds control and its open CDP connection is closed', async () => {
-    expect((await call('desktop_start', { sandbox: sb, geometry: '1024x768' })).body).toMatchObject({ running: true, displayIsolation: 'isolated' });
+    expect((await call('desktop_start', { sandbox: sb, geometry: '1024x768' })).body).toMatchObject({
+      running: true,
+      displayIsolation: 'isolated',
+    });
     expect((await call('click', { sandbox: sb, x: 30, y: 40 })).body).toMatchObject({ via: 'rfb', pointer: { x: 30, y: 40 } });
     const shell = await call('execute_shell_command', { sandbox: sb, command: 'DISPLAY=:20 xdotool mousemove 77 66' });
     expect(shell.body.exitCode).not.toBe(0);

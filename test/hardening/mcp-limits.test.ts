@@ -22,7 +22,8 @@ describe('MCP size limits and malformed JSON-RPC', () => {
   const sb = `lim-${process.pid}`;
   let client: Client;
   let transport: StdioClientTransport;
-  const call = async (name: string, args: Record<string, unknown>, c = client) => (await c.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as ToolResult;
+  const call = async (name: string, args: Record<string, unknown>, c = client) =>
+    (await c.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as ToolResult;
   const errorOf = async (p: Promise<unknown>) => {
     try {
       const r = (await p) as ToolResult;
@@ -36,7 +37,12 @@ describe('MCP size limits and malformed JSON-RPC', () => {
     const r = cliIn(home)(['sandbox', 'create', sb, '--backend', 'docker', '--json']);
     expect(r.status, r.stderr).toBe(0);
     client = new Client({ name: 'limits-test', version: '1.0.0' });
-    transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], env: { ...(process.env as Record<string, string>), SANDBOX_DESK_HOME: home }, stderr: 'pipe' });
+    transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'mcp'],
+      env: { ...(process.env as Record<string, string>), SANDBOX_DESK_HOME: home },
+      stderr: 'pipe',
+    });
     await client.connect(transport);
   });
   afterAll(async () => {
@@ -49,7 +55,9 @@ describe('MCP size limits and malformed JSON-RPC', () => {
     const err = await errorOf(call('write_file', { sandbox: sb, path: '/tmp/huge', content: 'x'.repeat(20 * MiB) }));
     expect(err).toMatchObject({ code: -32600, message: expect.stringMatching(/larger than the 8 MiB this transport carries.*chunks/) });
     expect(transport.pid).not.toBeNull();
-    expect(json(await call('execute_shell_command', { sandbox: sb, command: 'echo alive; test -e /tmp/huge || echo nothing-written' })).stdout).toBe('alive\nnothing-written\n');
+    expect(
+      json(await call('execute_shell_command', { sandbox: sb, command: 'echo alive; test -e /tmp/huge || echo nothing-written' })).stdout,
+    ).toBe('alive\nnothing-written\n');
   });
 
   it('stdio: the old 16 MiB maxBytes is refused with what to do instead, and the connection stays', async () => {
@@ -57,12 +65,17 @@ describe('MCP size limits and malformed JSON-RPC', () => {
     const err = await errorOf(call('read_file', { sandbox: sb, path: '/tmp/big15', maxBytes: 16 * MiB }));
     expect(err?.message).toMatch(/maxBytes is at most 4 MiB.*chunks with offset/);
     const whole = await call('read_file', { sandbox: sb, path: '/tmp/big15', maxBytes: 4 * MiB });
-    expect(json(whole).error).toMatchObject({ message: expect.stringMatching(/larger than the limit/), hint: expect.stringMatching(/offset 0, then nextOffset/) });
+    expect(json(whole).error).toMatchObject({
+      message: expect.stringMatching(/larger than the limit/),
+      hint: expect.stringMatching(/offset 0, then nextOffset/),
+    });
     expect((await client.listTools()).tools.length).toBeGreaterThan(10);
   });
 
   it('stdio: a 15 MB file read in chunks by offset arrives whole', async () => {
-    const inside = json(await call('execute_shell_command', { sandbox: sb, command: 'sha256sum /tmp/big15 | cut -d" " -f1' })).stdout.trim();
+    const inside = json(
+      await call('execute_shell_command', { sandbox: sb, command: 'sha256sum /tmp/big15 | cut -d" " -f1' }),
+    ).stdout.trim();
     const parts: Buffer[] = [];
     let offset: number | null = 0;
     let chunks = 0;
@@ -84,18 +97,36 @@ describe('MCP size limits and malformed JSON-RPC', () => {
   it('stdio: a 15 MB file written in chunks by offset arrives whole; a chunk out of order is refused', async () => {
     const data = randomBytes(15_000_000);
     for (let off = 0; off < data.length; off += 4 * MiB) {
-      const r = json(await call('write_file', { sandbox: sb, path: '/tmp/up15', offset: off, encoding: 'base64', content: data.subarray(off, off + 4 * MiB).toString('base64') }));
+      const r = json(
+        await call('write_file', {
+          sandbox: sb,
+          path: '/tmp/up15',
+          offset: off,
+          encoding: 'base64',
+          content: data.subarray(off, off + 4 * MiB).toString('base64'),
+        }),
+      );
       expect(r.size).toBe(Math.min(off + 4 * MiB, data.length));
     }
-    expect(json(await call('execute_shell_command', { sandbox: sb, command: 'sha256sum /tmp/up15 | cut -d" " -f1' })).stdout.trim()).toBe(sha(data));
+    expect(json(await call('execute_shell_command', { sandbox: sb, command: 'sha256sum /tmp/up15 | cut -d" " -f1' })).stdout.trim()).toBe(
+      sha(data),
+    );
     const gap = await call('write_file', { sandbox: sb, path: '/tmp/up15', offset: 10, content: 'x' });
     expect(json(gap).error.message).toMatch(/offset 10 is not the size of \/tmp\/up15 \(15000000 bytes\)/);
-    const big = await call('write_file', { sandbox: sb, path: '/tmp/x', encoding: 'base64', content: randomBytes(4 * MiB + 1).toString('base64') });
+    const big = await call('write_file', {
+      sandbox: sb,
+      path: '/tmp/x',
+      encoding: 'base64',
+      content: randomBytes(4 * MiB + 1).toString('base64'),
+    });
     expect(json(big).error.message).toMatch(/above the 4 MiB of one write_file/);
   });
 
   it('stdio, raw: -32700 for malformed JSON, -32600 for non-JSON-RPC, and every request is answered before exit at end of input', async () => {
-    const child = spawn(process.execPath, [BIN, 'mcp'], { env: { ...process.env, SANDBOX_DESK_HOME: home }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'mcp'], {
+      env: { ...process.env, SANDBOX_DESK_HOME: home },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
@@ -103,12 +134,25 @@ describe('MCP size limits and malformed JSON-RPC', () => {
     send('{"jsonrpc": "2.0", "method": ');
     send({ jsonrpc: '2.0', id: 5 });
     send('[]');
-    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
     send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'execute_shell_command', arguments: { sandbox: sb, command: 'sleep 1; echo answered' } } });
+    send({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'execute_shell_command', arguments: { sandbox: sb, command: 'sleep 1; echo answered' } },
+    });
     child.stdin.end();
     expect(await exited).toBe(0);
-    const replies = out.trim().split('\n').map((l) => JSON.parse(l) as { id: unknown; error?: { code: number }; result?: { content: { text: string }[] } });
+    const replies = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: unknown; error?: { code: number }; result?: { content: { text: string }[] } });
     expect(replies.slice(0, 3).map((r) => [r.id, r.error?.code])).toEqual([
       [null, -32700],
       [5, -32600],
@@ -127,26 +171,52 @@ describe('MCP size limits and malformed JSON-RPC', () => {
       await s?.stop();
     });
     const post = (body: string | Uint8Array<ArrayBuffer>) =>
-      fetch(s.mcpUrl, { method: 'POST', headers: { Authorization: `Bearer ${s.agentToken}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: typeof body === 'string' ? body : new Blob([body]) });
+      fetch(s.mcpUrl, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${s.agentToken}`,
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+        },
+        body: typeof body === 'string' ? body : new Blob([body]),
+      });
 
-    it('bodies above 64 KiB are fine; above 8 MiB the answer is a JSON-RPC error with the request\'s id', async () => {
+    it("bodies above 64 KiB are fine; above 8 MiB the answer is a JSON-RPC error with the request's id", async () => {
       const http = new Client({ name: 'limits-http', version: '1.0.0' });
-      await http.connect(new StreamableHTTPClientTransport(new URL(s.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${s.agentToken}` } } }));
+      await http.connect(
+        new StreamableHTTPClientTransport(new URL(s.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${s.agentToken}` } } }),
+      );
       const content = 'é'.repeat(100_000);
       expect(json(await call('write_file', { sandbox: sb, path: '/tmp/http200k', content }, http))).toMatchObject({ bytes: 200_000 });
       expect(json(await call('read_file', { sandbox: sb, path: '/tmp/http200k' }, http)).content).toBe(content);
       await http.close();
 
-      const big = await post(JSON.stringify({ jsonrpc: '2.0', method: 'tools/call', params: { name: 'write_file', arguments: { sandbox: sb, path: '/tmp/h', content: 'x'.repeat(9 * MiB) } }, id: 77 }));
+      const big = await post(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          method: 'tools/call',
+          params: { name: 'write_file', arguments: { sandbox: sb, path: '/tmp/h', content: 'x'.repeat(9 * MiB) } },
+          id: 77,
+        }),
+      );
       expect(big.status).toBe(413);
-      expect(await big.json()).toMatchObject({ jsonrpc: '2.0', id: 77, error: { code: -32600, message: expect.stringMatching(/larger than the 8 MiB/) } });
+      expect(await big.json()).toMatchObject({
+        jsonrpc: '2.0',
+        id: 77,
+        error: { code: -32600, message: expect.stringMatching(/larger than the 8 MiB/) },
+      });
     });
 
     it('malformed JSON → -32700, not JSON-RPC → -32600, as JSON-RPC bodies', async () => {
       const bad = await post('{"jsonrpc":');
       expect(bad.status).toBe(400);
       expect(await bad.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
-      for (const [body, id] of [['[]', null], ['{"jsonrpc":"2.0","id":9}', 9], ['"x"', null], [new Uint8Array([0xff, 0xfe]), null]] as const) {
+      for (const [body, id] of [
+        ['[]', null],
+        ['{"jsonrpc":"2.0","id":9}', 9],
+        ['"x"', null],
+        [new Uint8Array([0xff, 0xfe]), null],
+      ] as const) {
         const r = await post(body);
         expect(r.status).toBe(400);
         const reply = (await r.json()) as { id: unknown; error: { code: number } };

@@ -31,20 +31,92 @@ interface Case {
   bytes: Buffer;
 }
 
-function generator(seed: number, ctx: { port: number; uiToken: string; agentToken: string | null; sandbox: string; ticket: () => string | null }) {
+function generator(
+  seed: number,
+  ctx: { port: number; uiToken: string; agentToken: string | null; sandbox: string; ticket: () => string | null },
+) {
   const r = rng(seed);
   const int = (n: number) => Math.floor(r() * n);
   const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
   const host = `127.0.0.1:${ctx.port}`;
 
-  const escapes = ['%', '%E0', '%e0%80', '%zz', '%00', '%0A', '%0D%0A', '%2e%2e', '%2F', '%5C', '%C0%AF', '%ED%A0%80', '%F4%90%80%80', '%FF', '%25', '%20', '%E2%82%AC', '%F0%9F%98%80', '%%', '%u0041'];
-  const words = ['', '.', '..', 'api', 'call', 'desktop', 'ws', 'terminal', 'novnc', 'viewer', 'mcp', 'assets', 'index.html', 'core', 'rfb.js', 'viewer.js', ctx.sandbox, 'listSandboxes', 'exec', 'screenTicket', 'a'.repeat(300), 'é', '😀', '\\', ';', ':', '@', '!', '$', '~'];
+  const escapes = [
+    '%',
+    '%E0',
+    '%e0%80',
+    '%zz',
+    '%00',
+    '%0A',
+    '%0D%0A',
+    '%2e%2e',
+    '%2F',
+    '%5C',
+    '%C0%AF',
+    '%ED%A0%80',
+    '%F4%90%80%80',
+    '%FF',
+    '%25',
+    '%20',
+    '%E2%82%AC',
+    '%F0%9F%98%80',
+    '%%',
+    '%u0041',
+  ];
+  const words = [
+    '',
+    '.',
+    '..',
+    'api',
+    'call',
+    'desktop',
+    'ws',
+    'terminal',
+    'novnc',
+    'viewer',
+    'mcp',
+    'assets',
+    'index.html',
+    'core',
+    'rfb.js',
+    'viewer.js',
+    ctx.sandbox,
+    'listSandboxes',
+    'exec',
+    'screenTicket',
+    'a'.repeat(300),
+    'é',
+    '😀',
+    '\\',
+    ';',
+    ':',
+    '@',
+    '!',
+    '$',
+    '~',
+  ];
   const segment = () => {
     let s = '';
     for (let i = 0, n = 1 + int(3); i < n; i++) s += r() < 0.4 ? pick(escapes) : pick(words);
     return s;
   };
-  const prefixes = ['/', '//', '///', '/api/call/', '/desktop/', '/ws/desktop/', '/ws/terminal/', '/novnc/', '/viewer/', '/mcp', '/assets/', '/api/desktop/', '/index.html', '//127.0.0.1/', '/./', '/../'];
+  const prefixes = [
+    '/',
+    '//',
+    '///',
+    '/api/call/',
+    '/desktop/',
+    '/ws/desktop/',
+    '/ws/terminal/',
+    '/novnc/',
+    '/viewer/',
+    '/mcp',
+    '/assets/',
+    '/api/desktop/',
+    '/index.html',
+    '//127.0.0.1/',
+    '/./',
+    '/../',
+  ];
   const query = () => {
     const parts: string[] = [];
     for (let i = 0, n = int(3); i < n; i++) {
@@ -71,7 +143,22 @@ function generator(seed: number, ctx: { port: number; uiToken: string; agentToke
     for (let i = 0, n = int(4); i < n; i++) p += (p.endsWith('/') ? '' : '/') + segment();
     return p + query() + (r() < 0.05 ? '#frag' : '');
   };
-  const methods = ['GET', 'POST', 'PUT', 'DELETE', 'HEAD', 'OPTIONS', 'PATCH', 'CONNECT', 'TRACE', 'get', 'G E T', 'BREW', 'POST\0', 'GET'.repeat(50)];
+  const methods = [
+    'GET',
+    'POST',
+    'PUT',
+    'DELETE',
+    'HEAD',
+    'OPTIONS',
+    'PATCH',
+    'CONNECT',
+    'TRACE',
+    'get',
+    'G E T',
+    'BREW',
+    'POST\0',
+    'GET'.repeat(50),
+  ];
   const versions = ['HTTP/1.1', 'HTTP/1.1', 'HTTP/1.1', 'HTTP/1.0', 'HTTP/2.0', 'HTTP/9.9', 'HTTP/1.x', 'http/1.1', ''];
   const authHeaders = () =>
     pick([
@@ -84,7 +171,17 @@ function generator(seed: number, ctx: { port: number; uiToken: string; agentToke
       [`Cookie: sdesk_token=${ctx.uiToken}`],
       [`Cookie: ${segment()}=${segment()}; sdesk_token=${segment()}`],
     ]);
-  const hostHeaders = () => pick([[`Host: ${host}`], [`Host: ${host}`], [`Host: localhost:${ctx.port}`], ['Host: evil.example'], [], [`Host: ${host}`, 'Host: evil.example'], ['Host: '], [`Host: ${segment()}`]]);
+  const hostHeaders = () =>
+    pick([
+      [`Host: ${host}`],
+      [`Host: ${host}`],
+      [`Host: localhost:${ctx.port}`],
+      ['Host: evil.example'],
+      [],
+      [`Host: ${host}`, 'Host: evil.example'],
+      ['Host: '],
+      [`Host: ${segment()}`],
+    ]);
   const otherHeaders = () => {
     const hs: string[] = [];
     for (let i = 0, n = int(4); i < n; i++) {
@@ -141,11 +238,24 @@ function generator(seed: number, ctx: { port: number; uiToken: string; agentToke
     else if (framing < 0.85) {
       hs.push('Transfer-Encoding: chunked');
       payload = Buffer.concat([Buffer.from(`${b.length.toString(16)}\r\n`), b, Buffer.from('\r\n0\r\n\r\n')]);
-    } else if (framing < 0.9) hs.push(pick(['Content-Length: -1', 'Content-Length: abc', 'Content-Length: 1, 2', `Content-Length: ${b.length}\r\nTransfer-Encoding: chunked`, 'Transfer-Encoding: chunked, gzip', 'Content-Length: 99999999999999999999']));
+    } else if (framing < 0.9)
+      hs.push(
+        pick([
+          'Content-Length: -1',
+          'Content-Length: abc',
+          'Content-Length: 1, 2',
+          `Content-Length: ${b.length}\r\nTransfer-Encoding: chunked`,
+          'Transfer-Encoding: chunked, gzip',
+          'Content-Length: 99999999999999999999',
+        ]),
+      );
     else payload = Buffer.alloc(0);
     hs.push('Connection: close');
     const head = `${m} ${target} ${pick(versions)}`.trimEnd();
-    return { name: `${head} [${hs.map((h) => h.split(':')[0]).join(',')}]`, bytes: Buffer.concat([Buffer.from(`${head}\r\n${hs.join('\r\n')}\r\n\r\n`, 'latin1'), payload]) };
+    return {
+      name: `${head} [${hs.map((h) => h.split(':')[0]).join(',')}]`,
+      bytes: Buffer.concat([Buffer.from(`${head}\r\n${hs.join('\r\n')}\r\n\r\n`, 'latin1'), payload]),
+    };
   };
 
   const upgrade = (): Case => {
@@ -161,7 +271,10 @@ function generator(seed: number, ctx: { port: number; uiToken: string; agentToke
       ...(r() < 0.2 ? otherHeaders() : []),
     ];
     const head = `GET ${target} ${r() < 0.9 ? 'HTTP/1.1' : pick(versions)}`.trimEnd();
-    return { name: `UPGRADE ${head}${ticket ? ' (valid ticket)' : ''}`, bytes: Buffer.from(`${head}\r\n${hs.join('\r\n')}\r\n\r\n`, 'latin1') };
+    return {
+      name: `UPGRADE ${head}${ticket ? ' (valid ticket)' : ''}`,
+      bytes: Buffer.from(`${head}\r\n${hs.join('\r\n')}\r\n\r\n`, 'latin1'),
+    };
   };
 
   const garbage = (): Case => {
@@ -182,9 +295,17 @@ function knownCrashers(ctx: { port: number; ticket: () => string | null }): Case
   const ws = 'Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13';
   return [
     { name: 'curl --path-as-is //', bytes: Buffer.from(`GET // HTTP/1.1\r\n${host}\r\nConnection: close\r\n\r\n`) },
-    { name: 'a no-cors fetch from another origin to //', bytes: Buffer.from(`GET // HTTP/1.1\r\n${host}\r\nOrigin: https://evil.example\r\nSec-Fetch-Mode: no-cors\r\nConnection: close\r\n\r\n`) },
+    {
+      name: 'a no-cors fetch from another origin to //',
+      bytes: Buffer.from(
+        `GET // HTTP/1.1\r\n${host}\r\nOrigin: https://evil.example\r\nSec-Fetch-Mode: no-cors\r\nConnection: close\r\n\r\n`,
+      ),
+    },
     { name: 'a raw GET // upgrade', bytes: Buffer.from(`GET // HTTP/1.1\r\n${host}\r\n${ws}\r\n\r\n`) },
-    { name: 'ws /ws/desktop/%E0 with a valid ticket', bytes: Buffer.from(`GET /ws/desktop/%E0?ticket=${ctx.ticket()} HTTP/1.1\r\n${host}\r\n${ws}\r\n\r\n`) },
+    {
+      name: 'ws /ws/desktop/%E0 with a valid ticket',
+      bytes: Buffer.from(`GET /ws/desktop/%E0?ticket=${ctx.ticket()} HTTP/1.1\r\n${host}\r\n${ws}\r\n\r\n`),
+    },
   ];
 }
 
@@ -195,7 +316,11 @@ describe('request fuzzer: serve answers every request and never dies', () => {
 
   const alive = async (): Promise<boolean> => {
     if (s.child.exitCode !== null || s.child.signalCode !== null) return false;
-    const res = await fetch(`${s.origin}/api/call/listSandboxes`, { method: 'POST', headers: { Authorization: `Bearer ${s.uiToken}` }, body: '{}' }).catch(() => null);
+    const res = await fetch(`${s.origin}/api/call/listSandboxes`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${s.uiToken}` },
+      body: '{}',
+    }).catch(() => null);
     return res?.status === 200;
   };
 
@@ -205,7 +330,11 @@ describe('request fuzzer: serve answers every request and never dies', () => {
     expect(made.status, made.stderr).toBe(0);
     s = await startServe(home);
     for (let i = 0; i < 120; i++) {
-      const res = await fetch(`${s.origin}/api/call/screenTicket`, { method: 'POST', headers: { Authorization: `Bearer ${s.uiToken}` }, body: JSON.stringify({ sandbox }) });
+      const res = await fetch(`${s.origin}/api/call/screenTicket`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${s.uiToken}` },
+        body: JSON.stringify({ sandbox }),
+      });
       tickets.push(((await res.json()) as { ok: { ticket: string } }).ok.ticket);
     }
   });
@@ -224,18 +353,31 @@ describe('request fuzzer: serve answers every request and never dies', () => {
   });
 
   it(`${CASES} seeded cases (seed ${SEED}): each answered with a status, no crash, no hang`, async () => {
-    const next = generator(SEED, { port: s.port, uiToken: s.uiToken, agentToken: s.agentToken, sandbox, ticket: () => tickets.pop() ?? null });
+    const next = generator(SEED, {
+      port: s.port,
+      uiToken: s.uiToken,
+      agentToken: s.agentToken,
+      sandbox,
+      ticket: () => tickets.pop() ?? null,
+    });
     const failures: string[] = [];
     const statuses = new Map<number, number>();
     for (let done = 0; done < CASES; done += BATCH) {
       const batch = Array.from({ length: Math.min(BATCH, CASES - done) }, next);
       const answers: RawAnswer[] = [];
-      for (let i = 0; i < batch.length; i += PARALLEL) answers.push(...(await Promise.all(batch.slice(i, i + PARALLEL).map((c) => rawRequest(s.port, c.bytes)))));
+      for (let i = 0; i < batch.length; i += PARALLEL)
+        answers.push(...(await Promise.all(batch.slice(i, i + PARALLEL).map((c) => rawRequest(s.port, c.bytes)))));
       answers.forEach((a, i) => {
         if (a.outcome !== 'answered') failures.push(`#${done + i} ${batch[i]!.name}: ${a.outcome}`);
         else statuses.set(a.status!, (statuses.get(a.status!) ?? 0) + 1);
       });
-      expect(await alive(), `serve died in cases ${done}..${done + batch.length - 1} (seed ${SEED}):\n${batch.map((c) => c.name).join('\n').slice(0, 4000)}\n${s.stderr().slice(-2000)}`).toBe(true);
+      expect(
+        await alive(),
+        `serve died in cases ${done}..${done + batch.length - 1} (seed ${SEED}):\n${batch
+          .map((c) => c.name)
+          .join('\n')
+          .slice(0, 4000)}\n${s.stderr().slice(-2000)}`,
+      ).toBe(true);
     }
     expect(failures.slice(0, 20), `seed ${SEED}`).toEqual([]);
     // The generator reached the routes, not just the parser's refusals.

@@ -25,7 +25,21 @@ interface Piece {
   stdout: Buffer | null;
 }
 
-const SD_NAMES = ['__sd_n', '__sd_t', '__sd_tmp', '__sd_c', '__sd_run', '__sd_used', '__sd_why', '__sd_done', '__sd_next', '__sd_end', '__sd_start', '__sd_enter', '__sd_cd'];
+const SD_NAMES = [
+  '__sd_n',
+  '__sd_t',
+  '__sd_tmp',
+  '__sd_c',
+  '__sd_run',
+  '__sd_used',
+  '__sd_why',
+  '__sd_done',
+  '__sd_next',
+  '__sd_end',
+  '__sd_start',
+  '__sd_enter',
+  '__sd_cd',
+];
 
 function generator(seed: number, dirs: string[]) {
   const r = seededRandom(seed);
@@ -34,7 +48,10 @@ function generator(seed: number, dirs: string[]) {
   const hex = (n: number): string => Array.from({ length: n }, () => '0123456789abcdef'[int(16)]).join('');
   const bytes = (n: number): Buffer => Buffer.from(Array.from({ length: n }, () => int(256)));
   /** Prints exactly these bytes (to stderr when `err`): base64 keeps the command text plain. */
-  const emit = (b: Buffer, err = false): Piece => ({ sh: `base64 -d <<< '${b.toString('base64')}'${err ? ' >&2' : ''}`, stdout: err ? Buffer.alloc(0) : b });
+  const emit = (b: Buffer, err = false): Piece => ({
+    sh: `base64 -d <<< '${b.toString('base64')}'${err ? ' >&2' : ''}`,
+    stdout: err ? Buffer.alloc(0) : b,
+  });
 
   const pieces: Array<() => Piece> = [
     () => emit(bytes(int(2000))),
@@ -96,7 +113,14 @@ describe('sandbox-output fuzzer', () => {
     await t.desk.createSandbox({ name: sb, backend: 'docker' });
     const base = `/tmp/fuzz-${randomBytes(4).toString('hex')}`;
     dirs = ['/tmp', '/usr/share', base, `${base}/with space`, `${base}/co:lon`, `${base}/ünï 日本`, `${base}/a'quote`];
-    await t.desk.exec({ sandbox: sb, command: `mkdir -p ${dirs.slice(2).map((d) => `'${d.replace(/'/g, `'\\''`)}'`).join(' ')}`, mode: 'oneshot' });
+    await t.desk.exec({
+      sandbox: sb,
+      command: `mkdir -p ${dirs
+        .slice(2)
+        .map((d) => `'${d.replace(/'/g, `'\\''`)}'`)
+        .join(' ')}`,
+      mode: 'oneshot',
+    });
   });
   afterAll(async () => {
     console.log(
@@ -129,7 +153,9 @@ describe('sandbox-output fuzzer', () => {
       }
       if (!r.cwdObserved || r.cwd !== c.dir) {
         summary.wrongCwds++;
-        failures.push(`${where}: cwd ${JSON.stringify(r.cwd)} (observed ${r.cwdObserved}, warnings ${r.warnings.map((w) => w.code).join(',')}), expected ${c.dir}`);
+        failures.push(
+          `${where}: cwd ${JSON.stringify(r.cwd)} (observed ${r.cwdObserved}, warnings ${r.warnings.map((w) => w.code).join(',')}), expected ${c.dir}`,
+        );
       }
       if (r.exitCode !== c.exit) {
         summary.wrongExit++;

@@ -33,13 +33,21 @@ export function tempHome(prefix: string): string {
 
 export function cliIn(home: string) {
   return (args: string[], input?: string) => {
-    const r = spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, SANDBOX_DESK_HOME: home }, encoding: 'utf8', input, timeout: 180_000 });
+    const r = spawnSync(process.execPath, [BIN, ...args], {
+      env: { ...process.env, SANDBOX_DESK_HOME: home },
+      encoding: 'utf8',
+      input,
+      timeout: 180_000,
+    });
     return { status: r.status, stdout: r.stdout, stderr: r.stderr };
   };
 }
 
 export async function startServe(home: string, extraArgs: string[] = []): Promise<ServeChild> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--mcp', '--json', ...extraArgs], { env: { ...process.env, SANDBOX_DESK_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve', '--mcp', '--json', ...extraArgs], {
+    env: { ...process.env, SANDBOX_DESK_HOME: home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let err = '';
   child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
   const info = await new Promise<{ url: string; mcpUrl: string; agentToken?: string; token?: string }>((ok, fail) => {
@@ -63,7 +71,10 @@ export async function startServe(home: string, extraArgs: string[] = []): Promis
     stderr: () => err,
     cli: (args) =>
       new Promise((ok) => {
-        const c = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, SANDBOX_DESK_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+        const c = spawn(process.execPath, [BIN, ...args], {
+          env: { ...process.env, SANDBOX_DESK_HOME: home },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         let stdout = '';
         let stderr = '';
         c.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -21,18 +21,28 @@ describe('agent tokens: the MCP tools, nothing else', () => {
   const clients: Client[] = [];
 
   const api = (method: string, params: unknown, token: string) =>
-    fetch(`${s.origin}/api/call/${method}`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(params) });
+    fetch(`${s.origin}/api/call/${method}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(params),
+    });
   const mcp = async (token: string) => {
     const c = new Client({ name: 'scope-test', version: '1.0.0' });
-    await c.connect(new StreamableHTTPClientTransport(new URL(s.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    await c.connect(
+      new StreamableHTTPClientTransport(new URL(s.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+    );
     clients.push(c);
     return c;
   };
-  const call = async (c: Client, name: string, args: Record<string, unknown>) => (await c.callTool({ name, arguments: args })) as ToolResult;
+  const call = async (c: Client, name: string, args: Record<string, unknown>) =>
+    (await c.callTool({ name, arguments: args })) as ToolResult;
 
   beforeAll(async () => {
     const cli = cliIn(home);
-    for (const [name, backend] of [[inScope, 'docker'], [outside, 'local']] as const) {
+    for (const [name, backend] of [
+      [inScope, 'docker'],
+      [outside, 'local'],
+    ] as const) {
       const r = cli(['sandbox', 'create', name, '--backend', backend, '--json']);
       expect(r.status, r.stderr).toBe(0);
     }
@@ -53,7 +63,7 @@ describe('agent tokens: the MCP tools, nothing else', () => {
     expect(s.agentToken).not.toBe(s.uiToken);
   });
 
-  it('an agent token is refused on /api/call/*: exec as root, a host mount, the lease and control, a viewer\'s ticket', async () => {
+  it("an agent token is refused on /api/call/*: exec as root, a host mount, the lease and control, a viewer's ticket", async () => {
     const refusals: [string, unknown][] = [
       ['listSandboxes', {}],
       ['exec', { sandbox: inScope, command: 'id -u', user: 'root' }],
@@ -72,16 +82,26 @@ describe('agent tokens: the MCP tools, nothing else', () => {
       }
       expect((await fetch(`${s.origin}/desktop/${inScope}`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(403);
       // Nothing was made, nothing ran.
-      expect((await (await api('listSandboxes', {}, s.uiToken)).json()) as { ok: { name: string }[] }).toMatchObject({ ok: expect.not.arrayContaining([expect.objectContaining({ name: `m${process.pid}` })]) });
+      expect((await (await api('listSandboxes', {}, s.uiToken)).json()) as { ok: { name: string }[] }).toMatchObject({
+        ok: expect.not.arrayContaining([expect.objectContaining({ name: `m${process.pid}` })]),
+      });
     }
   });
 
   it('the UI token does not open /mcp; no token is a 401; both answer as JSON-RPC', async () => {
     const post = (headers: Record<string, string>) =>
-      fetch(s.mcpUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+      fetch(s.mcpUrl, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
     const ui = await post({ Authorization: `Bearer ${s.uiToken}` });
     expect(ui.status).toBe(403);
-    expect(await ui.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { message: expect.stringMatching(/UI token does not open \/mcp/) } });
+    expect(await ui.json()).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { message: expect.stringMatching(/UI token does not open \/mcp/) },
+    });
     const none = await post({});
     expect(none.status).toBe(401);
     expect(await none.json()).toMatchObject({ jsonrpc: '2.0', error: { message: expect.stringMatching(/agent token/) } });
@@ -92,7 +112,11 @@ describe('agent tokens: the MCP tools, nothing else', () => {
     const c = await mcp(s.agentToken!);
     const root = await call(c, 'execute_shell_command', { sandbox: inScope, command: 'id -u', user: 'root' });
     expect(root.isError).toBe(true);
-    expect(json(root).error).toMatchObject({ code: 'refused', message: expect.stringMatching(/as the sandbox's user \(agent\), not as root/), hint: expect.stringMatching(/agents\.allowOtherUsers/) });
+    expect(json(root).error).toMatchObject({
+      code: 'refused',
+      message: expect.stringMatching(/as the sandbox's user \(agent\), not as root/),
+      hint: expect.stringMatching(/agents\.allowOtherUsers/),
+    });
     expect(json(await call(c, 'execute_shell_command', { sandbox: inScope, command: 'id -un', user: 'agent' })).stdout).toBe('agent\n');
     expect(json(await call(c, 'execute_shell_command', { sandbox: inScope, command: 'id -un' })).stdout).toBe('agent\n');
     const tools = (await c.listTools()).tools.map((t) => t.name);
@@ -119,7 +143,9 @@ describe('agent tokens: the MCP tools, nothing else', () => {
     expect(json(await call(c, 'execute_shell_command', { sandbox: inScope, command: 'echo in-scope' })).stdout).toBe('in-scope\n');
     // The unscoped agent sees both.
     const all = await mcp(s.agentToken!);
-    expect((json(await call(all, 'sandbox_list', {})) as unknown as { name: string }[]).map((x) => x.name).sort()).toEqual([inScope, outside].sort());
+    expect((json(await call(all, 'sandbox_list', {})) as unknown as { name: string }[]).map((x) => x.name).sort()).toEqual(
+      [inScope, outside].sort(),
+    );
   });
 
   it('token list shows no secrets; token rm refuses the token from the next request', async () => {
@@ -129,7 +155,11 @@ describe('agent tokens: the MCP tools, nothing else', () => {
     const [entry] = JSON.parse(listed.stdout) as { id: string; label: string; scope: { sandboxes: string[] } }[];
     expect(entry).toMatchObject({ label: 'scoped', scope: { sandboxes: [inScope] } });
     expect((await s.cli(['token', 'rm', entry!.id])).status).toBe(0);
-    const res = await fetch(s.mcpUrl, { method: 'POST', headers: { Authorization: `Bearer ${scoped}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
+    const res = await fetch(s.mcpUrl, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${scoped}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+    });
     expect(res.status).toBe(401);
     const bad = await s.cli(['token', 'create', '--sandbox', 'no/slash']);
     expect(bad.status).toBe(125);

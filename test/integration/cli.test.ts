@@ -15,7 +15,11 @@ describe('sandbox-desk CLI', () => {
   let home: string;
   const made: string[] = [];
   const cli = (...args: string[]) => {
-    const r = spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, SANDBOX_DESK_HOME: home }, encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(process.execPath, [BIN, ...args], {
+      env: { ...process.env, SANDBOX_DESK_HOME: home },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     return { code: r.status, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) as Record<string, unknown> };
   };
   beforeAll(() => {
@@ -33,13 +37,30 @@ describe('sandbox-desk CLI', () => {
     expect(created.code, created.stderr).toBe(0);
     const r = cli('exec', name, '--json', '--', 'pwd');
     expect(r.code).toBe(0);
-    expect(r.json()).toMatchObject({ exitCode: 0, stdout: '/home/agent\n', cwd: '/home/agent', cwdObserved: true, deniedCount: 0, mode: 'shell' });
-    expect(Object.keys(r.json())).toEqual(expect.arrayContaining(['exitCode', 'stdout', 'stderr', 'cwd', 'cwdObserved', 'warnings', 'durationMs']));
+    expect(r.json()).toMatchObject({
+      exitCode: 0,
+      stdout: '/home/agent\n',
+      cwd: '/home/agent',
+      cwdObserved: true,
+      deniedCount: 0,
+      mode: 'shell',
+    });
+    expect(Object.keys(r.json())).toEqual(
+      expect.arrayContaining(['exitCode', 'stdout', 'stderr', 'cwd', 'cwdObserved', 'warnings', 'durationMs']),
+    );
     const info = cli('sandbox', 'inspect', name, '--json').json();
-    expect(info).toMatchObject({ backend: 'docker', state: 'running', declaredDefaultCwd: '~', home: '/home/agent', tempDir: '/tmp', supportsStreams: true, isContainer: true });
+    expect(info).toMatchObject({
+      backend: 'docker',
+      state: 'running',
+      declaredDefaultCwd: '~',
+      home: '/home/agent',
+      tempDir: '/tmp',
+      supportsStreams: true,
+      isContainer: true,
+    });
   });
 
-  it('exits with the command\'s exit code, prints raw output without --json, and joins the words after --', () => {
+  it("exits with the command's exit code, prints raw output without --json, and joins the words after --", () => {
     const name = uniqueName('c');
     made.push(name);
     cli('sandbox', 'create', name, '--backend', 'docker');
@@ -56,8 +77,19 @@ describe('sandbox-desk CLI', () => {
     cli('exec', name, '--session', 'b', '--', 'cd /etc');
     expect(cli('exec', name, '--session', 'a', '--', 'pwd').stdout).toBe('/tmp\n');
     expect(cli('exec', name, '--session', 'b', '--', 'pwd').stdout).toBe('/etc\n');
-    const sessions = cli('session', 'list', name, '--json').json() as unknown as { key: string; cwd: string; source: string; observedAt: string; parent: null }[];
-    expect(sessions.map((s) => [s.key, s.cwd])).toEqual(expect.arrayContaining([['a', '/tmp'], ['b', '/etc']]));
+    const sessions = cli('session', 'list', name, '--json').json() as unknown as {
+      key: string;
+      cwd: string;
+      source: string;
+      observedAt: string;
+      parent: null;
+    }[];
+    expect(sessions.map((s) => [s.key, s.cwd])).toEqual(
+      expect.arrayContaining([
+        ['a', '/tmp'],
+        ['b', '/etc'],
+      ]),
+    );
     expect(sessions[0]).toHaveProperty('observedAt');
     expect(cli('session', 'rm', name, 'a').code).toBe(0);
     expect(cli('exec', name, '--session', 'a', '--', 'pwd').stdout).toBe('/home/agent\n');
@@ -105,7 +137,9 @@ describe('sandbox-desk CLI', () => {
   it('list, stop, start and rm', () => {
     const name = uniqueName('c');
     cli('sandbox', 'create', name, '--backend', 'docker', '--no-start');
-    expect((cli('sandbox', 'list', '--json').json() as unknown as { name: string; state: string }[]).find((s) => s.name === name)?.state).toBe('stopped');
+    expect(
+      (cli('sandbox', 'list', '--json').json() as unknown as { name: string; state: string }[]).find((s) => s.name === name)?.state,
+    ).toBe('stopped');
     expect(cli('sandbox', 'list').stdout).toMatch(new RegExp(`${name}\\s+docker\\s+stopped`));
     expect(cli('sandbox', 'start', name, '--json').json()).toMatchObject({ state: 'running' });
     expect(cli('sandbox', 'rm', name).code).toBe(125);

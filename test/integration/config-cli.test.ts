@@ -66,27 +66,46 @@ describe('config and plugins from the CLI', () => {
     const env = { SANDBOX_DESK_HOME: freshDir() };
     const off = run(env, 'plugin', 'disable', 'ssh', '--json');
     expect(off.json()).toMatchObject({ plugin: 'ssh', enabled: false, changed: true, disabled: ['ssh'] });
-    expect(run(env, 'plugin', 'list', '--json').json<Plugin[]>().map((p) => p.name)).toEqual(['sandbox-desk-podman']);
+    expect(
+      run(env, 'plugin', 'list', '--json')
+        .json<Plugin[]>()
+        .map((p) => p.name),
+    ).toEqual(['sandbox-desk-podman']);
     expect(run(env, 'plugin', 'list').stdout).toMatch(/Disabled \(plugins\.disabled; `plugin enable NAME` turns one on\): ssh/);
     expect(run(env, 'plugin', 'disable', 'sandbox-desk-ssh').stdout).toMatch(/already disabled/);
     expect(run(env, 'plugin', 'enable', 'sandbox-desk-ssh', '--json').json()).toMatchObject({ changed: true, disabled: [] });
-    expect(run(env, 'plugin', 'list', '--json').json<Plugin[]>().map((p) => p.name)).toEqual(['sandbox-desk-ssh', 'sandbox-desk-podman']);
+    expect(
+      run(env, 'plugin', 'list', '--json')
+        .json<Plugin[]>()
+        .map((p) => p.name),
+    ).toEqual(['sandbox-desk-ssh', 'sandbox-desk-podman']);
   });
 
   it('config get|set|unset|list --json; a bad value or an unknown key is refused with what is valid', () => {
     const home = freshDir();
     const env = { SANDBOX_DESK_HOME: home };
-    const list = run(env, 'config', 'list', '--json').json<{ file: string; exists: boolean; keys: { key: string; value: unknown; set: boolean; description: string }[] }>();
+    const list = run(env, 'config', 'list', '--json').json<{
+      file: string;
+      exists: boolean;
+      keys: { key: string; value: unknown; set: boolean; description: string }[];
+    }>();
     expect(list).toMatchObject({ file: join(home, 'config.json'), exists: false });
     expect(list.keys.find((k) => k.key === 'shell.idleMs')).toMatchObject({ value: 600_000, set: false });
     expect(list.keys.find((k) => k.key === 'agents.allowOtherUsers')).toMatchObject({ value: false, set: false });
-    expect(run(env, 'config', 'set', 'exec.timeoutMs', '1500', '--json').json()).toMatchObject({ key: 'exec.timeoutMs', value: 1500, file: join(home, 'config.json') });
+    expect(run(env, 'config', 'set', 'exec.timeoutMs', '1500', '--json').json()).toMatchObject({
+      key: 'exec.timeoutMs',
+      value: 1500,
+      file: join(home, 'config.json'),
+    });
     expect(run(env, 'config', 'get', 'exec.timeoutMs', '--json').json()).toEqual({ key: 'exec.timeoutMs', value: 1500, set: true });
     expect(JSON.parse(readFileSync(join(home, 'config.json'), 'utf8'))).toEqual({ exec: { timeoutMs: 1500 } });
 
     const bad = run(env, 'config', 'set', 'serve.port', 'eighty', '--json');
     expect(bad.code).toBe(125);
-    expect(bad.json<{ error: { message: string; hint: string } }>().error).toMatchObject({ message: expect.stringMatching(/serve\.port: "eighty" is not a valid value/), hint: expect.stringMatching(/0-65535, 0 for a free one/) });
+    expect(bad.json<{ error: { message: string; hint: string } }>().error).toMatchObject({
+      message: expect.stringMatching(/serve\.port: "eighty" is not a valid value/),
+      hint: expect.stringMatching(/0-65535, 0 for a free one/),
+    });
     const unknown = run(env, 'config', 'set', 'shell.idle', '5');
     expect(unknown.code).toBe(125);
     expect(unknown.stderr).toMatch(/unknown config key "shell\.idle" — did you mean shell\.idleMs\?/);
@@ -104,11 +123,19 @@ describe('config and plugins from the CLI', () => {
     const home = freshDir();
     const log = join(home, 'logs', 'sandbox-desk.log');
     expect(run({ SANDBOX_DESK_HOME: home }, 'plugin', 'list').code).toBe(0);
-    const lines = () => readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { level: number; msg: string; component: string });
+    const lines = () =>
+      readFileSync(log, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { level: number; msg: string; component: string });
     expect(lines().some((l) => l.level === 20)).toBe(false);
     expect(lines().find((l) => /plugin sandbox-desk-ssh: loaded/.test(l.msg))).toMatchObject({ level: 30, component: 'cli' });
     expect(run({ SANDBOX_DESK_HOME: home }, '--debug', 'plugin', 'list').code).toBe(0);
-    expect(lines().filter((l) => l.level === 20).map((l) => l.msg)).toEqual(['command', 'command done']);
+    expect(
+      lines()
+        .filter((l) => l.level === 20)
+        .map((l) => l.msg),
+    ).toEqual(['command', 'command done']);
     const bad = run({ SANDBOX_DESK_HOME: home }, '--log-level', 'chatty', 'plugin', 'list');
     expect(bad.code).toBe(125);
     expect(bad.stderr).toMatch(/--log-level must be one of trace, debug, info, warn, error, fatal, silent, got "chatty"/);
@@ -123,10 +150,15 @@ describe('config and plugins from the CLI', () => {
     const list = run(env, 'plugin', 'list', '--json');
     expect(list.json<Plugin[]>().map((p) => p.isolation)).toEqual(['host', 'host']);
     const logFile = join(root, 'state', 'sandbox-desk', 'sandbox-desk.log');
-    expect(readFileSync(logFile, 'utf8')).toMatch(/reading the old config .*data\/sandbox-desk\/config\.json; the config now lives in .*config\/sandbox-desk\/config\.json/);
+    expect(readFileSync(logFile, 'utf8')).toMatch(
+      /reading the old config .*data\/sandbox-desk\/config\.json; the config now lives in .*config\/sandbox-desk\/config\.json/,
+    );
     const set = run(env, 'config', 'set', 'serve.port', '0', '--json');
     expect(set.json()).toMatchObject({ file: join(root, 'config', 'sandbox-desk', 'config.json'), movedFrom: oldFile });
-    expect(JSON.parse(readFileSync(join(root, 'config', 'sandbox-desk', 'config.json'), 'utf8'))).toEqual({ plugins: { isolation: 'host' }, serve: { port: 0 } });
+    expect(JSON.parse(readFileSync(join(root, 'config', 'sandbox-desk', 'config.json'), 'utf8'))).toEqual({
+      plugins: { isolation: 'host' },
+      serve: { port: 0 },
+    });
     expect(run(env, 'config', 'list', '--json').json()).toMatchObject({ legacy: false, exists: true });
     expect(existsSync(join(root, 'data', 'sandbox-desk', 'state.db'))).toBe(true);
   });

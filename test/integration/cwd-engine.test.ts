@@ -76,7 +76,7 @@ describe.each(['docker', 'local'] as const)('cwd engine on %s', (backendName) =>
       expect((await run('true', { session: uniqueName('s') })).mode).toBe(mode);
     });
 
-    it('two sessions cd to different directories and never see each other\'s', async () => {
+    it("two sessions cd to different directories and never see each other's", async () => {
       const w = await backend.scratch();
       await run(`mkdir -p ${w}/a ${w}/b`);
       const a = uniqueName('a');
@@ -119,19 +119,25 @@ describe.each(['docker', 'local'] as const)('cwd engine on %s', (backendName) =>
       expect(r.warnings.map((x) => x.code)).toContain('cwd_not_directory');
     });
 
-    it.runIf(backendName === 'docker' || isRoot)('a 0700 directory owned by root is not entered by a non-root user: "not accessible to this user"', async () => {
-      const w = await backend.scratch();
-      await exec(`mkdir -p ${w}/locked && chown root:root ${w}/locked && chmod 0700 ${w}/locked && chmod 0755 ${w}`, { user: backend.rootUser, session: '__root' });
-      const r = await run('pwd; id -un', { workdir: `${w}/locked`, user: backend.plainUser, session: uniqueName('p') });
-      expect(r.stdout.split('\n')[0]).toBe(w);
-      expect(r.stdout.split('\n')[1]).not.toBe('root');
-      const warn = r.warnings.find((x) => x.code === 'cwd_denied');
-      expect(warn?.message).toMatch(/not accessible to this user/);
-      expect(warn).toMatchObject({ asked: `${w}/locked`, used: w });
-      // Existence is not enterability: root can enter it.
-      const asRoot = await run('pwd', { workdir: `${w}/locked`, user: backend.rootUser, session: uniqueName('r') });
-      expect(asRoot.stdout).toBe(`${w}/locked\n`);
-    });
+    it.runIf(backendName === 'docker' || isRoot)(
+      'a 0700 directory owned by root is not entered by a non-root user: "not accessible to this user"',
+      async () => {
+        const w = await backend.scratch();
+        await exec(`mkdir -p ${w}/locked && chown root:root ${w}/locked && chmod 0700 ${w}/locked && chmod 0755 ${w}`, {
+          user: backend.rootUser,
+          session: '__root',
+        });
+        const r = await run('pwd; id -un', { workdir: `${w}/locked`, user: backend.plainUser, session: uniqueName('p') });
+        expect(r.stdout.split('\n')[0]).toBe(w);
+        expect(r.stdout.split('\n')[1]).not.toBe('root');
+        const warn = r.warnings.find((x) => x.code === 'cwd_denied');
+        expect(warn?.message).toMatch(/not accessible to this user/);
+        expect(warn).toMatchObject({ asked: `${w}/locked`, used: w });
+        // Existence is not enterability: root can enter it.
+        const asRoot = await run('pwd', { workdir: `${w}/locked`, user: backend.rootUser, session: uniqueName('r') });
+        expect(asRoot.stdout).toBe(`${w}/locked\n`);
+      },
+    );
 
     it('a timed-out `cd /x && sleep 60` leaves the record unchanged and cwdObserved false, even after another session moved the environment', async () => {
       const w = await backend.scratch();
@@ -220,7 +226,9 @@ describe.each(['docker', 'local'] as const)('cwd engine on %s', (backendName) =>
 
     it('counts Permission denied / Operation not permitted lines even when the exit code is 0', async () => {
       const w = await backend.scratch();
-      const r = await run(`echo "ls: cannot open directory '${w}': Permission denied" >&2; echo "touch: x: Operation not permitted" >&2; echo fine >&2; true`);
+      const r = await run(
+        `echo "ls: cannot open directory '${w}': Permission denied" >&2; echo "touch: x: Operation not permitted" >&2; echo fine >&2; true`,
+      );
       expect(r).toMatchObject({ exitCode: 0, deniedCount: 2 });
     });
 
@@ -235,7 +243,11 @@ describe.each(['docker', 'local'] as const)('cwd engine on %s', (backendName) =>
     const pidFile = `/tmp/${uniqueName('spin')}.pid`;
     await exec('cd /', { session: s, mode: 'shell' });
     // A builtin loop in the session shell itself, deaf to TERM: nothing but replacing the shell ends it.
-    const r = await exec(`echo $$ > ${pidFile}; trap '' TERM INT; cd /tmp; while :; do :; done`, { session: s, mode: 'shell', timeoutSeconds: 1 });
+    const r = await exec(`echo $$ > ${pidFile}; trap '' TERM INT; cd /tmp; while :; do :; done`, {
+      session: s,
+      mode: 'shell',
+      timeoutSeconds: 1,
+    });
     expect(r).toMatchObject({ timedOut: true, cwdObserved: false, exitCode: 124 });
     const next = await exec('pwd', { session: s, mode: 'shell' });
     expect(next).toMatchObject({ stdout: '/\n', cwdObserved: true });
@@ -308,7 +320,13 @@ describe.each(['docker', 'local'] as const)('cwd engine on %s', (backendName) =>
       const b = await exec(command, { session: s2, mode: 'oneshot', workdir: w });
       expect(a.stdoutBytes.equals(b.stdoutBytes), command).toBe(true);
       expect(a.stderrBytes.equals(b.stderrBytes), command).toBe(true);
-      expect([a.exitCode, a.cwd, a.cwdObserved, a.startCwd, a.warnings], command).toEqual([b.exitCode, b.cwd, b.cwdObserved, b.startCwd, b.warnings]);
+      expect([a.exitCode, a.cwd, a.cwdObserved, a.startCwd, a.warnings], command).toEqual([
+        b.exitCode,
+        b.cwd,
+        b.cwdObserved,
+        b.startCwd,
+        b.warnings,
+      ]);
     }
   });
 
@@ -332,7 +350,12 @@ describe('cwd engine: container-only rules', () => {
     sb = uniqueName('cwdc');
     hostProject = mkdtempSync(join(tmpdir(), 'sdesk-host-project-'));
     chmodSync(hostProject, 0o777);
-    await t.desk.createSandbox({ name: sb, backend: 'docker', defaultCwd: '~', mounts: [{ hostPath: hostProject, sandboxPath: '/workspace' }] });
+    await t.desk.createSandbox({
+      name: sb,
+      backend: 'docker',
+      defaultCwd: '~',
+      mounts: [{ hostPath: hostProject, sandboxPath: '/workspace' }],
+    });
   }, 120_000);
   afterAll(async () => {
     await t.dispose();
@@ -364,7 +387,10 @@ describe('cwd engine: container-only rules', () => {
     mkdirSync(join(hostProject, 'src'), { mode: 0o777 });
     t.desk.createSession({ sandbox: sb, key: 'mounted', cwd: `${hostProject}/src` });
     const r = await t.desk.exec({ sandbox: sb, command: 'pwd', session: 'mounted' });
-    expect(r.warnings.find((x) => x.code === 'host_path_translated')).toMatchObject({ asked: `${hostProject}/src`, used: '/workspace/src' });
+    expect(r.warnings.find((x) => x.code === 'host_path_translated')).toMatchObject({
+      asked: `${hostProject}/src`,
+      used: '/workspace/src',
+    });
     expect(r.stdout).toBe('/workspace/src\n');
   });
 
@@ -376,7 +402,7 @@ describe('cwd engine: container-only rules', () => {
     expect(r.stdout).toBe('/etc\n');
   });
 
-  it('a restart behind the app\'s back: the record survives and the result says the sandbox was recreated', async () => {
+  it("a restart behind the app's back: the record survives and the result says the sandbox was recreated", async () => {
     await t.desk.exec({ sandbox: sb, command: 'cd /usr', session: 'outside' });
     const id = (await t.desk.inspectSandbox(sb)).backendRef!;
     execFileSync('docker', ['restart', '-t', '0', id], { stdio: 'ignore' });

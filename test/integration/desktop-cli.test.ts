@@ -45,7 +45,15 @@ describe('sandbox-desk desktop CLI', () => {
     const started = cli('desktop', 'start', name, '--geometry', '1024x768', '--json');
     expect(started.code, started.stderr).toBe(0);
     const s = cli('desktop', 'status', name, '--json').json();
-    expect(s).toMatchObject({ running: true, placement: 'sandbox', display: ':20', geometry: '1024x768', leaseHolder: 'agent', missing: [], reason: null });
+    expect(s).toMatchObject({
+      running: true,
+      placement: 'sandbox',
+      display: ':20',
+      geometry: '1024x768',
+      leaseHolder: 'agent',
+      missing: [],
+      reason: null,
+    });
     const out = join(home, 'shot.png');
     expect(cli('desktop', 'screenshot', name, '--out', out).code).toBe(0);
     expect(decodePngSize(readFileSync(out))).toEqual({ width: 1024, height: 768 });
@@ -60,10 +68,17 @@ describe('sandbox-desk desktop CLI', () => {
     expect(frame).toMatchObject({ file: out, width: 512, height: 384, scale: 0.5, screenWidth: 1024, screenHeight: 768, format: 'png' });
     expect(decodePngSize(readFileSync(out))).toEqual({ width: 512, height: 384 });
     // Another CLI process, its own live connection: the frame id still says which desktop and sizes it had.
-    expect(cli('desktop', 'move', name, '10', '10', '--frame', String(frame.frameId), '--json').json()).toMatchObject({ pointer: { x: 21, y: 21 }, pointerInFrame: { x: 10, y: 10 } });
-    expect(cli('desktop', 'move', name, '1', '1', '--frame', 'made-up', '--json').json()).toMatchObject({ error: { code: 'invalid_input' } });
+    expect(cli('desktop', 'move', name, '10', '10', '--frame', String(frame.frameId), '--json').json()).toMatchObject({
+      pointer: { x: 21, y: 21 },
+      pointerInFrame: { x: 10, y: 10 },
+    });
+    expect(cli('desktop', 'move', name, '1', '1', '--frame', 'made-up', '--json').json()).toMatchObject({
+      error: { code: 'invalid_input' },
+    });
     expect(cli('desktop', 'move', name, '100', '50', '--json').json()).toMatchObject({ pointer: { x: 100, y: 50 }, via: 'rfb' });
-    expect(cli('desktop', 'click', name, '1024', '0', '--json').json()).toMatchObject({ error: { code: 'invalid_input', message: expect.stringMatching(/1024x768/) } });
+    expect(cli('desktop', 'click', name, '1024', '0', '--json').json()).toMatchObject({
+      error: { code: 'invalid_input', message: expect.stringMatching(/1024x768/) },
+    });
     expect(cli('desktop', 'key', name, 'ctrl+banana', '--json').code).toBe(125);
     expect(cli('desktop', 'screenshot', name, '--max-width', '0', '--json').json()).toMatchObject({ error: { code: 'invalid_input' } });
   });

@@ -19,7 +19,16 @@ import { tempDesk, uniqueName, type TestDesk } from './helpers.js';
 
 const DESKTOP_IMAGE = 'sandbox-desk/desktop:latest';
 const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--headless',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 function wsTransport(ws: WebSocket): ByteTransport {
   return {
@@ -74,12 +83,23 @@ describe('bot desktop in a docker sandbox', () => {
     await t.dispose();
   });
 
-  it('starts through execPrefix, as the desktop\'s own user (not the sandbox user), and reports itself', async () => {
+  it("starts through execPrefix, as the desktop's own user (not the sandbox user), and reports itself", async () => {
     const s = await t.desk.desktop.start(sb, { geometry: '1280x800' });
-    expect(s).toMatchObject({ running: true, placement: 'sandbox', display: ':20', geometry: '1280x800', missing: [], leaseHolder: 'agent' });
-    const owner = await inSandbox(`stat -c %U $(ls -d /tmp/sandbox-desk-desktop-${sb})/rfb.sock; stat -c %a /tmp/sandbox-desk-desktop-${sb}/rfb.sock`);
+    expect(s).toMatchObject({
+      running: true,
+      placement: 'sandbox',
+      display: ':20',
+      geometry: '1280x800',
+      missing: [],
+      leaseHolder: 'agent',
+    });
+    const owner = await inSandbox(
+      `stat -c %U $(ls -d /tmp/sandbox-desk-desktop-${sb})/rfb.sock; stat -c %a /tmp/sandbox-desk-desktop-${sb}/rfb.sock`,
+    );
     expect(owner.stdout).toBe('sdesk-display\n600\n');
-    const users = await inSandbox(`for p in /proc/[0-9]*; do c=$(cat $p/comm 2>/dev/null); case $c in Xvnc|xfwm4|chromium) stat -c "%U $c" $p;; esac; done | sort -u`);
+    const users = await inSandbox(
+      `for p in /proc/[0-9]*; do c=$(cat $p/comm 2>/dev/null); case $c in Xvnc|xfwm4|chromium) stat -c "%U $c" $p;; esac; done | sort -u`,
+    );
     expect(users.stdout).toContain('sdesk-display Xvnc');
     expect(users.stdout).not.toMatch(/^(root|agent) (Xvnc|xfwm4|chromium)/m);
   });
@@ -109,10 +129,13 @@ describe('bot desktop in a docker sandbox', () => {
     // Right after start Xfce may not have painted yet (a black screen is not a broken stream): keep
     // taking incremental updates until it has.
     await expect
-      .poll(async () => {
-        await rfb.requestUpdate(true, 2000).catch(() => undefined);
-        return colourCount(rfb.framebuffer());
-      }, { timeout: 15_000 })
+      .poll(
+        async () => {
+          await rfb.requestUpdate(true, 2000).catch(() => undefined);
+          return colourCount(rfb.framebuffer());
+        },
+        { timeout: 15_000 },
+      )
       .toBeGreaterThan(1);
     rfb.close();
   });
@@ -127,7 +150,9 @@ describe('bot desktop in a docker sandbox', () => {
   it('noVNC in headless Chromium connects through the viewer page and paints the canvas', async () => {
     const page = await browser.newPage();
     await page.goto(server.viewerUrl(sb));
-    await page.waitForFunction(() => (window as unknown as { sandboxDeskConnected?: boolean }).sandboxDeskConnected === true, undefined, { timeout: 30_000 });
+    await page.waitForFunction(() => (window as unknown as { sandboxDeskConnected?: boolean }).sandboxDeskConnected === true, undefined, {
+      timeout: 30_000,
+    });
     await page.waitForTimeout(500);
     const colours = await page.evaluate(() => {
       const c = document.querySelector('#screen canvas') as HTMLCanvasElement;
@@ -139,7 +164,10 @@ describe('bot desktop in a docker sandbox', () => {
     expect(colours).toMatchObject({ w: 1280, h: 800 });
     expect(colours.n).toBeGreaterThan(1);
     // The page's lease buttons go through the contract (/api/call/takeControl, giveBack): no side door.
-    const lease = () => page.evaluate(() => (window as unknown as { sandboxDeskLease?: { holder: string; viewerId: string | null } }).sandboxDeskLease ?? null);
+    const lease = () =>
+      page.evaluate(
+        () => (window as unknown as { sandboxDeskLease?: { holder: string; viewerId: string | null } }).sandboxDeskLease ?? null,
+      );
     const viewerId = await page.evaluate(() => (window as unknown as { sandboxDeskViewerId: string }).sandboxDeskViewerId);
     await expect.poll(lease, { timeout: 10_000 }).toMatchObject({ holder: 'agent' });
     await page.click('#control');
@@ -147,7 +175,10 @@ describe('bot desktop in a docker sandbox', () => {
     expect(t.desk.desktop.lease(sb)).toMatchObject({ holder: 'human', viewerId });
     await page.click('#control');
     await expect.poll(lease, { timeout: 10_000 }).toMatchObject({ holder: 'agent' });
-    const sideDoor = await fetch(`${server.origin}/api/desktop/${sb}/ticket`, { method: 'POST', headers: { Authorization: `Bearer ${server.token}` } });
+    const sideDoor = await fetch(`${server.origin}/api/desktop/${sb}/ticket`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${server.token}` },
+    });
     expect(sideDoor.status).toBe(404);
     await page.close();
   });
@@ -207,7 +238,7 @@ describe('bot desktop in a docker sandbox', () => {
     expect((await fetch(server.viewerUrl(sb))).status).toBe(200);
   });
 
-  it('Playwright on the host drives the sandbox\'s browser through the forwarded DevTools endpoint', async () => {
+  it("Playwright on the host drives the sandbox's browser through the forwarded DevTools endpoint", async () => {
     await inSandbox(`printf '<title>inside %s</title><h1>hello</h1>' "$(hostname)" > /tmp/page.html && chmod 644 /tmp/page.html`);
     const ep = await t.desk.desktop.browserEndpoint(sb);
     expect(ep.httpUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -221,7 +252,10 @@ describe('bot desktop in a docker sandbox', () => {
     await page.bringToFront();
     const box = (await page.locator('#q').boundingBox())!;
     // Page coordinates → screen coordinates: the window's position plus its frame and toolbars.
-    const shift = await page.evaluate(() => ({ x: window.screenX + (window.outerWidth - window.innerWidth), y: window.screenY + (window.outerHeight - window.innerHeight) }));
+    const shift = await page.evaluate(() => ({
+      x: window.screenX + (window.outerWidth - window.innerWidth),
+      y: window.screenY + (window.outerHeight - window.innerHeight),
+    }));
     await t.desk.desktop.act(sb, { kind: 'click', x: Math.round(shift.x + box.x + 20), y: Math.round(shift.y + box.y + box.height / 2) });
     await t.desk.desktop.act(sb, { kind: 'type', text: 'Hello_world: 1+1=2?' });
     await expect.poll(() => page.inputValue('#q'), { timeout: 10_000 }).toBe('Hello_world: 1+1=2?');
@@ -248,7 +282,9 @@ describe('bot desktop in a docker sandbox', () => {
   it('stop ends the whole process group', async () => {
     const s = await t.desk.desktop.stop(sb);
     expect(s.running).toBe(false);
-    const left = await inSandbox('cat /proc/[0-9]*/comm 2>/dev/null | grep -cE "^(Xvnc|xfwm4|xfdesktop|xfce4-panel|chromium|dbus-daemon)$" || true');
+    const left = await inSandbox(
+      'cat /proc/[0-9]*/comm 2>/dev/null | grep -cE "^(Xvnc|xfwm4|xfdesktop|xfce4-panel|chromium|dbus-daemon)$" || true',
+    );
     expect(left.stdout.trim()).toBe('0');
     await expect(t.desk.desktop.screenshot(sb)).rejects.toMatchObject({ code: 'desktop_not_running' });
   });

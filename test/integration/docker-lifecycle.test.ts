@@ -24,7 +24,16 @@ describe('docker sandboxes against the real engine', () => {
   it('create → exec → inspect → stop → rm', async () => {
     const name = uniqueName();
     const { sandbox } = await t.desk.createSandbox({ name, backend: 'docker', defaultCwd: '~' });
-    expect(sandbox).toMatchObject({ state: 'running', backend: 'docker', user: 'agent', declaredDefaultCwd: '~', home: '/home/agent', tempDir: '/tmp', isContainer: true, supportsStreams: true });
+    expect(sandbox).toMatchObject({
+      state: 'running',
+      backend: 'docker',
+      user: 'agent',
+      declaredDefaultCwd: '~',
+      home: '/home/agent',
+      tempDir: '/tmp',
+      isContainer: true,
+      supportsStreams: true,
+    });
 
     const r = await t.desk.exec({ sandbox: name, command: 'pwd; id -un' });
     expect(r).toMatchObject({ exitCode: 0, stdout: '/home/agent\nagent\n', cwd: '/home/agent', cwdObserved: true });
@@ -43,7 +52,12 @@ describe('docker sandboxes against the real engine', () => {
   it('hardened defaults: not privileged, non-root image user, nothing published', async () => {
     const name = uniqueName();
     const { sandbox } = await t.desk.createSandbox({ name, backend: 'docker' });
-    const hc = JSON.parse(docker('inspect', '-f', '{{json .HostConfig}}', sandbox.backendRef!)) as { Privileged: boolean; PortBindings: unknown; PublishAllPorts: boolean; SecurityOpt: string[] };
+    const hc = JSON.parse(docker('inspect', '-f', '{{json .HostConfig}}', sandbox.backendRef!)) as {
+      Privileged: boolean;
+      PortBindings: unknown;
+      PublishAllPorts: boolean;
+      SecurityOpt: string[];
+    };
     expect(hc.Privileged).toBe(false);
     expect(hc.PublishAllPorts).toBe(false);
     expect(hc.PortBindings ?? {}).toEqual({});
@@ -53,7 +67,7 @@ describe('docker sandboxes against the real engine', () => {
     await t.desk.removeSandbox(name, { force: true });
   });
 
-  it('reports a container removed behind the app\'s back, and exec on it says so', async () => {
+  it("reports a container removed behind the app's back, and exec on it says so", async () => {
     const name = uniqueName();
     const { sandbox } = await t.desk.createSandbox({ name, backend: 'docker' });
     await t.desk.exec({ sandbox: name, command: 'true' });
@@ -65,7 +79,7 @@ describe('docker sandboxes against the real engine', () => {
     await t.desk.removeSandbox(name);
   });
 
-  it('reports a container stopped behind the app\'s back; exec on a stopped sandbox is refused with how to start it', async () => {
+  it("reports a container stopped behind the app's back; exec on a stopped sandbox is refused with how to start it", async () => {
     const name = uniqueName();
     const { sandbox } = await t.desk.createSandbox({ name, backend: 'docker' });
     await t.desk.exec({ sandbox: name, command: 'true' });
@@ -129,7 +143,7 @@ describe('docker sandboxes against the real engine', () => {
     for (const n of [a, b, c]) await t.desk.removeSandbox(n, { force: true });
   });
 
-  it('a declared /home/… default is kept when it is the sandbox\'s own home, dropped once the home shows it is a host path', async () => {
+  it("a declared /home/… default is kept when it is the sandbox's own home, dropped once the home shows it is a host path", async () => {
     const a = uniqueName();
     const own = await t.desk.createSandbox({ name: a, backend: 'docker', defaultCwd: '/home/agent/project' });
     expect(own.warnings).toEqual([]);
@@ -159,7 +173,13 @@ describe('docker sandboxes against the real engine', () => {
   it('the Docker engine not reachable: says so and how to start it, no stack trace', async () => {
     const registry = new ProviderRegistry();
     registry.registerBuiltin(new LocalProvider());
-    registry.registerBuiltin(new DockerProvider({ url: 'unix:///nonexistent/docker.sock', origin: 'DOCKER_HOST', options: { socketPath: '/nonexistent/docker.sock' } }));
+    registry.registerBuiltin(
+      new DockerProvider({
+        url: 'unix:///nonexistent/docker.sock',
+        origin: 'DOCKER_HOST',
+        options: { socketPath: '/nonexistent/docker.sock' },
+      }),
+    );
     const u = tempDesk({ registry });
     try {
       const err = await rejectsWith(u.desk.createSandbox({ name: uniqueName(), backend: 'docker' }), 'engine_unreachable');
@@ -206,9 +226,18 @@ describe('docker sandboxes against the real engine', () => {
       await u.desk.createSandbox({ name: l, backend: 'local', defaultCwd: '/tmp' });
       const registry = new ProviderRegistry();
       registry.registerBuiltin(new LocalProvider());
-      registry.registerBuiltin(new DockerProvider({ url: 'unix:///nonexistent/docker.sock', origin: 'DOCKER_HOST', options: { socketPath: '/nonexistent/docker.sock' } }));
+      registry.registerBuiltin(
+        new DockerProvider({
+          url: 'unix:///nonexistent/docker.sock',
+          origin: 'DOCKER_HOST',
+          options: { socketPath: '/nonexistent/docker.sock' },
+        }),
+      );
       const list = await u.reopen({ registry }).listSandboxes();
-      expect(list.find((s) => s.name === d)).toMatchObject({ state: 'unavailable', stateDetail: expect.stringMatching(/not reachable at unix:\/\/\/nonexistent/) });
+      expect(list.find((s) => s.name === d)).toMatchObject({
+        state: 'unavailable',
+        stateDetail: expect.stringMatching(/not reachable at unix:\/\/\/nonexistent/),
+      });
       expect(list.find((s) => s.name === l)).toMatchObject({ state: 'running' });
     } finally {
       await u.dispose();

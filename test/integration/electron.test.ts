@@ -20,7 +20,10 @@ describe.skipIf(!HAS_ELECTRON)('Electron app (needs the Electron binary)', () =>
 
   beforeAll(async () => {
     home = mkdtempSync(join(tmpdir(), 'sdesk-electron-'));
-    app = await electron.launch({ args: [join(ROOT, 'dist', 'main', 'main.js'), '--no-sandbox'], env: { ...process.env, SANDBOX_DESK_HOME: home } });
+    app = await electron.launch({
+      args: [join(ROOT, 'dist', 'main', 'main.js'), '--no-sandbox'],
+      env: { ...process.env, SANDBOX_DESK_HOME: home },
+    });
     page = await app.firstWindow();
   }, 60_000);
   afterAll(async () => {

@@ -35,16 +35,26 @@ describe('exec hardening on docker', () => {
 
   describe.each(MODES)('in %s mode', (mode) => {
     const run = (command: string, extra: { session?: string; workdir?: string; timeoutSeconds?: number } = {}) =>
-      t.desk.exec({ sandbox: sb, command, mode, session: extra.session ?? uniqueName('s'), timeoutSeconds: extra.timeoutSeconds ?? 30, ...(extra.workdir ? { workdir: extra.workdir } : {}) });
+      t.desk.exec({
+        sandbox: sb,
+        command,
+        mode,
+        session: extra.session ?? uniqueName('s'),
+        timeoutSeconds: extra.timeoutSeconds ?? 30,
+        ...(extra.workdir ? { workdir: extra.workdir } : {}),
+      });
 
-    it.each([['set'], ['env'], ['declare -p'], ['set; declare -p; env; declare -f']])('`%s` ends by itself with its cwd observed', async (command) => {
-      const r = await run(`cd /tmp && ${command}`);
-      expect(r).toMatchObject({ exitCode: 0, timedOut: false, cwdObserved: true, cwd: '/tmp' });
-      expect(r.stdout.length).toBeGreaterThan(100);
-      expect(r.warnings.map((w) => w.code)).not.toContain('framing_broken');
-    });
+    it.each([['set'], ['env'], ['declare -p'], ['set; declare -p; env; declare -f']])(
+      '`%s` ends by itself with its cwd observed',
+      async (command) => {
+        const r = await run(`cd /tmp && ${command}`);
+        expect(r).toMatchObject({ exitCode: 0, timedOut: false, cwdObserved: true, cwd: '/tmp' });
+        expect(r.stdout.length).toBeGreaterThan(100);
+        expect(r.warnings.map((w) => w.code)).not.toContain('framing_broken');
+      },
+    );
 
-    it('the issue\'s crash: printing $__sd_n and a 20000-char line is just output', async () => {
+    it("the issue's crash: printing $__sd_n and a 20000-char line is just output", async () => {
       const r = await run('echo "$__sd_n"; head -c 20000 /dev/zero | tr "\\0" a; echo; cd /etc');
       expect(r).toMatchObject({ exitCode: 0, cwdObserved: true, cwd: '/etc' });
       expect(r.stdout).toBe(`\n${'a'.repeat(20000)}\n`);
@@ -52,28 +62,36 @@ describe('exec hardening on docker', () => {
 
     it('a fake frame cannot end the command early or forge its cwd', async () => {
       const fake = 'deadbeefdeadbeefdeadbeefdeadbeef';
-      const r = await run(`printf '%s\\n' '${fake}:E:0:ok:/forged:${fake}' >&1; printf '${fake}:X:${fake}\\n' >&2; sleep 0.2; cd /var; echo after`);
+      const r = await run(
+        `printf '%s\\n' '${fake}:E:0:ok:/forged:${fake}' >&1; printf '${fake}:X:${fake}\\n' >&2; sleep 0.2; cd /var; echo after`,
+      );
       expect(r).toMatchObject({ exitCode: 0, cwdObserved: true, cwd: '/var' });
       expect(r.stdout).toBe(`${fake}:E:0:ok:/forged:${fake}\nafter\n`);
       expect(r.stderr).toBe(`${fake}:X:${fake}\n`);
     });
 
-    it('assigning the wrapper\'s own variables changes nothing', async () => {
+    it("assigning the wrapper's own variables changes nothing", async () => {
       const session = uniqueName('s');
       const r = await run('__sd_n=x __sd_run= __sd_t=/ __sd_tmp=/ __sd_c=false; cd /usr', { session });
       expect(r).toMatchObject({ exitCode: 0, cwdObserved: true, cwd: '/usr' });
       expect((await run('pwd', { session })).stdout).toBe('/usr\n');
     });
 
-    it.each([['D:\\proj\\x'], ['C:/proj/x'], ['\\\\server\\share']])('workdir %s is refused as a host path before anything runs', async (workdir) => {
-      const e = await rejectsWith(run('pwd', { workdir }), 'invalid_input');
-      expect(e.message).toContain('Windows host path');
-    });
+    it.each([['D:\\proj\\x'], ['C:/proj/x'], ['\\\\server\\share']])(
+      'workdir %s is refused as a host path before anything runs',
+      async (workdir) => {
+        const e = await rejectsWith(run('pwd', { workdir }), 'invalid_input');
+        expect(e.message).toContain('Windows host path');
+      },
+    );
 
     it('a cwd deeper than 4 KB is observed (not cwd_deleted) and entered again by the next command', async () => {
       const session = uniqueName('s');
       const part = 'p'.repeat(200);
-      const r = await run(`d=/tmp/${uniqueName('deep')}; mkdir -p $d && cd $d && for i in $(seq 25); do mkdir ${part} && cd ${part} || exit 9; done`, { session });
+      const r = await run(
+        `d=/tmp/${uniqueName('deep')}; mkdir -p $d && cd $d && for i in $(seq 25); do mkdir ${part} && cd ${part} || exit 9; done`,
+        { session },
+      );
       expect(r.exitCode).toBe(0);
       expect(r.warnings.map((w) => w.code)).not.toContain('cwd_deleted');
       expect(r).toMatchObject({ cwdObserved: true });
@@ -102,13 +120,16 @@ describe('exec hardening on docker', () => {
 
   it('session create refuses a cwd --workdir would refuse: newline, 5000 characters', async () => {
     for (const cwd of ['/tmp/a\nb', '/' + 'c'.repeat(4999)]) {
-      const e = await rejectsWith(Promise.resolve().then(() => t.desk.createSession({ sandbox: sb, key: uniqueName('k'), cwd })), 'invalid_input');
+      const e = await rejectsWith(
+        Promise.resolve().then(() => t.desk.createSession({ sandbox: sb, key: uniqueName('k'), cwd })),
+        'invalid_input',
+      );
       expect(e.message).toMatch(/session cwd (contains a newline|is 5000 bytes, longer than PATH_MAX)/);
       await rejectsWith(t.desk.exec({ sandbox: sb, command: 'pwd', workdir: cwd }), 'invalid_input');
     }
   });
 
-  it('the file tools use the sandbox\'s own /root, even when the app runs as root', async () => {
+  it("the file tools use the sandbox's own /root, even when the app runs as root", async () => {
     const name = `/root/${uniqueName('f')}.txt`;
     await t.desk.io.writeFile({ sandbox: rootSb, path: name, content: Buffer.from('mine') });
     expect((await t.desk.io.readFile({ sandbox: rootSb, path: name })).bytes.toString()).toBe('mine');
@@ -117,20 +138,22 @@ describe('exec hardening on docker', () => {
     expect(e.message).toContain('not accessible');
   });
 
-  it('a UTF-8 character split across chunks of a sandbox process\'s stderr stays whole', async () => {
+  it("a UTF-8 character split across chunks of a sandbox process's stderr stays whole", async () => {
     const { env } = await t.desk.sessionPlan(sb, undefined);
     const r = await runIn(env, ['bash', '-c', "printf 'a\\303' >&2; sleep 0.3; printf '\\251b' >&2"]);
     expect(r.stderr).toBe('aéb');
   });
 
-  it('over the local server, the issue\'s command neither takes the server down nor a bystander in another session', async () => {
+  it("over the local server, the issue's command neither takes the server down nor a bystander in another session", async () => {
     const server = new LocalServer({ desk: t.desk });
     await server.listen();
     try {
       const call = (params: unknown) =>
-        fetch(`${server.origin}/api/call/exec`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${server.token}` }, body: JSON.stringify(params) }).then(
-          async (res) => (await res.json()) as { ok?: { exitCode: number; stdout: string; cwd: string } },
-        );
+        fetch(`${server.origin}/api/call/exec`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${server.token}` },
+          body: JSON.stringify(params),
+        }).then(async (res) => (await res.json()) as { ok?: { exitCode: number; stdout: string; cwd: string } });
       const [hostile, bystander] = await Promise.all([
         call({ sandbox: sb, session: uniqueName('a'), command: 'echo "$__sd_n"; head -c 20000 /dev/zero | tr "\\0" a' }),
         call({ sandbox: sb, session: uniqueName('b'), command: 'sleep 1; cd /etc; echo bystander' }),
@@ -146,7 +169,11 @@ describe('exec hardening on docker', () => {
     let home: string;
     let name: string;
     const cli = (...args: string[]) => {
-      const r = spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, SANDBOX_DESK_HOME: home }, encoding: 'utf8', timeout: 120_000 });
+      const r = spawnSync(process.execPath, [BIN, ...args], {
+        env: { ...process.env, SANDBOX_DESK_HOME: home },
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
       return { code: r.status, stdout: r.stdout, stderr: r.stderr };
     };
     beforeAll(() => {
@@ -159,13 +186,13 @@ describe('exec hardening on docker', () => {
       rmSync(home, { recursive: true, force: true });
     });
 
-    it.each([[[] as string[]], [['--no-shell']]])('survives the issue\'s command %j and prints it as output', (flags) => {
+    it.each([[[] as string[]], [['--no-shell']]])("survives the issue's command %j and prints it as output", (flags) => {
       const r = cli('exec', name, ...flags, '--', 'echo "$__sd_n"; head -c 20000 /dev/zero | tr "\\0" a');
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toBe(`\n${'a'.repeat(20000)}`);
     });
 
-    it('`exec box -- tool --json`: the app\'s own error stays plain text', () => {
+    it("`exec box -- tool --json`: the app's own error stays plain text", () => {
       const r = cli('exec', uniqueName('nosuch'), '--', 'tool', '--json');
       expect(r.code).toBe(125);
       expect(r.stdout).toBe('');

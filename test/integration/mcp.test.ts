@@ -49,60 +49,126 @@ describe('MCP agent bridge', () => {
   it('lists its tools, each with a JSON schema', async () => {
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name);
-    for (const n of ['sandbox_list', 'sandbox_inspect', 'execute_shell_command', 'read_file', 'write_file', 'list_dir', 'session_create', 'desktop_start', 'screenshot', 'wait_for_change', 'wait_until_stable', 'click', 'move', 'drag', 'type', 'key', 'scroll', 'browser_endpoint']) {
+    for (const n of [
+      'sandbox_list',
+      'sandbox_inspect',
+      'execute_shell_command',
+      'read_file',
+      'write_file',
+      'list_dir',
+      'session_create',
+      'desktop_start',
+      'screenshot',
+      'wait_for_change',
+      'wait_until_stable',
+      'click',
+      'move',
+      'drag',
+      'type',
+      'key',
+      'scroll',
+      'browser_endpoint',
+    ]) {
       expect(names).toContain(n);
     }
-    expect(tools.find((t) => t.name === 'execute_shell_command')!.inputSchema.required).toEqual(expect.arrayContaining(['sandbox', 'command']));
+    expect(tools.find((t) => t.name === 'execute_shell_command')!.inputSchema.required).toEqual(
+      expect.arrayContaining(['sandbox', 'command']),
+    );
   });
 
   it('runs commands in two sessions that keep different cwds', async () => {
     await call('execute_shell_command', { sandbox: sb, command: 'mkdir -p /tmp/a /tmp/b' });
-    expect(json(await call('execute_shell_command', { sandbox: sb, session: 'agent-a', command: 'cd /tmp/a' }))).toMatchObject({ cwd: '/tmp/a', cwdObserved: true });
-    expect(json(await call('execute_shell_command', { sandbox: sb, session: 'agent-b', command: 'cd /tmp/b' }))).toMatchObject({ cwd: '/tmp/b' });
-    expect(json(await call('execute_shell_command', { sandbox: sb, session: 'agent-a', command: 'pwd' }))).toMatchObject({ stdout: '/tmp/a\n', exitCode: 0, deniedCount: 0 });
+    expect(json(await call('execute_shell_command', { sandbox: sb, session: 'agent-a', command: 'cd /tmp/a' }))).toMatchObject({
+      cwd: '/tmp/a',
+      cwdObserved: true,
+    });
+    expect(json(await call('execute_shell_command', { sandbox: sb, session: 'agent-b', command: 'cd /tmp/b' }))).toMatchObject({
+      cwd: '/tmp/b',
+    });
+    expect(json(await call('execute_shell_command', { sandbox: sb, session: 'agent-a', command: 'pwd' }))).toMatchObject({
+      stdout: '/tmp/a\n',
+      exitCode: 0,
+      deniedCount: 0,
+    });
     expect(json(await call('execute_shell_command', { sandbox: sb, session: 'agent-b', command: 'pwd' })).stdout).toBe('/tmp/b\n');
     const inspected = json(await call('sandbox_inspect', { sandbox: sb }));
     expect(inspected.home).toBe('/home/agent');
-    expect(inspected.sessions.map((s: { key: string; cwd: string }) => [s.key, s.cwd])).toEqual(expect.arrayContaining([['agent-a', '/tmp/a'], ['agent-b', '/tmp/b']]));
+    expect(inspected.sessions.map((s: { key: string; cwd: string }) => [s.key, s.cwd])).toEqual(
+      expect.arrayContaining([
+        ['agent-a', '/tmp/a'],
+        ['agent-b', '/tmp/b'],
+      ]),
+    );
   });
 
   it('a step-owned call without a cwd is refused before anything runs', async () => {
-    const r = await call('execute_shell_command', { sandbox: sb, session: 'step-x', stepId: 'wf-1/step-x', command: 'touch /tmp/step-ran' });
+    const r = await call('execute_shell_command', {
+      sandbox: sb,
+      session: 'step-x',
+      stepId: 'wf-1/step-x',
+      command: 'touch /tmp/step-ran',
+    });
     expect(r.isError).toBe(true);
     expect(json(r).error.code).toBe('cwd_unresolved');
-    expect(json(await call('execute_shell_command', { sandbox: sb, command: 'test -e /tmp/step-ran && echo ran || echo nothing' })).stdout).toBe('nothing\n');
+    expect(
+      json(await call('execute_shell_command', { sandbox: sb, command: 'test -e /tmp/step-ran && echo ran || echo nothing' })).stdout,
+    ).toBe('nothing\n');
     // With a cwd given at its creation, the step runs there.
     await call('session_create', { sandbox: sb, key: 'step-y', cwd: '/tmp/b' });
-    expect(json(await call('execute_shell_command', { sandbox: sb, session: 'step-y', stepId: 'wf-1/step-y', command: 'pwd' })).stdout).toBe('/tmp/b\n');
+    expect(
+      json(await call('execute_shell_command', { sandbox: sb, session: 'step-y', stepId: 'wf-1/step-y', command: 'pwd' })).stdout,
+    ).toBe('/tmp/b\n');
   });
 
-  it('RUNLOOP_STEP_ID in the bridge\'s environment marks every call as step-owned', async () => {
+  it("RUNLOOP_STEP_ID in the bridge's environment marks every call as step-owned", async () => {
     const stepClient = await stdioClient(home, { RUNLOOP_STEP_ID: 'run-7/step-2' });
     try {
-      const r = (await stepClient.callTool({ name: 'execute_shell_command', arguments: { sandbox: sb, session: 'fresh-step', command: 'true' } })) as ToolResult;
+      const r = (await stepClient.callTool({
+        name: 'execute_shell_command',
+        arguments: { sandbox: sb, session: 'fresh-step', command: 'true' },
+      })) as ToolResult;
       expect(json(r).error.code).toBe('cwd_unresolved');
     } finally {
       await stepClient.close();
     }
   });
 
-  it('read_file anchors a relative path at the session\'s cwd: after `cd /tmp/w`, notes.txt is /tmp/w/notes.txt', async () => {
-    await call('execute_shell_command', { sandbox: sb, session: 'reader', command: 'mkdir -p /tmp/w && cd /tmp/w && printf "in w\\n" > notes.txt && printf "in home\\n" > ~/notes.txt' });
+  it("read_file anchors a relative path at the session's cwd: after `cd /tmp/w`, notes.txt is /tmp/w/notes.txt", async () => {
+    await call('execute_shell_command', {
+      sandbox: sb,
+      session: 'reader',
+      command: 'mkdir -p /tmp/w && cd /tmp/w && printf "in w\\n" > notes.txt && printf "in home\\n" > ~/notes.txt',
+    });
     const r = json(await call('read_file', { sandbox: sb, session: 'reader', path: 'notes.txt' }));
     expect(r).toMatchObject({ path: '/tmp/w/notes.txt', content: 'in w\n', encoding: 'utf8' });
     // Another session, another place.
     expect(json(await call('read_file', { sandbox: sb, session: 'someone-else', path: 'notes.txt' })).content).toBe('in home\n');
   });
 
-  it('write_file and list_dir, binary-safe, in the session\'s cwd; errors say what was wrong', async () => {
+  it("write_file and list_dir, binary-safe, in the session's cwd; errors say what was wrong", async () => {
     const bytes = Buffer.from([0, 1, 2, 255, 254, 10]);
-    expect(json(await call('write_file', { sandbox: sb, session: 'reader', path: 'blob.bin', content: bytes.toString('base64'), encoding: 'base64' }))).toMatchObject({ path: '/tmp/w/blob.bin', bytes: 6 });
+    expect(
+      json(
+        await call('write_file', {
+          sandbox: sb,
+          session: 'reader',
+          path: 'blob.bin',
+          content: bytes.toString('base64'),
+          encoding: 'base64',
+        }),
+      ),
+    ).toMatchObject({ path: '/tmp/w/blob.bin', bytes: 6 });
     const back = json(await call('read_file', { sandbox: sb, session: 'reader', path: 'blob.bin' }));
     expect(back.encoding).toBe('base64');
     expect(Buffer.from(back.content, 'base64').equals(bytes)).toBe(true);
     const list = json(await call('list_dir', { sandbox: sb, session: 'reader' }));
     expect(list.path).toBe('/tmp/w');
-    expect(list.entries).toEqual(expect.arrayContaining([{ name: 'blob.bin', type: 'file', size: 6 }, { name: 'notes.txt', type: 'file', size: 5 }]));
+    expect(list.entries).toEqual(
+      expect.arrayContaining([
+        { name: 'blob.bin', type: 'file', size: 6 },
+        { name: 'notes.txt', type: 'file', size: 5 },
+      ]),
+    );
     const missing = await call('read_file', { sandbox: sb, session: 'reader', path: 'nope.txt' });
     expect(missing.isError).toBe(true);
     expect(json(missing).error).toMatchObject({ code: 'not_found', message: expect.stringContaining('/tmp/w/nope.txt') });
@@ -113,10 +179,14 @@ describe('MCP agent bridge', () => {
   });
 
   it('malformed arguments get schema errors, not crashes', async () => {
-    const bad = await client.callTool({ name: 'execute_shell_command', arguments: { sandbox: 'x/y', command: 42 } }).catch((e: Error) => ({ isError: true, content: [{ type: 'text', text: e.message }] }));
+    const bad = await client
+      .callTool({ name: 'execute_shell_command', arguments: { sandbox: 'x/y', command: 42 } })
+      .catch((e: Error) => ({ isError: true, content: [{ type: 'text', text: e.message }] }));
     expect(bad.isError).toBe(true);
     expect(JSON.stringify(bad.content)).toMatch(/sandbox|command|Invalid/i);
-    const unknown = await client.callTool({ name: 'rm_rf', arguments: {} }).catch((e: Error) => ({ isError: true, content: [{ type: 'text', text: e.message }] }));
+    const unknown = await client
+      .callTool({ name: 'rm_rf', arguments: {} })
+      .catch((e: Error) => ({ isError: true, content: [{ type: 'text', text: e.message }] }));
     expect(unknown.isError).toBe(true);
     // The bridge is still there.
     expect(json(await call('execute_shell_command', { sandbox: sb, command: 'echo alive' })).stdout).toBe('alive\n');
@@ -142,15 +212,27 @@ describe('MCP agent bridge', () => {
     const entries = desk.store.callLog.list({ sandbox: sb, session: 'agent-a' });
     expect(entries.map((e) => e.tool)).toEqual(['execute_shell_command', 'execute_shell_command']);
     expect(entries[0]).toMatchObject({ cwdUsed: '/home/agent', cwdObserved: '/tmp/a', exitCode: 0, error: null });
-    expect(desk.store.callLog.list({ sandbox: sb }).find((e) => e.error?.startsWith('cwd_unresolved'))).toMatchObject({ tool: 'execute_shell_command', session: 'step-x' });
-    const r = spawnSync(process.execPath, [BIN, 'log', sb, '--jsonl'], { env: { ...process.env, SANDBOX_DESK_HOME: home }, encoding: 'utf8' });
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { tool: string; at: string });
+    expect(desk.store.callLog.list({ sandbox: sb }).find((e) => e.error?.startsWith('cwd_unresolved'))).toMatchObject({
+      tool: 'execute_shell_command',
+      session: 'step-x',
+    });
+    const r = spawnSync(process.execPath, [BIN, 'log', sb, '--jsonl'], {
+      env: { ...process.env, SANDBOX_DESK_HOME: home },
+      encoding: 'utf8',
+    });
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { tool: string; at: string });
     expect(lines.length).toBeGreaterThan(10);
     expect(lines[0]).toHaveProperty('at');
   });
 
   it('serve --mcp: the same tools over streamable HTTP, behind the agent token it prints', async () => {
-    const child: ChildProcess = spawn(process.execPath, [BIN, 'serve', '--mcp', '--json'], { env: { ...process.env, SANDBOX_DESK_HOME: home }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child: ChildProcess = spawn(process.execPath, [BIN, 'serve', '--mcp', '--json'], {
+      env: { ...process.env, SANDBOX_DESK_HOME: home },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       const info = await new Promise<{ mcpUrl: string; agentToken: string }>((resolveInfo, reject) => {
         let buf = '';
@@ -162,9 +244,16 @@ describe('MCP agent bridge', () => {
       });
       expect((await fetch(info.mcpUrl, { method: 'POST', body: '{}' })).status).toBe(401);
       const http = new Client({ name: 'http-test', version: '1.0.0' });
-      await http.connect(new StreamableHTTPClientTransport(new URL(info.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${info.agentToken}` } } }));
+      await http.connect(
+        new StreamableHTTPClientTransport(new URL(info.mcpUrl), {
+          requestInit: { headers: { Authorization: `Bearer ${info.agentToken}` } },
+        }),
+      );
       expect((await http.listTools()).tools.length).toBeGreaterThan(10);
-      const r = (await http.callTool({ name: 'execute_shell_command', arguments: { sandbox: sb, session: 'agent-a', command: 'pwd' } })) as ToolResult;
+      const r = (await http.callTool({
+        name: 'execute_shell_command',
+        arguments: { sandbox: sb, session: 'agent-a', command: 'pwd' },
+      })) as ToolResult;
       expect(json(r).stdout).toBe('/tmp/a\n');
       await http.close();
     } finally {

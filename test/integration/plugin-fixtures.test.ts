@@ -38,7 +38,13 @@ describe.each(['in-process', 'host'] as PluginIsolation[])('fixture plugins, iso
   it('lists every plugin with its status and error; broken ones do not stop the others', async () => {
     const list = await desk.listPlugins();
     const by = Object.fromEntries(list.map((p) => [p.name, p]));
-    expect(by['fixture-good']).toMatchObject({ status: 'loaded', providers: ['hostshell', 'movingcwd'], isolation, version: '1.0.0', error: null });
+    expect(by['fixture-good']).toMatchObject({
+      status: 'loaded',
+      providers: ['hostshell', 'movingcwd'],
+      isolation,
+      version: '1.0.0',
+      error: null,
+    });
     expect(by['fixture-bad-cwd']).toMatchObject({ status: 'loaded', providers: ['throwcwd', 'relcwd', 'hostcwd'] });
     expect(by['fixture-reserved']).toMatchObject({ status: 'failed', providers: [] });
     expect(by['fixture-reserved']!.error).toMatch(/'docker' is reserved for the built-in docker backend/);
@@ -54,7 +60,13 @@ describe.each(['in-process', 'host'] as PluginIsolation[])('fixture plugins, iso
   it('a working plugin backend gets the cwd engine: "~" resolved to the measured home, a cd kept by the session', async () => {
     const sb = (good = uniqueName('good'));
     const made = await desk.createSandbox({ name: sb, backend: 'hostshell' });
-    expect(made.sandbox).toMatchObject({ state: 'running', home: '/root', defaultCwd: '/root', declaredDefaultCwd: '~', details: { fixture: true } });
+    expect(made.sandbox).toMatchObject({
+      state: 'running',
+      home: '/root',
+      defaultCwd: '/root',
+      declaredDefaultCwd: '~',
+      details: { fixture: true },
+    });
     expect((await desk.exec({ sandbox: sb, command: 'pwd' })).stdout).toBe('/root\n');
     await desk.exec({ sandbox: sb, command: 'cd /usr/share' });
     expect((await desk.exec({ sandbox: sb, command: 'pwd' })).stdout).toBe('/usr/share\n');
@@ -74,20 +86,31 @@ describe.each(['in-process', 'host'] as PluginIsolation[])('fixture plugins, iso
     expect((await desk.exec({ sandbox: sb, command: 'pwd', session: 'c' })).stdout).toBe('/root\n');
   });
 
-  it.each(['throwcwd', 'relcwd', 'hostcwd'])('%s: an unusable defaultCwd falls back to "~" with a warning, never throws', async (backend) => {
-    const sb = uniqueName(backend);
-    await desk.createSandbox({ name: sb, backend });
-    const r = await desk.exec({ sandbox: sb, command: 'pwd' });
-    expect(r.stdout).toBe('/root\n');
-    const w = r.warnings.find((x) => x.code === 'default_cwd_ignored');
-    expect(w?.message).toMatch(backend === 'throwcwd' ? /defaultCwd threw no network here/ : backend === 'relcwd' ? /"project" ignored/ : /"\/Users\/me\/project" ignored: it looks like a host path/);
-  });
+  it.each(['throwcwd', 'relcwd', 'hostcwd'])(
+    '%s: an unusable defaultCwd falls back to "~" with a warning, never throws',
+    async (backend) => {
+      const sb = uniqueName(backend);
+      await desk.createSandbox({ name: sb, backend });
+      const r = await desk.exec({ sandbox: sb, command: 'pwd' });
+      expect(r.stdout).toBe('/root\n');
+      const w = r.warnings.find((x) => x.code === 'default_cwd_ignored');
+      expect(w?.message).toMatch(
+        backend === 'throwcwd'
+          ? /defaultCwd threw no network here/
+          : backend === 'relcwd'
+            ? /"project" ignored/
+            : /"\/Users\/me\/project" ignored: it looks like a host path/,
+      );
+    },
+  );
 
   it('execPrefix returning a string is refused, naming the plugin; null is a retryable error', async () => {
     const a = uniqueName('str');
     await desk.createSandbox({ name: a, backend: 'strprefix' });
     const e = await rejectsWith(desk.exec({ sandbox: a, command: 'true' }), 'refused');
-    expect(e.message).toMatch(/backend strprefix \(plugin fixture-string-prefix\): execPrefix returned a string \("env bash"\), not an argv array/);
+    expect(e.message).toMatch(
+      /backend strprefix \(plugin fixture-string-prefix\): execPrefix returned a string \("env bash"\), not an argv array/,
+    );
     const b = uniqueName('null');
     await desk.createSandbox({ name: b, backend: 'nullprefix' });
     const n = await rejectsWith(desk.exec({ sandbox: b, command: 'true' }), 'backend_unavailable');
@@ -111,7 +134,9 @@ describe.each(['in-process', 'host'] as PluginIsolation[])('fixture plugins, iso
     const sb = hung;
     const before = (await desk.listPlugins()).find((p) => p.name === 'fixture-hang')!.host!;
     await rejectsWith(desk.stopSandbox(sb), 'backend_unavailable');
-    await expect.poll(async () => (await desk.listPlugins()).find((p) => p.name === 'fixture-hang')!.host!.crashes, { timeout: 10_000 }).toBe(before.crashes + 1);
+    await expect
+      .poll(async () => (await desk.listPlugins()).find((p) => p.name === 'fixture-hang')!.host!.crashes, { timeout: 10_000 })
+      .toBe(before.crashes + 1);
     // The next call restarts the host (status still hangs, but it is a fresh process answering pings).
     await rejectsWith(desk.inspectSandbox(sb), 'backend_unavailable');
     const after = (await desk.listPlugins()).find((p) => p.name === 'fixture-hang')!.host!;
@@ -155,12 +180,26 @@ describe('CLI', () => {
   async function cli(args: string[]) {
     let stdout = '';
     let stderr = '';
-    const code = await main(args, { stdout: (s) => void (stdout += s.toString()), stderr: (s) => void (stderr += s.toString()) }, (o) => new SandboxDesk({ ...o, dataDir: t.dataDir }));
+    const code = await main(
+      args,
+      { stdout: (s) => void (stdout += s.toString()), stderr: (s) => void (stderr += s.toString()) },
+      (o) => new SandboxDesk({ ...o, dataDir: t.dataDir }),
+    );
     return { code, stdout, stderr };
   }
 
   it('plugin list --json, --plugin and --plugin-isolation; sandbox create --backend <plugin> --option', async () => {
-    const r = await cli(['plugin', 'list', '--json', '--plugin', fixture('good'), '--plugin', fixture('reserved'), '--plugin-isolation', 'host']);
+    const r = await cli([
+      'plugin',
+      'list',
+      '--json',
+      '--plugin',
+      fixture('good'),
+      '--plugin',
+      fixture('reserved'),
+      '--plugin-isolation',
+      'host',
+    ]);
     expect(r.code).toBe(0);
     const list = JSON.parse(r.stdout) as { name: string; status: string; isolation: string; providers: string[]; error: string | null }[];
     // The plugins that ship with the app are on by default, listed first; then the ones given here.
@@ -175,7 +214,18 @@ describe('CLI', () => {
     expect(table.stdout).toMatch(/fixture-good\s+1\.0\.0\s+hostshell,movingcwd\s+in-process\s+loaded/);
     expect(table.stdout).toMatch(/fixture-junk\s+1\.0\.0\s+-\s+in-process\s+failed\s+plugin fixture-junk exports no register/);
     const name = uniqueName('cli');
-    const made = await cli(['--plugin', fixture('good'), 'sandbox', 'create', name, '--backend', 'hostshell', '--option', 'flavour=plain', '--json']);
+    const made = await cli([
+      '--plugin',
+      fixture('good'),
+      'sandbox',
+      'create',
+      name,
+      '--backend',
+      'hostshell',
+      '--option',
+      'flavour=plain',
+      '--json',
+    ]);
     expect(made.code).toBe(0);
     expect(JSON.parse(made.stdout).sandbox).toMatchObject({ name, backend: 'hostshell', state: 'running', home: '/root' });
     const bad = await cli(['--plugin-isolation', 'sideways', 'plugin', 'list']);

@@ -39,7 +39,15 @@ describe.each(['in-process', 'host'] as PluginIsolation[])('podman plugin, isola
     console.log(`[measure] podman create+start+connect (${isolation}): ${Date.now() - t0} ms`);
     container = r.sandbox.backendRef!;
     expect(r.warnings).toEqual([]);
-    expect(r.sandbox).toMatchObject({ backend: 'podman', state: 'running', user: 'agent', declaredDefaultCwd: '/home/agent', home: '/home/agent', defaultCwd: '/home/agent', details: { engine: 'podman' } });
+    expect(r.sandbox).toMatchObject({
+      backend: 'podman',
+      state: 'running',
+      user: 'agent',
+      declaredDefaultCwd: '/home/agent',
+      home: '/home/agent',
+      defaultCwd: '/home/agent',
+      details: { engine: 'podman' },
+    });
     expect(execFileSync('podman', ['inspect', '--format', '{{.State.Running}}', container], { encoding: 'utf8' }).trim()).toBe('true');
     const r1 = await t.desk.exec({ sandbox: sb, command: 'pwd; id -un' });
     expect(r1.stdout).toBe('/home/agent\nagent\n');

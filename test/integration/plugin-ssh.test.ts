@@ -32,12 +32,20 @@ beforeAll(async () => {
   container = uniqueName('sdesk-sshd');
   // Published on loopback only; the desktop never gets a port — it streams over ssh.
   execFileSync('docker', ['run', '-d', '--rm', '--name', container, '--shm-size', '1g', '-p', '127.0.0.1::22', IMAGE], { stdio: 'pipe' });
-  execFileSync('docker', ['exec', '-i', '-u', 'agent', container, 'sh', '-c', 'umask 077 && cat > ~/.ssh/authorized_keys'], { input: readFileSync(join(keyDir, 'id.pub')) });
+  execFileSync('docker', ['exec', '-i', '-u', 'agent', container, 'sh', '-c', 'umask 077 && cat > ~/.ssh/authorized_keys'], {
+    input: readFileSync(join(keyDir, 'id.pub')),
+  });
   port = Number(/:(\d+)\s*$/m.exec(execFileSync('docker', ['port', container, '22/tcp'], { encoding: 'utf8' }))![1]);
   // Ordered readiness: wait until sshd hands out its host key.
   for (let i = 0; i < 50; i++) {
     try {
-      if (execFileSync('ssh-keyscan', ['-T', '2', '-p', String(port), '127.0.0.1'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()) break;
+      if (
+        execFileSync('ssh-keyscan', ['-T', '2', '-p', String(port), '127.0.0.1'], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'ignore'],
+        }).trim()
+      )
+        break;
     } catch {
       // not yet
     }
@@ -70,10 +78,24 @@ describe.each(['in-process', 'host'] as PluginIsolation[])('ssh plugin, isolatio
       ['sandbox-desk-podman', 'loaded', isolation, 'podman'],
     ]);
     const t0 = Date.now();
-    const r = await t.desk.createSandbox({ name: sb, backend: 'ssh', options: { host: '127.0.0.1', port: String(port), user: 'agent', key: join(keyDir, 'id') } });
+    const r = await t.desk.createSandbox({
+      name: sb,
+      backend: 'ssh',
+      options: { host: '127.0.0.1', port: String(port), user: 'agent', key: join(keyDir, 'id') },
+    });
     console.log(`[measure] ssh create+connect (${isolation}): ${Date.now() - t0} ms`);
     expect(r.warnings).toEqual([]);
-    expect(r.sandbox).toMatchObject({ backend: 'ssh', state: 'running', user: 'agent', declaredDefaultCwd: '~', home: '/home/agent', defaultCwd: '/home/agent', isContainer: true, supportsStreams: true, details: { host: '127.0.0.1', port } });
+    expect(r.sandbox).toMatchObject({
+      backend: 'ssh',
+      state: 'running',
+      user: 'agent',
+      declaredDefaultCwd: '~',
+      home: '/home/agent',
+      defaultCwd: '/home/agent',
+      isContainer: true,
+      supportsStreams: true,
+      details: { host: '127.0.0.1', port },
+    });
     const knownHosts = readFileSync(join(t.dataDir, 'plugins-data', 'sandbox-desk-ssh', r.sandbox.backendRef!, 'known_hosts'), 'utf8');
     expect(knownHosts).toMatch(new RegExp(`^\\[127\\.0\\.0\\.1\\]:${port} ssh-ed25519 `, 'm'));
   });
@@ -93,7 +115,7 @@ describe.each(['in-process', 'host'] as PluginIsolation[])('ssh plugin, isolatio
     console.log(`[measure] ssh one-shot exec (${isolation}): ${Date.now() - t1} ms`);
   });
 
-  it('another user (root) through sudo on the machine, with that user\'s measured home', async () => {
+  it("another user (root) through sudo on the machine, with that user's measured home", async () => {
     const r = await t.desk.exec({ sandbox: sb, command: 'id -u; cd ~ && pwd', session: 'as-root', user: 'root' });
     expect(r.stdout).toBe('0\n/root\n');
   });
@@ -104,7 +126,9 @@ describe.each(['in-process', 'host'] as PluginIsolation[])('ssh plugin, isolatio
     expect(r.stdout).toBe('/home/agent/proj\n');
     expect(r.warnings.map((w) => w.message).join('\n')).toMatch(/\/home\/agent\/proj\/deep/);
     // A host path (the host's own home) is dropped by the container guard, never tried in the sandbox.
-    const host = await t.desk.exec({ sandbox: sb, command: 'pwd', session: 'hosty', workdir: '/Users/someone/project' }).catch((e: Error) => e);
+    const host = await t.desk
+      .exec({ sandbox: sb, command: 'pwd', session: 'hosty', workdir: '/Users/someone/project' })
+      .catch((e: Error) => e);
     expect(host instanceof Error ? host.message : host.stdout).not.toMatch(/^\/Users/);
   });
 

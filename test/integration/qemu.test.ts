@@ -26,7 +26,9 @@ function qemuProcessesOf(vmDir: string): number[] {
     .filter((p) => /^\d+$/.test(p))
     .filter((p) => {
       try {
-        return readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('qemu-system') && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(vmDir);
+        return (
+          readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('qemu-system') && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(vmDir)
+        );
       } catch {
         return false;
       }
@@ -41,7 +43,11 @@ describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 sk
   const events: ProgressEvent[] = [];
   let createWarnings: { code: string; message: string }[] = [];
   const cli = (...args: string[]) => {
-    const r = spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, SANDBOX_DESK_HOME: t.dataDir }, encoding: 'utf8', timeout: 400_000 });
+    const r = spawnSync(process.execPath, [BIN, ...args], {
+      env: { ...process.env, SANDBOX_DESK_HOME: t.dataDir },
+      encoding: 'utf8',
+      timeout: 400_000,
+    });
     return { code: r.status, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) as Record<string, unknown> };
   };
 
@@ -56,27 +62,35 @@ describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 sk
   }, 120_000);
 
   describe('a VM from the test image', () => {
-  // A host folder shared into the VM (virtiofs), writable by the guest user.
-  const shared = mkdtempSync(join(tmpdir(), 'sdesk-share-'));
-  afterAll(() => rmSync(shared, { recursive: true, force: true }));
-  beforeAll(async () => {
-    writeFileSync(join(shared, 'from-host.txt'), 'hello from the host\n');
-    chmodSync(shared, 0o777);
-    // `auto` on a fresh data dir, with a CPU model that makes a broken KVM hang rather than refuse:
-    // this is the path where /dev/kvm exists but guests make no progress.
-    const r = await desk.createSandbox(
-      { name: vm, backend: 'qemu', image: 'debian-test', options: { cpuType: 'qemu64' }, mounts: [{ hostPath: shared, sandboxPath: '/home/agent/work' }] },
-      { onProgress: (e) => events.push(e) },
-    );
-    createWarnings = r.warnings;
-  }, 400_000);
+    // A host folder shared into the VM (virtiofs), writable by the guest user.
+    const shared = mkdtempSync(join(tmpdir(), 'sdesk-share-'));
+    afterAll(() => rmSync(shared, { recursive: true, force: true }));
+    beforeAll(async () => {
+      writeFileSync(join(shared, 'from-host.txt'), 'hello from the host\n');
+      chmodSync(shared, 0o777);
+      // `auto` on a fresh data dir, with a CPU model that makes a broken KVM hang rather than refuse:
+      // this is the path where /dev/kvm exists but guests make no progress.
+      const r = await desk.createSandbox(
+        {
+          name: vm,
+          backend: 'qemu',
+          image: 'debian-test',
+          options: { cpuType: 'qemu64' },
+          mounts: [{ hostPath: shared, sandboxPath: '/home/agent/work' }],
+        },
+        { onProgress: (e) => events.push(e) },
+      );
+      createWarnings = r.warnings;
+    }, 400_000);
 
     it('reports readiness in order: QEMU, serial console, SSH, cloud-init', () => {
       const steps = events.map((e) => e.step).filter((s) => ['process', 'serial', 'ssh', 'cloud-init'].includes(s));
       const firsts = ['process', 'serial', 'ssh', 'cloud-init'].map((s) => steps.lastIndexOf(s));
       expect(firsts.every((i) => i >= 0)).toBe(true);
       // after the last QEMU start, the probes pass in order
-      const lastStart = events.map((e) => e.message).lastIndexOf(events.filter((e) => e.message.startsWith('starting QEMU')).at(-1)!.message);
+      const lastStart = events
+        .map((e) => e.message)
+        .lastIndexOf(events.filter((e) => e.message.startsWith('starting QEMU')).at(-1)!.message);
       const after = events.slice(lastStart).map((e) => e.step);
       expect(after.indexOf('serial')).toBeLessThan(after.lastIndexOf('ssh'));
       expect(after.lastIndexOf('ssh')).toBeLessThan(after.indexOf('cloud-init'));
@@ -99,7 +113,7 @@ describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 sk
       }
     });
 
-    it('exec --json -- pwd: the guest user\'s home, observed', () => {
+    it("exec --json -- pwd: the guest user's home, observed", () => {
       const r = cli('exec', vm, '--json', '--', 'pwd');
       expect(r.code, r.stderr).toBe(0);
       expect(r.json()).toMatchObject({ exitCode: 0, stdout: '/home/agent\n', cwd: '/home/agent', cwdObserved: true });
@@ -107,7 +121,13 @@ describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 sk
 
     it('inspect --json adds accel, sshPort, pid and serialLog', () => {
       const info = cli('sandbox', 'inspect', vm, '--json').json();
-      expect(info).toMatchObject({ backend: 'qemu', state: 'running', declaredDefaultCwd: '~', home: '/home/agent', supportsStreams: true });
+      expect(info).toMatchObject({
+        backend: 'qemu',
+        state: 'running',
+        declaredDefaultCwd: '~',
+        home: '/home/agent',
+        supportsStreams: true,
+      });
       expect(info.accel).toMatch(/^(kvm|tcg)$/);
       expect(info.sshPort).toEqual(expect.any(Number));
       expect(info.pid).toEqual(expect.any(Number));
@@ -127,8 +147,12 @@ describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 sk
       expect(r.stdout.trim()).toMatch(/^sdesk-/);
     });
 
-    it('a shared host folder: both sides see each other\'s files, and a host path is translated to it', async () => {
-      const r = await desk.exec({ sandbox: vm, command: 'cat ~/work/from-host.txt && echo from the guest > ~/work/from-guest.txt && stat -c %U ~', session: uniqueName('m') });
+    it("a shared host folder: both sides see each other's files, and a host path is translated to it", async () => {
+      const r = await desk.exec({
+        sandbox: vm,
+        command: 'cat ~/work/from-host.txt && echo from the guest > ~/work/from-guest.txt && stat -c %U ~',
+        session: uniqueName('m'),
+      });
       expect(r.stdout).toBe('hello from the host\nagent\n'); // and the home stays the user's own
       expect(readFileSync(join(shared, 'from-guest.txt'), 'utf8')).toBe('from the guest\n');
       const w = await desk.exec({ sandbox: vm, command: 'pwd', session: uniqueName('m'), workdir: shared });
@@ -136,7 +160,7 @@ describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 sk
       expect(w.warnings.map((x) => x.code)).toContain('host_path_translated');
     });
 
-    it('runs as another user through sudo, with that user\'s measured home', async () => {
+    it("runs as another user through sudo, with that user's measured home", async () => {
       const r = await desk.exec({ sandbox: vm, command: 'id -u; cd ~ && pwd', user: 'root', session: uniqueName('root') });
       expect(r.stdout).toBe('0\n/root\n');
     });
@@ -168,7 +192,9 @@ describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 sk
       await desk.desktop.act(vm, { kind: 'move', x: 100, y: 200 });
       expect(await desk.desktop.pointer(vm)).toEqual({ x: 100, y: 200 });
       // The login user's shell without sudo has no X cookie for the display.
-      expect((await desk.exec({ sandbox: vm, command: 'DISPLAY=:20 xdotool getmouselocation', session: uniqueName('x') })).exitCode).not.toBe(0);
+      expect(
+        (await desk.exec({ sandbox: vm, command: 'DISPLAY=:20 xdotool getmouselocation', session: uniqueName('x') })).exitCode,
+      ).not.toBe(0);
       // No VNC port on TCP in the guest: the screen leaves only through the ssh stream.
       const listening = await desk.exec({ sandbox: vm, command: "ss -Hltn | awk '{print $4}'", session: uniqueName('ss') });
       expect(listening.stdout).not.toMatch(/:59\d\d\b/);
@@ -223,7 +249,9 @@ describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 sk
       expect(readFileSync(join(info.backendRef!, 'known_hosts'), 'utf8')).toBe(knownHosts);
       expect((await desk.exec({ sandbox: vm, command: 'pwd', session: uniqueName('n') })).stdout).toBe('/home/agent\n');
       // The share is mounted again at every boot.
-      expect((await desk.exec({ sandbox: vm, command: 'cat ~/work/from-guest.txt', session: uniqueName('n') })).stdout).toBe('from the guest\n');
+      expect((await desk.exec({ sandbox: vm, command: 'cat ~/work/from-guest.txt', session: uniqueName('n') })).stdout).toBe(
+        'from the guest\n',
+      );
     }, 400_000);
 
     it('notices a QEMU killed with SIGKILL: stopped, with the serial log tail, and commands refused', async () => {
@@ -253,9 +281,15 @@ describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 sk
     afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
     it('a missing base image', async () => {
-      const err = await rejectsWith(desk.createSandbox({ name: uniqueName('m'), backend: 'qemu', image: join(scratch, 'nope.qcow2') }), 'image_not_found');
+      const err = await rejectsWith(
+        desk.createSandbox({ name: uniqueName('m'), backend: 'qemu', image: join(scratch, 'nope.qcow2') }),
+        'image_not_found',
+      );
       expect(err.message).toContain(join(scratch, 'nope.qcow2'));
-      const named = await rejectsWith(desk.createSandbox({ name: uniqueName('m'), backend: 'qemu', image: 'no-such-image' }), 'image_not_found');
+      const named = await rejectsWith(
+        desk.createSandbox({ name: uniqueName('m'), backend: 'qemu', image: 'no-such-image' }),
+        'image_not_found',
+      );
       expect(named.message).toMatch(/no VM image named no-such-image \(looked in /);
       expect(await desk.listSandboxes()).toEqual([]);
     });
@@ -268,23 +302,45 @@ describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 sk
       expect(err.hint).toMatch(/corrupt/);
       const text = join(scratch, 'notes.img');
       writeFileSync(text, 'hello\n');
-      expect((await rejectsWith(desk.createSandbox({ name: uniqueName('c'), backend: 'qemu', image: text }), 'image_invalid')).message).toMatch(/is not a disk image/);
+      expect(
+        (await rejectsWith(desk.createSandbox({ name: uniqueName('c'), backend: 'qemu', image: text }), 'image_invalid')).message,
+      ).toMatch(/is not a disk image/);
       expect(await desk.listSandboxes()).toEqual([]);
       expect(existsSync(join(t.dataDir, 'qemu', 'vms')) ? readdirSync(join(t.dataDir, 'qemu', 'vms')) : []).toEqual([]);
     });
 
     it('a share that is read-only or not a folder is refused at create', async () => {
-      const ro = await rejectsWith(desk.createSandbox({ name: uniqueName('r'), backend: 'qemu', mounts: [{ hostPath: scratch, sandboxPath: '/mnt/x', readOnly: true }] }), 'invalid_input');
+      const ro = await rejectsWith(
+        desk.createSandbox({
+          name: uniqueName('r'),
+          backend: 'qemu',
+          mounts: [{ hostPath: scratch, sandboxPath: '/mnt/x', readOnly: true }],
+        }),
+        'invalid_input',
+      );
       expect(ro.message).toMatch(/read-only shares are not supported for VMs/);
-      const gone = await rejectsWith(desk.createSandbox({ name: uniqueName('r'), backend: 'qemu', mounts: [{ hostPath: join(scratch, 'nope'), sandboxPath: '/mnt/x' }] }), 'invalid_input');
+      const gone = await rejectsWith(
+        desk.createSandbox({
+          name: uniqueName('r'),
+          backend: 'qemu',
+          mounts: [{ hostPath: join(scratch, 'nope'), sandboxPath: '/mnt/x' }],
+        }),
+        'invalid_input',
+      );
       expect(gone.message).toMatch(/is not a directory on this machine/);
       expect(await desk.listSandboxes()).toEqual([]);
     });
 
     it('a disk smaller than the image, and options that are not numbers', async () => {
-      const small = await rejectsWith(desk.createSandbox({ name: uniqueName('d'), backend: 'qemu', options: { disk: '1' } }), 'invalid_input');
+      const small = await rejectsWith(
+        desk.createSandbox({ name: uniqueName('d'), backend: 'qemu', options: { disk: '1' } }),
+        'invalid_input',
+      );
       expect(small.message).toMatch(/--disk 1 GiB is smaller than the image \(3\.0 GiB\)/);
-      const cpus = await rejectsWith(desk.createSandbox({ name: uniqueName('d'), backend: 'qemu', options: { cpus: 'lots' } }), 'invalid_input');
+      const cpus = await rejectsWith(
+        desk.createSandbox({ name: uniqueName('d'), backend: 'qemu', options: { cpus: 'lots' } }),
+        'invalid_input',
+      );
       expect(cpus.message).toMatch(/cpus="lots"/);
       expect(await desk.listSandboxes()).toEqual([]);
     });
@@ -306,7 +362,11 @@ describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 sk
       await desk.createSandbox({ name, backend: 'qemu', start: false, options: { accel: 'tcg' } });
       const disk = join((await desk.inspectSandbox(name)).backendRef!, 'disk.qcow2');
       // A paused QEMU (-S) that holds the overlay's write lock, as a concurrent boot would.
-      const holder = spawn('qemu-system-x86_64', ['-S', '-display', 'none', '-accel', 'tcg', '-drive', `file=${disk},if=virtio,format=qcow2`], { stdio: 'ignore' });
+      const holder = spawn(
+        'qemu-system-x86_64',
+        ['-S', '-display', 'none', '-accel', 'tcg', '-drive', `file=${disk},if=virtio,format=qcow2`],
+        { stdio: 'ignore' },
+      );
       try {
         await new Promise((r) => setTimeout(r, 1500));
         const err = await rejectsWith(desk.startSandbox(name), 'refused');

@@ -12,7 +12,11 @@ import { decodePngSize } from '../../src/desktop/png-encode.js';
 import { tempDesk, uniqueName, type TestDesk } from './helpers.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/sandbox-desk.js');
-type ToolResult = { isError?: boolean; content: { type: string; text?: string; data?: string; mimeType?: string }[]; structuredContent?: Record<string, any> };
+type ToolResult = {
+  isError?: boolean;
+  content: { type: string; text?: string; data?: string; mimeType?: string }[];
+  structuredContent?: Record<string, any>;
+};
 
 describe('the agent screen over MCP', () => {
   let t: TestDesk;
@@ -20,7 +24,8 @@ describe('the agent screen over MCP', () => {
   let remote: Browser;
   let page: Page;
   const sb = uniqueName('screen');
-  const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: { sandbox: sb, ...args } })) as ToolResult;
+  const call = async (name: string, args: Record<string, unknown>) =>
+    (await client.callTool({ name, arguments: { sandbox: sb, ...args } })) as ToolResult;
   const data = (r: ToolResult) => {
     if (r.isError) throw new Error(r.content[0]!.text);
     return r.structuredContent!;
@@ -67,7 +72,10 @@ describe('the agent screen over MCP', () => {
     expect(frame).toMatchObject({ width: 1024, height: 640, scale: 0.8, screenWidth: 1280, screenHeight: 800 });
     expect(decodePngSize(Buffer.from(shot.content[0]!.data!, 'base64'))).toEqual({ width: 1024, height: 640 });
     // Where the page is on the screen: the window's position plus its frame and toolbars.
-    const shift = await page.evaluate(() => ({ x: window.screenX + (window.outerWidth - window.innerWidth), y: window.screenY + (window.outerHeight - window.innerHeight) }));
+    const shift = await page.evaluate(() => ({
+      x: window.screenX + (window.outerWidth - window.innerWidth),
+      y: window.screenY + (window.outerHeight - window.innerHeight),
+    }));
     const target = { x: shift.x + 301 + 60, y: shift.y + 203 + 30 };
     // What an agent reading the scaled image would pick: the frame pixel showing that screen pixel.
     const fx = Math.floor(((target.x + 0.5) * 1024) / 1280);
@@ -75,14 +83,18 @@ describe('the agent screen over MCP', () => {
     const r = data(await call('click', { x: fx, y: fy, frameId: frame.frameId }));
     const expected = { x: Math.floor(((fx + 0.5) * 1280) / 1024), y: Math.floor(((fy + 0.5) * 800) / 640) };
     expect(r).toMatchObject({ via: 'rfb', frameId: frame.frameId, pointer: expected, pointerInFrame: { x: fx, y: fy } });
-    await expect.poll(() => page.evaluate(() => (window as unknown as { hits: unknown[] }).hits), { timeout: 5000 }).toEqual([{ x: expected.x - shift.x, y: expected.y - shift.y }]);
+    await expect
+      .poll(() => page.evaluate(() => (window as unknown as { hits: unknown[] }).hits), { timeout: 5000 })
+      .toEqual([{ x: expected.x - shift.x, y: expected.y - shift.y }]);
     // The app (another process on the same data directory) can show that frame with the click point.
-    await expect.poll(() => t.desk.desktop.lastAction(sb), { timeout: 5000 }).toMatchObject({
-      kind: 'click',
-      target: expected,
-      screen: { width: 1280, height: 800 },
-      frame: { frameId: frame.frameId, width: 1024, height: 640, image: expect.stringMatching(/^data:image\/png;base64,iVBOR/) },
-    });
+    await expect
+      .poll(() => t.desk.desktop.lastAction(sb), { timeout: 5000 })
+      .toMatchObject({
+        kind: 'click',
+        target: expected,
+        screen: { width: 1280, height: 800 },
+        frame: { frameId: frame.frameId, width: 1024, height: 640, image: expect.stringMatching(/^data:image\/png;base64,iVBOR/) },
+      });
   });
 
   it('refuses a click on a frame taken before a resize (stale_frame, with the new geometry); a new frame works', async () => {
@@ -90,7 +102,10 @@ describe('the agent screen over MCP', () => {
     await t.desk.desktop.resize(sb, 1024, 768);
     const refused = await call('click', { x: 10, y: 10, frameId: frame.frameId });
     expect(refused.isError).toBe(true);
-    expect(JSON.parse(refused.content[0]!.text!).error).toMatchObject({ code: 'stale_frame', details: { current: { width: 1024, height: 768 } } });
+    expect(JSON.parse(refused.content[0]!.text!).error).toMatchObject({
+      code: 'stale_frame',
+      details: { current: { width: 1024, height: 768 } },
+    });
     const next = data(await call('screenshot', {}));
     expect(next).toMatchObject({ width: 1024, height: 768, firstSinceChange: true });
     expect(data(await call('move', { x: 1023, y: 767, frameId: next.frameId })).pointer).toEqual({ x: 1023, y: 767 });
@@ -98,7 +113,9 @@ describe('the agent screen over MCP', () => {
     expect(JSON.parse((await call('move', { x: 1024, y: 0, frameId: next.frameId })).content[0]!.text!).error.message).toMatch(/1024x768/);
     expect(JSON.parse((await call('move', { x: 1, y: 1, frameId: 'nope' })).content[0]!.text!).error.message).toMatch(/never taken/);
     expect((await call('key', { keys: 'ctrl+banana' })).isError).toBe(true);
-    expect(JSON.parse((await call('screenshot', { maxWidth: 2000 })).content[0]!.text!).error.message).toMatch(/above the screen's width 1024/);
+    expect(JSON.parse((await call('screenshot', { maxWidth: 2000 })).content[0]!.text!).error.message).toMatch(
+      /above the screen's width 1024/,
+    );
   });
 
   it('Xvnc killed under the live connection: after a restart the next frame says it is new, older frames are stale', async () => {
@@ -108,14 +125,20 @@ describe('the agent screen over MCP', () => {
     await t.desk.desktop.stop(sb);
     await t.desk.desktop.start(sb, { geometry: '1280x800' });
     const refused = await call('move', { x: 1, y: 1, frameId: before.frameId });
-    expect(JSON.parse(refused.content[0]!.text!).error).toMatchObject({ code: 'stale_frame', details: { current: { width: 1280, height: 800 } } });
+    expect(JSON.parse(refused.content[0]!.text!).error).toMatchObject({
+      code: 'stale_frame',
+      details: { current: { width: 1280, height: 800 } },
+    });
     expect(data(await call('screenshot', {}))).toMatchObject({ width: 1280, height: 800, firstSinceChange: true });
     remote = await chromium.connectOverCDP((await t.desk.desktop.browserEndpoint(sb)).httpUrl);
     page = await remote.contexts()[0]!.newPage();
   });
 
   it('JPEG and WebP frames when asked', async () => {
-    for (const [format, mime] of [['jpeg', 'image/jpeg'], ['webp', 'image/webp']] as const) {
+    for (const [format, mime] of [
+      ['jpeg', 'image/jpeg'],
+      ['webp', 'image/webp'],
+    ] as const) {
       const shot = await call('screenshot', { format, maxWidth: 1024, quality: 60 });
       expect(data(shot)).toMatchObject({ format, width: 1024, height: 640 });
       expect(shot.content[0]).toMatchObject({ type: 'image', mimeType: mime });

@@ -14,7 +14,11 @@ describe('browser-mode server', () => {
   let server: LocalServer;
   const sb = uniqueName('srv');
   const call = (method: string, params: unknown, headers: Record<string, string> = { Authorization: `Bearer ${server.token}` }) =>
-    fetch(`${server.origin}/api/call/${method}`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(params) });
+    fetch(`${server.origin}/api/call/${method}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...headers },
+      body: JSON.stringify(params),
+    });
 
   beforeAll(async () => {
     t = tempDesk();
@@ -46,10 +50,14 @@ describe('browser-mode server', () => {
     expect((await call('listSandboxes', {}, { Authorization: `Bearer ${server.token}`, Origin: 'https://evil.example' })).status).toBe(403);
     // fetch() will not send a foreign Host; a plain request will (as a DNS-rebinding page would).
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request(`${server.origin}/api/call/listSandboxes`, { method: 'POST', headers: { Authorization: `Bearer ${server.token}`, Host: 'evil.example' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        `${server.origin}/api/call/listSandboxes`,
+        { method: 'POST', headers: { Authorization: `Bearer ${server.token}`, Host: 'evil.example' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       req.end('{}');
     });
@@ -70,7 +78,11 @@ describe('browser-mode server', () => {
   it('a terminal: WebSocket needs a valid ticket; typing cd moves the session record, measured by the shell', async () => {
     const created = (await (await call('createSandbox', { name: sb, backend: 'docker' })).json()) as { ok: unknown };
     expect(created).toHaveProperty('ok');
-    const grant = ((await (await call('terminalOpen', { sandbox: sb, session: 'tty-1', cols: 100, rows: 30 })).json()) as { ok: { url: string; terminalId: string; cwd: string } }).ok;
+    const grant = (
+      (await (await call('terminalOpen', { sandbox: sb, session: 'tty-1', cols: 100, rows: 30 })).json()) as {
+        ok: { url: string; terminalId: string; cwd: string };
+      }
+    ).ok;
     expect(grant.cwd).toBe('/home/agent');
     // No ticket / wrong ticket: refused.
     const refused = await new Promise<number>((resolve) => {
@@ -88,10 +100,18 @@ describe('browser-mode server', () => {
     ws.send('cd /tmp && pwd && stty size\r');
     await expect.poll(() => screen, { timeout: 10_000 }).toMatch(/\r\/tmp\r\n30 100\r\n/);
     await expect
-      .poll(async () => ((await (await call('listSessions', { sandbox: sb })).json()) as { ok: { key: string; cwd: string }[] }).ok.find((s) => s.key === 'tty-1')?.cwd, { timeout: 10_000 })
+      .poll(
+        async () =>
+          ((await (await call('listSessions', { sandbox: sb })).json()) as { ok: { key: string; cwd: string }[] }).ok.find(
+            (s) => s.key === 'tty-1',
+          )?.cwd,
+        { timeout: 10_000 },
+      )
       .toBe('/tmp');
     // Resize follows the pane.
-    expect(await (await call('terminalResize', { terminalId: grant.terminalId, cols: 120, rows: 40 })).json()).toEqual({ ok: { ok: true } });
+    expect(await (await call('terminalResize', { terminalId: grant.terminalId, cols: 120, rows: 40 })).json()).toEqual({
+      ok: { ok: true },
+    });
     // The PTY's new size reaches the sandbox asynchronously (SIGWINCH → docker → the exec's tty): ask until it shows.
     await expect
       .poll(
@@ -106,7 +126,11 @@ describe('browser-mode server', () => {
     // A fake report printed by a program does not move the record: it lacks the terminal's nonce.
     ws.send("printf '\\033]7;file://sdesk-0000/etc\\007'; echo\r");
     await new Promise((r) => setTimeout(r, 500));
-    expect(((await (await call('listSessions', { sandbox: sb })).json()) as { ok: { key: string; cwd: string }[] }).ok.find((s) => s.key === 'tty-1')?.cwd).toBe('/tmp');
+    expect(
+      ((await (await call('listSessions', { sandbox: sb })).json()) as { ok: { key: string; cwd: string }[] }).ok.find(
+        (s) => s.key === 'tty-1',
+      )?.cwd,
+    ).toBe('/tmp');
     ws.close();
     // The ticket was single-use.
     const again = await new Promise<number>((resolve) => {

@@ -21,12 +21,25 @@ describe('the app in a browser, end to end', () => {
   const shot = (step: string) => page.screenshot({ path: join(ARTIFACTS, `${step}.png`) });
 
   beforeAll(async () => {
-    if (!existsSync(join(ROOT, 'dist', 'renderer', 'index.html'))) throw new Error('the renderer is not built: run `npm run build:renderer` (setup does)');
+    if (!existsSync(join(ROOT, 'dist', 'renderer', 'index.html')))
+      throw new Error('the renderer is not built: run `npm run build:renderer` (setup does)');
     mkdirSync(ARTIFACTS, { recursive: true });
     t = tempDesk();
     server = new LocalServer({ desk: t.desk });
     await server.listen();
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+    browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: [
+        '--no-sandbox',
+        '--headless',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
     page = await browser.newPage({ viewport: { width: 1500, height: 920 } });
   }, 60_000);
   afterAll(async () => {
@@ -68,7 +81,14 @@ describe('the app in a browser, end to end', () => {
     await term.waitFor();
     const buffer = () =>
       page.evaluate((s) => {
-        const tm = (window as unknown as { __sdeskTerminals?: Record<string, { buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } } }> }).__sdeskTerminals?.[s];
+        const tm = (
+          window as unknown as {
+            __sdeskTerminals?: Record<
+              string,
+              { buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } } }
+            >;
+          }
+        ).__sdeskTerminals?.[s];
         if (!tm) return '';
         const b = tm.buffer.active;
         return Array.from({ length: b.length }, (_, i) => b.getLine(i)?.translateToString(true) ?? '').join('\n');
@@ -81,7 +101,7 @@ describe('the app in a browser, end to end', () => {
     await shot('04-terminal');
   });
 
-  it('the details view shows the session\'s cwd record moving to /tmp', async () => {
+  it("the details view shows the session's cwd record moving to /tmp", async () => {
     await page.getByTestId('view-details').click();
     await expect.poll(() => page.getByTestId(`session-cwd-${session}`).textContent(), { timeout: 15_000 }).toContain('/tmp');
     expect(await page.getByTestId('details-home').textContent()).toContain('/home/agent');
@@ -91,7 +111,11 @@ describe('the app in a browser, end to end', () => {
   it('starts the desktop and the screen canvas paints', async () => {
     await page.getByTestId('view-workspace').click();
     await page.getByTestId('desktop-start').click();
-    await page.waitForFunction(() => (window as unknown as { __sdeskScreenConnected?: boolean }).__sdeskScreenConnected === true, undefined, { timeout: 60_000 });
+    await page.waitForFunction(
+      () => (window as unknown as { __sdeskScreenConnected?: boolean }).__sdeskScreenConnected === true,
+      undefined,
+      { timeout: 60_000 },
+    );
     await expect
       .poll(
         () =>

@@ -11,7 +11,15 @@ describe('podman argv', () => {
     expect(ulimitArgs(NaN, 0)).toEqual(['--ulimit', 'nofile=65536:65536', '--ulimit', 'nproc=8192:8192']);
   });
   it('create: labels, env and mounts as separate words; the image then the command', () => {
-    const a = createArgv({ name: 'n', image: 'img', labels: { a: 'b c' }, env: { X: '1' }, mounts: [{ hostPath: '/h', sandboxPath: '/s', readOnly: true }], ulimits: [], hostname: 'h' });
+    const a = createArgv({
+      name: 'n',
+      image: 'img',
+      labels: { a: 'b c' },
+      env: { X: '1' },
+      mounts: [{ hostPath: '/h', sandboxPath: '/s', readOnly: true }],
+      ulimits: [],
+      hostname: 'h',
+    });
     expect(a).toContain('a=b c');
     expect(a).toContain('/h:/s:ro');
     expect(a.slice(-2)).toEqual(['img', 'infinity']);

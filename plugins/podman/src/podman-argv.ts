@@ -17,22 +17,43 @@ export function ulimitArgs(hardNofile: number, hardNproc: number): string[] {
   return ['--ulimit', `nofile=${n}:${n}`, '--ulimit', `nproc=${p}:${p}`];
 }
 
-export function createArgv(opts: { name: string; image: string; labels: Record<string, string>; env: Record<string, string>; mounts: { hostPath: string; sandboxPath: string; readOnly?: boolean }[]; ulimits: string[]; hostname: string }): string[] {
+export function createArgv(opts: {
+  name: string;
+  image: string;
+  labels: Record<string, string>;
+  env: Record<string, string>;
+  mounts: { hostPath: string; sandboxPath: string; readOnly?: boolean }[];
+  ulimits: string[];
+  hostname: string;
+}): string[] {
   return [
-    'podman', 'create',
-    '--name', opts.name,
-    '--hostname', opts.hostname,
+    'podman',
+    'create',
+    '--name',
+    opts.name,
+    '--hostname',
+    opts.hostname,
     ...Object.entries(opts.labels).flatMap(([k, v]) => ['--label', `${k}=${v}`]),
     ...Object.entries(opts.env).flatMap(([k, v]) => ['--env', `${k}=${v}`]),
     ...opts.mounts.flatMap((m) => ['--volume', `${m.hostPath}:${m.sandboxPath}${m.readOnly ? ':ro' : ''}`]),
     ...opts.ulimits,
     // The keep-alive runs as root so `exec -u root` keeps root's capabilities; commands run as the user.
-    '--user', 'root',
-    '--cap-drop', 'NET_RAW', '--cap-drop', 'MKNOD', '--cap-drop', 'AUDIT_WRITE',
-    '--security-opt', 'no-new-privileges',
-    '--pids-limit', '4096',
-    '--shm-size', '1g',
-    '--entrypoint', 'sleep',
+    '--user',
+    'root',
+    '--cap-drop',
+    'NET_RAW',
+    '--cap-drop',
+    'MKNOD',
+    '--cap-drop',
+    'AUDIT_WRITE',
+    '--security-opt',
+    'no-new-privileges',
+    '--pids-limit',
+    '4096',
+    '--shm-size',
+    '1g',
+    '--entrypoint',
+    'sleep',
     opts.image,
     'infinity',
   ];

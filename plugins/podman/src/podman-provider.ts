@@ -30,7 +30,9 @@ export class PodmanProvider implements SandboxProvider {
   private async podman(args: string[], timeoutMs = 60_000) {
     const r = await this.ctx.helpers.runArgv(['podman', ...args], { timeoutMs });
     if (r.code === null && /ENOENT/.test(r.stderr)) {
-      throw this.ctx.error('backend_unavailable', 'podman is not installed on this machine', { hint: 'install it (Debian: apt-get install podman)' });
+      throw this.ctx.error('backend_unavailable', 'podman is not installed on this machine', {
+        hint: 'install it (Debian: apt-get install podman)',
+      });
     }
     return r;
   }
@@ -41,10 +43,19 @@ export class PodmanProvider implements SandboxProvider {
 
   async provision(spec: ProvisionSpec): Promise<ProvisionResult> {
     const image = spec.image ?? DEFAULT_PODMAN_IMAGE;
-    const info = await this.podman(['image', 'inspect', '--format', `{{.Config.User}}|{{index .Config.Labels "${DEFAULT_USER_LABEL}"}}`, image]);
+    const info = await this.podman([
+      'image',
+      'inspect',
+      '--format',
+      `{{.Config.User}}|{{index .Config.Labels "${DEFAULT_USER_LABEL}"}}`,
+      image,
+    ]);
     if (info.code !== 0) {
       throw this.ctx.error('image_not_found', `image ${image} does not exist in podman`, {
-        hint: image === DEFAULT_PODMAN_IMAGE ? 'run `npm run setup` (it copies sandbox-desk/base from docker into podman)' : `pull or build it: podman pull ${image}`,
+        hint:
+          image === DEFAULT_PODMAN_IMAGE
+            ? 'run `npm run setup` (it copies sandbox-desk/base from docker into podman)'
+            : `pull or build it: podman pull ${image}`,
       });
     }
     const [imageUser, labelUser] = info.stdout.trim().split('|');
@@ -52,17 +63,31 @@ export class PodmanProvider implements SandboxProvider {
     const limits = await this.ctx.helpers.runArgv(['bash', '-c', 'ulimit -Hn; ulimit -Hu']);
     const [nofile, nproc] = limits.stdout.trim().split('\n').map(Number);
     const made = await this.podman(
-      createArgv({ name: spec.resourceName, image, labels: spec.labels, env: spec.env, mounts: spec.mounts, ulimits: ulimitArgs(nofile ?? NaN, nproc ?? NaN), hostname: spec.name.slice(0, 63) }).slice(1),
+      createArgv({
+        name: spec.resourceName,
+        image,
+        labels: spec.labels,
+        env: spec.env,
+        mounts: spec.mounts,
+        ulimits: ulimitArgs(nofile ?? NaN, nproc ?? NaN),
+        hostname: spec.name.slice(0, 63),
+      }).slice(1),
     );
     if (made.code !== 0) {
-      if (/already in use/.test(made.stderr)) throw this.ctx.error('name_taken', `a podman container named ${spec.resourceName} already exists`, { hint: `remove it (podman rm -f ${spec.resourceName})` });
+      if (/already in use/.test(made.stderr))
+        throw this.ctx.error('name_taken', `a podman container named ${spec.resourceName} already exists`, {
+          hint: `remove it (podman rm -f ${spec.resourceName})`,
+        });
       throw this.fail('create', made);
     }
     return { backendRef: made.stdout.trim(), user, image };
   }
 
   private id(ref: SandboxRef): string {
-    if (!ref.backendRef) throw this.ctx.error('sandbox_missing', `sandbox ${ref.name} has no container`, { hint: `remove it with \`sandbox-desk sandbox rm ${ref.name}\`` });
+    if (!ref.backendRef)
+      throw this.ctx.error('sandbox_missing', `sandbox ${ref.name} has no container`, {
+        hint: `remove it with \`sandbox-desk sandbox rm ${ref.name}\``,
+      });
     return ref.backendRef;
   }
 
@@ -84,9 +109,20 @@ export class PodmanProvider implements SandboxProvider {
 
   async status(ref: SandboxRef): Promise<BackendStatus> {
     if (!ref.backendRef) return { state: 'missing', incarnation: null, detail: 'never provisioned' };
-    const r = await this.podman(['inspect', '--type', 'container', '--format', '{{.State.Running}}|{{.Id}}|{{.State.StartedAt}}|{{.State.Status}}|{{.State.ExitCode}}', ref.backendRef], 20_000);
+    const r = await this.podman(
+      [
+        'inspect',
+        '--type',
+        'container',
+        '--format',
+        '{{.State.Running}}|{{.Id}}|{{.State.StartedAt}}|{{.State.Status}}|{{.State.ExitCode}}',
+        ref.backendRef,
+      ],
+      20_000,
+    );
     if (r.code !== 0) {
-      if (/no such/i.test(r.stderr)) return { state: 'missing', incarnation: null, detail: 'the container was removed outside Sandbox Desk' };
+      if (/no such/i.test(r.stderr))
+        return { state: 'missing', incarnation: null, detail: 'the container was removed outside Sandbox Desk' };
       throw this.fail('inspect', r);
     }
     const [running, id, started, status, exit] = r.stdout.trim().split('|');
@@ -96,11 +132,20 @@ export class PodmanProvider implements SandboxProvider {
 
   async createEnvironment(opts: CreateEnvironmentOptions): Promise<SandboxEnvironment> {
     const st = await this.status(opts.sandbox);
-    if (st.state === 'missing') throw this.ctx.error('sandbox_missing', `the container of sandbox ${opts.sandbox.name} is gone`, { hint: `remove it with \`sandbox-desk sandbox rm ${opts.sandbox.name}\`` });
-    if (st.state !== 'running' || !st.incarnation) throw this.ctx.error('sandbox_not_running', `sandbox ${opts.sandbox.name} is not running (${st.detail ?? st.state})`, { hint: `start it with \`sandbox-desk sandbox start ${opts.sandbox.name}\`` });
+    if (st.state === 'missing')
+      throw this.ctx.error('sandbox_missing', `the container of sandbox ${opts.sandbox.name} is gone`, {
+        hint: `remove it with \`sandbox-desk sandbox rm ${opts.sandbox.name}\``,
+      });
+    if (st.state !== 'running' || !st.incarnation)
+      throw this.ctx.error('sandbox_not_running', `sandbox ${opts.sandbox.name} is not running (${st.detail ?? st.state})`, {
+        hint: `start it with \`sandbox-desk sandbox start ${opts.sandbox.name}\``,
+      });
     const id = this.id(opts.sandbox);
     const user = opts.sandbox.user;
-    const home = opts.cachedHome && opts.cachedHome.incarnation === st.incarnation ? opts.cachedHome.home : await this.ctx.helpers.measureHome(execPrefixArgv(id, user, false));
+    const home =
+      opts.cachedHome && opts.cachedHome.incarnation === st.incarnation
+        ? opts.cachedHome.home
+        : await this.ctx.helpers.measureHome(execPrefixArgv(id, user, false));
     return {
       user,
       home,

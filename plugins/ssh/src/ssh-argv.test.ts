@@ -11,7 +11,18 @@ describe('ssh argv', () => {
     expect(s.at(-2)).toBe('-T');
     expect(execPrefixArgv(t, true).at(-2)).toBe('-tt');
     const joined = s.join(' ');
-    for (const o of ['BatchMode=yes', 'StrictHostKeyChecking=yes', 'UserKnownHostsFile=/d/known_hosts', 'ControlPath=/d/c/ab12', 'ControlMaster=no', '-p 2222', '-l agent', '-i /k/id', '-e none']) expect(joined).toContain(o);
+    for (const o of [
+      'BatchMode=yes',
+      'StrictHostKeyChecking=yes',
+      'UserKnownHostsFile=/d/known_hosts',
+      'ControlPath=/d/c/ab12',
+      'ControlMaster=no',
+      '-p 2222',
+      '-l agent',
+      '-i /k/id',
+      '-e none',
+    ])
+      expect(joined).toContain(o);
     expect(joined).not.toContain('/dev/null');
   });
   it('another user is reached with sudo on the machine, the name quoted for the remote shell', () => {

@@ -17,17 +17,27 @@ export interface SshTarget {
 /** Options every ssh invocation shares: no prompts ever, the pinned host key only, quiet. */
 export function baseOptions(t: SshTarget): string[] {
   return [
-    '-o', 'BatchMode=yes',
-    '-o', 'StrictHostKeyChecking=yes',
-    '-o', `UserKnownHostsFile=${t.knownHosts}`,
-    '-o', 'GlobalKnownHostsFile=none',
-    '-o', 'LogLevel=ERROR',
-    '-o', 'ConnectTimeout=10',
-    '-o', 'ServerAliveInterval=15',
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'StrictHostKeyChecking=yes',
+    '-o',
+    `UserKnownHostsFile=${t.knownHosts}`,
+    '-o',
+    'GlobalKnownHostsFile=none',
+    '-o',
+    'LogLevel=ERROR',
+    '-o',
+    'ConnectTimeout=10',
+    '-o',
+    'ServerAliveInterval=15',
     ...(t.key ? ['-o', 'IdentitiesOnly=yes', '-i', t.key] : []),
-    '-o', `ControlPath=${t.controlPath}`,
-    '-p', String(t.port),
-    '-l', t.user,
+    '-o',
+    `ControlPath=${t.controlPath}`,
+    '-p',
+    String(t.port),
+    '-l',
+    t.user,
   ];
 }
 

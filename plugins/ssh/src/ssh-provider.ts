@@ -44,7 +44,8 @@ export class SshProvider implements SandboxProvider {
   }
 
   private target(ref: { backendRef: string | null; options: Record<string, string>; user: string | null }): SshTarget {
-    if (!ref.backendRef) throw this.ctx.error('sandbox_missing', 'this ssh sandbox was never provisioned', { hint: 'remove it and create it again' });
+    if (!ref.backendRef)
+      throw this.ctx.error('sandbox_missing', 'this ssh sandbox was never provisioned', { hint: 'remove it and create it again' });
     const o = ref.options;
     const hash = createHash('sha256').update(ref.backendRef).digest('hex').slice(0, 12);
     // Unix socket paths are limited to ~108 bytes: fall back to a short private dir under /tmp.
@@ -75,16 +76,20 @@ export class SshProvider implements SandboxProvider {
     const o = spec.options;
     const bad = (what: string, hint: string) => this.ctx.error('invalid_input', `ssh: ${what}`, { hint });
     if (spec.image) throw bad('the ssh backend has no images', 'drop --image');
-    if (!o.host || !HOST_RE.test(o.host)) throw bad(`host ${JSON.stringify(o.host ?? '')} is not a host name or address`, 'pass --option host=NAME_OR_IP');
+    if (!o.host || !HOST_RE.test(o.host))
+      throw bad(`host ${JSON.stringify(o.host ?? '')} is not a host name or address`, 'pass --option host=NAME_OR_IP');
     const port = Number(o.port ?? 22);
-    if (!Number.isInteger(port) || port < 1 || port > 65535) throw bad(`port ${JSON.stringify(o.port)} is not 1-65535`, 'pass --option port=N');
+    if (!Number.isInteger(port) || port < 1 || port > 65535)
+      throw bad(`port ${JSON.stringify(o.port)} is not 1-65535`, 'pass --option port=N');
     const user = o.user ?? spec.user;
     if (!user || !USER_RE.test(user)) throw bad(`user ${JSON.stringify(user ?? '')} is not a login name`, 'pass --option user=NAME');
     if (o.key !== undefined) {
-      if (!isAbsolute(o.key)) throw bad(`key ${JSON.stringify(o.key)} must be an absolute path`, 'pass --option key=/absolute/path/to/private_key');
+      if (!isAbsolute(o.key))
+        throw bad(`key ${JSON.stringify(o.key)} must be an absolute path`, 'pass --option key=/absolute/path/to/private_key');
       if (!existsSync(o.key)) throw bad(`key ${o.key} does not exist`, 'pass the path of an existing private key');
     }
-    for (const k of Object.keys(o)) if (!['host', 'port', 'user', 'key'].includes(k)) throw bad(`unknown option ${k}`, 'the ssh backend takes host, port, user and key');
+    for (const k of Object.keys(o))
+      if (!['host', 'port', 'user', 'key'].includes(k)) throw bad(`unknown option ${k}`, 'the ssh backend takes host, port, user and key');
   }
 
   async provision(spec: ProvisionSpec): Promise<ProvisionResult> {
@@ -97,9 +102,13 @@ export class SshProvider implements SandboxProvider {
     const keys = scan.stdout.split('\n').filter((l) => l.trim() && !l.startsWith('#'));
     if (keys.length === 0) {
       rmSync(this.dir(spec.resourceName), { recursive: true, force: true });
-      throw this.ctx.error('backend_unavailable', `ssh: no host key from ${t.host}:${t.port} (${scan.stderr.trim() || `exit ${scan.code}`})`, {
-        hint: 'check that sshd runs there and that host and port are right',
-      });
+      throw this.ctx.error(
+        'backend_unavailable',
+        `ssh: no host key from ${t.host}:${t.port} (${scan.stderr.trim() || `exit ${scan.code}`})`,
+        {
+          hint: 'check that sshd runs there and that host and port are right',
+        },
+      );
     }
     writeFileSync(t.knownHosts, keys.join('\n') + '\n', { mode: 0o600 });
     this.writeState(spec.resourceName, { stopped: true, incarnation: null });
@@ -132,16 +141,23 @@ export class SshProvider implements SandboxProvider {
   private async measureIncarnation(t: SshTarget): Promise<string> {
     const r = await this.ctx.helpers.runArgv([...execPrefixArgv(t, false), INCARNATION_SCRIPT], { timeoutMs: 20_000 });
     const id = r.stdout.trim();
-    if (r.code !== 0 || id.length < 3) throw this.ctx.error('backend_unavailable', `ssh: could not identify ${t.host} (${r.stderr.trim() || `exit ${r.code}`})`);
+    if (r.code !== 0 || id.length < 3)
+      throw this.ctx.error('backend_unavailable', `ssh: could not identify ${t.host} (${r.stderr.trim() || `exit ${r.code}`})`);
     return id;
   }
 
   async start(ref: SandboxRef): Promise<void> {
     const t = this.target(ref);
     const state = this.readState(ref.backendRef!);
-    if (!state) throw this.ctx.error('sandbox_missing', `ssh sandbox ${ref.name} has no state`, { hint: `remove it (sandbox-desk sandbox rm ${ref.name}) and create it again` });
+    if (!state)
+      throw this.ctx.error('sandbox_missing', `ssh sandbox ${ref.name} has no state`, {
+        hint: `remove it (sandbox-desk sandbox rm ${ref.name}) and create it again`,
+      });
     const why = await this.ensureMaster(t);
-    if (why) throw this.ctx.error('backend_unavailable', `ssh: cannot connect to ${t.user}@${t.host}:${t.port}: ${why}`, { hint: 'check the machine, the key and the user; the host key pinned at create must still match' });
+    if (why)
+      throw this.ctx.error('backend_unavailable', `ssh: cannot connect to ${t.user}@${t.host}:${t.port}: ${why}`, {
+        hint: 'check the machine, the key and the user; the host key pinned at create must still match',
+      });
     this.writeState(ref.backendRef!, { stopped: false, incarnation: await this.measureIncarnation(t) });
   }
 
@@ -177,10 +193,15 @@ export class SshProvider implements SandboxProvider {
   async createEnvironment(opts: CreateEnvironmentOptions): Promise<SandboxEnvironment> {
     const st = await this.status(opts.sandbox);
     if (st.state !== 'running' || !st.incarnation) {
-      throw this.ctx.error('sandbox_not_running', `ssh sandbox ${opts.sandbox.name} is not connected (${st.detail ?? st.state})`, { hint: `start it with \`sandbox-desk sandbox start ${opts.sandbox.name}\`` });
+      throw this.ctx.error('sandbox_not_running', `ssh sandbox ${opts.sandbox.name} is not connected (${st.detail ?? st.state})`, {
+        hint: `start it with \`sandbox-desk sandbox start ${opts.sandbox.name}\``,
+      });
     }
     const t = this.target(opts.sandbox);
-    const home = opts.cachedHome && opts.cachedHome.incarnation === st.incarnation ? opts.cachedHome.home : await this.ctx.helpers.measureHome(execPrefixArgv(t, false), true);
+    const home =
+      opts.cachedHome && opts.cachedHome.incarnation === st.incarnation
+        ? opts.cachedHome.home
+        : await this.ctx.helpers.measureHome(execPrefixArgv(t, false), true);
     return {
       user: t.user,
       home,

@@ -31,7 +31,14 @@ export function register(ctx: PluginContext): void {
     async createEnvironment(opts): Promise<SandboxEnvironment> {
       const st = await provider.status(opts.sandbox);
       if (st.state !== 'running') throw ctx.error('sandbox_not_running', `${opts.sandbox.name} is not running`, { hint: 'start it' });
-      const prefix = (interactive: boolean) => ['acmebox', 'exec', ...(interactive ? ['--tty'] : []), '--stdin', opts.sandbox.backendRef!, '--'];
+      const prefix = (interactive: boolean) => [
+        'acmebox',
+        'exec',
+        ...(interactive ? ['--tty'] : []),
+        '--stdin',
+        opts.sandbox.backendRef!,
+        '--',
+      ];
       // Measure the home after connecting; never guess it from the user name.
       const home = await ctx.helpers.measureHome(prefix(false));
       return {

@@ -18,7 +18,12 @@ export interface Poll<T> {
  * ignores answers that were for the old key (a late answer for another sandbox must not show here).
  */
 export function usePoll<T>(fetcher: () => Promise<T>, intervalMs: number, key: string, enabled = true): Poll<T> {
-  const [state, setState] = useState<{ key: string; data: T | undefined; error: Poll<T>['error']; loading: boolean }>({ key, data: undefined, error: null, loading: true });
+  const [state, setState] = useState<{ key: string; data: T | undefined; error: Poll<T>['error']; loading: boolean }>({
+    key,
+    data: undefined,
+    error: null,
+    loading: true,
+  });
   const latestFetcher = useRef(fetcher);
   latestFetcher.current = fetcher;
   const generation = useRef(0);
@@ -35,7 +40,8 @@ export function usePoll<T>(fetcher: () => Promise<T>, intervalMs: number, key: s
       const data = await latestFetcher.current();
       if (gen === generation.current) setState({ key, data, error: null, loading: false });
     } catch (err) {
-      if (gen === generation.current) setState((s) => ({ key, data: s.key === key ? s.data : undefined, error: describeError(err), loading: false }));
+      if (gen === generation.current)
+        setState((s) => ({ key, data: s.key === key ? s.data : undefined, error: describeError(err), loading: false }));
     }
     if (gen === generation.current && active.current) timer.current = setTimeout(() => void tick(), intervalMs);
   }, [key, intervalMs]);

@@ -1,4 +1,16 @@
-import type { ApiClient, ApiMethod, ApiParams, ApiResult, BackendInfo, PluginInfo, CallLogEntry, DesktopStatus, Lease, SandboxInfo, SessionInfo } from '../../../src/api/contract.js';
+import type {
+  ApiClient,
+  ApiMethod,
+  ApiParams,
+  ApiResult,
+  BackendInfo,
+  PluginInfo,
+  CallLogEntry,
+  DesktopStatus,
+  Lease,
+  SandboxInfo,
+  SessionInfo,
+} from '../../../src/api/contract.js';
 import { ApiError } from '../api-client.js';
 
 type Handler<M extends ApiMethod> = (params: ApiParams<M>) => ApiResult<M> | Promise<ApiResult<M>>;
@@ -30,7 +42,22 @@ export function sessionInfo(over: Partial<SessionInfo> & { key: string }): Sessi
 }
 
 export function desktopStatus(over: Partial<DesktopStatus> & { sandbox: string }): DesktopStatus {
-  return { running: false, placement: 'sandbox', display: null, geometry: null, leaseHolder: 'agent', leaseViewer: null, missing: [], reason: null, chromiumSandbox: null, displayIsolation: null, displayIsolationReason: null, displayUser: null, shellDisplayGranted: false, ...over };
+  return {
+    running: false,
+    placement: 'sandbox',
+    display: null,
+    geometry: null,
+    leaseHolder: 'agent',
+    leaseViewer: null,
+    missing: [],
+    reason: null,
+    chromiumSandbox: null,
+    displayIsolation: null,
+    displayIsolationReason: null,
+    displayUser: null,
+    shellDisplayGranted: false,
+    ...over,
+  };
 }
 
 let nextCallId = 1;
@@ -75,7 +102,14 @@ export class FakeApi implements ApiClient {
   plugins: PluginInfo[] = [];
   private readonly overrides: Partial<Record<ApiMethod, (params: unknown) => unknown>> = {};
 
-  constructor(init: { sandboxes?: SandboxInfo[]; sessions?: Record<string, SessionInfo[]>; desktops?: Record<string, DesktopStatus>; callLog?: CallLogEntry[] } = {}) {
+  constructor(
+    init: {
+      sandboxes?: SandboxInfo[];
+      sessions?: Record<string, SessionInfo[]>;
+      desktops?: Record<string, DesktopStatus>;
+      callLog?: CallLogEntry[];
+    } = {},
+  ) {
     this.sandboxes = init.sandboxes ?? [];
     this.sessions = init.sessions ?? {};
     this.desktops = init.desktops ?? {};
@@ -120,7 +154,13 @@ export class FakeApi implements ApiClient {
     inspectSandbox: (p) => this.find(p.name),
     createSandbox: (p) => {
       if (this.sandboxes.some((s) => s.name === p.name)) throw new ApiError('name_taken', `a sandbox named ${p.name} already exists`);
-      const s = sandboxInfo({ name: p.name, backend: p.backend, image: p.image ?? 'sandbox-desk/base:latest', declaredDefaultCwd: p.defaultCwd ?? '~', user: p.user ?? 'dev' });
+      const s = sandboxInfo({
+        name: p.name,
+        backend: p.backend,
+        image: p.image ?? 'sandbox-desk/base:latest',
+        declaredDefaultCwd: p.defaultCwd ?? '~',
+        user: p.user ?? 'dev',
+      });
       this.sandboxes.push(s);
       return { sandbox: s, warnings: [] };
     },
@@ -140,14 +180,26 @@ export class FakeApi implements ApiClient {
       throw new ApiError('internal', 'exec is not faked');
     },
     desktopStatus: (p) => this.desktops[p.sandbox] ?? desktopStatus({ sandbox: p.sandbox }),
-    desktopStart: (p) => (this.desktops[p.sandbox] = desktopStatus({ sandbox: p.sandbox, running: true, display: ':20', geometry: '1280x800' })),
+    desktopStart: (p) =>
+      (this.desktops[p.sandbox] = desktopStatus({ sandbox: p.sandbox, running: true, display: ':20', geometry: '1280x800' })),
     desktopStop: (p) => (this.desktops[p.sandbox] = desktopStatus({ sandbox: p.sandbox })),
     desktopLastAction: () => null,
-    screenTicket: (p) => ({ url: `ws://127.0.0.1:1/ws/desktop/${p.sandbox}?ticket=t${this.calls.length}`, ticket: `t${this.calls.length}`, viewerId: p.viewerId ?? 'viewer-1' }),
+    screenTicket: (p) => ({
+      url: `ws://127.0.0.1:1/ws/desktop/${p.sandbox}?ticket=t${this.calls.length}`,
+      ticket: `t${this.calls.length}`,
+      viewerId: p.viewerId ?? 'viewer-1',
+    }),
     lease: (p) => this.leases[p.sandbox] ?? agentLease(),
-    takeControl: (p) => (this.leases[p.sandbox] = { holder: 'human', viewerId: p.viewerId, epoch: 1, since: new Date().toISOString(), reason: null }),
+    takeControl: (p) =>
+      (this.leases[p.sandbox] = { holder: 'human', viewerId: p.viewerId, epoch: 1, since: new Date().toISOString(), reason: null }),
     giveBack: (p) => (this.leases[p.sandbox] = { ...agentLease(), epoch: 2 }),
-    terminalOpen: (p) => ({ url: `ws://127.0.0.1:1/ws/terminal/ab${this.calls.length}?ticket=x`, ticket: 'x', terminalId: `tid-${p.session ?? 'default'}`, session: p.session ?? 'default', cwd: '/home/dev' }),
+    terminalOpen: (p) => ({
+      url: `ws://127.0.0.1:1/ws/terminal/ab${this.calls.length}?ticket=x`,
+      ticket: 'x',
+      terminalId: `tid-${p.session ?? 'default'}`,
+      session: p.session ?? 'default',
+      cwd: '/home/dev',
+    }),
     terminalResize: () => ({ ok: true as const }),
     // Like the store: filtered by sandbox and session, the newest `limit` calls, returned oldest first.
     callLog: (p) =>

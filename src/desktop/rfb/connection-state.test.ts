@@ -25,7 +25,13 @@ describe('RfbConnectionState', () => {
   });
 
   it('may be disconnected from any state but the final one', () => {
-    const paths: RfbState[][] = [[], ['security'], ['security', 'security-result'], ['security', 'server-init'], ['security', 'server-init', 'connected']];
+    const paths: RfbState[][] = [
+      [],
+      ['security'],
+      ['security', 'security-result'],
+      ['security', 'server-init'],
+      ['security', 'server-init', 'connected'],
+    ];
     for (const path of paths) expect(walk([...path, 'disconnected']).at(-1)?.to).toBe('disconnected');
   });
 

@@ -60,7 +60,9 @@ export class DesktopSizeRequests {
     this.settle(
       status === DesktopSizeStatus.Ok
         ? undefined
-        : new Error(`RFB server refused the resize to ${width}x${height}: ${DESKTOP_SIZE_STATUS_TEXT[status] ?? 'unknown error'} (status ${status})`),
+        : new Error(
+            `RFB server refused the resize to ${width}x${height}: ${DESKTOP_SIZE_STATUS_TEXT[status] ?? 'unknown error'} (status ${status})`,
+          ),
     );
   }
 

@@ -47,6 +47,8 @@ describe('Framebuffer', () => {
   it('names the rect and the framebuffer size when a rect lies outside', () => {
     const fb = new Framebuffer(4, 4);
     expect(() => fb.checkBounds('Raw', { x: 0, y: 0, width: 4, height: 4 })).not.toThrow();
-    expect(() => fb.checkBounds('Raw', { x: 1, y: 3, width: 3, height: 2 })).toThrow('RFB Raw rect 3x2+1+3 lies outside the 4x4 framebuffer');
+    expect(() => fb.checkBounds('Raw', { x: 1, y: 3, width: 3, height: 2 })).toThrow(
+      'RFB Raw rect 3x2+1+3 lies outside the 4x4 framebuffer',
+    );
   });
 });

@@ -31,7 +31,8 @@ export function readSecurityType33(r: ByteReader): boolean {
   if (!r.has(4)) return false;
   const type = r.peekU32();
   if (type === SecurityType.Invalid) return refused(r, 4, 'RFB server refused the connection');
-  if (type !== SecurityType.None) throw new Error(`RFB server requires security type ${type}; only None (${SecurityType.None}) is supported`);
+  if (type !== SecurityType.None)
+    throw new Error(`RFB server requires security type ${type}; only None (${SecurityType.None}) is supported`);
   r.skip(4);
   return true;
 }

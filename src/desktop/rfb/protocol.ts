@@ -161,4 +161,3 @@ export const FenceFlag = {
 export const FENCE_FLAGS_SUPPORTED = FenceFlag.BlockBefore | FenceFlag.BlockAfter | FenceFlag.SyncNext;
 /** RFC 6143 §7.7.5 (fence extension): a fence carries at most 64 bytes of data. */
 export const MAX_FENCE_DATA = 64;
-

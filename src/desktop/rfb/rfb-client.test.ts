@@ -325,7 +325,9 @@ describe('RfbClient resize', () => {
 
   it("rejects with the server's reason when the resize is refused", async () => {
     const { client } = await connect({ width: 16, height: 10, refuseResize: true });
-    await expect(client.resize(50, 40)).rejects.toThrow('RFB server refused the resize to 50x40: resize is administratively prohibited (status 1)');
+    await expect(client.resize(50, 40)).rejects.toThrow(
+      'RFB server refused the resize to 50x40: resize is administratively prohibited (status 1)',
+    );
     expect([client.width, client.height]).toEqual([16, 10]);
   });
 

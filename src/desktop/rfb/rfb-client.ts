@@ -9,7 +9,14 @@ import type { Decoder, Rect } from './decoders/decoder.js';
 import { RawDecoder } from './decoders/raw.js';
 import { Framebuffer, type RectArea } from './framebuffer.js';
 import { UpdateWaiters } from './update-waiters.js';
-import { readProtocolVersion, readSecurityResult, readSecurityType33, readSecurityTypes, readServerInit, type RfbVersion } from './handshake.js';
+import {
+  readProtocolVersion,
+  readSecurityResult,
+  readSecurityType33,
+  readSecurityTypes,
+  readServerInit,
+  type RfbVersion,
+} from './handshake.js';
 import { ClientInitFlag, DesktopSizeStatus, Encoding, FENCE_FLAGS_SUPPORTED, FenceFlag, SecurityType } from './protocol.js';
 import { readExtendedDesktopSize, readRectHeader, readServerMessage } from './server-messages.js';
 import type { ByteTransport } from './transport.js';
@@ -127,7 +134,8 @@ export class RfbClient implements IDisposable {
     transport.onData((chunk) => this.receive(chunk));
     transport.onClose((err) => {
       if (this.machine.isFinal) return;
-      const what = this.state === 'connected' ? 'RFB server closed the connection' : 'RFB server closed the connection during the handshake';
+      const what =
+        this.state === 'connected' ? 'RFB server closed the connection' : 'RFB server closed the connection during the handshake';
       this.shutdown(new Error(err ? `${what}: ${err.message}` : what));
     });
   }
@@ -447,7 +455,9 @@ export class RfbClient implements IDisposable {
         return true;
       }
       default:
-        throw new Error(`unsupported RFB encoding ${rect.encoding} in FramebufferUpdate (${rect.width}x${rect.height}+${rect.x}+${rect.y})`);
+        throw new Error(
+          `unsupported RFB encoding ${rect.encoding} in FramebufferUpdate (${rect.width}x${rect.height}+${rect.x}+${rect.y})`,
+        );
     }
   }
 

@@ -80,21 +80,40 @@ function qemuKey(down: boolean, keysym: number, keycode: number): Buffer {
 const qemuAudio = (op: number): Buffer => (op === 2 ? Buffer.of(255, 1, 0, 2, 3, 2, 0, 0, 0xac, 0x44) : Buffer.of(255, 1, 0, op));
 
 /** Every message kind, in the order the mixed streams use them. */
-const harmless = [setPixelFormat(), setEncodings([16, 7, 0, -223, -224, -308, -312]), fbUpdateRequest(0), enableContinuousUpdates(), clientFence([1, 2, 3]), clientFence([]), qemuAudio(0), qemuAudio(2), qemuAudio(1)];
-const inputs = [keyEvent(true, 0x61), keyEvent(false, 0x61), pointerEvent(1, 10, 20), cutText(5), cutText(-12), setDesktopSize(1280, 800, 1), setDesktopSize(1920, 1080, 2), qemuKey(true, 0x61, 30), xvp(2)];
+const harmless = [
+  setPixelFormat(),
+  setEncodings([16, 7, 0, -223, -224, -308, -312]),
+  fbUpdateRequest(0),
+  enableContinuousUpdates(),
+  clientFence([1, 2, 3]),
+  clientFence([]),
+  qemuAudio(0),
+  qemuAudio(2),
+  qemuAudio(1),
+];
+const inputs = [
+  keyEvent(true, 0x61),
+  keyEvent(false, 0x61),
+  pointerEvent(1, 10, 20),
+  cutText(5),
+  cutText(-12),
+  setDesktopSize(1280, 800, 1),
+  setDesktopSize(1920, 1080, 2),
+  qemuKey(true, 0x61, 30),
+  xvp(2),
+];
 
 // ---- helpers ----
 
 function feed(filter: RfbInputFilter, data: Buffer, chunkSizes: (remaining: number) => number = () => 1): Buffer {
   const out: Buffer[] = [];
-  for (let i = 0; i < data.length; ) {
+  for (let i = 0; i < data.length;) {
     const n = Math.max(1, Math.min(chunkSizes(data.length - i), data.length - i));
     out.push(filter.push(data.subarray(i, i + n)));
     i += n;
   }
   return Buffer.concat(out);
 }
-
 
 function expectProtocolError(fn: () => unknown, reason: RfbProtocolError['reason']): void {
   let caught: unknown;
@@ -223,7 +242,12 @@ describe('RfbInputFilter messages', () => {
   });
 
   it('random chunkings of a mixed stream give the same output as one big chunk', () => {
-    const stream = Buffer.concat([handshake38(0), ...interleave(harmless, inputs), cutText(3000), setEncodings(Array.from({ length: 300 }, (_, k) => k))]);
+    const stream = Buffer.concat([
+      handshake38(0),
+      ...interleave(harmless, inputs),
+      cutText(3000),
+      setEncodings(Array.from({ length: 300 }, (_, k) => k)),
+    ]);
     // The lease flips every third input message, deterministically, so all runs see the same decisions.
     const leaseByCount = (): (() => boolean) => {
       let n = 0;

@@ -202,7 +202,8 @@ export class RfbInputFilter {
       case ClientMessage.ClientFence: {
         const h = this.peek(Len.ClientFenceHeader);
         if (!h) return undefined;
-        if (h[8]! > MAX_FENCE_DATA) throw new RfbProtocolError('unknown_message', `ClientFence with ${h[8]} data bytes (max ${MAX_FENCE_DATA})`);
+        if (h[8]! > MAX_FENCE_DATA)
+          throw new RfbProtocolError('unknown_message', `ClientFence with ${h[8]} data bytes (max ${MAX_FENCE_DATA})`);
         frame = { name: 'ClientFence', length: Len.ClientFenceHeader + h[8]!, input: false };
         break;
       }

@@ -41,8 +41,14 @@ describe('server messages', () => {
       kind: 'cut-text',
       text: 'héllo',
     });
-    expect(readsOnlyWhenComplete(Buffer.from([3, 0, 0, 0, 0xff, 0xff, 0xff, 0xfb]), readServerMessage)).toEqual({ kind: 'discard', bytes: 5 });
-    expect(readsOnlyWhenComplete(Buffer.from([3, 0, 0, 0, 0x10, 0, 0, 0]), readServerMessage)).toEqual({ kind: 'discard', bytes: 0x10000000 });
+    expect(readsOnlyWhenComplete(Buffer.from([3, 0, 0, 0, 0xff, 0xff, 0xff, 0xfb]), readServerMessage)).toEqual({
+      kind: 'discard',
+      bytes: 5,
+    });
+    expect(readsOnlyWhenComplete(Buffer.from([3, 0, 0, 0, 0x10, 0, 0, 0]), readServerMessage)).toEqual({
+      kind: 'discard',
+      bytes: 0x10000000,
+    });
   });
 
   it('reads a fence with its flags and payload', () => {

@@ -1,7 +1,13 @@
 import type { ByteReader } from './byte-reader.js';
 import type { Rect } from './decoders/decoder.js';
 import { MAX_STRING } from './handshake.js';
-import { FRAMEBUFFER_UPDATE_HEADER_LENGTH, RECT_HEADER_LENGTH, SCREEN_LENGTH, ServerMessage, ServerMessageLength as Len } from './protocol.js';
+import {
+  FRAMEBUFFER_UPDATE_HEADER_LENGTH,
+  RECT_HEADER_LENGTH,
+  SCREEN_LENGTH,
+  ServerMessage,
+  ServerMessageLength as Len,
+} from './protocol.js';
 
 /**
  * Server → client messages after the handshake, read off the queue one at a time. Each reader consumes a

@@ -7,11 +7,7 @@ export interface ByteTransport {
 }
 
 /** Adapts a readable/writable pair (e.g. `docker exec -i … socat` stdout/stdin) to a ByteTransport. */
-export function transportFromStreams(
-  readable: NodeJS.ReadableStream,
-  writable: NodeJS.WritableStream,
-  close: () => void,
-): ByteTransport {
+export function transportFromStreams(readable: NodeJS.ReadableStream, writable: NodeJS.WritableStream, close: () => void): ByteTransport {
   const closeListeners: ((err?: Error) => void)[] = [];
   let closed = false;
   let closeError: Error | undefined;

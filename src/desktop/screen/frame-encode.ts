@@ -37,7 +37,11 @@ export async function encodeFrame(rgba: Uint8Array, width: number, height: numbe
     case 'webp': {
       const sharp = await loadSharp();
       if (sharp instanceof Error) {
-        throw new SandboxDeskError('backend_unavailable', `cannot encode ${format}: the sharp library did not load (${sharp.message.split('\n')[0]})`, { hint: 'ask for format png, or install sharp (npm install)' });
+        throw new SandboxDeskError(
+          'backend_unavailable',
+          `cannot encode ${format}: the sharp library did not load (${sharp.message.split('\n')[0]})`,
+          { hint: 'ask for format png, or install sharp (npm install)' },
+        );
       }
       const image = sharp(Buffer.from(rgba.buffer, rgba.byteOffset, rgba.byteLength), { raw: { width, height, channels: 4 } });
       const q = quality ?? DEFAULT_QUALITY;

@@ -9,7 +9,11 @@ describe('fitFrame', () => {
   });
 
   it('never exceeds the maximum at odd sizes', () => {
-    for (const [w, h, mw, mh] of [[1279, 801, 1023, 767], [997, 613, 500, 500], [321, 243, 7, 5]] as const) {
+    for (const [w, h, mw, mh] of [
+      [1279, 801, 1023, 767],
+      [997, 613, 500, 500],
+      [321, 243, 7, 5],
+    ] as const) {
       const f = fitFrame(w, h, { maxWidth: mw, maxHeight: mh });
       expect(f.width).toBeLessThanOrEqual(mw);
       expect(f.height).toBeLessThanOrEqual(mh);
@@ -26,7 +30,11 @@ describe('fitFrame', () => {
 
 describe('frame ↔ screen coordinates', () => {
   it('maps every frame pixel to the screen pixel the scaled image shows there (odd sizes)', () => {
-    for (const [w, h, mw, mh] of [[1279, 801, 1023, 767], [997, 613, 333, 211], [1280, 800, 1024, 768]] as const) {
+    for (const [w, h, mw, mh] of [
+      [1279, 801, 1023, 767],
+      [997, 613, 333, 211],
+      [1280, 800, 1024, 768],
+    ] as const) {
       const g = fitFrame(w, h, { maxWidth: mw, maxHeight: mh });
       // A screen whose every pixel holds its own index: the scaled image then says which screen pixel each frame pixel shows.
       const screen = new Uint8Array(w * h * 4);

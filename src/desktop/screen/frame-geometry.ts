@@ -22,10 +22,14 @@ function positiveSide(v: number | undefined, name: string, screen: number): numb
   if (v === undefined) return undefined;
   if (!Number.isInteger(v) || v < 1) throw new SandboxDeskError('invalid_input', `${name} must be a positive integer, got ${v}`);
   if (v > screen) {
-    throw new SandboxDeskError('invalid_input', `${name} ${v} is above the screen's ${name === 'maxWidth' ? 'width' : 'height'} ${screen}`, {
-      hint: 'leave it out for a full-size frame, or ask for at most the screen size',
-      details: { screen: { width: screen } },
-    });
+    throw new SandboxDeskError(
+      'invalid_input',
+      `${name} ${v} is above the screen's ${name === 'maxWidth' ? 'width' : 'height'} ${screen}`,
+      {
+        hint: 'leave it out for a full-size frame, or ask for at most the screen size',
+        details: { screen: { width: screen } },
+      },
+    );
   }
   return v;
 }
@@ -34,7 +38,11 @@ function positiveSide(v: number | undefined, name: string, screen: number): numb
  * The frame size for a screen asked at most maxWidth × maxHeight: the screen scaled by one factor
  * (aspect kept), never enlarged. `scale` is frame width / screen width.
  */
-export function fitFrame(screenWidth: number, screenHeight: number, max: { maxWidth?: number; maxHeight?: number } = {}): FrameGeometry & { scale: number } {
+export function fitFrame(
+  screenWidth: number,
+  screenHeight: number,
+  max: { maxWidth?: number; maxHeight?: number } = {},
+): FrameGeometry & { scale: number } {
   const mw = positiveSide(max.maxWidth, 'maxWidth', screenWidth);
   const mh = positiveSide(max.maxHeight, 'maxHeight', screenHeight);
   const s = Math.min(1, mw === undefined ? 1 : mw / screenWidth, mh === undefined ? 1 : mh / screenHeight);
@@ -62,12 +70,19 @@ export function screenToFrame(g: FrameGeometry, x: number, y: number): { x: numb
 
 /** Refuses a coordinate that is not a whole pixel inside the frame, naming the frame's geometry. */
 export function checkPoint(g: { width: number; height: number }, x: number, y: number, what = 'the frame'): void {
-  for (const [name, v, limit] of [['x', x, g.width], ['y', y, g.height]] as const) {
+  for (const [name, v, limit] of [
+    ['x', x, g.width],
+    ['y', y, g.height],
+  ] as const) {
     if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v >= limit) {
-      throw new SandboxDeskError('invalid_input', `${name} ${String(v)} is not a whole pixel inside ${what} (${g.width}x${g.height}: x 0–${g.width - 1}, y 0–${g.height - 1})`, {
-        hint: 'use coordinates from the frame the action names (frameId), or screen coordinates without one',
-        details: { geometry: { width: g.width, height: g.height } },
-      });
+      throw new SandboxDeskError(
+        'invalid_input',
+        `${name} ${String(v)} is not a whole pixel inside ${what} (${g.width}x${g.height}: x 0–${g.width - 1}, y 0–${g.height - 1})`,
+        {
+          hint: 'use coordinates from the frame the action names (frameId), or screen coordinates without one',
+          details: { geometry: { width: g.width, height: g.height } },
+        },
+      );
     }
   }
 }

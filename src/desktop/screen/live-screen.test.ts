@@ -35,7 +35,8 @@ function live(width = 40, height = 30) {
 function pointerEvents(server: FakeRfbServer): [number, number, number][] {
   const out: [number, number, number][] = [];
   // Client messages are not self-delimiting here; PointerEvents are written one per chunk.
-  for (const chunk of server.received) if (chunk.length === 6 && chunk[0] === 5) out.push([chunk[1]!, chunk.readUInt16BE(2), chunk.readUInt16BE(4)]);
+  for (const chunk of server.received)
+    if (chunk.length === 6 && chunk[0] === 5) out.push([chunk[1]!, chunk.readUInt16BE(2), chunk.readUInt16BE(4)]);
   return out;
 }
 
@@ -68,15 +69,25 @@ describe('LiveScreen', () => {
     const r = await screen.act({ kind: 'click', x: 20, y: 14 }, frame.frameId);
     // frame pixel 20 of 21 over 40 → floor(20.5 * 40 / 21) = 39; 14 of 15 over 30 → 29
     expect(r).toMatchObject({ pointer: { x: 39, y: 29 }, pointerInFrame: { x: 20, y: 14 }, frameId: frame.frameId, via: 'rfb' });
-    expect(pointerEvents(servers[0]!).slice(-3)).toEqual([[0, 39, 29], [1, 39, 29], [0, 39, 29]]);
+    expect(pointerEvents(servers[0]!).slice(-3)).toEqual([
+      [0, 39, 29],
+      [1, 39, 29],
+      [0, 39, 29],
+    ]);
   });
 
   it('refuses points outside the frame, unknown frames, and frames from before a resize (stale_frame with the geometry)', async () => {
     const { screen, servers } = live(40, 30);
     const { frame } = await screen.screenshot();
-    await expect(screen.act({ kind: 'move', x: 40, y: 0 }, frame.frameId)).rejects.toMatchObject({ code: 'invalid_input', message: expect.stringMatching(/40x30/) });
+    await expect(screen.act({ kind: 'move', x: 40, y: 0 }, frame.frameId)).rejects.toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringMatching(/40x30/),
+    });
     await expect(screen.act({ kind: 'move', x: 1, y: -1 })).rejects.toMatchObject({ code: 'invalid_input' });
-    await expect(screen.act({ kind: 'move', x: 1, y: 1 }, 'nope')).rejects.toMatchObject({ code: 'invalid_input', message: expect.stringMatching(/never taken/) });
+    await expect(screen.act({ kind: 'move', x: 1, y: 1 }, 'nope')).rejects.toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringMatching(/never taken/),
+    });
     const resized = new Promise((r) => setTimeout(r, 50));
     servers[0]!.desktopSize(50, 20);
     await resized;
@@ -101,7 +112,16 @@ describe('LiveScreen', () => {
     const { screen, servers } = live();
     await screen.act({ kind: 'type', text: 'a€' });
     await screen.act({ kind: 'key', keys: 'ctrl+l' });
-    expect(keyEvents(servers[0]!)).toEqual([[true, 0x61], [false, 0x61], [true, 0x010020ac], [false, 0x010020ac], [true, 0xffe3], [true, 0x6c], [false, 0x6c], [false, 0xffe3]]);
+    expect(keyEvents(servers[0]!)).toEqual([
+      [true, 0x61],
+      [false, 0x61],
+      [true, 0x010020ac],
+      [false, 0x010020ac],
+      [true, 0xffe3],
+      [true, 0x6c],
+      [false, 0x6c],
+      [false, 0xffe3],
+    ]);
   });
 
   it('drags with the button held, and scrolls with wheel buttons', async () => {
@@ -112,7 +132,12 @@ describe('LiveScreen', () => {
     expect(ev.at(-2)).toEqual([1, 16, 8]);
     expect(ev.at(-1)).toEqual([0, 16, 8]);
     await screen.act({ kind: 'scroll', x: 3, y: 3, direction: 'down', amount: 2 });
-    expect(pointerEvents(servers[0]!).slice(-4)).toEqual([[16, 3, 3], [0, 3, 3], [16, 3, 3], [0, 3, 3]]);
+    expect(pointerEvents(servers[0]!).slice(-4)).toEqual([
+      [16, 3, 3],
+      [0, 3, 3],
+      [16, 3, 3],
+      [0, 3, 3],
+    ]);
   });
 
   it('refuses bad text and keys before connecting, and everything once disposed', async () => {
@@ -147,9 +172,16 @@ describe('frames across processes', () => {
     // A second process on the same desktop run (its first connection has the same desktop id).
     const b = live(40, 30);
     await expect(b.screen.act({ kind: 'move', x: 19, y: 14 }, frame.frameId)).resolves.toMatchObject({ pointer: { x: 39, y: 29 } });
-    await expect(b.screen.act({ kind: 'move', x: 1, y: 1 }, frame.frameId.replace('40x30', '50x30'))).rejects.toMatchObject({ code: 'stale_frame' });
-    await expect(b.screen.act({ kind: 'move', x: 1, y: 1 }, frame.frameId.replace('abc00001', 'abc00002'))).rejects.toMatchObject({ code: 'stale_frame' });
-    await expect(b.screen.act({ kind: 'move', x: 1, y: 1 }, 'abc00001.40x30.80x15.x')).rejects.toMatchObject({ code: 'invalid_input', message: expect.stringMatching(/never taken/) });
+    await expect(b.screen.act({ kind: 'move', x: 1, y: 1 }, frame.frameId.replace('40x30', '50x30'))).rejects.toMatchObject({
+      code: 'stale_frame',
+    });
+    await expect(b.screen.act({ kind: 'move', x: 1, y: 1 }, frame.frameId.replace('abc00001', 'abc00002'))).rejects.toMatchObject({
+      code: 'stale_frame',
+    });
+    await expect(b.screen.act({ kind: 'move', x: 1, y: 1 }, 'abc00001.40x30.80x15.x')).rejects.toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringMatching(/never taken/),
+    });
   });
 });
 

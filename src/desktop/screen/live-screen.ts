@@ -144,26 +144,32 @@ export class LiveScreen implements IDisposable {
       askedAt = Date.now();
       client.askForUpdate(true);
     };
-    conn.add(client.onUpdate(() => {
-      if (pacing) return;
-      const wait = askedAt + this.updateIntervalMs - Date.now();
-      if (wait <= 0) ask();
-      else pacing = setTimeout(ask, wait);
-    }));
+    conn.add(
+      client.onUpdate(() => {
+        if (pacing) return;
+        const wait = askedAt + this.updateIntervalMs - Date.now();
+        if (wait <= 0) ask();
+        else pacing = setTimeout(ask, wait);
+      }),
+    );
     conn.add({ dispose: () => clearTimeout(pacing) });
-    conn.add(client.onDamage((rects) => {
-      this.lastDamageAt = Date.now();
-      this.damageEmitter.fire(rects);
-    }));
+    conn.add(
+      client.onDamage((rects) => {
+        this.lastDamageAt = Date.now();
+        this.damageEmitter.fire(rects);
+      }),
+    );
     conn.add(client.onResize(() => this.epoch++));
-    conn.add(client.onClose(() => {
-      if (this.client === client) {
-        this.client = undefined;
-        this.link = undefined;
-      }
-      conn.dispose();
-      link.dispose();
-    }));
+    conn.add(
+      client.onClose(() => {
+        if (this.client === client) {
+          this.client = undefined;
+          this.link = undefined;
+        }
+        conn.dispose();
+        link.dispose();
+      }),
+    );
     conn.add(client);
     client.askForUpdate(true);
     this.client = client;
@@ -225,15 +231,23 @@ export class LiveScreen implements IDisposable {
   private frame(frameId: string, screen: { width: number; height: number }): FrameRecord {
     const f = this.frames.get(frameId) ?? this.frameOfAnotherProcess(frameId, screen);
     if (!f) {
-      throw new SandboxDeskError('invalid_input', `frame ${JSON.stringify(frameId)} was never taken on this desktop (or is older than its last ${FRAMES_KEPT} frames)`, {
-        hint: 'take a screenshot and use its frameId',
-      });
+      throw new SandboxDeskError(
+        'invalid_input',
+        `frame ${JSON.stringify(frameId)} was never taken on this desktop (or is older than its last ${FRAMES_KEPT} frames)`,
+        {
+          hint: 'take a screenshot and use its frameId',
+        },
+      );
     }
     if (f.epoch !== this.epoch) {
-      throw new SandboxDeskError('stale_frame', `frame ${frameId} (${f.width}x${f.height} of a ${f.screenWidth}x${f.screenHeight} screen) was taken before the screen changed (resized, or the desktop restarted); the screen is now ${screen.width}x${screen.height}`, {
-        hint: 'take a new screenshot and use its coordinates',
-        details: { current: screen },
-      });
+      throw new SandboxDeskError(
+        'stale_frame',
+        `frame ${frameId} (${f.width}x${f.height} of a ${f.screenWidth}x${f.screenHeight} screen) was taken before the screen changed (resized, or the desktop restarted); the screen is now ${screen.width}x${screen.height}`,
+        {
+          hint: 'take a new screenshot and use its coordinates',
+          details: { current: screen },
+        },
+      );
     }
     return f;
   }
@@ -261,8 +275,13 @@ export class LiveScreen implements IDisposable {
     const combos = action.kind === 'key' ? parseKeys(action.keys) : [];
     if (action.kind === 'scroll') {
       const amount = action.amount ?? 3;
-      if (!Number.isInteger(amount) || amount < 1 || amount > 100) throw new SandboxDeskError('invalid_input', `scroll amount must be a whole number 1–100, got ${amount}`);
-      if (!(action.direction in SCROLL_MASK)) throw new SandboxDeskError('invalid_input', `scroll direction must be up, down, left or right, got ${JSON.stringify(action.direction)}`);
+      if (!Number.isInteger(amount) || amount < 1 || amount > 100)
+        throw new SandboxDeskError('invalid_input', `scroll amount must be a whole number 1–100, got ${amount}`);
+      if (!(action.direction in SCROLL_MASK))
+        throw new SandboxDeskError(
+          'invalid_input',
+          `scroll direction must be up, down, left or right, got ${JSON.stringify(action.direction)}`,
+        );
     }
     const client = await this.live();
     const link = this.link!;
@@ -271,7 +290,8 @@ export class LiveScreen implements IDisposable {
     if (frameId !== undefined) await client.sync();
     let target: { x: number; y: number } | undefined;
     const button = 'button' in action && action.button !== undefined ? action.button : 1;
-    if (!(button in BUTTON_MASK)) throw new SandboxDeskError('invalid_input', `button must be 1 (left), 2 (middle) or 3 (right), got ${String(button)}`);
+    if (!(button in BUTTON_MASK))
+      throw new SandboxDeskError('invalid_input', `button must be 1 (left), 2 (middle) or 3 (right), got ${String(button)}`);
     const mask = BUTTON_MASK[button];
     switch (action.kind) {
       case 'move':
@@ -293,7 +313,11 @@ export class LiveScreen implements IDisposable {
         client.pointer(from.x, from.y, mask);
         // Intermediate moves, so pages see a drag rather than a jump.
         for (let i = 1; i < DRAG_STEPS; i++) {
-          client.pointer(Math.round(from.x + ((target.x - from.x) * i) / DRAG_STEPS), Math.round(from.y + ((target.y - from.y) * i) / DRAG_STEPS), mask);
+          client.pointer(
+            Math.round(from.x + ((target.x - from.x) * i) / DRAG_STEPS),
+            Math.round(from.y + ((target.y - from.y) * i) / DRAG_STEPS),
+            mask,
+          );
         }
         client.pointer(target.x, target.y, mask);
         client.pointer(target.x, target.y, 0);

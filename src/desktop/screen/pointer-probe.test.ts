@@ -16,7 +16,10 @@ function probeAnswering(script: string): PointerProbe {
 describe('PointerProbe', () => {
   it('answers each request from one long-lived process, in order', async () => {
     const p = probeAnswering('n=$((n+1)); echo "X=$n Y=$((n*2)) SCREEN=0 WINDOW=1 "');
-    expect(await Promise.all([p.measure(), p.measure()])).toEqual([{ x: 1, y: 2 }, { x: 2, y: 4 }]);
+    expect(await Promise.all([p.measure(), p.measure()])).toEqual([
+      { x: 1, y: 2 },
+      { x: 2, y: 4 },
+    ]);
     expect(await p.measure()).toEqual({ x: 3, y: 6 });
   });
 

@@ -81,7 +81,8 @@ export class PointerProbe implements IDisposable {
     clearTimeout(p.timer);
     const x = /X=(\d+)/.exec(line)?.[1];
     const y = /Y=(\d+)/.exec(line)?.[1];
-    if (x === undefined || y === undefined) p.reject(new SandboxDeskError('backend_unavailable', `xdotool getmouselocation said: ${line.trim() || 'nothing'}`));
+    if (x === undefined || y === undefined)
+      p.reject(new SandboxDeskError('backend_unavailable', `xdotool getmouselocation said: ${line.trim() || 'nothing'}`));
     else p.resolve({ x: Number(x), y: Number(y) });
   }
 

@@ -48,7 +48,10 @@ describe('resolveDockerEndpoint', () => {
 
     it('defaults the port to 2375 without TLS and 2376 with TLS', () => {
       expect(resolveDockerEndpoint({ DOCKER_HOST: 'tcp://h' }).options).toMatchObject({ port: 2375, protocol: 'http' });
-      expect(resolveDockerEndpoint({ DOCKER_HOST: 'tcp://h', DOCKER_TLS_VERIFY: '1' }).options).toMatchObject({ port: 2376, protocol: 'https' });
+      expect(resolveDockerEndpoint({ DOCKER_HOST: 'tcp://h', DOCKER_TLS_VERIFY: '1' }).options).toMatchObject({
+        port: 2376,
+        protocol: 'https',
+      });
     });
 
     it('uses https for an https:// URL', () => {
@@ -56,11 +59,18 @@ describe('resolveDockerEndpoint', () => {
     });
 
     it('turns an npipe:// URL into a socket path', () => {
-      expect(resolveDockerEndpoint({ DOCKER_HOST: 'npipe:////./pipe/docker_engine' }).options).toEqual({ socketPath: '//./pipe/docker_engine' });
+      expect(resolveDockerEndpoint({ DOCKER_HOST: 'npipe:////./pipe/docker_engine' }).options).toEqual({
+        socketPath: '//./pipe/docker_engine',
+      });
     });
 
     it('turns an ssh:// URL into ssh host, port and user', () => {
-      expect(resolveDockerEndpoint({ DOCKER_HOST: 'ssh://me@box:2222' }).options).toMatchObject({ protocol: 'ssh', host: 'box', port: 2222, username: 'me' });
+      expect(resolveDockerEndpoint({ DOCKER_HOST: 'ssh://me@box:2222' }).options).toMatchObject({
+        protocol: 'ssh',
+        host: 'box',
+        port: 2222,
+        username: 'me',
+      });
       expect(resolveDockerEndpoint({ DOCKER_HOST: 'ssh://box' }).options).toMatchObject({ protocol: 'ssh', host: 'box', port: 22 });
     });
 

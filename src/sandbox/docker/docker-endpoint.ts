@@ -50,13 +50,23 @@ function fromUrl(url: string, origin: string, env: NodeJS.ProcessEnv, material: 
       const { ca, cert, key } = material;
       Object.assign(options, ca ? { ca } : {}, cert ? { cert } : {}, key ? { key } : {});
       // SkipTLSVerify: still TLS (and still our client certificate), without checking the engine's.
-      if (material.skipVerify) (options as DockerOptions & { agent?: Agent }).agent = new Agent({ rejectUnauthorized: false, ...(ca ? { ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) });
+      if (material.skipVerify)
+        (options as DockerOptions & { agent?: Agent }).agent = new Agent({
+          rejectUnauthorized: false,
+          ...(ca ? { ca } : {}),
+          ...(cert ? { cert } : {}),
+          ...(key ? { key } : {}),
+        });
     }
     return { url, origin, options };
   }
   if (url.startsWith('ssh://')) {
     const u = new URL(url);
-    return { url, origin, options: { protocol: 'ssh', host: u.hostname, port: Number(u.port || 22), username: u.username || undefined } as DockerOptions };
+    return {
+      url,
+      origin,
+      options: { protocol: 'ssh', host: u.hostname, port: Number(u.port || 22), username: u.username || undefined } as DockerOptions,
+    };
   }
   return { url, origin, options: { socketPath: url } };
 }
@@ -85,7 +95,8 @@ export function resolveDockerEndpoint(env: NodeJS.ProcessEnv = process.env): Doc
     const meta = join(configDir, 'contexts', 'meta', id, 'meta.json');
     if (existsSync(meta)) {
       try {
-        const docker = (JSON.parse(readFileSync(meta, 'utf8')) as { Endpoints?: { docker?: { Host?: string; SkipTLSVerify?: boolean } } }).Endpoints?.docker;
+        const docker = (JSON.parse(readFileSync(meta, 'utf8')) as { Endpoints?: { docker?: { Host?: string; SkipTLSVerify?: boolean } } })
+          .Endpoints?.docker;
         // The context's TLS material lives beside its metadata: contexts/tls/<id>/docker/{ca,cert,key}.pem.
         const material = readTlsDir(join(configDir, 'contexts', 'tls', id, 'docker'), docker?.SkipTLSVerify === true);
         if (docker?.Host) return fromUrl(docker.Host, `docker context ${context}`, env, material);

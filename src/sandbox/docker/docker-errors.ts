@@ -19,13 +19,17 @@ export function isUnreachable(err: unknown): boolean {
 export function engineUnreachable(endpoint: DockerEndpoint, err: unknown): SandboxDeskError {
   const code = (err as DockerodeError).code ?? 'error';
   const why = code === 'EACCES' ? 'permission denied on the socket' : code === 'ENOENT' ? 'no socket there' : code;
-  return new SandboxDeskError('engine_unreachable', `The Docker engine is not reachable at ${endpoint.url} (from ${endpoint.origin}): ${why}`, {
-    hint:
-      code === 'EACCES'
-        ? 'add your user to the docker group (sudo usermod -aG docker $USER, then log in again), or run as root'
-        : 'start it: `sudo systemctl start docker` (or `npm run setup`, which starts dockerd); set DOCKER_HOST if it listens elsewhere',
-    cause: err,
-  });
+  return new SandboxDeskError(
+    'engine_unreachable',
+    `The Docker engine is not reachable at ${endpoint.url} (from ${endpoint.origin}): ${why}`,
+    {
+      hint:
+        code === 'EACCES'
+          ? 'add your user to the docker group (sudo usermod -aG docker $USER, then log in again), or run as root'
+          : 'start it: `sudo systemctl start docker` (or `npm run setup`, which starts dockerd); set DOCKER_HOST if it listens elsewhere',
+      cause: err,
+    },
+  );
 }
 
 /** The engine's own message, without dockerode's "(HTTP code 404) no such container -" prefix. */

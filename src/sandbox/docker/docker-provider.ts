@@ -105,7 +105,12 @@ export class DockerProvider implements SandboxProvider {
           SecurityOpt: ['no-new-privileges'],
           PidsLimit: 4096,
           ShmSize: 1024 * 1024 * 1024,
-          Mounts: spec.mounts.map((m) => ({ Type: 'bind' as const, Source: m.hostPath, Target: m.sandboxPath, ReadOnly: Boolean(m.readOnly) })),
+          Mounts: spec.mounts.map((m) => ({
+            Type: 'bind' as const,
+            Source: m.hostPath,
+            Target: m.sandboxPath,
+            ReadOnly: Boolean(m.readOnly),
+          })),
         },
       }),
     ).catch((err: unknown) => {
@@ -121,7 +126,10 @@ export class DockerProvider implements SandboxProvider {
   }
 
   private container(ref: SandboxRef): Docker.Container {
-    if (!ref.backendRef) throw new SandboxDeskError('sandbox_missing', `sandbox ${ref.name} has no container`, { hint: `remove it with \`sandbox-desk sandbox rm ${ref.name}\`` });
+    if (!ref.backendRef)
+      throw new SandboxDeskError('sandbox_missing', `sandbox ${ref.name} has no container`, {
+        hint: `remove it with \`sandbox-desk sandbox rm ${ref.name}\``,
+      });
     return this.docker.getContainer(ref.backendRef);
   }
 
@@ -135,7 +143,9 @@ export class DockerProvider implements SandboxProvider {
     await this.call(() => this.container(ref).start()).catch((err: unknown) => {
       if (statusOf(err) === 304) return;
       if (statusOf(err) === 404) throw this.missing(ref);
-      throw new SandboxDeskError('backend_unavailable', `Docker could not start sandbox ${ref.name}: ${engineMessage(err)}`, { cause: err });
+      throw new SandboxDeskError('backend_unavailable', `Docker could not start sandbox ${ref.name}: ${engineMessage(err)}`, {
+        cause: err,
+      });
     });
   }
 
@@ -151,7 +161,9 @@ export class DockerProvider implements SandboxProvider {
     if (!ref.backendRef) return;
     await this.call(() => this.container(ref).remove({ force: opts.force, v: true })).catch((err: unknown) => {
       if (statusOf(err) === 404) return; // already gone: removing it is done
-      throw new SandboxDeskError('backend_unavailable', `Docker could not remove sandbox ${ref.name}: ${engineMessage(err)}`, { cause: err });
+      throw new SandboxDeskError('backend_unavailable', `Docker could not remove sandbox ${ref.name}: ${engineMessage(err)}`, {
+        cause: err,
+      });
     });
   }
 
@@ -161,7 +173,11 @@ export class DockerProvider implements SandboxProvider {
       const info = await this.call(() => this.container(ref).inspect());
       const s = info.State;
       if (s.Running) return { state: 'running', incarnation: `${info.Id}@${s.StartedAt}` };
-      return { state: 'stopped', incarnation: null, detail: s.Status === 'exited' ? `exited (${s.ExitCode}) at ${s.FinishedAt}` : s.Status };
+      return {
+        state: 'stopped',
+        incarnation: null,
+        detail: s.Status === 'exited' ? `exited (${s.ExitCode}) at ${s.FinishedAt}` : s.Status,
+      };
     } catch (err) {
       if (statusOf(err) === 404) return { state: 'missing', incarnation: null, detail: 'the container was removed outside Sandbox Desk' };
       throw err;
@@ -179,7 +195,16 @@ export class DockerProvider implements SandboxProvider {
     const probe = new DockerEnvironment(opts.sandbox.backendRef!, opts.sandbox.user, '/', '/', opts.sandbox.mounts, st.incarnation);
     // The home is measured once per incarnation of the container; a restart measures it again.
     const home =
-      opts.cachedHome && opts.cachedHome.incarnation === st.incarnation ? opts.cachedHome.home : await measureHome(probe.execPrefix({ interactive: false }));
-    return new DockerEnvironment(opts.sandbox.backendRef!, opts.sandbox.user, home, opts.cwd === '~' ? home : opts.cwd, opts.sandbox.mounts, st.incarnation);
+      opts.cachedHome && opts.cachedHome.incarnation === st.incarnation
+        ? opts.cachedHome.home
+        : await measureHome(probe.execPrefix({ interactive: false }));
+    return new DockerEnvironment(
+      opts.sandbox.backendRef!,
+      opts.sandbox.user,
+      home,
+      opts.cwd === '~' ? home : opts.cwd,
+      opts.sandbox.mounts,
+      st.incarnation,
+    );
   }
 }

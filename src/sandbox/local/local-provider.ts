@@ -45,7 +45,10 @@ export class LocalProvider implements SandboxProvider {
   readonly description = 'commands run directly on this machine as your user (no isolation)';
 
   async provision(spec: ProvisionSpec): Promise<ProvisionResult> {
-    if (spec.image) throw new SandboxDeskError('invalid_input', 'the local backend does not use an image', { hint: 'drop --image, or use --backend docker' });
+    if (spec.image)
+      throw new SandboxDeskError('invalid_input', 'the local backend does not use an image', {
+        hint: 'drop --image, or use --backend docker',
+      });
     return { backendRef: null, user: spec.user, image: null };
   }
 

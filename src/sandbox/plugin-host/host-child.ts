@@ -8,7 +8,16 @@ import { pathToFileURL } from 'node:url';
 import { SandboxDeskError } from '../../shared/errors.js';
 import { makePluginContext, pluginExport } from '../plugins/plugin-context.js';
 import type { ExecPrefixOptions, LifecycleContext, SandboxEnvironment, SandboxProvider } from '../provider.js';
-import type { EnvironmentData, HostMessage, HostRequest, LoadRequest, LoadResult, PrefixAnswer, PrefixKey, ProviderDescriptor } from './rpc-protocol.js';
+import type {
+  EnvironmentData,
+  HostMessage,
+  HostRequest,
+  LoadRequest,
+  LoadResult,
+  PrefixAnswer,
+  PrefixKey,
+  ProviderDescriptor,
+} from './rpc-protocol.js';
 
 const providers = new Map<string, SandboxProvider>();
 
@@ -85,7 +94,10 @@ function prefixAnswer(env: SandboxEnvironment, opts: ExecPrefixOptions): PrefixA
 /** The environment as data: everything the app reads from it, with the prefixes precomputed. */
 function environmentData(env: SandboxEnvironment): EnvironmentData {
   const prefixes = {} as Record<PrefixKey, PrefixAnswer>;
-  for (const [who, user] of [['default', undefined], ['root', 'root']] as const) {
+  for (const [who, user] of [
+    ['default', undefined],
+    ['root', 'root'],
+  ] as const) {
     prefixes[`${who}:i`] = prefixAnswer(env, { user, interactive: true });
     prefixes[`${who}:n`] = prefixAnswer(env, { user, interactive: false });
   }
@@ -94,7 +106,13 @@ function environmentData(env: SandboxEnvironment): EnvironmentData {
     home: read(() => env.home, null),
     defaultCwd: read(() => env.defaultCwd, null),
     incarnation: read(() => env.incarnation, null),
-    mounts: read(() => (Array.isArray(env.mounts) ? env.mounts.map((m) => ({ hostPath: m.hostPath, sandboxPath: m.sandboxPath, readOnly: Boolean(m.readOnly) })) : []), []),
+    mounts: read(
+      () =>
+        Array.isArray(env.mounts)
+          ? env.mounts.map((m) => ({ hostPath: m.hostPath, sandboxPath: m.sandboxPath, readOnly: Boolean(m.readOnly) }))
+          : [],
+      [],
+    ),
     tempDir: read(() => env.getTempDir(), '/tmp'),
     joinsArgv: read(() => env.joinsArgv === true, false),
     prefixes,
@@ -104,7 +122,14 @@ function environmentData(env: SandboxEnvironment): EnvironmentData {
 async function call(req: Extract<HostRequest, { kind: 'call' }>): Promise<unknown> {
   const p = providers.get(req.provider);
   if (!p) throw new SandboxDeskError('unknown_backend', `the plugin host has no provider ${req.provider}`);
-  const ctx: LifecycleContext = { progress: (event) => send({ id: req.id, kind: 'progress', event: { step: String(event.step), message: String(event.message), ...(event.level ? { level: event.level } : {}) } }) };
+  const ctx: LifecycleContext = {
+    progress: (event) =>
+      send({
+        id: req.id,
+        kind: 'progress',
+        event: { step: String(event.step), message: String(event.message), ...(event.level ? { level: event.level } : {}) },
+      }),
+  };
   const a = req.args as never[];
   switch (req.method) {
     case 'provision':
@@ -142,7 +167,16 @@ process.on('message', (raw: unknown) => {
     },
     (err: unknown) => {
       const e = err instanceof SandboxDeskError ? err : null;
-      send({ id: req.id, kind: 'error', error: { code: e?.code ?? 'backend_unavailable', message: errorMessage(err), ...(e?.hint ? { hint: e.hint } : {}), ...(e ? {} : { plain: true }) } });
+      send({
+        id: req.id,
+        kind: 'error',
+        error: {
+          code: e?.code ?? 'backend_unavailable',
+          message: errorMessage(err),
+          ...(e?.hint ? { hint: e.hint } : {}),
+          ...(e ? {} : { plain: true }),
+        },
+      });
     },
   );
 });

@@ -89,7 +89,14 @@ export class PluginHostClient {
   async load(): Promise<LoadResult> {
     this.spawn();
     try {
-      const r = (await this.request({ kind: 'load', load: { entry: this.opts.entry, plugin: this.opts.plugin, dataDir: this.opts.dataDir, apiVersion: this.opts.apiVersion } }, 'load', this.opts.loadTimeoutMs)) as LoadResult;
+      const r = (await this.request(
+        {
+          kind: 'load',
+          load: { entry: this.opts.entry, plugin: this.opts.plugin, dataDir: this.opts.dataDir, apiVersion: this.opts.apiVersion },
+        },
+        'load',
+        this.opts.loadTimeoutMs,
+      )) as LoadResult;
       this.providerNames = r.providers.map((p) => String(p.name));
       return r;
     } catch (err) {
@@ -146,8 +153,7 @@ export class PluginHostClient {
     if (m.kind === 'result') {
       if (m.defaultCwd) p.onDefaultCwd?.(m.defaultCwd);
       p.resolve(m.value);
-    }
-    else p.reject(fromWire(m.error));
+    } else p.reject(fromWire(m.error));
   }
 
   private onExit(child: ChildProcess, how: string): void {
@@ -168,15 +174,27 @@ export class PluginHostClient {
     }
   }
 
-  private request(req: Omit<Extract<HostRequest, { kind: 'load' }>, 'id'> | Omit<Extract<HostRequest, { kind: 'call' }>, 'id'> | { kind: 'ping' }, what: string, timeoutMs: number, listen: CallListeners = {}): Promise<unknown> {
+  private request(
+    req: Omit<Extract<HostRequest, { kind: 'load' }>, 'id'> | Omit<Extract<HostRequest, { kind: 'call' }>, 'id'> | { kind: 'ping' },
+    what: string,
+    timeoutMs: number,
+    listen: CallListeners = {},
+  ): Promise<unknown> {
     const child = this.child;
-    if (!child || !child.connected) return Promise.reject(new SandboxDeskError('backend_unavailable', `the isolated host of plugin ${this.opts.plugin} is not running`));
+    if (!child || !child.connected)
+      return Promise.reject(new SandboxDeskError('backend_unavailable', `the isolated host of plugin ${this.opts.plugin} is not running`));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       const p: Pending = { resolve, reject, what, onProgress: listen.onProgress, onDefaultCwd: listen.onDefaultCwd };
       p.timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(timeoutError(what.startsWith('backend ') ? what.slice(0, what.lastIndexOf(':')) : `plugin ${this.opts.plugin}`, what.slice(what.lastIndexOf(':') + 1), timeoutMs));
+        reject(
+          timeoutError(
+            what.startsWith('backend ') ? what.slice(0, what.lastIndexOf(':')) : `plugin ${this.opts.plugin}`,
+            what.slice(what.lastIndexOf(':') + 1),
+            timeoutMs,
+          ),
+        );
         if (req.kind !== 'ping') void this.checkAlive(child);
       }, timeoutMs);
       p.timer.unref?.();
@@ -185,7 +203,9 @@ export class PluginHostClient {
         if (!err) return;
         this.pending.delete(id);
         clearTimeout(p.timer);
-        reject(new SandboxDeskError('backend_unavailable', `could not reach the isolated host of plugin ${this.opts.plugin}: ${err.message}`));
+        reject(
+          new SandboxDeskError('backend_unavailable', `could not reach the isolated host of plugin ${this.opts.plugin}: ${err.message}`),
+        );
       });
     });
   }
@@ -209,7 +229,9 @@ export class PluginHostClient {
         this.state = 'given-up';
         return;
       }
-      this.opts.logger.warn(`plugin ${this.opts.plugin}: restarting its isolated host (${this.budget.used()} of ${this.budget.max} in the window)`);
+      this.opts.logger.warn(
+        `plugin ${this.opts.plugin}: restarting its isolated host (${this.budget.used()} of ${this.budget.max} in the window)`,
+      );
       const before = this.providerNames;
       try {
         const r = await this.load();
@@ -231,11 +253,20 @@ export class PluginHostClient {
     if (this.state === 'closed') throw new SandboxDeskError('backend_unavailable', `plugin ${this.opts.plugin} is shut down`);
     if (this.state === 'crashed') await this.revive();
     if (this.state === 'given-up') {
-      throw new SandboxDeskError('backend_unavailable', `the isolated host of plugin ${this.opts.plugin} is down and is not restarted again (${this.crashes} crash${this.crashes === 1 ? '' : 'es'}; last: ${this.lastError ?? 'unknown'})`, {
-        hint: `fix or remove the plugin, then restart Sandbox Desk; \`sandbox-desk plugin list\` shows its state`,
-      });
+      throw new SandboxDeskError(
+        'backend_unavailable',
+        `the isolated host of plugin ${this.opts.plugin} is down and is not restarted again (${this.crashes} crash${this.crashes === 1 ? '' : 'es'}; last: ${this.lastError ?? 'unknown'})`,
+        {
+          hint: `fix or remove the plugin, then restart Sandbox Desk; \`sandbox-desk plugin list\` shows its state`,
+        },
+      );
     }
-    return this.request({ kind: 'call', provider, method, args }, `backend ${provider} (plugin ${this.opts.plugin}):${method}`, timeoutMs, listen);
+    return this.request(
+      { kind: 'call', provider, method, args },
+      `backend ${provider} (plugin ${this.opts.plugin}):${method}`,
+      timeoutMs,
+      listen,
+    );
   }
 
   private kill(): void {

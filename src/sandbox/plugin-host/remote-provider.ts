@@ -45,9 +45,13 @@ export class RemoteEnvironment implements SandboxEnvironment {
   execPrefix(opts: ExecPrefixOptions): string[] | null {
     const who = opts.user === undefined || opts.user === null || opts.user === this.user ? 'default' : opts.user === 'root' ? 'root' : null;
     if (!who) {
-      throw new SandboxDeskError('refused', `backend ${this.backend} (plugin ${this.plugin}) runs isolated (plugins.isolation: host), where exec prefixes exist only for the sandbox user (${this.user ?? 'default'}) and root; user ${JSON.stringify(opts.user)} is not available`, {
-        hint: 'run as the sandbox user or root, or set plugins.isolation to "in-process" (config.json or --plugin-isolation in-process) to let the plugin run as any user',
-      });
+      throw new SandboxDeskError(
+        'refused',
+        `backend ${this.backend} (plugin ${this.plugin}) runs isolated (plugins.isolation: host), where exec prefixes exist only for the sandbox user (${this.user ?? 'default'}) and root; user ${JSON.stringify(opts.user)} is not available`,
+        {
+          hint: 'run as the sandbox user or root, or set plugins.isolation to "in-process" (config.json or --plugin-isolation in-process) to let the plugin run as any user',
+        },
+      );
     }
     const answer = this.data.prefixes[`${who}:${opts.interactive ? 'i' : 'n'}` as PrefixKey];
     if (!answer) return null;

@@ -5,7 +5,15 @@
  * are computed in the child and carried over as data).
  */
 import type { ErrorCode } from '../../shared/errors.js';
-import type { BackendStatus, CreateEnvironmentOptions, Mount, ProgressEvent, ProvisionResult, ProvisionSpec, SandboxRef } from '../provider.js';
+import type {
+  BackendStatus,
+  CreateEnvironmentOptions,
+  Mount,
+  ProgressEvent,
+  ProvisionResult,
+  ProvisionSpec,
+  SandboxRef,
+} from '../provider.js';
 
 /** What the child learnt from the plugin's `register(ctx)`. */
 export interface ProviderDescriptor {

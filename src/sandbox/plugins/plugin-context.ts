@@ -22,9 +22,11 @@ export function pluginExport(mod: unknown, plugin: string): SandboxDeskPlugin {
   const m = (mod ?? {}) as { register?: unknown; apiVersion?: unknown; default?: unknown };
   const d = m.default as { register?: unknown; apiVersion?: unknown } | ((...a: unknown[]) => unknown) | undefined;
   let found: SandboxDeskPlugin | null = null;
-  if (typeof m.register === 'function') found = { apiVersion: m.apiVersion as number | undefined, register: m.register as SandboxDeskPlugin['register'] };
+  if (typeof m.register === 'function')
+    found = { apiVersion: m.apiVersion as number | undefined, register: m.register as SandboxDeskPlugin['register'] };
   else if (typeof d === 'function') found = { register: d as SandboxDeskPlugin['register'] };
-  else if (d && typeof d === 'object' && typeof d.register === 'function') found = { apiVersion: d.apiVersion as number | undefined, register: d.register as SandboxDeskPlugin['register'] };
+  else if (d && typeof d === 'object' && typeof d.register === 'function')
+    found = { apiVersion: d.apiVersion as number | undefined, register: d.register as SandboxDeskPlugin['register'] };
   if (!found) {
     throw new SandboxDeskError('invalid_input', `plugin ${plugin} exports no register(ctx) function`, {
       hint: 'export `function register(ctx)` or `default { apiVersion: 1, register(ctx) { … } }`; see docs/plugins.md',
@@ -32,9 +34,13 @@ export function pluginExport(mod: unknown, plugin: string): SandboxDeskPlugin {
   }
   const v = found.apiVersion ?? PLUGIN_API_VERSION;
   if (v !== PLUGIN_API_VERSION) {
-    throw new SandboxDeskError('refused', `plugin ${plugin} was written for plugin API version ${String(v)}; this app speaks version ${PLUGIN_API_VERSION}`, {
-      hint: 'install a version of the plugin made for this release of Sandbox Desk',
-    });
+    throw new SandboxDeskError(
+      'refused',
+      `plugin ${plugin} was written for plugin API version ${String(v)}; this app speaks version ${PLUGIN_API_VERSION}`,
+      {
+        hint: 'install a version of the plugin made for this release of Sandbox Desk',
+      },
+    );
   }
   return found;
 }
@@ -63,7 +69,8 @@ export function makePluginContext(opts: { plugin: string; dataDir: string; isola
         opts.logger.warn(`registerProvider called after register() returned; ignored`);
         return;
       }
-      if (!provider || typeof provider !== 'object') throw new SandboxDeskError('invalid_input', `plugin ${opts.plugin}: registerProvider needs a provider object`);
+      if (!provider || typeof provider !== 'object')
+        throw new SandboxDeskError('invalid_input', `plugin ${opts.plugin}: registerProvider needs a provider object`);
       collected.push(provider);
     },
     error(code: ErrorCode, message: string, o?: { hint?: string }) {

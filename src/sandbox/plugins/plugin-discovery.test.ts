@@ -21,8 +21,12 @@ describe('plugin discovery', () => {
     expect(readPluginPath(ok, 'cli')).toMatchObject({ name: 'a', version: '2.0.0', entry: join(ok, 'i.js'), error: null });
     expect(readPluginPath(pkg(join(root, 'b'), '{nope'), 'cli').error).toMatch(/not valid JSON/);
     expect(readPluginPath(pkg(join(root, 'c'), { name: 'c' }), 'cli').error).toMatch(/no "sandboxDesk"/);
-    expect(readPluginPath(pkg(join(root, 'd'), { name: 'd', sandboxDesk: { provider: '../a/i.js' } }), 'cli').error).toMatch(/outside the plugin folder/);
-    expect(readPluginPath(pkg(join(root, 'e'), { name: 'e', sandboxDesk: { provider: './dist/index.js' } }), 'cli').error).toMatch(/is the plugin built\?/);
+    expect(readPluginPath(pkg(join(root, 'd'), { name: 'd', sandboxDesk: { provider: '../a/i.js' } }), 'cli').error).toMatch(
+      /outside the plugin folder/,
+    );
+    expect(readPluginPath(pkg(join(root, 'e'), { name: 'e', sandboxDesk: { provider: './dist/index.js' } }), 'cli').error).toMatch(
+      /is the plugin built\?/,
+    );
     expect(readPluginPath(join(root, 'nothing'), 'cli').error).toMatch(/does not exist/);
   });
 
@@ -39,7 +43,7 @@ describe('plugin discovery', () => {
     ]);
   });
 
-  it('the plugins that ship with the app are found in the package\'s own folder (ssh, podman; not the template)', () => {
+  it("the plugins that ship with the app are found in the package's own folder (ssh, podman; not the template)", () => {
     const found = discoverBuiltinPlugins(projectRoot());
     expect(found.map((c) => [c.name, c.source, c.dir])).toEqual([
       ['sandbox-desk-ssh', 'builtin', join(projectRoot(), 'plugins', 'ssh')],

@@ -64,9 +64,15 @@ export function readPluginPath(path: string, source: PluginSource): PluginCandid
   const entry = resolve(abs, provider);
   const rel = relative(abs, entry);
   // The manifest may only point inside its own package: a plugin is what its folder holds.
-  if (rel.startsWith('..') || isAbsolute(rel)) return { ...fallback, name, version, error: `${MANIFEST_FIELD}.provider ${JSON.stringify(provider)} points outside the plugin folder` };
+  if (rel.startsWith('..') || isAbsolute(rel))
+    return { ...fallback, name, version, error: `${MANIFEST_FIELD}.provider ${JSON.stringify(provider)} points outside the plugin folder` };
   if (!existsSync(entry)) {
-    return { ...fallback, name, version, error: `${MANIFEST_FIELD}.provider ${JSON.stringify(provider)} does not exist (${entry}); is the plugin built?` };
+    return {
+      ...fallback,
+      name,
+      version,
+      error: `${MANIFEST_FIELD}.provider ${JSON.stringify(provider)} does not exist (${entry}); is the plugin built?`,
+    };
   }
   return { name, version, dir: abs, entry, source, error: null };
 }

@@ -37,7 +37,7 @@ export interface GuardOptions {
 function messageOf(err: unknown): string {
   if (err instanceof Error) return err.message;
   try {
-    return typeof err === 'string' ? err : JSON.stringify(err) ?? String(err);
+    return typeof err === 'string' ? err : (JSON.stringify(err) ?? String(err));
   } catch {
     return String(err);
   }
@@ -47,7 +47,7 @@ function messageOf(err: unknown): string {
 export function pluginFailure(who: string, method: string, err: unknown): SandboxDeskError {
   if (err instanceof SandboxDeskError) return err;
   return new SandboxDeskError('backend_unavailable', `${who}: ${method} failed: ${messageOf(err)}`, {
-    hint: 'the plugin backend reported an error; check the backend, or `sandbox-desk plugin list` for the plugin\'s state',
+    hint: "the plugin backend reported an error; check the backend, or `sandbox-desk plugin list` for the plugin's state",
     cause: err,
   });
 }
@@ -81,22 +81,32 @@ export function checkedPrefix(value: unknown, who: string, isContainer: boolean)
     });
   }
   if (typeof value === 'string') {
-    throw new SandboxDeskError('refused', `${who}: execPrefix returned a string (${JSON.stringify(value.slice(0, 80))}), not an argv array; refusing to hand it to a shell`, {
-      hint: 'the plugin must return an array such as ["podman", "exec", "-i", id]; report this to the plugin\'s author',
-    });
+    throw new SandboxDeskError(
+      'refused',
+      `${who}: execPrefix returned a string (${JSON.stringify(value.slice(0, 80))}), not an argv array; refusing to hand it to a shell`,
+      {
+        hint: 'the plugin must return an array such as ["podman", "exec", "-i", id]; report this to the plugin\'s author',
+      },
+    );
   }
   if (!Array.isArray(value) || !value.every((w) => typeof w === 'string')) {
     throw new SandboxDeskError('refused', `${who}: execPrefix must return an array of strings, got ${describe(value)}`, {
-      hint: 'the plugin is broken; report this to the plugin\'s author',
+      hint: "the plugin is broken; report this to the plugin's author",
     });
   }
   if (value.some((w) => w.includes('\0'))) {
-    throw new SandboxDeskError('refused', `${who}: execPrefix returned an argument containing a NUL byte`, { hint: 'the plugin is broken; report this to the plugin\'s author' });
+    throw new SandboxDeskError('refused', `${who}: execPrefix returned an argument containing a NUL byte`, {
+      hint: "the plugin is broken; report this to the plugin's author",
+    });
   }
   if (value.length === 0 ? isContainer : value[0] === '') {
-    throw new SandboxDeskError('refused', `${who}: execPrefix returned ${value.length === 0 ? 'an empty argv, which would run commands on the host' : 'an empty program name'}`, {
-      hint: 'the plugin is broken; report this to the plugin\'s author',
-    });
+    throw new SandboxDeskError(
+      'refused',
+      `${who}: execPrefix returned ${value.length === 0 ? 'an empty argv, which would run commands on the host' : 'an empty program name'}`,
+      {
+        hint: "the plugin is broken; report this to the plugin's author",
+      },
+    );
   }
   return [...value];
 }
@@ -114,13 +124,19 @@ const STATES = new Set(['running', 'stopped', 'missing']);
 function checkedStatus(v: unknown, who: string): BackendStatus {
   const s = v as Partial<BackendStatus> | null;
   if (!s || typeof s !== 'object' || !STATES.has(s.state as string)) {
-    throw new SandboxDeskError('backend_unavailable', `${who}: status returned ${describe(v)}, not {state: running|stopped|missing, incarnation}`, {
-      hint: 'the plugin is broken; report this to the plugin\'s author',
-    });
+    throw new SandboxDeskError(
+      'backend_unavailable',
+      `${who}: status returned ${describe(v)}, not {state: running|stopped|missing, incarnation}`,
+      {
+        hint: "the plugin is broken; report this to the plugin's author",
+      },
+    );
   }
   const incarnation = typeof s.incarnation === 'string' && s.incarnation ? s.incarnation : null;
   if (s.state === 'running' && !incarnation) {
-    throw new SandboxDeskError('backend_unavailable', `${who}: status says running but gives no incarnation`, { hint: 'the plugin is broken; report this to the plugin\'s author' });
+    throw new SandboxDeskError('backend_unavailable', `${who}: status says running but gives no incarnation`, {
+      hint: "the plugin is broken; report this to the plugin's author",
+    });
   }
   const out: BackendStatus = { state: s.state as BackendStatus['state'], incarnation };
   if (typeof s.detail === 'string') out.detail = s.detail;
@@ -136,7 +152,8 @@ function checkedStatus(v: unknown, who: string): BackendStatus {
 function checkedProvision(v: unknown, who: string): ProvisionResult {
   const r = (v ?? {}) as Partial<ProvisionResult>;
   const strOrNull = (x: unknown): string | null => (typeof x === 'string' && x ? x : null);
-  if (typeof v !== 'object' || v === null) throw new SandboxDeskError('backend_unavailable', `${who}: provision returned ${describe(v)}, not {backendRef, user, image}`);
+  if (typeof v !== 'object' || v === null)
+    throw new SandboxDeskError('backend_unavailable', `${who}: provision returned ${describe(v)}, not {backendRef, user, image}`);
   return { backendRef: strOrNull(r.backendRef), user: strOrNull(r.user), image: strOrNull(r.image) };
 }
 
@@ -164,9 +181,13 @@ export class GuardedEnvironment implements SandboxEnvironment {
   ) {
     const home = inner.home;
     if (!isAbs(home)) {
-      throw new SandboxDeskError('backend_unavailable', `${who}: the environment's home ${describe(home)} is not an absolute in-sandbox path`, {
-        hint: 'the plugin must measure the home after connecting (ctx.helpers.measureHome)',
-      });
+      throw new SandboxDeskError(
+        'backend_unavailable',
+        `${who}: the environment's home ${describe(home)} is not an absolute in-sandbox path`,
+        {
+          hint: 'the plugin must measure the home after connecting (ctx.helpers.measureHome)',
+        },
+      );
     }
     this.home = home;
     const cwd = inner.defaultCwd;
@@ -174,7 +195,10 @@ export class GuardedEnvironment implements SandboxEnvironment {
     this.user = typeof inner.user === 'string' && inner.user ? inner.user : null;
     this.mounts = Array.isArray(inner.mounts) ? inner.mounts.filter((m) => m && isAbs(m.hostPath) && isAbs(m.sandboxPath)) : [];
     const inc = inner.incarnation;
-    if (typeof inc !== 'string' || !inc) throw new SandboxDeskError('backend_unavailable', `${who}: the environment has no incarnation`, { hint: 'the plugin is broken; report this to the plugin\'s author' });
+    if (typeof inc !== 'string' || !inc)
+      throw new SandboxDeskError('backend_unavailable', `${who}: the environment has no incarnation`, {
+        hint: "the plugin is broken; report this to the plugin's author",
+      });
     this.incarnation = inc;
     this.joinsArgv = inner.joinsArgv === true;
   }
@@ -255,38 +279,77 @@ export class GuardedProvider implements SandboxProvider {
   }
 
   provision(spec: ProvisionSpec, ctx?: LifecycleContext): Promise<ProvisionResult> {
-    return this.call('provision', true, () => this.inner.provision(spec, ctx), (v) => checkedProvision(v, this.who));
+    return this.call(
+      'provision',
+      true,
+      () => this.inner.provision(spec, ctx),
+      (v) => checkedProvision(v, this.who),
+    );
   }
 
   start(ref: SandboxRef, ctx?: LifecycleContext): Promise<void> {
-    return this.call('start', true, () => this.inner.start(ref, ctx), () => undefined);
+    return this.call(
+      'start',
+      true,
+      () => this.inner.start(ref, ctx),
+      () => undefined,
+    );
   }
 
   stop(ref: SandboxRef, ctx?: LifecycleContext): Promise<void> {
-    return this.call('stop', true, () => this.inner.stop(ref, ctx), () => undefined);
+    return this.call(
+      'stop',
+      true,
+      () => this.inner.stop(ref, ctx),
+      () => undefined,
+    );
   }
 
   remove(ref: SandboxRef, opts: { force: boolean }): Promise<void> {
-    return this.call('remove', false, () => this.inner.remove(ref, opts), () => undefined);
+    return this.call(
+      'remove',
+      false,
+      () => this.inner.remove(ref, opts),
+      () => undefined,
+    );
   }
 
   status(ref: SandboxRef): Promise<BackendStatus> {
-    return this.call('status', false, () => this.inner.status(ref), (v) => checkedStatus(v, this.who));
+    return this.call(
+      'status',
+      false,
+      () => this.inner.status(ref),
+      (v) => checkedStatus(v, this.who),
+    );
   }
 
   createEnvironment(opts: CreateEnvironmentOptions): Promise<SandboxEnvironment> {
-    return this.call('createEnvironment', false, () => this.inner.createEnvironment(opts), (v) => {
-      if (!v || typeof v !== 'object' || typeof (v as SandboxEnvironment).execPrefix !== 'function') {
-        throw new SandboxDeskError('backend_unavailable', `${this.who}: createEnvironment returned ${describe(v)}, not an environment with execPrefix()`, {
-          hint: 'the plugin is broken; report this to the plugin\'s author',
-        });
-      }
-      return new GuardedEnvironment(v as SandboxEnvironment, this.who, () => this.isContainer);
-    });
+    return this.call(
+      'createEnvironment',
+      false,
+      () => this.inner.createEnvironment(opts),
+      (v) => {
+        if (!v || typeof v !== 'object' || typeof (v as SandboxEnvironment).execPrefix !== 'function') {
+          throw new SandboxDeskError(
+            'backend_unavailable',
+            `${this.who}: createEnvironment returned ${describe(v)}, not an environment with execPrefix()`,
+            {
+              hint: "the plugin is broken; report this to the plugin's author",
+            },
+          );
+        }
+        return new GuardedEnvironment(v as SandboxEnvironment, this.who, () => this.isContainer);
+      },
+    );
   }
 
   async dispose(): Promise<void> {
     if (typeof this.inner.dispose !== 'function') return;
-    await this.call('dispose', false, () => this.inner.dispose!(), () => undefined).catch(() => undefined);
+    await this.call(
+      'dispose',
+      false,
+      () => this.inner.dispose!(),
+      () => undefined,
+    ).catch(() => undefined);
   }
 }

@@ -8,7 +8,13 @@ import type { RestartBudget } from '../plugin-host/restart-budget.js';
 import type { SandboxProvider } from '../provider.js';
 import type { ProviderRegistry } from '../registry.js';
 import { projectRoot } from '../../platform/project-root.js';
-import { discoverBuiltinPlugins, discoverInstalledPlugins, readPluginPath, type PluginCandidate, type PluginSource } from './plugin-discovery.js';
+import {
+  discoverBuiltinPlugins,
+  discoverInstalledPlugins,
+  readPluginPath,
+  type PluginCandidate,
+  type PluginSource,
+} from './plugin-discovery.js';
 import { makePluginContext, pluginDataDir, pluginExport } from './plugin-context.js';
 import { GuardedProvider, withTimeout } from './plugin-guard.js';
 import { namesPlugin, type PluginIsolation, type PluginSettings } from './plugin-settings.js';
@@ -75,7 +81,17 @@ export class PluginManager {
 
   async loadAll(): Promise<PluginReport[]> {
     for (const c of this.candidates()) {
-      const report: PluginReport = { name: c.name, version: c.version, path: c.dir, source: c.source, isolation: this.opts.settings.isolation, status: 'failed', providers: [], error: c.error, warnings: [] };
+      const report: PluginReport = {
+        name: c.name,
+        version: c.version,
+        path: c.dir,
+        source: c.source,
+        isolation: this.opts.settings.isolation,
+        status: 'failed',
+        providers: [],
+        error: c.error,
+        warnings: [],
+      };
       this.reports.push(report);
       if (c.error || !c.entry) continue;
       try {
@@ -89,7 +105,10 @@ export class PluginManager {
         this.hosts.delete(report);
       }
       if (report.error) this.log().warn(`plugin ${report.name}: ${report.error}`);
-      else this.log().info(`plugin ${report.name}: loaded (${report.isolation}, from ${report.source}), backends ${report.providers.join(', ')}`);
+      else
+        this.log().info(
+          `plugin ${report.name}: loaded (${report.isolation}, from ${report.source}), backends ${report.providers.join(', ')}`,
+        );
     }
     return this.list();
   }
@@ -111,17 +130,31 @@ export class PluginManager {
 
   private async loadInProcess(c: PluginCandidate, report: PluginReport): Promise<SandboxProvider[]> {
     const ms = this.opts.settings.timeouts.shortMs;
-    const timeout = (what: string) => () => new SandboxDeskError('backend_unavailable', `plugin ${c.name}: ${what} did not finish within ${Math.round(ms / 1000)} s`, { hint: 'fix or remove the plugin' });
+    const timeout = (what: string) => () =>
+      new SandboxDeskError('backend_unavailable', `plugin ${c.name}: ${what} did not finish within ${Math.round(ms / 1000)} s`, {
+        hint: 'fix or remove the plugin',
+      });
     let mod: unknown;
     try {
       mod = await withTimeout(import(pathToFileURL(c.entry!).href), ms, timeout('import'));
     } catch (err) {
-      throw new SandboxDeskError('internal', `importing ${c.entry} threw: ${message(err)}`, { hint: 'fix the plugin (is it built?), or remove it' });
+      throw new SandboxDeskError('internal', `importing ${c.entry} threw: ${message(err)}`, {
+        hint: 'fix the plugin (is it built?), or remove it',
+      });
     }
     const plugin = pluginExport(mod, c.name);
-    const { ctx, collected, seal } = makePluginContext({ plugin: c.name, dataDir: this.opts.dataDir, isolation: 'in-process', logger: this.loggerFor(report) });
+    const { ctx, collected, seal } = makePluginContext({
+      plugin: c.name,
+      dataDir: this.opts.dataDir,
+      isolation: 'in-process',
+      logger: this.loggerFor(report),
+    });
     try {
-      await withTimeout(Promise.resolve().then(() => plugin.register(ctx)), ms, timeout('register(ctx)'));
+      await withTimeout(
+        Promise.resolve().then(() => plugin.register(ctx)),
+        ms,
+        timeout('register(ctx)'),
+      );
     } catch (err) {
       throw err instanceof SandboxDeskError ? err : new SandboxDeskError('internal', `register(ctx) threw: ${message(err)}`);
     } finally {
@@ -149,7 +182,10 @@ export class PluginManager {
 
   /** All of a plugin's backends, or none: a plugin half-registered would be harder to reason about. */
   private registerAll(providers: SandboxProvider[], report: PluginReport): void {
-    if (providers.length === 0) throw new SandboxDeskError('invalid_input', 'register(ctx) registered no backend', { hint: 'call ctx.registerProvider(provider) in register(ctx)' });
+    if (providers.length === 0)
+      throw new SandboxDeskError('invalid_input', 'register(ctx) registered no backend', {
+        hint: 'call ctx.registerProvider(provider) in register(ctx)',
+      });
     const names: string[] = [];
     for (const p of providers) {
       let name: unknown;

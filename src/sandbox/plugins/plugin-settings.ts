@@ -30,7 +30,13 @@ export function parseIsolation(v: unknown, where: string): PluginIsolation {
 }
 
 /** The `plugins` section of the config (already validated by its schema) as the first settings layer. */
-export function settingsFromConfig(p: { isolation: PluginIsolation; paths: string[]; disabled: string[]; builtin: boolean; timeouts: CallTimeouts }): PluginSettingsInput {
+export function settingsFromConfig(p: {
+  isolation: PluginIsolation;
+  paths: string[];
+  disabled: string[];
+  builtin: boolean;
+  timeouts: CallTimeouts;
+}): PluginSettingsInput {
   return { isolation: p.isolation, paths: [...p.paths], disabled: [...p.disabled], builtin: p.builtin, timeouts: { ...p.timeouts } };
 }
 
@@ -41,7 +47,14 @@ export function namesPlugin(name: string, pluginName: string): boolean {
 
 /** Later layers win for scalars; paths and disabled names add up (config's, then the caller's). */
 export function mergeSettings(...layers: PluginSettingsInput[]): PluginSettings {
-  const s: PluginSettings = { isolation: 'in-process', paths: [], timeouts: { ...DEFAULT_TIMEOUTS }, scanDataDir: true, builtin: true, disabled: [] };
+  const s: PluginSettings = {
+    isolation: 'in-process',
+    paths: [],
+    timeouts: { ...DEFAULT_TIMEOUTS },
+    scanDataDir: true,
+    builtin: true,
+    disabled: [],
+  };
   for (const l of layers) {
     if (l.isolation) s.isolation = l.isolation;
     if (l.paths) s.paths.push(...l.paths);

@@ -3,7 +3,12 @@ import { decideAccel, kvmDeviceUsable, type KvmVerdict } from './accel.js';
 
 const usable = { usable: true, why: '/dev/kvm opens read-write' };
 const absent = { usable: false, why: '/dev/kvm does not exist' };
-const verdict = (works: boolean): KvmVerdict => ({ works, kernel: 'k', at: '2026-01-01T00:00:00Z', detail: 'no serial output within 10 s under KVM' });
+const verdict = (works: boolean): KvmVerdict => ({
+  works,
+  kernel: 'k',
+  at: '2026-01-01T00:00:00Z',
+  detail: 'no serial output within 10 s under KVM',
+});
 
 describe('decideAccel', () => {
   it('never trusts the device node alone: auto tries KVM on probation until a guest has booted under it', () => {

@@ -43,7 +43,12 @@ export interface AccelDecision {
   warning: string | null;
 }
 
-export function decideAccel(choice: AccelChoice, device: { usable: boolean; why: string }, verdict: KvmVerdict | null, verdictPath: string): AccelDecision {
+export function decideAccel(
+  choice: AccelChoice,
+  device: { usable: boolean; why: string },
+  verdict: KvmVerdict | null,
+  verdictPath: string,
+): AccelDecision {
   if (choice === 'tcg') return { accel: 'tcg', probation: false, warning: null };
   if (choice === 'kvm') return { accel: 'kvm', probation: false, warning: null };
   if (!device.usable) return { accel: 'tcg', probation: false, warning: null };

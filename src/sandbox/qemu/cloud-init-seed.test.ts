@@ -6,7 +6,10 @@ const seed: SeedInput = {
   hostname: 'sdesk-a',
   user: 'agent',
   authorizedKey: 'ssh-ed25519 AAAAapp sandbox-desk\n',
-  hostKey: { privateKey: '-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----\n', publicKey: 'ssh-ed25519 AAAAhost sdesk-vm-a' },
+  hostKey: {
+    privateKey: '-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----\n',
+    publicKey: 'ssh-ed25519 AAAAhost sdesk-vm-a',
+  },
 };
 
 describe('cloud-init seed', () => {
@@ -14,7 +17,7 @@ describe('cloud-init seed', () => {
     expect(metaData(seed)).toBe('instance-id: "sdesk-0123"\nlocal-hostname: "sdesk-a"\n');
   });
 
-  it('creates the user with the app\'s key, sudo and no password login', () => {
+  it("creates the user with the app's key, sudo and no password login", () => {
     const u = userData(seed);
     expect(u.startsWith('#cloud-config\n')).toBe(true);
     expect(u).toContain('  - name: "agent"\n');
@@ -25,11 +28,13 @@ describe('cloud-init seed', () => {
 
   it('hands the guest the host key the app pinned, as a YAML block', () => {
     const u = userData(seed);
-    expect(u).toContain('ssh_keys:\n  ed25519_private: |\n    -----BEGIN OPENSSH PRIVATE KEY-----\n    abc\n    -----END OPENSSH PRIVATE KEY-----\n');
+    expect(u).toContain(
+      'ssh_keys:\n  ed25519_private: |\n    -----BEGIN OPENSSH PRIVATE KEY-----\n    abc\n    -----END OPENSSH PRIVATE KEY-----\n',
+    );
     expect(u).toContain('  ed25519_public: "ssh-ed25519 AAAAhost sdesk-vm-a"\n');
   });
 
-  it('leaves a per-boot marker under /run and syncs the first boot\'s writes to disk', () => {
+  it("leaves a per-boot marker under /run and syncs the first boot's writes to disk", () => {
     const u = userData(seed);
     expect(u).toContain('/var/lib/cloud/scripts/per-boot/50-sdesk-ready');
     expect(u).toContain("cut -d' ' -f1 /proc/uptime > /run/sdesk-ready");

@@ -50,7 +50,12 @@ export function metaData(s: SeedInput): string {
 }
 
 export function userData(s: SeedInput): string {
-  const indent = (text: string, n: number): string => text.trimEnd().split('\n').map((l) => ' '.repeat(n) + l).join('\n');
+  const indent = (text: string, n: number): string =>
+    text
+      .trimEnd()
+      .split('\n')
+      .map((l) => ' '.repeat(n) + l)
+      .join('\n');
   return [
     '#cloud-config',
     'users:',
@@ -102,7 +107,8 @@ export async function writeSeedIso(path: string, s: SeedInput): Promise<void> {
     writeFileSync(join(dir, 'user-data'), userData(s));
     const files = [join(dir, 'user-data'), join(dir, 'meta-data')];
     let r = await runArgv(['genisoimage', '-quiet', '-output', path, '-volid', 'cidata', '-joliet', '-rock', ...files]);
-    if (r.code === null) r = await runArgv(['xorriso', '-as', 'mkisofs', '-quiet', '-output', path, '-volid', 'cidata', '-joliet', '-rock', ...files]);
+    if (r.code === null)
+      r = await runArgv(['xorriso', '-as', 'mkisofs', '-quiet', '-output', path, '-volid', 'cidata', '-joliet', '-rock', ...files]);
     if (r.code !== 0) {
       throw new SandboxDeskError('backend_unavailable', `could not write the cloud-init seed: ${r.stderr.trim() || `exit ${r.code}`}`, {
         hint: 'install genisoimage (`npm run setup` does)',

@@ -30,7 +30,11 @@ export function requireHostTools(path = process.env.PATH ?? ''): void {
   const missing = Object.keys(TOOLS).filter((bin) => !onPath(bin, path)) as (keyof typeof TOOLS)[];
   if (missing.length === 0) return;
   const packages = [...new Set(missing.map((b) => TOOLS[b]))];
-  throw new SandboxDeskError('backend_unavailable', `the qemu backend needs ${missing.join(', ')}, which ${missing.length === 1 ? 'is' : 'are'} not installed here`, {
-    hint: `install ${packages.join(' ')} (\`npm run setup\` does: apt-get install -y ${packages.join(' ')})`,
-  });
+  throw new SandboxDeskError(
+    'backend_unavailable',
+    `the qemu backend needs ${missing.join(', ')}, which ${missing.length === 1 ? 'is' : 'are'} not installed here`,
+    {
+      hint: `install ${packages.join(' ')} (\`npm run setup\` does: apt-get install -y ${packages.join(' ')})`,
+    },
+  );
 }

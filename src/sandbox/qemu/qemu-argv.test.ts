@@ -4,7 +4,15 @@ import { vmFiles, type VmConfig } from './vm-files.js';
 
 const cfg = (over: Partial<VmConfig> = {}): VmConfig => ({
   version: 1,
-  base: { name: 'debian-test', disk: '/img/disk.qcow2', format: 'qcow2', kernel: '/img/vmlinuz', initrd: '/img/initrd.img', cmdline: 'root=/dev/vda rw console=ttyS0', ...over.base },
+  base: {
+    name: 'debian-test',
+    disk: '/img/disk.qcow2',
+    format: 'qcow2',
+    kernel: '/img/vmlinuz',
+    initrd: '/img/initrd.img',
+    cmdline: 'root=/dev/vda rw console=ttyS0',
+    ...over.base,
+  },
   user: 'agent',
   cpus: 2,
   memoryMiB: 1024,
@@ -45,11 +53,15 @@ describe('qemuArgv', () => {
     expect(drives[1]).toBe('file=/data/qemu/vms/a/seed.iso,if=virtio,format=raw,readonly=on');
   });
 
-  it('boots the kernel directly when the image has one, else through the disk\'s own bootloader', () => {
+  it("boots the kernel directly when the image has one, else through the disk's own bootloader", () => {
     const direct = qemuArgv(cfg(), files, { accel: 'tcg', sshPort: 1 });
     expect(value(direct, '-kernel')).toEqual(['/img/vmlinuz']);
     expect(value(direct, '-append')).toEqual(['root=/dev/vda rw console=ttyS0']);
-    const cloud = qemuArgv(cfg({ base: { name: null, disk: '/x.qcow2', format: 'qcow2', kernel: null, initrd: null, cmdline: null } }), files, { accel: 'tcg', sshPort: 1 });
+    const cloud = qemuArgv(
+      cfg({ base: { name: null, disk: '/x.qcow2', format: 'qcow2', kernel: null, initrd: null, cmdline: null } }),
+      files,
+      { accel: 'tcg', sshPort: 1 },
+    );
     expect(cloud).not.toContain('-kernel');
     expect(cloud).not.toContain('-append');
   });

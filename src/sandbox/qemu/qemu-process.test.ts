@@ -16,8 +16,10 @@ describe('qemu process helpers', () => {
     expect(isVmProcess(pid, start, '30')).toBe(false);
   });
 
-  it('turn QEMU\'s stderr into one line and spot a taken port', () => {
-    const msg = qemuMessage("qemu-system-x86_64: -netdev user,id=net0,hostfwd=tcp:127.0.0.1:2222-:22: Could not set up host forwarding rule 'tcp:127.0.0.1:2222-:22'\n");
+  it("turn QEMU's stderr into one line and spot a taken port", () => {
+    const msg = qemuMessage(
+      "qemu-system-x86_64: -netdev user,id=net0,hostfwd=tcp:127.0.0.1:2222-:22: Could not set up host forwarding rule 'tcp:127.0.0.1:2222-:22'\n",
+    );
     expect(msg).toBe("-netdev user,id=net0,hostfwd=tcp:127.0.0.1:2222-:22: Could not set up host forwarding rule 'tcp:127.0.0.1:2222-:22'");
     expect(isPortClash(msg)).toBe(true);
     expect(isPortClash('Could not open disk.qcow2: No such file')).toBe(false);

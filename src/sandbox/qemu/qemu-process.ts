@@ -21,7 +21,9 @@ export function processStartTime(pid: number): string | null {
 export function isVmProcess(pid: number, pidStart: string, qmpSocket: string): boolean {
   if (processStartTime(pid) !== pidStart) return false;
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').some((w) => w.includes(qmpSocket));
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      .split('\0')
+      .some((w) => w.includes(qmpSocket));
   } catch {
     return false;
   }

@@ -90,12 +90,22 @@ export class QemuProvider implements SandboxProvider {
 
   private config(files: VmFiles): VmConfig {
     const cfg = readJson<VmConfig>(files.config);
-    if (!cfg) throw new SandboxDeskError('sandbox_missing', `the VM's files are gone (${files.config})`, { hint: 'remove the sandbox and create it again' });
+    if (!cfg)
+      throw new SandboxDeskError('sandbox_missing', `the VM's files are gone (${files.config})`, {
+        hint: 'remove the sandbox and create it again',
+      });
     return cfg;
   }
 
   private target(files: VmFiles, cfg: VmConfig, port: number): SshTarget {
-    return { port, loginUser: cfg.user, key: join(this.root, 'id_ed25519'), knownHosts: files.knownHosts, hostKeyAlias: cfg.hostKeyAlias, controlPath: files.sshControl };
+    return {
+      port,
+      loginUser: cfg.user,
+      key: join(this.root, 'id_ed25519'),
+      knownHosts: files.knownHosts,
+      hostKeyAlias: cfg.hostKeyAlias,
+      controlPath: files.sshControl,
+    };
   }
 
   /** The current boot when its QEMU is alive (and really is this VM's), else null. */
@@ -110,25 +120,46 @@ export class QemuProvider implements SandboxProvider {
     requireHostTools();
     const opts = parseVmOptions(spec.options);
     const user = spec.user ?? DEFAULT_USER;
-    if (!USER_RE.test(user)) throw new SandboxDeskError('invalid_input', `VM user ${JSON.stringify(user)} is not a valid Linux user name`, { hint: 'use lowercase letters, digits, _ and -, e.g. agent' });
+    if (!USER_RE.test(user))
+      throw new SandboxDeskError('invalid_input', `VM user ${JSON.stringify(user)} is not a valid Linux user name`, {
+        hint: 'use lowercase letters, digits, _ and -, e.g. agent',
+      });
     checkMounts(spec.mounts);
     const progress = ctx.progress ?? (() => undefined);
     const base = await resolveBaseImage(spec.image ?? DEFAULT_VM_IMAGE, this.ctx.dataDir);
     if (opts.diskGiB !== null && opts.diskGiB * 2 ** 30 < base.virtualSize) {
-      throw new SandboxDeskError('invalid_input', `--disk ${opts.diskGiB} GiB is smaller than the image (${(base.virtualSize / 2 ** 30).toFixed(1)} GiB)`, { hint: 'omit --disk to keep the image size, or give a larger one' });
+      throw new SandboxDeskError(
+        'invalid_input',
+        `--disk ${opts.diskGiB} GiB is smaller than the image (${(base.virtualSize / 2 ** 30).toFixed(1)} GiB)`,
+        { hint: 'omit --disk to keep the image size, or give a larger one' },
+      );
     }
     const dir = join(this.root, 'vms', spec.name);
     const files = vmFiles(dir);
     if (existsSync(dir)) {
       // Left by a create that crashed half-way: nothing runs from it and no sandbox owns it (the name was free).
-      if (this.liveRun(files)) throw new SandboxDeskError('name_taken', `a VM is still running from ${dir}`, { hint: 'stop its QEMU process, then try again' });
+      if (this.liveRun(files))
+        throw new SandboxDeskError('name_taken', `a VM is still running from ${dir}`, { hint: 'stop its QEMU process, then try again' });
       rmSync(dir, { recursive: true, force: true });
     }
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     try {
       progress({ step: 'disk', message: `creating a copy-on-write overlay of ${base.disk}` });
-      const made = await runArgv(['qemu-img', 'create', '-q', '-f', 'qcow2', '-b', base.disk, '-F', base.format, files.disk, ...(opts.diskGiB ? [`${opts.diskGiB}G`] : [])]);
-      if (made.code !== 0) throw new SandboxDeskError('image_invalid', `qemu-img could not make an overlay of ${base.disk}: ${made.stderr.trim()}`);
+      const made = await runArgv([
+        'qemu-img',
+        'create',
+        '-q',
+        '-f',
+        'qcow2',
+        '-b',
+        base.disk,
+        '-F',
+        base.format,
+        files.disk,
+        ...(opts.diskGiB ? [`${opts.diskGiB}G`] : []),
+      ]);
+      if (made.code !== 0)
+        throw new SandboxDeskError('image_invalid', `qemu-img could not make an overlay of ${base.disk}: ${made.stderr.trim()}`);
 
       progress({ step: 'seed', message: 'writing the cloud-init seed (user, SSH keys)' });
       const appKey = await ensureKeyPair(join(this.root, 'id_ed25519'), 'sandbox-desk');
@@ -138,7 +169,10 @@ export class QemuProvider implements SandboxProvider {
       writeFileSync(files.knownHosts, `${hostKeyAlias} ${hostKey.publicKey.split(' ').slice(0, 2).join(' ')}\n`, { mode: 0o600 });
       await writeSeedIso(files.seed, {
         instanceId: `sdesk-${randomBytes(8).toString('hex')}`,
-        hostname: `sdesk-${spec.name}`.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 63),
+        hostname: `sdesk-${spec.name}`
+          .toLowerCase()
+          .replace(/[^a-z0-9-]/g, '-')
+          .slice(0, 63),
         user,
         authorizedKey: appKey.publicKey,
         hostKey: { privateKey: hostKey.privateKey, publicKey: hostKey.publicKey },
@@ -150,7 +184,15 @@ export class QemuProvider implements SandboxProvider {
       const cfg: VmConfig = {
         version: 1,
         ...opts,
-        base: { name: base.name, disk: base.disk, format: base.format, kernel: base.kernel, initrd: base.initrd, cmdline: base.cmdline, fingerprint: diskFingerprint(base.disk) ?? undefined },
+        base: {
+          name: base.name,
+          disk: base.disk,
+          format: base.format,
+          kernel: base.kernel,
+          initrd: base.initrd,
+          cmdline: base.cmdline,
+          fingerprint: diskFingerprint(base.disk) ?? undefined,
+        },
         user,
         hostKeyAlias,
       };
@@ -175,7 +217,17 @@ export class QemuProvider implements SandboxProvider {
     if (running) {
       // Another app process (or an earlier run of this one) booted it: adopt it, never boot a second copy.
       progress({ step: 'process', message: `already running (pid ${running.pid}); adopting it` });
-      await waitUntilReady({ files, target: this.target(files, cfg, running.sshPort), run: running, deadline, startedAt, progress, signal: ctx.signal, silentLimitMs: null, timeoutS: cfg.bootTimeoutS });
+      await waitUntilReady({
+        files,
+        target: this.target(files, cfg, running.sshPort),
+        run: running,
+        deadline,
+        startedAt,
+        progress,
+        signal: ctx.signal,
+        silentLimitMs: null,
+        timeoutS: cfg.bootTimeoutS,
+      });
       return;
     }
 
@@ -197,7 +249,10 @@ export class QemuProvider implements SandboxProvider {
       if (existsSync(files.serialLog)) renameSync(files.serialLog, `${files.serialLog}.1`);
       writeFileSync(files.serialLog, '');
       rmSync(files.pidFile, { force: true });
-      progress({ step: 'process', message: `starting QEMU (${accel.toUpperCase()}, ${cfg.cpus} CPU, ${cfg.memoryMiB} MiB, SSH on 127.0.0.1:${port})` });
+      progress({
+        step: 'process',
+        message: `starting QEMU (${accel.toUpperCase()}, ${cfg.cpus} CPU, ${cfg.memoryMiB} MiB, SSH on 127.0.0.1:${port})`,
+      });
       // virtiofsd serves one QEMU connection: fresh ones for every attempt.
       const sharePids = await startShares(shares);
       const launched = await launchQemu(qemuArgv(cfg, files, { accel, sshPort: port }, shares));
@@ -205,10 +260,17 @@ export class QemuProvider implements SandboxProvider {
         stopShares(sharePids);
         if (isPortClash(launched.message)) {
           if (cfg.sshPort === null && ++portAttempts < 3) continue; // another process took the free port we picked
-          throw new SandboxDeskError('port_in_use', `QEMU could not forward SSH: port ${port} on 127.0.0.1 is already in use (${launched.message})`, {
-            hint: cfg.sshPort !== null ? `free port ${port}, or recreate the sandbox without --option sshPort to use any free port` : 'try again',
-            details: { serialTail: serialTail(files.serialLog) },
-          });
+          throw new SandboxDeskError(
+            'port_in_use',
+            `QEMU could not forward SSH: port ${port} on 127.0.0.1 is already in use (${launched.message})`,
+            {
+              hint:
+                cfg.sshPort !== null
+                  ? `free port ${port}, or recreate the sandbox without --option sshPort to use any free port`
+                  : 'try again',
+              details: { serialTail: serialTail(files.serialLog) },
+            },
+          );
         }
         if (/Failed to get ".*" lock/.test(launched.message)) {
           // QEMU locks its disks: another process started this VM a moment ago and has not written run.json yet.
@@ -217,7 +279,11 @@ export class QemuProvider implements SandboxProvider {
           });
         }
         if (accel === 'kvm' && probation) {
-          progress({ step: 'accel', level: 'warning', message: `QEMU could not use KVM (${launched.message}); running under TCG, which is slower` });
+          progress({
+            step: 'accel',
+            level: 'warning',
+            message: `QEMU could not use KVM (${launched.message}); running under TCG, which is slower`,
+          });
           writeKvmVerdict(this.verdictPath, false, `QEMU refused KVM: ${launched.message}`);
           accel = 'tcg';
           probation = false;
@@ -241,7 +307,13 @@ export class QemuProvider implements SandboxProvider {
       let outcome;
       try {
         outcome = await waitUntilReady({
-          files, target, run, deadline, startedAt, progress, signal: ctx.signal,
+          files,
+          target,
+          run,
+          deadline,
+          startedAt,
+          progress,
+          signal: ctx.signal,
           silentLimitMs: accel === 'kvm' && probation ? cfg.kvmProbeS * 1000 : null,
           timeoutS: cfg.bootTimeoutS,
         });
@@ -278,11 +350,18 @@ export class QemuProvider implements SandboxProvider {
     const run = this.liveRun(files);
     if (run && cfg) {
       progress({ step: 'shutdown', message: 'asking the guest to power off (ACPI)' });
-      const asked = await qmpCommand(files.qmpSocket, 'system_powerdown').then(() => true, () => false);
+      const asked = await qmpCommand(files.qmpSocket, 'system_powerdown').then(
+        () => true,
+        () => false,
+      );
       const off = asked && (await waitForExit(run.pid, run.pidStart, cfg.stopTimeoutS * 1000));
       if (off) progress({ step: 'shutdown', message: 'the guest powered off' });
       else {
-        progress({ step: 'shutdown', level: 'warning', message: `the guest did not power off within ${cfg.stopTimeoutS} s; stopping QEMU hard` });
+        progress({
+          step: 'shutdown',
+          level: 'warning',
+          message: `the guest did not power off within ${cfg.stopTimeoutS} s; stopping QEMU hard`,
+        });
         await this.hardStop(files, run);
       }
       await closeMaster(this.target(files, cfg, run.sshPort));
@@ -346,7 +425,9 @@ export class QemuProvider implements SandboxProvider {
     const cfg = this.config(files); // sandbox_missing when the VM's files are gone
     const run = this.liveRun(files);
     if (!run) {
-      throw new SandboxDeskError('sandbox_not_running', `sandbox ${opts.sandbox.name} is not running`, { hint: `start it with \`sandbox-desk sandbox start ${opts.sandbox.name}\`` });
+      throw new SandboxDeskError('sandbox_not_running', `sandbox ${opts.sandbox.name} is not running`, {
+        hint: `start it with \`sandbox-desk sandbox start ${opts.sandbox.name}\``,
+      });
     }
     const target = this.target(files, cfg, run.sshPort);
     // The master connection makes every later command cheap; if it cannot start, commands connect on their own.
@@ -360,5 +441,4 @@ export class QemuProvider implements SandboxProvider {
     const defaultCwd = opts.cwd === '~' ? home : opts.cwd;
     return new QemuEnvironment(target, opts.sandbox.mounts, user, home, defaultCwd, incarnation);
   }
-
 }

@@ -33,6 +33,9 @@ export function serialTail(path: string, lines = 15, maxBytes = 16_384): string 
     .replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '')
     .replace(/\r/g, '')
     .replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '');
-  const kept = clean.split('\n').map((l) => l.trimEnd()).filter((l) => l.trim() !== '');
+  const kept = clean
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l.trim() !== '');
   return kept.length === 0 ? '(no serial output)' : kept.slice(-lines).join('\n');
 }

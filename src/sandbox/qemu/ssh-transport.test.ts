@@ -1,17 +1,31 @@
 import { describe, expect, it } from 'vitest';
 import { isHostKeyMismatch, sshExecPrefix, type SshTarget } from './ssh-transport.js';
 
-const t: SshTarget = { port: 40022, loginUser: 'agent', key: '/d/qemu/id_ed25519', knownHosts: '/d/vm/known_hosts', hostKeyAlias: 'sdesk-vm-a', controlPath: '/d/vm/ssh.ctl' };
+const t: SshTarget = {
+  port: 40022,
+  loginUser: 'agent',
+  key: '/d/qemu/id_ed25519',
+  knownHosts: '/d/vm/known_hosts',
+  hostKeyAlias: 'sdesk-vm-a',
+  controlPath: '/d/vm/ssh.ctl',
+};
 const opt = (argv: string[]): string[] => argv.flatMap((w, i) => (argv[i - 1] === '-o' ? [w] : []));
 
 describe('sshExecPrefix', () => {
-  it('pins the host key to the VM\'s own known_hosts, never trusting blindly', () => {
+  it("pins the host key to the VM's own known_hosts, never trusting blindly", () => {
     const argv = sshExecPrefix(t, { interactive: false });
-    expect(opt(argv)).toEqual(expect.arrayContaining(['BatchMode=yes', 'StrictHostKeyChecking=yes', 'UserKnownHostsFile=/d/vm/known_hosts', 'HostKeyAlias=sdesk-vm-a']));
+    expect(opt(argv)).toEqual(
+      expect.arrayContaining([
+        'BatchMode=yes',
+        'StrictHostKeyChecking=yes',
+        'UserKnownHostsFile=/d/vm/known_hosts',
+        'HostKeyAlias=sdesk-vm-a',
+      ]),
+    );
     expect(argv.join(' ')).not.toMatch(/StrictHostKeyChecking=no|UserKnownHostsFile=\/dev\/null/);
   });
 
-  it('uses the VM\'s key and port and reuses the master connection without ever becoming one', () => {
+  it("uses the VM's key and port and reuses the master connection without ever becoming one", () => {
     const argv = sshExecPrefix(t, { interactive: false });
     expect(argv.slice(0, 1)).toEqual(['ssh']);
     expect(argv[argv.indexOf('-i') + 1]).toBe('/d/qemu/id_ed25519');
@@ -28,13 +42,21 @@ describe('sshExecPrefix', () => {
 
   it('reaches another user through sudo, quoting the name for the remote shell', () => {
     expect(sshExecPrefix(t, { user: 'agent', interactive: false }).at(-1)).toBe('agent@127.0.0.1');
-    expect(sshExecPrefix(t, { user: 'root', interactive: false }).slice(-7)).toEqual(['agent@127.0.0.1', 'sudo', '-n', '-H', '-u', 'root', '--']);
+    expect(sshExecPrefix(t, { user: 'root', interactive: false }).slice(-7)).toEqual([
+      'agent@127.0.0.1',
+      'sudo',
+      '-n',
+      '-H',
+      '-u',
+      'root',
+      '--',
+    ]);
     expect(sshExecPrefix(t, { user: 'x;reboot', interactive: false })).toContain("'x;reboot'");
   });
 });
 
 describe('isHostKeyMismatch', () => {
-  it('recognises ssh\'s refusals', () => {
+  it("recognises ssh's refusals", () => {
     expect(isHostKeyMismatch('@@@ WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED! @@@')).toBe(true);
     expect(isHostKeyMismatch('Host key verification failed.')).toBe(true);
     expect(isHostKeyMismatch('Connection refused')).toBe(false);

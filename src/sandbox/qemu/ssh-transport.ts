@@ -20,17 +20,28 @@ export interface SshTarget {
  */
 export function sshOptions(t: SshTarget): string[] {
   return [
-    '-F', '/dev/null',
-    '-i', t.key,
-    '-p', String(t.port),
-    '-o', 'IdentitiesOnly=yes',
-    '-o', 'BatchMode=yes',
-    '-o', 'StrictHostKeyChecking=yes',
-    '-o', `UserKnownHostsFile=${t.knownHosts}`,
-    '-o', `HostKeyAlias=${t.hostKeyAlias}`,
-    '-o', 'ConnectTimeout=10',
-    '-o', 'ServerAliveInterval=15',
-    '-o', 'LogLevel=ERROR',
+    '-F',
+    '/dev/null',
+    '-i',
+    t.key,
+    '-p',
+    String(t.port),
+    '-o',
+    'IdentitiesOnly=yes',
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'StrictHostKeyChecking=yes',
+    '-o',
+    `UserKnownHostsFile=${t.knownHosts}`,
+    '-o',
+    `HostKeyAlias=${t.hostKeyAlias}`,
+    '-o',
+    'ConnectTimeout=10',
+    '-o',
+    'ServerAliveInterval=15',
+    '-o',
+    'LogLevel=ERROR',
   ];
 }
 
@@ -43,14 +54,25 @@ const host = (t: SshTarget): string => `${t.loginUser}@127.0.0.1`;
  * the seed grants the login user; the name is quoted because ssh joins the remote words into a line.
  */
 export function sshExecPrefix(t: SshTarget, opts: { user?: string | undefined; interactive: boolean }): string[] {
-  const argv = ['ssh', ...sshOptions(t), '-o', 'ControlMaster=no', '-o', `ControlPath=${t.controlPath}`, opts.interactive ? '-tt' : '-T', host(t)];
+  const argv = [
+    'ssh',
+    ...sshOptions(t),
+    '-o',
+    'ControlMaster=no',
+    '-o',
+    `ControlPath=${t.controlPath}`,
+    opts.interactive ? '-tt' : '-T',
+    host(t),
+  ];
   if (opts.user && opts.user !== t.loginUser) argv.push('sudo', '-n', '-H', '-u', shellQuote(opts.user), '--');
   return argv;
 }
 
 /** One probe connection, outside the multiplexer, that runs `words` and reports what happened. */
 export function sshProbe(t: SshTarget, remoteCommand: string, timeoutMs: number) {
-  return runArgv(['ssh', ...sshOptions(t), '-o', 'ControlPath=none', '-o', 'ConnectTimeout=5', '-T', host(t), remoteCommand], { timeoutMs });
+  return runArgv(['ssh', ...sshOptions(t), '-o', 'ControlPath=none', '-o', 'ConnectTimeout=5', '-T', host(t), remoteCommand], {
+    timeoutMs,
+  });
 }
 
 /** Whether ssh failed because the VM presented a host key other than the pinned one. */
@@ -60,14 +82,32 @@ export function isHostKeyMismatch(stderr: string): boolean {
 
 /** Starts the master connection unless one answers; it lingers (ControlPersist) so later commands are fast. */
 export async function ensureMaster(t: SshTarget): Promise<boolean> {
-  const check = await runArgv(['ssh', ...sshOptions(t), '-o', `ControlPath=${t.controlPath}`, '-O', 'check', host(t)], { timeoutMs: 10_000 });
+  const check = await runArgv(['ssh', ...sshOptions(t), '-o', `ControlPath=${t.controlPath}`, '-O', 'check', host(t)], {
+    timeoutMs: 10_000,
+  });
   if (check.code === 0) return true;
   return new Promise((resolve) => {
     // stdio ignored: the backgrounded master must hold none of our pipes.
-    const child = spawn('ssh', [...sshOptions(t), '-o', 'ControlMaster=yes', '-o', `ControlPath=${t.controlPath}`, '-o', 'ControlPersist=600', '-M', '-N', '-f', host(t)], {
-      stdio: 'ignore',
-      detached: true,
-    });
+    const child = spawn(
+      'ssh',
+      [
+        ...sshOptions(t),
+        '-o',
+        'ControlMaster=yes',
+        '-o',
+        `ControlPath=${t.controlPath}`,
+        '-o',
+        'ControlPersist=600',
+        '-M',
+        '-N',
+        '-f',
+        host(t),
+      ],
+      {
+        stdio: 'ignore',
+        detached: true,
+      },
+    );
     const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
     child.on('error', () => resolve(false));
     child.on('exit', (code) => {

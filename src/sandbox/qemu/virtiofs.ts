@@ -23,23 +23,39 @@ export interface Share {
 
 export function sharesFor(files: VmFiles, mounts: readonly Mount[]): Share[] {
   const sockets = join(files.qmpSocket, '..');
-  return mounts.map((m, i) => ({ tag: `sdesk${i}`, hostPath: m.hostPath, sandboxPath: m.sandboxPath, socket: join(sockets, `vfs${i}.sock`), log: join(files.dir, `virtiofsd-${i}.log`) }));
+  return mounts.map((m, i) => ({
+    tag: `sdesk${i}`,
+    hostPath: m.hostPath,
+    sandboxPath: m.sandboxPath,
+    socket: join(sockets, `vfs${i}.sock`),
+    log: join(files.dir, `virtiofsd-${i}.log`),
+  }));
 }
 
 /** Checked at create, so a bad mount never makes a VM that cannot boot. */
 export function checkMounts(mounts: readonly Mount[]): void {
   if (mounts.length === 0) return;
   if (!existsSync(VIRTIOFSD)) {
-    throw new SandboxDeskError('backend_unavailable', `sharing folders with a VM needs ${VIRTIOFSD}, which is not installed here`, { hint: 'install qemu-system-common (`npm run setup` does)' });
+    throw new SandboxDeskError('backend_unavailable', `sharing folders with a VM needs ${VIRTIOFSD}, which is not installed here`, {
+      hint: 'install qemu-system-common (`npm run setup` does)',
+    });
   }
   if (process.getuid?.() !== 0) {
-    throw new SandboxDeskError('refused', 'sharing folders with a VM needs root here: QEMU 7.2\'s virtiofsd sandboxes itself with namespaces that need it', { hint: 'run Sandbox Desk as root for VMs with --mount, or copy files in with `sandbox-desk exec`' });
+    throw new SandboxDeskError(
+      'refused',
+      "sharing folders with a VM needs root here: QEMU 7.2's virtiofsd sandboxes itself with namespaces that need it",
+      { hint: 'run Sandbox Desk as root for VMs with --mount, or copy files in with `sandbox-desk exec`' },
+    );
   }
   for (const m of mounts) {
     if (m.readOnly) {
-      throw new SandboxDeskError('invalid_input', `--mount ${m.hostPath}:${m.sandboxPath}:ro: read-only shares are not supported for VMs (this virtiofsd has no read-only mode, and the guest's root could remount a share writable)`, {
-        hint: 'share it writable, or use a docker sandbox for a read-only bind mount',
-      });
+      throw new SandboxDeskError(
+        'invalid_input',
+        `--mount ${m.hostPath}:${m.sandboxPath}:ro: read-only shares are not supported for VMs (this virtiofsd has no read-only mode, and the guest's root could remount a share writable)`,
+        {
+          hint: 'share it writable, or use a docker sandbox for a read-only bind mount',
+        },
+      );
     }
     let dir = false;
     try {
@@ -47,9 +63,18 @@ export function checkMounts(mounts: readonly Mount[]): void {
     } catch {
       dir = false;
     }
-    if (!dir) throw new SandboxDeskError('invalid_input', `--mount ${m.hostPath}:${m.sandboxPath}: ${m.hostPath} is not a directory on this machine`, { hint: 'VMs share host folders; create it first' });
+    if (!dir)
+      throw new SandboxDeskError(
+        'invalid_input',
+        `--mount ${m.hostPath}:${m.sandboxPath}: ${m.hostPath} is not a directory on this machine`,
+        { hint: 'VMs share host folders; create it first' },
+      );
     // The guest's mount list is tab- and line-separated.
-    if (/[\t\n\r]/.test(m.sandboxPath)) throw new SandboxDeskError('invalid_input', `--mount ${JSON.stringify(m.sandboxPath)}: a VM mount path cannot contain tabs or line breaks`);
+    if (/[\t\n\r]/.test(m.sandboxPath))
+      throw new SandboxDeskError(
+        'invalid_input',
+        `--mount ${JSON.stringify(m.sandboxPath)}: a VM mount path cannot contain tabs or line breaks`,
+      );
   }
 }
 
@@ -63,9 +88,16 @@ export function virtiofsQemuArgs(shares: readonly Share[], memoryMiB: number): s
   if (shares.length === 0) return [];
   const opt = (p: string): string => p.replace(/,/g, ',,');
   return [
-    '-object', `memory-backend-memfd,id=mem,size=${memoryMiB}M,share=on`,
-    '-numa', 'node,memdev=mem',
-    ...shares.flatMap((s, i) => ['-chardev', `socket,id=vfs${i},path=${opt(s.socket)}`, '-device', `vhost-user-fs-pci,chardev=vfs${i},tag=${s.tag}`]),
+    '-object',
+    `memory-backend-memfd,id=mem,size=${memoryMiB}M,share=on`,
+    '-numa',
+    'node,memdev=mem',
+    ...shares.flatMap((s, i) => [
+      '-chardev',
+      `socket,id=vfs${i},path=${opt(s.socket)}`,
+      '-device',
+      `vhost-user-fs-pci,chardev=vfs${i},tag=${s.tag}`,
+    ]),
   ];
 }
 
@@ -80,7 +112,10 @@ export async function startShares(shares: readonly Share[]): Promise<number[]> {
     for (const s of shares) {
       rmSync(s.socket, { force: true });
       const log = openSync(s.log, 'w');
-      const child = spawn(VIRTIOFSD, [`--socket-path=${s.socket}`, '-o', `source=${s.hostPath}`, '-o', 'cache=auto'], { detached: true, stdio: ['ignore', 'ignore', log] });
+      const child = spawn(VIRTIOFSD, [`--socket-path=${s.socket}`, '-o', `source=${s.hostPath}`, '-o', 'cache=auto'], {
+        detached: true,
+        stdio: ['ignore', 'ignore', log],
+      });
       closeSync(log);
       child.unref();
       if (!child.pid) throw new SandboxDeskError('backend_unavailable', `could not start ${VIRTIOFSD}`);
@@ -90,8 +125,12 @@ export async function startShares(shares: readonly Share[]): Promise<number[]> {
       const deadline = Date.now() + 10_000;
       while (!existsSync(s.socket)) {
         if (exited !== null || Date.now() > deadline) {
-          const why = readFileSync(s.log, 'utf8').trim().split('\n').slice(-3).join('; ') || (exited !== null ? `exit ${exited}` : 'no socket after 10 s');
-          throw new SandboxDeskError('backend_unavailable', `could not share ${s.hostPath} with the VM: virtiofsd ${why}`, { hint: `see ${s.log}` });
+          const why =
+            readFileSync(s.log, 'utf8').trim().split('\n').slice(-3).join('; ') ||
+            (exited !== null ? `exit ${exited}` : 'no socket after 10 s');
+          throw new SandboxDeskError('backend_unavailable', `could not share ${s.hostPath} with the VM: virtiofsd ${why}`, {
+            hint: `see ${s.log}`,
+          });
         }
         await new Promise((r) => setTimeout(r, 50));
       }

@@ -39,17 +39,34 @@ export async function resolveBaseImage(spec: string, dataDir: string): Promise<B
     const dir = dirs.find((d) => existsSync(join(d, 'image.json')));
     if (!dir) {
       throw new SandboxDeskError('image_not_found', `no VM image named ${spec} (looked in ${dirs.join(', ')})`, {
-        hint: spec === DEFAULT_VM_IMAGE ? 'build it with `npm run setup`' : 'pass the path of a qcow2 or raw disk image, e.g. a Debian or Ubuntu cloud image',
+        hint:
+          spec === DEFAULT_VM_IMAGE
+            ? 'build it with `npm run setup`'
+            : 'pass the path of a qcow2 or raw disk image, e.g. a Debian or Ubuntu cloud image',
       });
     }
     const meta = readJson<ImageJson>(join(dir, 'image.json'));
-    if (!meta?.disk) throw new SandboxDeskError('image_invalid', `${join(dir, 'image.json')} is unreadable or names no disk`, { hint: 'rebuild the image (`npm run setup`)' });
+    if (!meta?.disk)
+      throw new SandboxDeskError('image_invalid', `${join(dir, 'image.json')} is unreadable or names no disk`, {
+        hint: 'rebuild the image (`npm run setup`)',
+      });
     const at = (p: string | null | undefined): string | null => (p ? resolve(dir, p) : null);
     for (const f of [meta.kernel, meta.initrd]) {
-      if (f && !existsSync(resolve(dir, f))) throw new SandboxDeskError('image_invalid', `VM image ${spec} is incomplete: ${resolve(dir, f)} is missing`, { hint: 'rebuild it (`npm run setup`)' });
+      if (f && !existsSync(resolve(dir, f)))
+        throw new SandboxDeskError('image_invalid', `VM image ${spec} is incomplete: ${resolve(dir, f)} is missing`, {
+          hint: 'rebuild it (`npm run setup`)',
+        });
     }
     const info = await inspectDisk(resolve(dir, meta.disk));
-    return { name: spec, disk: resolve(dir, meta.disk), format: info.format, virtualSize: info.virtualSize, kernel: at(meta.kernel), initrd: at(meta.initrd), cmdline: meta.cmdline ?? null };
+    return {
+      name: spec,
+      disk: resolve(dir, meta.disk),
+      format: info.format,
+      virtualSize: info.virtualSize,
+      kernel: at(meta.kernel),
+      initrd: at(meta.initrd),
+      cmdline: meta.cmdline ?? null,
+    };
   }
   const disk = isAbsolute(spec) ? spec : resolve(spec);
   const info = await inspectDisk(disk);
@@ -74,35 +91,51 @@ export function checkBaseUnchanged(base: { disk: string; fingerprint?: string })
   if (!base.fingerprint) return; // made before fingerprints were recorded
   const now = diskFingerprint(base.disk);
   if (now === null) {
-    throw new SandboxDeskError('image_not_found', `this VM's base image ${base.disk} is gone`, { hint: 'restore the image, or remove the sandbox and create it again' });
+    throw new SandboxDeskError('image_not_found', `this VM's base image ${base.disk} is gone`, {
+      hint: 'restore the image, or remove the sandbox and create it again',
+    });
   }
   if (now !== base.fingerprint) {
-    throw new SandboxDeskError('image_invalid', `this VM's base image ${base.disk} changed since the VM was created; its disk is a copy-on-write overlay of the old one and would read as corrupt`, {
-      hint: 'remove the sandbox and create it again from the new image',
-    });
+    throw new SandboxDeskError(
+      'image_invalid',
+      `this VM's base image ${base.disk} changed since the VM was created; its disk is a copy-on-write overlay of the old one and would read as corrupt`,
+      {
+        hint: 'remove the sandbox and create it again from the new image',
+      },
+    );
   }
 }
 
 /** Format and size of a disk image, or a clear error when it is missing or not an image QEMU can read. */
 export async function inspectDisk(path: string): Promise<{ format: string; virtualSize: number }> {
   if (!existsSync(path)) {
-    throw new SandboxDeskError('image_not_found', `VM base image ${path} does not exist`, { hint: 'pass an existing qcow2 or raw disk image, or --image debian-test' });
+    throw new SandboxDeskError('image_not_found', `VM base image ${path} does not exist`, {
+      hint: 'pass an existing qcow2 or raw disk image, or --image debian-test',
+    });
   }
   if (!statSync(path).isFile()) throw new SandboxDeskError('image_invalid', `VM base image ${path} is not a file`);
   const r = await runArgv(['qemu-img', 'info', '--output=json', path], { timeoutMs: 30_000 });
   const info = parseJson<{ format?: string; 'virtual-size'?: number }>(r.stdout);
   if (r.code !== 0 || !info?.format) {
-    throw new SandboxDeskError('image_invalid', `VM base image ${path} cannot be read by qemu-img: ${(r.stderr || r.stdout).trim() || `exit ${r.code}`}`, {
-      hint: 'the file is corrupt or not a disk image; download or build it again',
-    });
+    throw new SandboxDeskError(
+      'image_invalid',
+      `VM base image ${path} cannot be read by qemu-img: ${(r.stderr || r.stdout).trim() || `exit ${r.code}`}`,
+      {
+        hint: 'the file is corrupt or not a disk image; download or build it again',
+      },
+    );
   }
   // A file QEMU only recognises as raw may be anything (a text file, a truncated download). A raw disk
   // that can boot holds at least a partition table and a filesystem: megabytes, in whole sectors.
   const bytes = statSync(path).size;
   if (info.format === 'raw' && (bytes < 1024 * 1024 || bytes % 512 !== 0)) {
-    throw new SandboxDeskError('image_invalid', `VM base image ${path} is not a disk image (${bytes} bytes that qemu-img can only read as raw data)`, {
-      hint: 'pass a qcow2 image, or a raw disk image',
-    });
+    throw new SandboxDeskError(
+      'image_invalid',
+      `VM base image ${path} is not a disk image (${bytes} bytes that qemu-img can only read as raw data)`,
+      {
+        hint: 'pass a qcow2 image, or a raw disk image',
+      },
+    );
   }
   if (info.format !== 'qcow2' && info.format !== 'raw') {
     throw new SandboxDeskError('image_invalid', `VM base image ${path} is ${info.format}; Sandbox Desk boots qcow2 and raw images`, {

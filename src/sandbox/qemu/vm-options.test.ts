@@ -8,8 +8,28 @@ describe('parseVmOptions', () => {
   });
 
   it('reads the CLI shorthands and the timing options', () => {
-    const o = parseVmOptions({ cpus: '4', memory: '2048', disk: '8', accel: 'tcg', sshPort: '2222', bootTimeout: '60', stopTimeout: '5', kvmProbe: '3', cpuType: 'qemu64' });
-    expect(o).toEqual({ cpus: 4, memoryMiB: 2048, diskGiB: 8, accel: 'tcg', sshPort: 2222, bootTimeoutS: 60, stopTimeoutS: 5, kvmProbeS: 3, cpuType: 'qemu64' });
+    const o = parseVmOptions({
+      cpus: '4',
+      memory: '2048',
+      disk: '8',
+      accel: 'tcg',
+      sshPort: '2222',
+      bootTimeout: '60',
+      stopTimeout: '5',
+      kvmProbe: '3',
+      cpuType: 'qemu64',
+    });
+    expect(o).toEqual({
+      cpus: 4,
+      memoryMiB: 2048,
+      diskGiB: 8,
+      accel: 'tcg',
+      sshPort: 2222,
+      bootTimeoutS: 60,
+      stopTimeoutS: 5,
+      kvmProbeS: 3,
+      cpuType: 'qemu64',
+    });
   });
 
   it.each([

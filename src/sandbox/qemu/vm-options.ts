@@ -29,9 +29,13 @@ function int(options: Record<string, string>, key: string, min: number, max: num
   const raw = options[key];
   if (raw === undefined) return undefined;
   if (!/^\d+$/.test(raw.trim()) || Number(raw) < min || Number(raw) > max) {
-    throw new SandboxDeskError('invalid_input', `qemu option ${key}=${JSON.stringify(raw)} is not a whole number of ${unit} between ${min} and ${max}`, {
-      hint: `e.g. --option ${key}=${min === 0 ? 1 : min}`,
-    });
+    throw new SandboxDeskError(
+      'invalid_input',
+      `qemu option ${key}=${JSON.stringify(raw)} is not a whole number of ${unit} between ${min} and ${max}`,
+      {
+        hint: `e.g. --option ${key}=${min === 0 ? 1 : min}`,
+      },
+    );
   }
   return Number(raw);
 }
@@ -52,7 +56,9 @@ export function parseVmOptions(options: Record<string, string>): VmOptions {
   }
   const cpuType = options.cpuType ?? null;
   if (cpuType !== null && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(cpuType)) {
-    throw new SandboxDeskError('invalid_input', `qemu option cpuType=${JSON.stringify(cpuType)} is not a CPU model name`, { hint: 'see `qemu-system-x86_64 -cpu help`, e.g. --option cpuType=max' });
+    throw new SandboxDeskError('invalid_input', `qemu option cpuType=${JSON.stringify(cpuType)} is not a CPU model name`, {
+      hint: 'see `qemu-system-x86_64 -cpu help`, e.g. --option cpuType=max',
+    });
   }
   return {
     cpuType,

@@ -46,10 +46,16 @@ export async function waitUntilReady(input: ReadinessInput): Promise<ReadinessOu
   const check = (waitingFor: string): void => {
     if (input.signal?.aborted) throw new SandboxDeskError('boot_failed', `the boot was cancelled while waiting for ${waitingFor}`);
     if (!isVmProcess(run.pid, run.pidStart, files.qmpSocket)) {
-      throw fail(`QEMU (pid ${run.pid}) exited while waiting for ${waitingFor}`, 'see the serial log; check the image boots (a kernel panic or a missing bootloader shows there)');
+      throw fail(
+        `QEMU (pid ${run.pid}) exited while waiting for ${waitingFor}`,
+        'see the serial log; check the image boots (a kernel panic or a missing bootloader shows there)',
+      );
     }
     if (Date.now() > input.deadline) {
-      throw fail(`the VM was not ready within ${input.timeoutS} s (still waiting for ${waitingFor})`, 'a slow host may need more time: --option bootTimeout=SECONDS; a guest that never starts sshd needs a working image with cloud-init and openssh-server');
+      throw fail(
+        `the VM was not ready within ${input.timeoutS} s (still waiting for ${waitingFor})`,
+        'a slow host may need more time: --option bootTimeout=SECONDS; a guest that never starts sshd needs a working image with cloud-init and openssh-server',
+      );
     }
   };
 
@@ -72,12 +78,18 @@ export async function waitUntilReady(input: ReadinessInput): Promise<ReadinessOu
     // no network): say so now instead of at the deadline.
     bootedAt ??= CLOUD_INIT_FINISHED.test(serialTail(files.serialLog, 40)) ? Date.now() : null;
     if (bootedAt !== null && Date.now() - bootedAt > SSH_GRACE_MS) {
-      throw fail(`the guest finished booting but SSH on 127.0.0.1:${run.sshPort} does not answer${last ? ` (last answer: ${last})` : ''}`, 'sshd in the guest failed or its network is down; see the serial log');
+      throw fail(
+        `the guest finished booting but SSH on 127.0.0.1:${run.sshPort} does not answer${last ? ` (last answer: ${last})` : ''}`,
+        'sshd in the guest failed or its network is down; see the serial log',
+      );
     }
     const r = await sshProbe(input.target, 'true', 12_000);
     if (r.code === 0) break;
     if (isHostKeyMismatch(r.stderr)) {
-      throw fail(`the VM's SSH host key is not the one pinned for it in ${files.knownHosts}`, 'something else answered on the forwarded port, or the guest ignored the cloud-init seed; remove and recreate the sandbox');
+      throw fail(
+        `the VM's SSH host key is not the one pinned for it in ${files.knownHosts}`,
+        'something else answered on the forwarded port, or the guest ignored the cloud-init seed; remove and recreate the sandbox',
+      );
     }
     last = r.stderr.trim().split('\n').pop() ?? '';
     if (Date.now() - lastReport > 10_000) {

@@ -78,8 +78,8 @@ describe('RawDecoder', () => {
 
   it('refuses a rect outside the framebuffer before reading its pixels', () => {
     const fb = new Framebuffer(4, 4);
-    expect(() => decodeInChunks(new RawDecoder(), { x: 2, y: 0, width: 4, height: 1, encoding: Encoding.Raw }, fb, [Buffer.alloc(16)])).toThrow(
-      'RFB Raw rect 4x1+2+0 lies outside the 4x4 framebuffer',
-    );
+    expect(() =>
+      decodeInChunks(new RawDecoder(), { x: 2, y: 0, width: 4, height: 1, encoding: Encoding.Raw }, fb, [Buffer.alloc(16)]),
+    ).toThrow('RFB Raw rect 4x1+2+0 lies outside the 4x4 framebuffer');
   });
 });

@@ -19,7 +19,7 @@ export function byteByByte(bytes: Buffer): Buffer[] {
 export function randomSplit(bytes: Buffer, seed: number, maxChunk = 7): Buffer[] {
   const random = seededRandom(seed);
   const chunks: Buffer[] = [];
-  for (let at = 0; at < bytes.length; ) {
+  for (let at = 0; at < bytes.length;) {
     const n = Math.min(bytes.length - at, 1 + Math.floor(random() * maxChunk));
     chunks.push(bytes.subarray(at, at + n));
     at += n;

@@ -121,7 +121,7 @@ export function fakeRfbServer(opts: FakeRfbServerOptions): FakeRfbServer {
 
   function out(buf: Buffer): void {
     if (serverClosed) return;
-    for (let at = 0; at < buf.length; ) {
+    for (let at = 0; at < buf.length;) {
       const n = Math.min(pieceSize(), buf.length - at);
       outQueue.push(buf.subarray(at, at + n));
       at += n;
@@ -239,7 +239,13 @@ export function fakeRfbServer(opts: FakeRfbServerOptions): FakeRfbServer {
           out(u32(opts.offerNone === false ? SecurityType.VncAuth : SecurityType.None));
           stage = 'client-init';
         } else if (opts.refuseReason !== undefined) {
-          out(Buffer.concat([Buffer.from([0]) /* no security types: a reason follows */, u32(Buffer.byteLength(opts.refuseReason)), Buffer.from(opts.refuseReason)]));
+          out(
+            Buffer.concat([
+              Buffer.from([0]) /* no security types: a reason follows */,
+              u32(Buffer.byteLength(opts.refuseReason)),
+              Buffer.from(opts.refuseReason),
+            ]),
+          );
           stage = 'dead';
           hangUp();
         } else {
@@ -315,7 +321,14 @@ export function fakeRfbServer(opts: FakeRfbServerOptions): FakeRfbServer {
       case ClientMessage.SetDesktopSize: {
         const screens = Array.from({ length: msg[6]! }, (_, i) => {
           const s = msg.subarray(Len.SetDesktopSizeHeader + SCREEN_LENGTH * i);
-          return { id: s.readUInt32BE(0), x: s.readUInt16BE(4), y: s.readUInt16BE(6), width: s.readUInt16BE(8), height: s.readUInt16BE(10), flags: s.readUInt32BE(12) };
+          return {
+            id: s.readUInt32BE(0),
+            x: s.readUInt16BE(4),
+            y: s.readUInt16BE(6),
+            width: s.readUInt16BE(8),
+            height: s.readUInt16BE(10),
+            flags: s.readUInt32BE(12),
+          };
         });
         const request = { width: msg.readUInt16BE(2), height: msg.readUInt16BE(4), screens };
         resizeRequests.push(request);
