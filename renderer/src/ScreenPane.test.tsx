@@ -195,3 +195,23 @@ describe('screen pane', () => {
     expect(alert.textContent).toContain('use sandbox-desk/desktop:latest');
   });
 });
+
+describe("screen pane: the agent's last action", () => {
+  it('shows the frame the agent last acted on, with its click point, over the running screen', async () => {
+    const api = new FakeApi({
+      desktops: { alpha: desktopStatus({ sandbox: 'alpha', running: true, display: ':20', geometry: '1280x800' }) },
+    });
+    api.on('desktopLastAction', () => ({
+      sandbox: 'alpha',
+      at: new Date().toISOString(),
+      kind: 'click',
+      target: { x: 100, y: 200 },
+      pointer: { x: 100, y: 200 },
+      screen: { width: 1280, height: 800 },
+      frame: { frameId: 'f1', width: 1024, height: 640, image: 'data:image/png;base64,AAAA' },
+    }));
+    renderPane(api);
+    expect((await screen.findByTestId('agent-action-frame')).getAttribute('src')).toBe('data:image/png;base64,AAAA');
+    expect(screen.getByTestId('agent-action').textContent).toMatch(/agent click at 100,200/);
+  });
+});

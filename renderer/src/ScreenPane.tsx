@@ -1,5 +1,6 @@
 import { useState } from 'react';
-import type { DesktopStatus, Lease } from '../../src/api/contract.js';
+import type { AgentActionView, DesktopStatus, Lease } from '../../src/api/contract.js';
+import { AgentActionOverlay, AGENT_ACTION_SHOWN_MS } from './AgentActionOverlay.js';
 import { describeError } from './api-client.js';
 import { useApi } from './api-context.js';
 import { elapsed } from './format.js';
@@ -40,6 +41,8 @@ export function ScreenPane({ sandbox, visible }: Props) {
   const running = status.data?.running === true;
   if ((running ? 5000 : 2000) !== statusEvery) setStatusEvery(running ? 5000 : 2000);
   const lease = usePoll<Lease>(() => api.call('lease', { sandbox }), 2000, sandbox, visible && running);
+  // The agent's last action (from whichever process acted), shown over the screen for a few seconds.
+  const lastAction = usePoll<AgentActionView | null>(() => api.call('desktopLastAction', { sandbox }), 1000, sandbox, visible && running);
   const [busy, setBusy] = useState<{ what: 'start' | 'stop' | 'control'; since: number } | null>(null);
   const [error, setError] = useState<{ message: string; hint?: string } | null>(null);
   const [link, setLink] = useState<ScreenLink>({ state: 'connecting', attempt: 0 });
@@ -138,6 +141,9 @@ export function ScreenPane({ sandbox, visible }: Props) {
               {status.error.hint && <div className="hint">{status.error.hint}</div>}
             </div>
           </div>
+        )}
+        {running && lastAction.data && Date.now() - Date.parse(lastAction.data.at) < AGENT_ACTION_SHOWN_MS && (
+          <AgentActionOverlay key={lastAction.data.at} view={lastAction.data} />
         )}
         {running && (
           <VncScreen

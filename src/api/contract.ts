@@ -5,12 +5,12 @@
  */
 import { z } from 'zod';
 import { cwdPathProblem } from '../shared/cwd-path.js';
-import type { DesktopStatus } from '../shared/desktop-types.js';
+import type { AgentActionView, DesktopStatus } from '../shared/desktop-types.js';
 import type { ExecResult, ExecWarning } from '../shared/exec-result.js';
 import type { Lease } from '../shared/lease-types.js';
 import type { CallLogEntry } from '../shared/call-log-types.js';
 
-export type { DesktopStatus } from '../shared/desktop-types.js';
+export type { AgentActionView, DesktopStatus } from '../shared/desktop-types.js';
 export type { Lease } from '../shared/lease-types.js';
 export type { CallLogEntry } from '../shared/call-log-types.js';
 
@@ -244,6 +244,8 @@ export const API = {
     result: returns<DesktopStatus>(),
   },
   desktopStop: { params: OfSandbox, result: returns<DesktopStatus>() },
+  /** The last agent action on the desktop (any process), for the viewer to show for a few seconds. */
+  desktopLastAction: { params: OfSandbox, result: returns<AgentActionView | null>() },
   screenTicket: { params: OfSandbox.extend({ viewerId: ViewerId.optional() }), result: returns<StreamGrant & { viewerId: string }>() },
   lease: { params: OfSandbox, result: returns<Lease>() },
   takeControl: { params: OfSandbox.extend({ viewerId: ViewerId }), result: returns<Lease>() },

@@ -63,6 +63,7 @@ export function createDispatcher(
     desktopStart: (p) =>
       desk.desktop.start(p.sandbox, { placement: p.placement, geometry: p.geometry, grantShellDisplay: p.grantShellDisplay }),
     desktopStop: (p) => desk.desktop.stop(p.sandbox),
+    desktopLastAction: (p) => desk.desktop.lastAction(p.sandbox),
     screenTicket: async (p) => {
       await desk.inspectSandbox(p.sandbox);
       return streams.screenTicket(p.sandbox, p.viewerId);

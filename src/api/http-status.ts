@@ -15,6 +15,7 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]: number } = {
   name_taken: 409,
   refused: 409,
   human_has_control: 409,
+  stale_frame: 409,
   placement_refused: 409,
   sandbox_not_running: 409,
   desktop_not_running: 409,

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { SandboxDeskError } from '../shared/errors.js';
 import type { ExecWarning } from '../shared/exec-result.js';
 import type { DisposableStore } from '../shared/lifecycle.js';
@@ -121,6 +122,7 @@ export class SandboxDesk {
       leases: this.store.leases,
       defaultGeometry: this.config.desktop.geometry,
       scopeOf: (env) => this.environments.scopeOf(env),
+      actionsDir: join(this.store.dataDir, 'desktop-actions'),
     });
   }
 

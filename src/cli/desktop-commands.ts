@@ -2,7 +2,8 @@ import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { LocalServer } from '../api/local-server.js';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
-import type { DesktopStatus } from '../desktop/desktop-service.js';
+import type { DesktopStatus, ScreenAction } from '../desktop/desktop-service.js';
+import type { FrameFormat } from '../desktop/screen/frame-encode.js';
 import type { PlacementSetting } from '../desktop/placement.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import { printJson, type Out } from './output.js';
@@ -15,6 +16,26 @@ function placementOf(v: string | undefined): PlacementSetting | undefined {
   if (v === undefined) return undefined;
   if (v === 'auto' || v === 'sandbox' || v === 'host') return v;
   throw new SandboxDeskError('invalid_input', `--placement must be auto, sandbox or host, got ${JSON.stringify(v)}`);
+}
+
+function intArg(v: string | undefined, name: string): number {
+  if (v === undefined || !/^-?\d+$/.test(v))
+    throw new SandboxDeskError('invalid_input', `${name} must be a whole number of pixels, got ${JSON.stringify(v)}`);
+  return Number(v);
+}
+
+function intOpt(v: string | undefined, name: string): number | undefined {
+  return v === undefined ? undefined : intArg(v, name);
+}
+
+function formatOf(v: string): FrameFormat {
+  if (v === 'png' || v === 'jpeg' || v === 'webp') return v;
+  throw new SandboxDeskError('invalid_input', `--format must be png, jpeg or webp, got ${JSON.stringify(v)}`);
+}
+
+function buttonOf(v: string | boolean | undefined): 1 | 2 | 3 {
+  if (v === '1' || v === '2' || v === '3') return Number(v) as 1 | 2 | 3;
+  throw new SandboxDeskError('invalid_input', `--button must be 1, 2 or 3, got ${JSON.stringify(v)}`);
 }
 
 function describe(s: DesktopStatus): string {
@@ -90,15 +111,110 @@ export function addDesktopCommands(program: Command, core: () => SandboxDesk, ou
 
   desktop
     .command('screenshot <name>')
-    .description('save a PNG of the real framebuffer')
-    .requiredOption('--out <file.png>', 'where to write the PNG')
+    .description('a frame of the live framebuffer: the image, and its frameId/width/height/scale for later actions (--frame)')
+    .option('--max-width <n>', 'scale to at most this width (aspect kept)')
+    .option('--max-height <n>', 'scale to at most this height')
+    .option('--format <f>', 'png | jpeg | webp', 'png')
+    .option('--out <file>', 'where to write the image (default: screenshot-<frameId>.<format>)')
     .option('--json', 'machine-readable output')
-    .action(async (name: string, o: JsonFlag & { out: string }) => {
-      const png = await core().desktop.screenshot(name);
-      writeFileSync(o.out, png);
-      if (o.json) printJson(out, { file: o.out, bytes: png.length });
-      else out.stdout(`wrote ${o.out} (${png.length} bytes)\n`);
+    .action(async (name: string, o: JsonFlag & { out?: string; maxWidth?: string; maxHeight?: string; format: string }) => {
+      const format = formatOf(o.format);
+      const { frame, image } = await core().desktop.screenshot(name, {
+        maxWidth: intOpt(o.maxWidth, '--max-width'),
+        maxHeight: intOpt(o.maxHeight, '--max-height'),
+        format,
+      });
+      const file = o.out ?? `screenshot-${frame.frameId}.${format === 'jpeg' ? 'jpg' : format}`;
+      writeFileSync(file, image);
+      if (o.json) printJson(out, { file, bytes: image.length, ...frame });
+      else
+        out.stdout(
+          `wrote ${file} (${image.length} bytes): frame ${frame.frameId}, ${frame.width}x${frame.height}, scale ${frame.scale} of ${frame.screenWidth}x${frame.screenHeight}\n`,
+        );
     });
+
+  /** One command per action: coordinates in the frame's pixels with --frame, else the screen's. */
+  const action = (
+    cmd: string,
+    description: string,
+    setup: (c: Command) => Command,
+    toAction: (args: string[], o: Record<string, string | boolean | undefined>) => ScreenAction,
+  ): void => {
+    setup(desktop.command(cmd).description(`${description} (over the live RFB connection; prints the pointer measured after it)`))
+      .option('--frame <id>', 'the screenshot frame whose coordinates the action uses (refused as stale_frame if the screen changed since)')
+      .option('--json', 'machine-readable output')
+      .action(async (...all: unknown[]) => {
+        // commander passes the positional arguments, then the options, then the command.
+        const o = all[all.length - 2] as Record<string, string | boolean | undefined> & JsonFlag & { frame?: string };
+        const args = all.slice(0, -2) as string[];
+        const r = await core().desktop.act(args[0]!, toAction(args.slice(1), o), { frameId: o.frame });
+        if (o.json) printJson(out, r);
+        else
+          out.stdout(
+            `pointer at ${r.pointer.x},${r.pointer.y}${r.pointerInFrame ? ` (frame ${r.frameId}: ${r.pointerInFrame.x},${r.pointerInFrame.y})` : ''}\n`,
+          );
+      });
+  };
+  const button = (c: Command): Command => c.option('--button <n>', '1 (left), 2 (middle) or 3 (right)', '1');
+  action(
+    'click',
+    'click at X,Y',
+    (c) => button(c.argument('<name>').argument('<x>').argument('<y>')).option('--double', 'double click'),
+    ([x, y], o) => ({
+      kind: 'click',
+      x: intArg(x, 'x'),
+      y: intArg(y, 'y'),
+      button: buttonOf(o.button),
+      double: o.double === true,
+    }),
+  );
+  action(
+    'move',
+    'move the pointer to X,Y',
+    (c) => c.argument('<name>').argument('<x>').argument('<y>'),
+    ([x, y]) => ({ kind: 'move', x: intArg(x, 'x'), y: intArg(y, 'y') }),
+  );
+  action(
+    'drag',
+    'drag from X,Y to TOX,TOY with a button held',
+    (c) => button(c.argument('<name>').argument('<x>').argument('<y>').argument('<toX>').argument('<toY>')),
+    ([x, y, tx, ty], o) => ({
+      kind: 'drag',
+      x: intArg(x, 'x'),
+      y: intArg(y, 'y'),
+      toX: intArg(tx, 'toX'),
+      toY: intArg(ty, 'toY'),
+      button: buttonOf(o.button),
+    }),
+  );
+  action(
+    'scroll',
+    'scroll at X,Y',
+    (c) =>
+      c
+        .argument('<name>')
+        .argument('<x>')
+        .argument('<y>')
+        .argument('<direction>', 'up | down | left | right')
+        .option('--amount <n>', 'wheel steps (1–100)', '3'),
+    ([x, y, d], o) => {
+      if (d !== 'up' && d !== 'down' && d !== 'left' && d !== 'right')
+        throw new SandboxDeskError('invalid_input', `direction must be up, down, left or right, got ${JSON.stringify(d)}`);
+      return { kind: 'scroll', x: intArg(x, 'x'), y: intArg(y, 'y'), direction: d, amount: intArg(String(o.amount), '--amount') };
+    },
+  );
+  action(
+    'type',
+    'type any Unicode text',
+    (c) => c.argument('<name>').argument('<text>'),
+    ([t]) => ({ kind: 'type', text: t! }),
+  );
+  action(
+    'key',
+    'press keys: "ctrl+l", "Return", "ctrl+shift+t Return"',
+    (c) => c.argument('<name>').argument('<keys>'),
+    ([k]) => ({ kind: 'key', keys: k! }),
+  );
 
   desktop
     .command('browser <name>')

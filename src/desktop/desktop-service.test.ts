@@ -73,3 +73,17 @@ describe('desktop account', () => {
     expect(s.displayIsolationReason).toMatch(/runs every process as agent \(it cannot switch users\)/);
   });
 });
+
+describe('agent actions while the desktop stops', () => {
+  it('are refused as desktop_not_running "is stopping", not sent to a desktop on its way out', async () => {
+    const desk = service({ code: 0, stdout: 'whoami agent\n' });
+    const stopping = desk.stop('sb').catch(() => undefined);
+    await expect(desk.act('sb', { kind: 'move', x: 1, y: 1 })).rejects.toMatchObject({
+      code: 'desktop_not_running',
+      message: expect.stringMatching(/is stopping/),
+    });
+    await expect(desk.screenshot('sb')).rejects.toMatchObject({ code: 'desktop_not_running' });
+    await stopping;
+    await desk.close();
+  });
+});

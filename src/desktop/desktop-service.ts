@@ -1,20 +1,27 @@
+// Over 400 lines: the one facade of the desktop (lifecycle, placement, isolation, lease, the live
+// screen, the browser); the parts with logic of their own live in screen/, rfb/ and their modules.
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { SandboxDeskError } from '../shared/errors.js';
 import { LocalProvider } from '../sandbox/local/local-provider.js';
 import type { SandboxEnvironment, SandboxProvider } from '../sandbox/provider.js';
 import { toDisposable, type DisposableStore } from '../shared/lifecycle.js';
 import type { Lease, LeaseStore } from '../store/lease-store.js';
-import type { DesktopStatus } from '../shared/desktop-types.js';
+import type { AgentActionView, DesktopStatus } from '../shared/desktop-types.js';
+import { MIME } from './screen/frame-encode.js';
 
 export type { DesktopStatus } from '../shared/desktop-types.js';
 import { runIn } from '../exec/run-in.js';
+import { remoteArgv } from '../exec/remote-argv.js';
 import { pointerLocation, runXdotool, type AgentAction } from './agent-actions.js';
 import { CdpBridge } from './cdp-bridge.js';
 import {
   DESKTOP_IMAGE,
   DISPLAY_USER,
   desktopLayout,
+  displayEnv,
   probeDesktop,
   startDesktopProcess,
   stopDesktopProcess,
@@ -25,6 +32,25 @@ import {
 import { resolvePlacement, type Placement, type PlacementSetting } from './placement.js';
 import { openRelay } from './relay.js';
 import { RfbClient, transportFromStreams } from './rfb/rfb-client.js';
+import {
+  LiveScreen,
+  UPDATE_INTERVAL_MS,
+  type ActionResult,
+  type Frame,
+  type LiveLink,
+  type ScreenAction,
+  type ScreenshotOptions,
+} from './screen/live-screen.js';
+import { PointerProbe, pointerProbeWords } from './screen/pointer-probe.js';
+import type { RectArea } from './rfb/framebuffer.js';
+
+export type { ActionResult, Frame, ScreenAction, ScreenshotOptions } from './screen/live-screen.js';
+
+/** A frame and its encoded image. */
+export interface Shot {
+  frame: Frame;
+  image: Buffer;
+}
 
 /** What the desktop service needs from the core: live environments and the lease store. */
 export interface DesktopHost {
@@ -36,6 +62,11 @@ export interface DesktopHost {
   defaultGeometry?: string;
   /** The store of the environment's incarnation: forwards and screen streams end with it. */
   scopeOf?(env: SandboxEnvironment): DisposableStore | null;
+  /**
+   * Where the last agent action of each desktop is written, so a viewer in another process (the app,
+   * while the agent runs `sandbox-desk mcp`) can show it. None: not recorded.
+   */
+  actionsDir?: string;
 }
 
 export interface DesktopStartOptions {
@@ -75,6 +106,13 @@ export class DesktopService {
   /** Which account reaches each sandbox's desktop, learnt by a probe; dropped when an action fails. */
   private readonly accounts = new Map<string, { env: SandboxEnvironment; user: string | undefined }>();
   private readonly placements = new Map<string, PlacementSetting>();
+  /**
+   * The live agent connection of each sandbox's running desktop. Kept here, per sandbox, until the
+   * EnvironmentManager's per-incarnation DisposableStore lands (branch layers): it belongs there.
+   */
+  private readonly screens = new Map<string, LiveScreen>();
+  /** Sandboxes whose desktop is being stopped: actions are refused meanwhile. */
+  private readonly stopping = new Set<string>();
   private hostEnv: Promise<SandboxEnvironment> | null = null;
 
   constructor(private readonly host: DesktopHost) {}
@@ -272,10 +310,16 @@ export class DesktopService {
   }
 
   async stop(sandbox: string): Promise<DesktopStatus> {
-    await this.closeBridge(sandbox);
-    const { env, layout, user } = await this.locate(sandbox, await this.target(sandbox));
-    await stopDesktopProcess(env, layout, user);
-    this.accounts.delete(sandbox);
+    this.stopping.add(sandbox);
+    try {
+      this.dropConnection(sandbox);
+      await this.closeBridge(sandbox);
+      const { env, layout, user } = await this.locate(sandbox, await this.target(sandbox));
+      await stopDesktopProcess(env, layout, user);
+      this.accounts.delete(sandbox);
+    } finally {
+      this.stopping.delete(sandbox);
+    }
     return this.status(sandbox);
   }
 
@@ -367,7 +411,105 @@ export class DesktopService {
 
   // ---- agent actions ------------------------------------------------------------------------------
 
-  async act(sandbox: string, action: AgentAction): Promise<void> {
+  private stoppingError(sandbox: string): SandboxDeskError {
+    return new SandboxDeskError('desktop_not_running', `the desktop of sandbox ${sandbox} is stopping`, {
+      hint: `start it again with \`sandbox-desk desktop start ${sandbox}\``,
+    });
+  }
+
+  /** The live connection of a sandbox's desktop (made on first use, remade after it drops). */
+  private screen(sandbox: string): LiveScreen {
+    if (this.stopping.has(sandbox)) throw this.stoppingError(sandbox);
+    let s = this.screens.get(sandbox);
+    if (!s) {
+      s = new LiveScreen(() => this.openLiveLink(sandbox), { stopping: () => this.stoppingError(sandbox) });
+      this.screens.set(sandbox, s);
+    }
+    return s;
+  }
+
+  /**
+   * One (re)connection: the RFB relay and the pointer probe, both as the desktop's account (the same
+   * account the screen relays use; see locate()). Probed first, so a stopped desktop reads as
+   * desktop_not_running rather than a broken pipe.
+   */
+  private async openLiveLink(sandbox: string): Promise<LiveLink> {
+    const { env, layout, user, probe: found } = await this.running(sandbox);
+    const relay = openRelay(env, { unix: layout.socket }, user);
+    const probe = new PointerProbe(remoteArgv(env, { user, interactive: false }, pointerProbeWords(displayEnv(layout))));
+    return {
+      transport: transportFromStreams(relay.stdout, relay.stdin, () => relay.kill()),
+      desktopId: createHash('sha256')
+        .update(`${JSON.stringify(env.incarnation ?? null)}|${found.pid}`)
+        .digest('hex')
+        .slice(0, 8),
+      measurePointer: () => probe.measure(),
+      dispose: () => {
+        relay.kill();
+        probe.dispose();
+      },
+    };
+  }
+
+  private closeScreen(sandbox: string): void {
+    this.screens.get(sandbox)?.dispose();
+    this.screens.delete(sandbox);
+  }
+
+  /** The desktop stops: its live connection goes, but its frames stay known (stale after the restart). */
+  private dropConnection(sandbox: string): void {
+    this.screens.get(sandbox)?.disconnect();
+  }
+
+  /**
+   * Moves, clicks, drags, scrolls, types or presses keys over the live RFB connection; coordinates are
+   * the frame's when `frameId` names one (else the screen's). Returns the pointer measured after it.
+   */
+  async act(sandbox: string, action: AgentAction | ScreenAction, opts: { frameId?: string } = {}): Promise<ActionResult> {
+    this.assertAgentMayAct(sandbox);
+    const screen = this.screen(sandbox);
+    const result = await screen.act(action, opts.frameId);
+    this.recordAction(sandbox, screen, action.kind, result, opts.frameId);
+    return result;
+  }
+
+  /** Writes the action for viewers (atomically: a reader never sees half a file); a failure only logs nothing. */
+  private recordAction(sandbox: string, screen: LiveScreen, kind: string, r: ActionResult, frameId: string | undefined): void {
+    const dir = this.host.actionsDir;
+    if (!dir) return;
+    const shot = frameId === undefined ? undefined : screen.imageOf(frameId);
+    const view: AgentActionView = {
+      sandbox,
+      at: new Date().toISOString(),
+      kind,
+      target: r.target ?? null,
+      pointer: r.pointer,
+      screen: screen.lastScreen,
+      frame:
+        shot && frameId
+          ? { frameId, width: shot.width, height: shot.height, image: `data:${MIME[shot.format]};base64,${shot.image.toString('base64')}` }
+          : null,
+    };
+    const file = actionFile(dir, sandbox);
+    void mkdir(dir, { recursive: true })
+      .then(() => writeFile(`${file}.tmp`, JSON.stringify(view)))
+      .then(() => rename(`${file}.tmp`, file))
+      .catch(() => undefined);
+  }
+
+  /** The last agent action on this sandbox's desktop (from any process), or null. */
+  async lastAction(sandbox: string): Promise<AgentActionView | null> {
+    const dir = this.host.actionsDir;
+    if (!dir) return null;
+    try {
+      return JSON.parse(await readFile(actionFile(dir, sandbox), 'utf8')) as AgentActionView;
+    } catch {
+      return null;
+    }
+  }
+
+  /** The same action through one `docker exec xdotool` (the old path; the benchmark's baseline). */
+  async actWithXdotool(sandbox: string, action: AgentAction): Promise<void> {
     this.assertAgentMayAct(sandbox);
     await this.onDesktop(sandbox, ({ env, layout, user }) => runXdotool(env, layout, action, user));
   }
@@ -376,10 +518,47 @@ export class DesktopService {
     return this.onDesktop(sandbox, ({ env, layout, user }) => pointerLocation(env, layout, user));
   }
 
-  /** A PNG of the real framebuffer, read over RFB. */
-  async screenshot(sandbox: string): Promise<Buffer> {
+  /** A frame of the live framebuffer (no new connection), optionally scaled into a maximum size. */
+  async screenshot(sandbox: string, opts: ScreenshotOptions = {}): Promise<Shot> {
+    this.assertAgentMayAct(sandbox);
+    return this.screen(sandbox).screenshot(opts);
+  }
+
+  /** Today's screenshot path: a fresh RFB connection through a new exec relay (the benchmark's baseline). */
+  async screenshotFreshConnection(sandbox: string): Promise<Buffer> {
     this.assertAgentMayAct(sandbox);
     return this.withRfb(sandbox, (rfb) => rfb.screenshot());
+  }
+
+  /** Waits until something paints (inside `region`, screen pixels) or the timeout; returns the frame it ended on. */
+  async waitForChange(
+    sandbox: string,
+    opts: { region?: RectArea; timeoutMs: number } & ScreenshotOptions,
+  ): Promise<Shot & { changed: boolean }> {
+    this.assertAgentMayAct(sandbox);
+    checkTimeout(opts.timeoutMs);
+    const screen = this.screen(sandbox);
+    const changed = await screen.waitForChange(opts);
+    return { changed, ...(await screen.screenshot(opts)) };
+  }
+
+  /** Waits until nothing has painted for quietMs (or the timeout); returns the frame it ended on. */
+  async waitUntilStable(
+    sandbox: string,
+    opts: { quietMs: number; timeoutMs: number } & ScreenshotOptions,
+  ): Promise<Shot & { stable: boolean }> {
+    this.assertAgentMayAct(sandbox);
+    checkTimeout(opts.timeoutMs);
+    // The live connection samples the screen every UPDATE_INTERVAL_MS: quiet must span at least two samples.
+    const minQuiet = 2 * UPDATE_INTERVAL_MS;
+    if (!Number.isInteger(opts.quietMs) || opts.quietMs < minQuiet || opts.quietMs > 60_000) {
+      throw new SandboxDeskError('invalid_input', `quietMs must be a whole number of milliseconds ${minQuiet}–60000, got ${opts.quietMs}`, {
+        hint: `the screen is sampled every ${UPDATE_INTERVAL_MS} ms, so shorter quiet cannot be told from a busy screen`,
+      });
+    }
+    const screen = this.screen(sandbox);
+    const stable = await screen.waitUntilStable(opts);
+    return { stable, ...(await screen.screenshot(opts)) };
   }
 
   async resize(sandbox: string, width: number, height: number): Promise<void> {
@@ -462,8 +641,19 @@ export class DesktopService {
   }
 
   async close(): Promise<void> {
+    for (const name of [...this.screens.keys()]) this.closeScreen(name);
     for (const name of [...this.bridges.keys()]) await this.closeBridge(name);
   }
+}
+
+function actionFile(dir: string, sandbox: string): string {
+  // Sandbox names are validated elsewhere; hashing keeps the file name safe whatever they hold.
+  return join(dir, `${createHash('sha256').update(sandbox).digest('hex').slice(0, 16)}.json`);
+}
+
+function checkTimeout(ms: number): void {
+  if (!Number.isInteger(ms) || ms < 1 || ms > 120_000)
+    throw new SandboxDeskError('invalid_input', `timeout must be a whole number of milliseconds 1–120000, got ${ms}`);
 }
 
 function missingReason(missing: string[], where: 'sandbox' | 'host'): string {

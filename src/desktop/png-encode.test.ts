@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { inflateSync } from 'node:zlib';
-import { decodePngSize, encodePng } from './png-encode.js';
+import { decodePngSize, encodePng, encodePngAsync } from './png-encode.js';
 
 interface Chunk {
   type: string;
@@ -88,5 +88,17 @@ describe('decodePngSize', () => {
 
   it('rejects data that is not a PNG', () => {
     expect(() => decodePngSize(Buffer.from('GIF89a, certainly not a PNG file'))).toThrow(/not a PNG/);
+  });
+});
+
+describe('encodePngAsync', () => {
+  it('holds the same scanlines as the synchronous encoder (deflated off the event loop)', async () => {
+    const { inflateSync } = await import('node:zlib');
+    const rgba = new Uint8Array(7 * 5 * 4).map((_, i) => (i * 37) & 0xff);
+    const idat = (png: Buffer): Buffer => inflateSync(png.subarray(41, png.length - 12 - 4));
+    const a = await encodePngAsync(7, 5, rgba);
+    const b = encodePng(7, 5, rgba);
+    expect(decodePngSize(a)).toEqual({ width: 7, height: 5 });
+    expect(idat(a).equals(idat(b))).toBe(true);
   });
 });

@@ -1,4 +1,5 @@
-import { deflateSync } from 'node:zlib';
+import { deflate, deflateSync } from 'node:zlib';
+import { promisify } from 'node:util';
 
 /** PNG encoding of an RGBA framebuffer, using only node:zlib. Screenshots are the only user, so no filtering
  * heuristics: every scanline uses filter 0 (None); desktop content deflates well enough without them. */
@@ -33,8 +34,26 @@ function chunk(type: string, data: Buffer): Buffer {
   return out;
 }
 
+const deflateAsync = promisify(deflate);
+
 /** Encodes width*height RGBA pixels (row-major, 4 bytes each) as an 8-bit RGBA PNG (colour type 6). */
 export function encodePng(width: number, height: number, rgba: Uint8Array): Buffer {
+  const { header, raw } = scanlines(width, height, rgba);
+  return Buffer.concat([header, chunk('IDAT', deflateSync(raw)), IEND]);
+}
+
+/**
+ * The same PNG, deflated on libuv's thread pool at a fast level (1): a 1280x800 screenshot costs the
+ * event loop only the scanline copy, so the live connection keeps reading updates meanwhile.
+ */
+export async function encodePngAsync(width: number, height: number, rgba: Uint8Array, level = 1): Promise<Buffer> {
+  const { header, raw } = scanlines(width, height, rgba);
+  return Buffer.concat([header, chunk('IDAT', await deflateAsync(raw, { level })), IEND]);
+}
+
+const IEND = chunk('IEND', Buffer.alloc(0));
+
+function scanlines(width: number, height: number, rgba: Uint8Array): { header: Buffer; raw: Buffer } {
   if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width > 0x7fffffff || height > 0x7fffffff) {
     throw new RangeError(`invalid PNG size ${width}x${height}`);
   }
@@ -56,7 +75,7 @@ export function encodePng(width: number, height: number, rgba: Uint8Array): Buff
   const raw = Buffer.alloc((stride + 1) * height);
   for (let y = 0; y < height; y++) raw.set(rgba.subarray(y * stride, (y + 1) * stride), y * (stride + 1) + 1);
 
-  return Buffer.concat([SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+  return { header: Buffer.concat([SIGNATURE, chunk('IHDR', ihdr)]), raw };
 }
 
 /** Reads width and height from a PNG's IHDR chunk (which must come first). */

@@ -8,6 +8,9 @@ import { asSandboxDeskError, SandboxDeskError } from '../shared/errors.js';
 import type { ExecWarning } from '../shared/exec-result.js';
 import { AgentGuard } from './agent-policy.js';
 import { ENVELOPE_BYTES, FILE_CHUNK_MAX_BYTES, FILE_READ_DEFAULT_BYTES, MCP_MESSAGE_MAX_BYTES, describeBytes } from './mcp-limits.js';
+import type { Frame, ScreenAction } from '../desktop/desktop-service.js';
+import { MIME } from '../desktop/screen/frame-encode.js';
+import { MAX_TYPE_CHARS } from '../desktop/screen/keysyms.js';
 
 export interface McpOptions {
   /**
@@ -368,56 +371,147 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
     })),
   );
 
+  const maxSide = z.number().int().min(1).max(16384);
+  const shotArgs = {
+    maxWidth: maxSide
+      .optional()
+      .describe('scale the frame to at most this width (aspect kept; e.g. 1024 for XGA models); the frame says the exact scale'),
+    maxHeight: maxSide.optional().describe('scale the frame to at most this height'),
+    format: z.enum(['png', 'jpeg', 'webp']).optional().describe('image format (default png)'),
+    quality: z.number().int().min(1).max(100).optional().describe('jpeg/webp quality (default 80)'),
+  };
+  type ShotArgs = { sandbox: string; maxWidth?: number; maxHeight?: number; format?: 'png' | 'jpeg' | 'webp'; quality?: number };
+  /** An image and its frame: the frame in the text and in structuredContent, for the coordinates of later actions. */
+  const frameResult = (shot: { frame: Frame; image: Buffer }, extra: Record<string, unknown> = {}): CallToolResult => {
+    const data = { ...extra, ...shot.frame };
+    return {
+      content: [
+        { type: 'image', data: shot.image.toString('base64'), mimeType: MIME[shot.frame.format] },
+        { type: 'text', text: JSON.stringify(data) },
+      ],
+      structuredContent: data,
+    };
+  };
+  const shotOpts = (a: ShotArgs) => ({ maxWidth: a.maxWidth, maxHeight: a.maxHeight, format: a.format, quality: a.quality });
+
   server.registerTool(
     'screenshot',
     {
-      description: "A PNG of the desktop's real framebuffer. Refused (human_has_control) while a human holds the control lease.",
-      inputSchema: { sandbox },
+      description:
+        "A frame of the desktop's live framebuffer: the image plus {frameId, width, height, scale, screenWidth, screenHeight, takenAt, format}. Pass the frameId to actions that use its coordinates; a frame from before a resize or a desktop restart is refused (stale_frame). Refused (human_has_control) while a human holds the control lease.",
+      inputSchema: { sandbox, ...shotArgs },
     },
-    tool('screenshot', async (a: { sandbox: string }) => {
-      const png = await desk.desktop.screenshot(a.sandbox);
-      return { result: { content: [{ type: 'image', data: png.toString('base64'), mimeType: 'image/png' }] }, receipt: {} };
+    tool('screenshot', async (a: ShotArgs) => ({
+      result: frameResult(await desk.desktop.screenshot(a.sandbox, shotOpts(a))),
+      receipt: {},
+    })),
+  );
+
+  const timeoutMs = z.number().int().min(1).max(120_000);
+  server.registerTool(
+    'wait_for_change',
+    {
+      description:
+        'Wait until the screen paints (inside region, screen pixels, if given) or the timeout, instead of sleeping; returns {changed} and the frame it ended on.',
+      inputSchema: {
+        sandbox,
+        region: z
+          .object({
+            x: z.number().int().min(0),
+            y: z.number().int().min(0),
+            width: z.number().int().min(1),
+            height: z.number().int().min(1),
+          })
+          .optional(),
+        timeoutMs,
+        ...shotArgs,
+      },
+    },
+    tool(
+      'wait_for_change',
+      async (a: ShotArgs & { region?: { x: number; y: number; width: number; height: number }; timeoutMs: number }) => {
+        const r = await desk.desktop.waitForChange(a.sandbox, { region: a.region, timeoutMs: a.timeoutMs, ...shotOpts(a) });
+        return { result: frameResult(r, { changed: r.changed }), receipt: {} };
+      },
+    ),
+  );
+  server.registerTool(
+    'wait_until_stable',
+    {
+      description:
+        'Wait until nothing has painted for quietMs (a page finished loading or animating), or the timeout; returns {stable} and the frame it ended on.',
+      inputSchema: {
+        sandbox,
+        quietMs: z.number().int().min(200).max(60_000).describe('at least 200: the screen is sampled every 100 ms'),
+        timeoutMs,
+        ...shotArgs,
+      },
+    },
+    tool('wait_until_stable', async (a: ShotArgs & { quietMs: number; timeoutMs: number }) => {
+      const r = await desk.desktop.waitUntilStable(a.sandbox, { quietMs: a.quietMs, timeoutMs: a.timeoutMs, ...shotOpts(a) });
+      return { result: frameResult(r, { stable: r.stable }), receipt: {} };
     }),
   );
 
   const coord = z.number().int().min(0).max(16384);
+  const frameId = z
+    .string()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe('the screenshot whose coordinates x/y are in (default: screen pixels); refused with stale_frame if the screen changed since');
+  const button = z.union([z.literal(1), z.literal(2), z.literal(3)]).optional();
   const act = (
     name: string,
     description: string,
     inputSchema: Record<string, z.ZodType>,
-    toAction: (a: Record<string, unknown>) => Parameters<SandboxDesk['desktop']['act']>[1],
+    toAction: (a: Record<string, unknown>) => ScreenAction,
   ) =>
     server.registerTool(
       name,
       {
-        description: `${description} Refused (human_has_control) while a human holds the control lease.`,
-        inputSchema: { sandbox, ...inputSchema },
+        description: `${description} Sent over the live RFB connection; returns the pointer measured after it ({pointer, pointerInFrame}). Refused (human_has_control) while a human holds the control lease.`,
+        inputSchema: { sandbox, frameId, ...inputSchema },
       },
-      tool(name, async (a: Record<string, unknown> & { sandbox: string }) => {
-        await desk.desktop.act(a.sandbox, toAction(a));
-        return { result: text({ ok: true }), receipt: {} };
+      tool(name, async (a: Record<string, unknown> & { sandbox: string; frameId?: string }) => {
+        const r = await desk.desktop.act(a.sandbox, toAction(a), { frameId: a.frameId });
+        return { result: { ...text(r), structuredContent: { ...r } }, receipt: {} };
       }),
     );
+  act('click', 'Click at a position.', { x: coord, y: coord, button, double: z.boolean().optional() }, (a) => ({
+    kind: 'click',
+    x: a.x as number,
+    y: a.y as number,
+    button: a.button as 1 | 2 | 3 | undefined,
+    double: a.double as boolean | undefined,
+  }));
+  act('move', 'Move the pointer.', { x: coord, y: coord }, (a) => ({ kind: 'move', x: a.x as number, y: a.y as number }));
+  act('drag', 'Drag with a button held from (x, y) to (toX, toY).', { x: coord, y: coord, toX: coord, toY: coord, button }, (a) => ({
+    kind: 'drag',
+    x: a.x as number,
+    y: a.y as number,
+    toX: a.toX as number,
+    toY: a.toY as number,
+    button: a.button as 1 | 2 | 3 | undefined,
+  }));
   act(
-    'click',
-    'Click at a screen position.',
-    { x: coord, y: coord, button: z.union([z.literal(1), z.literal(2), z.literal(3)]).optional(), double: z.boolean().optional() },
-    (a) => ({
-      kind: 'click',
-      x: a.x as number,
-      y: a.y as number,
-      button: a.button as 1 | 2 | 3 | undefined,
-      double: a.double as boolean | undefined,
-    }),
+    'type',
+    `Type any Unicode text (as keysyms), at most ${MAX_TYPE_CHARS} characters.`,
+    {
+      text: z
+        .string()
+        .min(1)
+        .max(MAX_TYPE_CHARS * 2),
+    },
+    (a) => ({ kind: 'type', text: a.text as string }),
   );
-  act('type', 'Type text with the X keyboard.', { text: z.string().min(1).max(10_000) }, (a) => ({ kind: 'type', text: a.text as string }));
-  act('key', 'Press keys, e.g. "ctrl+l", "Return", "shift+Tab".', { keys: z.string().min(1) }, (a) => ({
+  act('key', 'Press keys, e.g. "ctrl+l", "Return", "shift+Tab", "ctrl+shift+t Return".', { keys: z.string().min(1).max(1000) }, (a) => ({
     kind: 'key',
     keys: a.keys as string,
   }));
   act(
     'scroll',
-    'Scroll at a screen position.',
+    'Scroll at a position.',
     { x: coord, y: coord, direction: z.enum(['up', 'down', 'left', 'right']), amount: z.number().int().min(1).max(100).optional() },
     (a) => ({
       kind: 'scroll',

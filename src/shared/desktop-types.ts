@@ -27,3 +27,21 @@ export interface DesktopStatus {
   /** true when the desktop was started with grantShellDisplay (`--grant-shell-display`). */
   shellDisplayGranted: boolean;
 }
+
+/**
+ * The last action an agent took on a desktop, for viewers to show for a few seconds: where it aimed
+ * and, when it named a frame this core still had, that frame's image.
+ */
+export interface AgentActionView {
+  sandbox: string;
+  /** ISO time the action finished. */
+  at: string;
+  kind: string;
+  /** The screen point it aimed at (null for typing and keys). */
+  target: { x: number; y: number } | null;
+  /** The pointer measured after it. */
+  pointer: { x: number; y: number };
+  screen: { width: number; height: number };
+  /** The frame the action used, as a data: URL, when it named one. */
+  frame: { frameId: string; width: number; height: number; image: string } | null;
+}

@@ -23,6 +23,7 @@ export type ErrorCode =
   | 'placement_refused'
   | 'desktop_not_running'
   | 'human_has_control'
+  | 'stale_frame'
   | 'internal';
 
 export class SandboxDeskError extends Error {

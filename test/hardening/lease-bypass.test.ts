@@ -224,7 +224,7 @@ describe("over MCP, the issue's own steps (sandbox-desk mcp in its own process)"
       running: true,
       displayIsolation: 'isolated',
     });
-    expect((await call('click', { sandbox: sb, x: 30, y: 40 })).body).toEqual({ ok: true });
+    expect((await call('click', { sandbox: sb, x: 30, y: 40 })).body).toMatchObject({ via: 'rfb', pointer: { x: 30, y: 40 } });
     const shell = await call('execute_shell_command', { sandbox: sb, command: 'DISPLAY=:20 xdotool mousemove 77 66' });
     expect(shell.body.exitCode).not.toBe(0);
     expect(await t.desk.desktop.pointer(sb)).toEqual({ x: 30, y: 40 });

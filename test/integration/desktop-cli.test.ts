@@ -60,6 +60,29 @@ describe('sandbox-desk desktop CLI', () => {
     expect(cli('desktop', 'status', name).stdout).toMatch(/running \(placement sandbox\)/);
   });
 
+  it('screenshot --max-width --json gives the frame; click/move --frame --json give the measured pointer', () => {
+    const out = join(home, 'small.png');
+    const shot = cli('desktop', 'screenshot', name, '--max-width', '512', '--out', out, '--json');
+    expect(shot.code, shot.stderr).toBe(0);
+    const frame = shot.json();
+    expect(frame).toMatchObject({ file: out, width: 512, height: 384, scale: 0.5, screenWidth: 1024, screenHeight: 768, format: 'png' });
+    expect(decodePngSize(readFileSync(out))).toEqual({ width: 512, height: 384 });
+    // Another CLI process, its own live connection: the frame id still says which desktop and sizes it had.
+    expect(cli('desktop', 'move', name, '10', '10', '--frame', String(frame.frameId), '--json').json()).toMatchObject({
+      pointer: { x: 21, y: 21 },
+      pointerInFrame: { x: 10, y: 10 },
+    });
+    expect(cli('desktop', 'move', name, '1', '1', '--frame', 'made-up', '--json').json()).toMatchObject({
+      error: { code: 'invalid_input' },
+    });
+    expect(cli('desktop', 'move', name, '100', '50', '--json').json()).toMatchObject({ pointer: { x: 100, y: 50 }, via: 'rfb' });
+    expect(cli('desktop', 'click', name, '1024', '0', '--json').json()).toMatchObject({
+      error: { code: 'invalid_input', message: expect.stringMatching(/1024x768/) },
+    });
+    expect(cli('desktop', 'key', name, 'ctrl+banana', '--json').code).toBe(125);
+    expect(cli('desktop', 'screenshot', name, '--max-width', '0', '--json').json()).toMatchObject({ error: { code: 'invalid_input' } });
+  });
+
   it('browser --json prints a forwarded CDP endpoint that Playwright can use while it runs', async () => {
     const { child, line } = await serve('desktop', 'browser', name, '--json');
     try {

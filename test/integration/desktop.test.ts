@@ -141,7 +141,7 @@ describe('bot desktop in a docker sandbox', () => {
   });
 
   it('screenshot: a PNG of the real framebuffer, of the requested geometry, not one colour', async () => {
-    const png = await t.desk.desktop.screenshot(sb);
+    const { image: png } = await t.desk.desktop.screenshot(sb);
     expect(png.subarray(1, 4).toString()).toBe('PNG');
     expect(decodePngSize(png)).toEqual({ width: 1280, height: 800 });
     expect(png.length).toBeGreaterThan(5000);

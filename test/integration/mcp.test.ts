@@ -61,7 +61,11 @@ describe('MCP agent bridge', () => {
       'session_create',
       'desktop_start',
       'screenshot',
+      'wait_for_change',
+      'wait_until_stable',
       'click',
+      'move',
+      'drag',
       'type',
       'key',
       'scroll',
@@ -195,7 +199,7 @@ describe('MCP agent bridge', () => {
     const shot = await call('screenshot', { sandbox: sb });
     expect(shot.content[0]).toMatchObject({ type: 'image', mimeType: 'image/png' });
     expect(decodePngSize(Buffer.from(shot.content[0]!.data!, 'base64'))).toEqual({ width: 1024, height: 768 });
-    expect(json(await call('click', { sandbox: sb, x: 500, y: 400 }))).toEqual({ ok: true });
+    expect(json(await call('click', { sandbox: sb, x: 500, y: 400 }))).toMatchObject({ via: 'rfb', pointer: { x: 500, y: 400 } });
 
     desk.desktop.takeControl(sb, 'human-viewer');
     const refused = await call('click', { sandbox: sb, x: 10, y: 10 });
@@ -203,7 +207,7 @@ describe('MCP agent bridge', () => {
     expect(json(refused).error.code).toBe('human_has_control');
     expect(json(await call('screenshot', { sandbox: sb })).error.code).toBe('human_has_control');
     desk.desktop.giveBack(sb, 'human-viewer');
-    expect(json(await call('type', { sandbox: sb, text: 'ok' }))).toEqual({ ok: true });
+    expect(json(await call('type', { sandbox: sb, text: 'ok' }))).toMatchObject({ via: 'rfb' });
   });
 
   it('every call is logged — time, sandbox, session, tool, cwd used and observed, exit code, warnings — and exports as JSON lines', () => {

@@ -155,7 +155,7 @@ describe.each(['in-process', 'host'] as PluginIsolation[])('ssh plugin, isolatio
     expect(s).toMatchObject({ displayIsolation: 'shared', displayUser: isolation === 'host' ? 'agent' : 'sdesk-display' });
     expect(s.displayIsolationReason).toMatch(isolation === 'host' ? /cannot run processes as sdesk-display/ : /sudo/);
     const t1 = Date.now();
-    const png = await t.desk.desktop.screenshot(sb);
+    const { image: png } = await t.desk.desktop.screenshot(sb);
     console.log(`[measure] screenshot over an ssh RFB stream (${isolation}): ${Date.now() - t1} ms, ${png.length} bytes`);
     expect(decodePngSize(png)).toEqual({ width: 1024, height: 768 });
     // The VNC server listens on a Unix socket only: no VNC port on TCP.

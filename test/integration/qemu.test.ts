@@ -186,7 +186,7 @@ describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 sk
       // As the image's display user, reached with sudo — which the login user's shell has too: not isolated.
       expect(status).toMatchObject({ displayUser: 'sdesk-display', displayIsolation: 'shared' });
       expect(status.displayIsolationReason).toMatch(/sudo/);
-      const png = await desk.desktop.screenshot(vm);
+      const { image: png } = await desk.desktop.screenshot(vm);
       expect(decodePngSize(png)).toEqual({ width: 1024, height: 768 });
       // An agent action goes through the same prefix (xdotool in the guest).
       await desk.desktop.act(vm, { kind: 'move', x: 100, y: 200 });

@@ -183,6 +183,7 @@ export class FakeApi implements ApiClient {
     desktopStart: (p) =>
       (this.desktops[p.sandbox] = desktopStatus({ sandbox: p.sandbox, running: true, display: ':20', geometry: '1280x800' })),
     desktopStop: (p) => (this.desktops[p.sandbox] = desktopStatus({ sandbox: p.sandbox })),
+    desktopLastAction: () => null,
     screenTicket: (p) => ({
       url: `ws://127.0.0.1:1/ws/desktop/${p.sandbox}?ticket=t${this.calls.length}`,
       ticket: `t${this.calls.length}`,

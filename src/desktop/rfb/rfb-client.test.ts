@@ -341,3 +341,29 @@ describe('RfbClient resize', () => {
     await expect(client.resize(0, 40)).rejects.toThrow(RangeError);
   });
 });
+
+describe('RfbClient: live-connection helpers', () => {
+  it('sync() resolves after the server answered a fence sent after earlier input', async () => {
+    const { server, client } = await connect();
+    client.pointer(3, 4, 0);
+    await client.sync(1000);
+    const bytes = sent(server);
+    // The pointer event precedes the fence on the wire.
+    expect(bytes.indexOf(Buffer.from([5, 0, 0, 3, 0, 4]))).toBeGreaterThan(-1);
+    expect(bytes.lastIndexOf(248)).toBeGreaterThan(bytes.indexOf(Buffer.from([5, 0, 0, 3, 0, 4])));
+  });
+
+  it('sync() rejects when the connection closes first', async () => {
+    const { client } = await connect();
+    const pending = client.sync(1000);
+    client.close();
+    await expect(pending).rejects.toThrow(/closed/);
+  });
+
+  it('onDamage reports the areas an update painted', async () => {
+    const { server, client } = await connect();
+    const damage = Event.toPromise(client.onDamage);
+    server.paint(2, 3, 4, 5, [255, 0, 0]);
+    expect(await damage).toEqual([{ x: 2, y: 3, width: 4, height: 5 }]);
+  });
+});

@@ -7,7 +7,7 @@ import { CopyRectDecoder } from './decoders/copyrect.js';
 import { DesktopSizeRequests } from './desktop-size.js';
 import type { Decoder, Rect } from './decoders/decoder.js';
 import { RawDecoder } from './decoders/raw.js';
-import { Framebuffer } from './framebuffer.js';
+import { Framebuffer, type RectArea } from './framebuffer.js';
 import { UpdateWaiters } from './update-waiters.js';
 import {
   readProtocolVersion,
@@ -33,7 +33,7 @@ export type { RfbState, RfbStateChange } from './connection-state.js';
  * machine (RfbConnectionState); each step, and each decoder, goes ahead only once its bytes are all
  * there, so a message split anywhere parses the same. "disconnected" is final.
  *
- * About 440 lines: the public API and the state machine's handlers stay together so one reads how a
+ * About 490 lines: the public API and the state machine's handlers stay together so one reads how a
  * request meets its answer; the parsing itself lives in handshake.ts, server-messages.ts and decoders/.
  */
 
@@ -55,6 +55,14 @@ interface UpdateInProgress {
   rectsLeft: number;
   hasPixels: boolean;
   rect: Rect | undefined;
+  /** The areas its pixel rects painted. */
+  damage: RectArea[];
+}
+
+interface FenceWaiter {
+  resolve: () => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout;
 }
 
 export class RfbClient implements IDisposable {
@@ -82,6 +90,8 @@ export class RfbClient implements IDisposable {
   private rectCount = 0;
   private readonly updateWaiters = new UpdateWaiters();
   private readonly desktopSize = new DesktopSizeRequests();
+  private fenceSeq = 0;
+  private readonly fenceWaiters = new Map<number, FenceWaiter>();
 
   private readonly updateEmitter = this.disposables.add(new Emitter<void>());
   private readonly resizeEmitter = this.disposables.add(new Emitter<{ width: number; height: number }>());
@@ -89,9 +99,12 @@ export class RfbClient implements IDisposable {
   private readonly cutTextEmitter = this.disposables.add(new Emitter<string>());
   private readonly continuousEmitter = this.disposables.add(new Emitter<void>());
   private readonly closeEmitter = this.disposables.add(new Emitter<Error | undefined>());
+  private readonly damageEmitter = this.disposables.add(new Emitter<readonly RectArea[]>());
 
   /** After each complete FramebufferUpdate. */
   readonly onUpdate: Event<void> = this.updateEmitter.event;
+  /** After each complete FramebufferUpdate that carried pixels: the areas it painted (before onUpdate). */
+  readonly onDamage: Event<readonly RectArea[]> = this.damageEmitter.event;
   /** The framebuffer changed size (DesktopSize or ExtendedDesktopSize). */
   readonly onResize: Event<{ width: number; height: number }> = this.resizeEmitter.event;
   readonly onBell: Event<void> = this.bellEmitter.event;
@@ -181,6 +194,35 @@ export class RfbClient implements IDisposable {
     // An update already being parsed was not sent for this request, so it does not count.
     const done = this.updateWaiters.wait(this.updatesStarted, timeoutMs);
     this.sendUpdateRequest(incremental);
+    return done;
+  }
+
+  /**
+   * Sends a FramebufferUpdateRequest without waiting for its answer: a client that keeps one
+   * incremental request outstanding (as noVNC does) gets every change as it happens.
+   */
+  askForUpdate(incremental: boolean): void {
+    this.sendUpdateRequest(incremental);
+  }
+
+  /**
+   * Resolves once the server has handled every message sent before this call: a Fence round trip
+   * (the server answers fences in order, after the input before them). Needs the Fence pseudo-encoding
+   * in SetEncodings (CONTINUOUS_ENCODINGS); a server that does not answer fences times out.
+   */
+  sync(timeoutMs = 5000): Promise<void> {
+    if (this.machine.isFinal) return Promise.reject(new Error('RFB client is closed'));
+    const id = ++this.fenceSeq >>> 0;
+    const payload = Buffer.alloc(4);
+    payload.writeUInt32BE(id);
+    const done = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.fenceWaiters.delete(id);
+        reject(new Error(`the RFB server did not answer a fence within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.fenceWaiters.set(id, { resolve, reject, timer });
+    });
+    this.send(msg.clientFence(FenceFlag.Request | FenceFlag.BlockBefore, payload));
     return done;
   }
 
@@ -351,7 +393,7 @@ export class RfbClient implements IDisposable {
     if (!m) return false;
     switch (m.kind) {
       case 'framebuffer-update':
-        this.update = { seq: ++this.updatesStarted, rectsLeft: m.rects, hasPixels: false, rect: undefined };
+        this.update = { seq: ++this.updatesStarted, rectsLeft: m.rects, hasPixels: false, rect: undefined, damage: [] };
         break;
       case 'discard':
         this.discardLeft = m.bytes;
@@ -370,6 +412,7 @@ export class RfbClient implements IDisposable {
         // A fence with the request bit set must be answered (TigerVNC measures the link with them and
         // paces continuous updates by the replies).
         if (m.flags & FenceFlag.Request) this.send(msg.clientFence(m.flags & FENCE_FLAGS_SUPPORTED, m.payload));
+        else if (m.payload.length === 4) this.fenceAnswered(m.payload.readUInt32BE(0));
         break;
     }
     return true;
@@ -385,7 +428,10 @@ export class RfbClient implements IDisposable {
         if (rect.encoding === Encoding.LastRect) return this.finishUpdate(u);
         u.rectsLeft--;
         this.rectCount++;
-        if (this.decoders.has(rect.encoding)) u.hasPixels = true;
+        if (this.decoders.has(rect.encoding)) {
+          u.hasPixels = true;
+          u.damage.push({ x: rect.x, y: rect.y, width: rect.width, height: rect.height });
+        }
         u.rect = rect;
       }
       if (!this.decodeRect(u.rect)) return false;
@@ -423,8 +469,17 @@ export class RfbClient implements IDisposable {
       // non-incremental area as changed) and can't provoke another layout-only answer, so this cannot loop.
       this.sendUpdateRequest(true);
     }
+    if (u.damage.length) this.damageEmitter.fire(u.damage);
     this.updateEmitter.fire();
     return true;
+  }
+
+  private fenceAnswered(id: number): void {
+    const waiter = this.fenceWaiters.get(id);
+    if (!waiter) return;
+    this.fenceWaiters.delete(id);
+    clearTimeout(waiter.timer);
+    waiter.resolve();
   }
 
   private setSize(width: number, height: number): void {
@@ -449,6 +504,11 @@ export class RfbClient implements IDisposable {
     this.update = undefined;
     this.updateWaiters.rejectAll(reason);
     this.desktopSize.cancel(reason);
+    for (const waiter of this.fenceWaiters.values()) {
+      clearTimeout(waiter.timer);
+      waiter.reject(reason);
+    }
+    this.fenceWaiters.clear();
     this.transport.close();
     this.closeEmitter.fire(err);
     this.disposables.dispose();

@@ -220,6 +220,8 @@ export function fakeRfbServer(opts: FakeRfbServerOptions): FakeRfbServer {
         return inbox.length < Len.ClientCutTextHeader ? undefined : Len.ClientCutTextHeader + inbox.readUInt32BE(4);
       case ClientMessage.SetDesktopSize:
         return inbox.length < Len.SetDesktopSizeHeader ? undefined : Len.SetDesktopSizeHeader + SCREEN_LENGTH * inbox[6]!;
+      case ClientMessage.ClientFence:
+        return inbox.length < Len.ClientFenceHeader ? undefined : Len.ClientFenceHeader + inbox[8]!;
       default:
         throw new Error(`fake RFB server: unknown client message type ${type}`);
     }
@@ -338,6 +340,16 @@ export function fakeRfbServer(opts: FakeRfbServerOptions): FakeRfbServer {
           const { Server, ThisClient } = DesktopSizeReason;
           out(update([extendedDesktopSizeRect(Server, DesktopSizeStatus.Ok)]));
           out(update([extendedDesktopSizeRect(Server, DesktopSizeStatus.Ok), extendedDesktopSizeRect(ThisClient, DesktopSizeStatus.Ok)]));
+        }
+        return;
+      }
+      case ClientMessage.ClientFence: {
+        // Like TigerVNC: a fence request is answered at once, in order, with Request cleared.
+        const flags = msg.readUInt32BE(4);
+        if (flags & 0x80000000) {
+          const reply = Buffer.from(msg);
+          reply.writeUInt32BE((flags & 0x7) >>> 0, 4);
+          out(reply);
         }
         return;
       }
