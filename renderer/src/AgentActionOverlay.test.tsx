@@ -27,7 +27,9 @@ describe('AgentActionOverlay', () => {
     expect(point.style.left).toBe(`${(100 * 639.5) / 1280}%`);
     expect(point.style.top).toBe(`${(100 * 399.5) / 800}%`);
     expect(screen.getByTestId('agent-action').textContent).toMatch(/agent click at 639,399 \(frame abc\.1280x800\.1024x640\.1, 1024x640\)/);
-    act(() => vi.advanceTimersByTime(AGENT_ACTION_SHOWN_MS + 10));
+    act(() => {
+      vi.advanceTimersByTime(AGENT_ACTION_SHOWN_MS + 10);
+    });
     expect(screen.queryByTestId('agent-action')).toBeNull();
   });
 

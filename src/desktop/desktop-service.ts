@@ -435,7 +435,8 @@ export class DesktopService {
    */
   private async openLiveLink(sandbox: string): Promise<LiveLink> {
     const { env, layout, user, probe: found } = await this.running(sandbox);
-    const relay = openRelay(env, { unix: layout.socket }, user);
+    // Tied to the incarnation: a restart or stop kills the relay, and the next use reconnects.
+    const relay = this.tied(env, openRelay(env, { unix: layout.socket }, user));
     const probe = new PointerProbe(remoteArgv(env, { user, interactive: false }, pointerProbeWords(displayEnv(layout))));
     return {
       transport: transportFromStreams(relay.stdout, relay.stdin, () => relay.kill()),
