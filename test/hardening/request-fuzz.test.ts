@@ -8,23 +8,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawRequest, type RawAnswer } from './raw-http.js';
 import { removeHome, startServe, tempHome, type ServeChild } from './serve-child.js';
+import { seededRandom as rng } from '../../src/shared/test/seeded-random.js';
 
 const SEED = Number(process.env.HARDENING_SEED ?? 0x5eed18);
 const CASES = 3000;
 const BATCH = 100;
 const PARALLEL = 8;
-
-/** mulberry32: small, seedable, good enough to spread cases. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Case {
   name: string;
