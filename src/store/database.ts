@@ -110,16 +110,35 @@ export function openDatabase(dataDir: string): Db {
   // The busy timeout first: switching to WAL takes a lock that a second process opening the same new
   // data dir would otherwise fail on at once (SQLITE_BUSY).
   db.pragma('busy_timeout = 5000');
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
   try {
-    migrate(db, file);
+    // SQLite does not call the busy handler where waiting could deadlock (two connections of a brand-new
+    // file both upgrading their locks while switching to WAL): it answers SQLITE_BUSY at once. Such a
+    // collision clears as soon as one of them commits, so it is retried, bounded.
+    withBusyRetry(() => db.pragma('journal_mode = WAL'));
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    withBusyRetry(() => migrate(db, file));
   } catch (err) {
     db.close();
     throw err;
   }
   return db;
+}
+
+const BUSY_RETRIES = 50;
+const BUSY_PAUSE_MS = 50;
+
+function withBusyRetry<T>(fn: () => T): T {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return fn();
+    } catch (err) {
+      const busy = (err as { code?: string }).code === 'SQLITE_BUSY' || /database is locked/.test(String(err));
+      if (!busy || attempt >= BUSY_RETRIES) throw err;
+      // A synchronous pause: opening the database is synchronous everywhere it is called.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, BUSY_PAUSE_MS);
+    }
+  }
 }
 
 /** A short id unique to this data directory; it keeps resource names of two data dirs apart. */

@@ -36,6 +36,9 @@ export function pointerProbeWords(displayEnv: string[]): string[] {
   return ['env', ...displayEnv, 'bash', '-c', LAUNCH, 'sandbox-desk', PY_PROBE, SH_PROBE];
 }
 
+/** How long the first answer of a new probe may take (it includes starting the probe). */
+export const PROBE_START_TIMEOUT_MS = 30_000;
+
 interface Pending {
   resolve: (p: { x: number; y: number }) => void;
   reject: (err: Error) => void;
@@ -87,14 +90,18 @@ export class PointerProbe implements IDisposable {
   }
 
   measure(timeoutMs = 5000): Promise<{ x: number; y: number }> {
+    // The first answer also waits for the probe to start inside the sandbox (an exec, then python3 and
+    // libX11 loading): seconds in a VM under TCG, so it gets the longer of the two limits.
+    const fresh = this.child === undefined;
     this.child ??= this.start();
     const child = this.child;
+    const limit = fresh ? Math.max(timeoutMs, PROBE_START_TIMEOUT_MS) : timeoutMs;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         // Answers come in order: after a lost one the stream cannot be trusted, so start over.
         child.kill();
-        reject(new SandboxDeskError('backend_unavailable', `the pointer position did not come within ${timeoutMs} ms`));
-      }, timeoutMs);
+        reject(new SandboxDeskError('backend_unavailable', `the pointer position did not come within ${limit} ms`));
+      }, limit);
       this.pending.push({ resolve, reject, timer });
       child.stdin.write('\n');
     });
