@@ -1,3 +1,6 @@
+// Over 400 lines: one registration per MCP tool (description, schema, handler), a flat table an agent's
+// tool list mirrors; each entry is short, and splitting them by file would scatter that list. Policy,
+// limits and the transports are modules of their own beside it.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';

@@ -1,3 +1,6 @@
+// Over 400 lines: one live connection's whole life — connect and reconnect, frames and their ids,
+// actions with the measured pointer, waits — kept together because they share its state. Geometry,
+// encoding, keysyms and the pointer probe are modules of their own beside it.
 import { randomBytes } from 'node:crypto';
 import { SandboxDeskError } from '../../shared/errors.js';
 import { DisposableStore, Emitter, type Event, type IDisposable } from '../../shared/lifecycle.js';
