@@ -1,6 +1,3 @@
-// Over 400 lines: the client's state machine and its receive loop in one place. The protocol table,
-// byte reader, handshake, message encoders/parsers, decoders and framebuffer are modules of their own;
-// what is left is the loop that ties them together, which reads best whole.
 import { DisposableStore, Emitter, type Event, type IDisposable } from '../../shared/lifecycle.js';
 import { encodePng } from '../png-encode.js';
 import { ByteReader } from './byte-reader.js';
