@@ -15,20 +15,9 @@ import { SandboxDeskError } from '../../src/shared/errors.js';
 import { ProviderRegistry } from '../../src/sandbox/registry.js';
 import { LocalProvider } from '../../src/sandbox/local/local-provider.js';
 import { DockerProvider } from '../../src/sandbox/docker/docker-provider.js';
-import { tempDesk, uniqueName, type TestDesk } from './helpers.js';
+import { HEADLESS_CHROMIUM, tempDesk, uniqueName, type TestDesk } from './helpers.js';
 
 const DESKTOP_IMAGE = 'sandbox-desk/desktop:latest';
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--headless',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 function wsTransport(ws: WebSocket): ByteTransport {
   return {
@@ -75,7 +64,7 @@ describe('bot desktop in a docker sandbox', () => {
     await t.desk.createSandbox({ name: sb, backend: 'docker', image: DESKTOP_IMAGE });
     server = new LocalServer({ desk: t.desk, ticketTtlMs: 1500 });
     await server.listen();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await chromium.launch(HEADLESS_CHROMIUM);
   }, 180_000);
   afterAll(async () => {
     await browser?.close();

@@ -40,3 +40,21 @@ export function tempDesk(opts: Omit<SandboxDeskOptions, 'dataDir'> = {}): TestDe
 export function uniqueName(prefix = 't'): string {
   return `${prefix}-${randomBytes(3).toString('hex')}`;
 }
+
+/**
+ * Debian's Chromium as the browser tests launch it (as root, headless, on a machine with no network
+ * beyond loopback: without the background-networking flags it keeps trying Google's hosts).
+ */
+export const HEADLESS_CHROMIUM = {
+  executablePath: '/usr/bin/chromium',
+  args: [
+    '--no-sandbox',
+    '--headless',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
+};

@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalServer } from '../../src/api/local-server.js';
-import { tempDesk, uniqueName, type TestDesk } from './helpers.js';
+import { HEADLESS_CHROMIUM, tempDesk, uniqueName, type TestDesk } from './helpers.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const ARTIFACTS = join(ROOT, 'test', 'artifacts');
@@ -27,19 +27,7 @@ describe('the app in a browser, end to end', () => {
     t = tempDesk();
     server = new LocalServer({ desk: t.desk });
     await server.listen();
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: [
-        '--no-sandbox',
-        '--headless',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await chromium.launch(HEADLESS_CHROMIUM);
     page = await browser.newPage({ viewport: { width: 1500, height: 920 } });
   }, 60_000);
   afterAll(async () => {
