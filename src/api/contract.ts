@@ -8,10 +8,12 @@ import { cwdPathProblem } from '../shared/cwd-path.js';
 import type { AgentActionView, DesktopStatus } from '../shared/desktop-types.js';
 import type { ExecResult, ExecWarning } from '../shared/exec-result.js';
 import type { Lease } from '../shared/lease-types.js';
+import type { TerminalInfo } from '../shared/terminal-types.js';
 import type { CallLogEntry } from '../shared/call-log-types.js';
 
 export type { AgentActionView, DesktopStatus } from '../shared/desktop-types.js';
 export type { Lease } from '../shared/lease-types.js';
+export type { TerminalInfo } from '../shared/terminal-types.js';
 export type { CallLogEntry } from '../shared/call-log-types.js';
 
 export type { ExecResult, ExecWarning, ExecMode, CwdSource, WarningCode } from '../shared/exec-result.js';
@@ -160,6 +162,7 @@ const Named = z.object({ name: SandboxName });
 const OfSandbox = z.object({ sandbox: SandboxName });
 const Placement = z.enum(['auto', 'sandbox', 'host']);
 const ViewerId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'viewerId is 1-64 letters, digits, _ or -');
+const TerminalId = z.string().regex(/^[0-9a-f]{1,64}$/, 'terminalId is the hex id terminalOpen or listTerminals gave');
 const TerminalSize = {
   cols: z.number().int().min(2).max(1000),
   rows: z.number().int().min(1).max(500),
@@ -259,7 +262,13 @@ export const API = {
     }),
     result: returns<CallLogEntry[]>(),
   },
-  terminalResize: { params: z.object({ terminalId: z.string().min(1), ...TerminalSize }), result: returns<{ ok: true }>() },
+  terminalResize: { params: z.object({ terminalId: TerminalId, ...TerminalSize }), result: returns<{ ok: true }>() },
+  /** A sandbox's open terminals: they live in the core until closed, so any window finds and reattaches to them. */
+  listTerminals: { params: OfSandbox, result: returns<TerminalInfo[]>() },
+  /** A new single-use ticket to an open terminal: the stream replays its scrollback, then is live (several viewers may attach). */
+  terminalAttach: { params: z.object({ terminalId: TerminalId }), result: returns<TerminalGrant>() },
+  /** Ends a terminal's shell (its tab was closed): the one way a window ends a terminal. */
+  terminalClose: { params: z.object({ terminalId: TerminalId }), result: returns<{ closed: string }>() },
 } as const;
 
 export type ApiMethod = keyof typeof API;

@@ -80,6 +80,15 @@ export function createDispatcher(
       desk.io.terminal(p.terminalId).resize(p.cols, p.rows);
       return { ok: true as const };
     },
+    listTerminals: (p) => desk.io.listTerminals(p.sandbox),
+    terminalAttach: (p) => {
+      const t = desk.io.terminalInfo(p.terminalId);
+      return { ...streams.terminalTicket(t.terminalId), terminalId: t.terminalId, session: t.session, cwd: t.startedIn };
+    },
+    terminalClose: (p) => {
+      desk.io.closeTerminal(p.terminalId);
+      return { closed: p.terminalId };
+    },
   };
 
   return async (method, params) => {

@@ -112,7 +112,7 @@ export class SandboxDesk {
     });
     this.defaultTimeoutMs = opts.defaultTimeoutMs ?? this.config.exec.timeoutMs;
     this.maxOutputBytes = opts.maxOutputBytes ?? this.config.exec.maxOutputBytes;
-    this.io = new SessionIo(this);
+    this.io = new SessionIo(this, { scrollbackBytes: this.config.terminal.scrollbackBytes });
     this.desktop = new DesktopService({
       environment: async (name) => {
         const rec = this.record(name);

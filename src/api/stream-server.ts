@@ -75,7 +75,7 @@ export class StreamServer {
 
   terminalTicket(terminalId: string): StreamGrant {
     const ticket = this.terminalTickets.issue({ terminalId });
-    // A terminal nobody attaches to before its ticket expires would be an orphaned shell: end it.
+    // A terminal nobody ever attaches to before its ticket expires would be an orphaned shell: end it.
     setTimeout(() => {
       try {
         const t = this.opts.desk.io.terminal(terminalId);
@@ -132,7 +132,10 @@ export class StreamServer {
     this.wss.close();
   }
 
-  /** One terminal: PTY bytes both ways; the terminal ends when its viewer goes. */
+  /**
+   * One viewer of a terminal: the scrollback, then PTY bytes both ways. The viewer going (a window
+   * switching sandboxes, a reload) only detaches it: the shell runs on until `terminalClose`.
+   */
   private pipeTerminal(ws: WebSocket, terminalId: string): void {
     let terminal;
     try {
@@ -141,7 +144,7 @@ export class StreamServer {
       return ws.close(CLOSE.streamGone, 'terminal gone');
     }
     this.streams.add(ws);
-    terminal.attach({
+    const attached = terminal.attach({
       send: (data, done) => ws.send(data, { binary: true }, () => done()),
       get bufferedAmount() {
         return ws.bufferedAmount;
@@ -156,8 +159,7 @@ export class StreamServer {
     ws.on('close', () => {
       exitSub.dispose();
       this.streams.delete(ws);
-      terminal.detach();
-      terminal.dispose();
+      attached.dispose();
     });
   }
 

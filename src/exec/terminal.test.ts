@@ -3,14 +3,14 @@ import { LocalProvider } from '../sandbox/local/local-provider.js';
 import { TerminalSession } from './terminal.js';
 
 /** A real PTY with a real local login shell (the local backend's exec prefix is empty). */
-async function open(target: string) {
+async function open(target: string, scrollbackBytes?: number) {
   const env = await new LocalProvider().createEnvironment({
     cwd: '/tmp',
     sandbox: { name: 'l', backendRef: null, image: null, user: null, mounts: [], env: {}, options: {} },
   });
   const cwds: string[] = [];
   let out = '';
-  const t = new TerminalSession(env, { target, cols: 80, rows: 24 });
+  const t = new TerminalSession(env, { target, cols: 80, rows: 24, scrollbackBytes });
   t.onCwd((c) => cwds.push(c));
   t.attach({ send: (d, done) => ((out += d.toString()), done()), bufferedAmount: 0 });
   return { t, cwds, screen: () => out };
@@ -62,5 +62,59 @@ describe('TerminalSession (real PTY, local bash)', () => {
     t.dispose();
     await ended;
     expect(t.exited).toBe(true);
+  });
+
+  it('a viewer leaving does not end the shell; the next one gets the scrollback, then live output', async () => {
+    const env = await new LocalProvider().createEnvironment({
+      cwd: '/tmp',
+      sandbox: { name: 'l', backendRef: null, image: null, user: null, mounts: [], env: {}, options: {} },
+    });
+    const t = new TerminalSession(env, { target: '/tmp', cols: 80, rows: 24 });
+    const viewer = () => {
+      let out = '';
+      const sink = { send: (d: Buffer, done: () => void) => ((out += d.toString()), done()), bufferedAmount: 0 };
+      return { sink, out: () => out };
+    };
+    const first = viewer();
+    const detach = t.attach(first.sink);
+    t.write('export SDESK_MARK=kept-$((6*7)); echo "pid=$$"\r');
+    await expect.poll(first.out, { timeout: 10_000 }).toMatch(/pid=\d+/);
+    const pid = /pid=(\d+)/.exec(first.out())![1];
+    detach.dispose();
+    expect(t.exited).toBe(false);
+    expect(t.viewers).toBe(0);
+
+    const second = viewer();
+    t.attach(second.sink);
+    // The replay: what the shell printed before this viewer came.
+    expect(second.out()).toContain(`pid=${pid}`);
+    t.write('echo "again=$$ $SDESK_MARK"\r');
+    await expect.poll(second.out, { timeout: 10_000 }).toContain(`again=${pid} kept-42`);
+    t.dispose();
+  });
+
+  it('two viewers at once: both see the output, either may type', async () => {
+    const { t, screen } = await open('/tmp');
+    let other = '';
+    t.attach({ send: (d, done) => ((other += d.toString()), done()), bufferedAmount: 0 });
+    expect(t.viewers).toBe(2);
+    t.write('echo from-$((1+1))-a\r');
+    await expect.poll(() => other, { timeout: 10_000 }).toMatch(/from-2-a/);
+    t.write('echo from-$((2+1))-b\r');
+    await expect.poll(screen, { timeout: 10_000 }).toMatch(/from-3-b/);
+    await expect.poll(() => other, { timeout: 10_000 }).toMatch(/from-3-b/);
+    t.dispose();
+  });
+
+  it('the scrollback is bounded by its setting', async () => {
+    const { t, screen } = await open('/tmp', 4096);
+    t.write('for i in $(seq 1 2000); do echo "row-$i"; done; echo flood-$((3+3))-done\r');
+    await expect.poll(screen, { timeout: 20_000 }).toMatch(/flood-6-done\r\n/);
+    expect(t.scrollbackBytes).toBeLessThanOrEqual(4096);
+    let late = '';
+    t.attach({ send: (d, done) => ((late += d.toString()), done()), bufferedAmount: 0 });
+    expect(late).toContain('row-2000');
+    expect(late).not.toContain('row-1\r\n');
+    t.dispose();
   });
 });

@@ -3,6 +3,7 @@ import { spawn as spawnPty, type IPty } from 'node-pty';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
 import { Emitter, type Event, type IDisposable } from '../shared/lifecycle.js';
 import { remoteArgv } from './remote-argv.js';
+import { ScrollbackBuffer } from './scrollback-buffer.js';
 import { ENTER_FUNCTION } from './wrapper-script.js';
 
 /**
@@ -25,8 +26,8 @@ exec bash -l
 
 /** Above this many bytes waiting for the viewer, the PTY is paused (flow control). */
 const HIGH_WATER = 1024 * 1024;
-/** Output produced before a viewer attached is kept (up to this much) and replayed to it. */
-const REPLAY_LIMIT = 256 * 1024;
+/** Output kept for a viewer that (re)attaches, when the caller does not say (config `terminal.scrollbackBytes`). */
+export const DEFAULT_SCROLLBACK_BYTES = 1024 * 1024;
 
 export interface TerminalSink {
   send(data: Buffer, done: () => void): void;
@@ -36,7 +37,10 @@ export interface TerminalSink {
 
 /**
  * One terminal: a local PTY running `execPrefix({interactive:true})` + a login shell in the sandbox.
- * Its shell's cwd reports and its end are events (`onCwd`, `onExit`); `dispose` ends it.
+ * Its shell's cwd reports and its end are events (`onCwd`, `onExit`); `dispose` ends it — nothing
+ * else does: viewers come and go (`attach` returns the detach), each new one gets the scrollback
+ * first. Several viewers at once all see the output and may all type (input is interleaved as it
+ * arrives); the last resize wins. A viewer that falls behind pauses the shell for all of them.
  */
 export class TerminalSession implements IDisposable {
   readonly id = randomBytes(12).toString('hex');
@@ -48,16 +52,22 @@ export class TerminalSession implements IDisposable {
   readonly onExit: Event<{ exitCode: number; signal?: number | undefined }> = this.exitEmitter.event;
   private readonly pty: IPty;
   private readonly tag: string;
-  private sink: TerminalSink | null = null;
-  private replay: Buffer[] = [];
-  private replayBytes = 0;
+  private readonly sinks = new Set<TerminalSink>();
+  private readonly scrollback: ScrollbackBuffer;
+  readonly createdAt = new Date().toISOString();
+  private size: { cols: number; rows: number };
   private oscTail = '';
   private paused = false;
   exited = false;
   /** A viewer attached at least once (a terminal nobody ever attaches to is ended by the server). */
   everAttached = false;
 
-  constructor(env: SandboxEnvironment, opts: { user?: string | undefined; target: string; cols: number; rows: number }) {
+  constructor(
+    env: SandboxEnvironment,
+    opts: { user?: string | undefined; target: string; cols: number; rows: number; scrollbackBytes?: number | undefined },
+  ) {
+    this.scrollback = new ScrollbackBuffer(opts.scrollbackBytes ?? DEFAULT_SCROLLBACK_BYTES);
+    this.size = { cols: opts.cols, rows: opts.rows };
     const nonce = randomBytes(8).toString('hex');
     this.tag = `\x1b]7;file://sdesk-${nonce}`;
     const argv = remoteArgv(env, { user: opts.user, interactive: true }, [
@@ -100,37 +110,56 @@ export class TerminalSession implements IDisposable {
   }
 
   private forward(chunk: Buffer): void {
-    if (!this.sink) {
-      this.replay.push(chunk);
-      this.replayBytes += chunk.length;
-      while (this.replayBytes > REPLAY_LIMIT && this.replay.length > 1) this.replayBytes -= this.replay.shift()!.length;
-      return;
-    }
-    const sink = this.sink;
-    sink.send(chunk, () => {
-      if (this.paused && sink.bufferedAmount < HIGH_WATER / 4) {
-        this.paused = false;
-        this.pty.resume();
+    this.scrollback.push(chunk);
+    for (const sink of this.sinks) {
+      sink.send(chunk, () => {
+        if (this.paused && [...this.sinks].every((s) => s.bufferedAmount < HIGH_WATER / 4)) {
+          this.paused = false;
+          this.pty.resume();
+        }
+      });
+      if (!this.paused && sink.bufferedAmount > HIGH_WATER) {
+        this.paused = true;
+        this.pty.pause();
       }
-    });
-    if (!this.paused && sink.bufferedAmount > HIGH_WATER) {
-      this.paused = true;
-      this.pty.pause();
     }
   }
 
-  /** Connects the viewer; output produced so far is replayed first. */
-  attach(sink: TerminalSink): void {
-    this.sink = sink;
-    this.everAttached = true;
-    const backlog = Buffer.concat(this.replay);
-    this.replay = [];
-    this.replayBytes = 0;
-    if (backlog.length) sink.send(backlog, () => undefined);
+  /** Viewers attached now. */
+  get viewers(): number {
+    return this.sinks.size;
   }
 
-  detach(): void {
-    this.sink = null;
+  /** The PTY's size now (the last resize from any viewer). */
+  get cols(): number {
+    return this.size.cols;
+  }
+
+  get rows(): number {
+    return this.size.rows;
+  }
+
+  /** Bytes of scrollback held for the next viewer. */
+  get scrollbackBytes(): number {
+    return this.scrollback.size;
+  }
+
+  /** Connects a viewer: the scrollback is replayed to it first, then it gets the live output. Dispose to detach. */
+  attach(sink: TerminalSink): IDisposable {
+    this.everAttached = true;
+    const backlog = this.scrollback.snapshot();
+    if (backlog.length) sink.send(backlog, () => undefined);
+    this.sinks.add(sink);
+    return {
+      dispose: () => {
+        this.sinks.delete(sink);
+        // The viewer that held the shell back is gone.
+        if (this.paused && [...this.sinks].every((s) => s.bufferedAmount < HIGH_WATER / 4)) {
+          this.paused = false;
+          if (!this.exited) this.pty.resume();
+        }
+      },
+    };
   }
 
   write(data: string | Buffer): void {
@@ -138,7 +167,9 @@ export class TerminalSession implements IDisposable {
   }
 
   resize(cols: number, rows: number): void {
-    if (!this.exited) this.pty.resize(cols, rows);
+    if (this.exited) return;
+    this.size = { cols, rows };
+    this.pty.resize(cols, rows);
   }
 
   /** Ends the shell (its PTY is killed); `onExit` fires when it is gone. */

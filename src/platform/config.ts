@@ -67,6 +67,17 @@ export const ConfigSchema = z.strictObject({
         .default('1280x800'),
     })
     .prefault({}),
+  terminal: z
+    .strictObject({
+      scrollbackBytes: z
+        .number()
+        .int()
+        .min(4096)
+        .max(64 * 1024 * 1024)
+        .describe('output each open terminal keeps for a window that reattaches, in bytes (4096-67108864, e.g. 1048576)')
+        .default(1024 * 1024),
+    })
+    .prefault({}),
   log: z
     .strictObject({
       level: z

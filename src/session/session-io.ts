@@ -7,6 +7,8 @@ import { toDisposable, type DisposableStore } from '../shared/lifecycle.js';
 import type { SandboxStore } from '../store/sandbox-store.js';
 import type { SessionStore } from '../store/session-store.js';
 import type { SessionPlan } from './session-plan.js';
+import { TerminalRegistry } from './terminal-registry.js';
+import type { TerminalInfo } from '../shared/terminal-types.js';
 
 /** What a session's terminals and files need from the core (the facade provides it). */
 export interface SessionIoHost {
@@ -29,9 +31,13 @@ function hostPathError(path: string, sandbox: string): SandboxDeskError {
  * agent's shell and an agent's file tools all anchor at one place.
  */
 export class SessionIo {
-  private readonly terminals = new Map<string, TerminalSession>();
+  private readonly terminals = new TerminalRegistry<TerminalSession>();
 
-  constructor(private readonly desk: SessionIoHost) {}
+  constructor(
+    private readonly desk: SessionIoHost,
+    /** `scrollbackBytes`: output each terminal keeps for a window that reattaches (config `terminal.scrollbackBytes`). */
+    private readonly opts: { scrollbackBytes?: number | undefined } = {},
+  ) {}
 
   /**
    * Opens an interactive terminal for a session: a local PTY running the sandbox's exec prefix and a
@@ -46,7 +52,12 @@ export class SessionIo {
   }): Promise<{ terminal: TerminalSession; session: string; cwd: string }> {
     const { rec, env, key, plan } = await this.desk.sessionPlan(input.sandbox, input.session);
     this.desk.store.sessions.ensure(rec.name, key, { parent: null, cwd: null, at: new Date().toISOString() });
-    const terminal = new TerminalSession(env, { target: plan.target, cols: input.cols, rows: input.rows });
+    const terminal = new TerminalSession(env, {
+      target: plan.target,
+      cols: input.cols,
+      rows: input.rows,
+      scrollbackBytes: this.opts.scrollbackBytes,
+    });
     terminal.onCwd((cwd) => {
       const at = new Date().toISOString();
       env.cwd = cwd;
@@ -55,21 +66,32 @@ export class SessionIo {
         this.desk.store.sandboxes.setLastObservedCwd(rec.name, cwd, at);
       });
     });
-    this.terminals.set(terminal.id, terminal);
+    this.terminals.add(terminal, { sandbox: rec.name, session: key, startedIn: plan.target });
     // The terminal's shell lives in this incarnation: a restart or stop ends it (no shell of a dead sandbox).
     const scope = this.desk.scopeOf(env);
     const registration = scope?.add(toDisposable(() => terminal.dispose()));
     terminal.onExit(() => {
-      this.terminals.delete(terminal.id);
       if (registration) scope?.delete(registration);
     });
     return { terminal, session: key, cwd: plan.target };
   }
 
   terminal(id: string): TerminalSession {
-    const t = this.terminals.get(id);
-    if (!t) throw new SandboxDeskError('not_found', `no terminal ${id}`, { hint: 'it was closed or its shell exited; open a new one' });
-    return t;
+    return this.terminals.get(id);
+  }
+
+  /** A sandbox's open terminals (they live until closed: a window reattaches to them). */
+  listTerminals(sandbox: string): TerminalInfo[] {
+    return this.terminals.list(sandbox);
+  }
+
+  terminalInfo(id: string): TerminalInfo {
+    return this.terminals.info(id);
+  }
+
+  /** Ends a terminal's shell: closing its tab, the one way a human ends one. */
+  closeTerminal(id: string): void {
+    this.terminals.close(id);
   }
 
   /**
@@ -161,7 +183,6 @@ export class SessionIo {
 
   /** Ends every terminal (the app is closing). */
   closeAll(): void {
-    for (const t of this.terminals.values()) t.dispose();
-    this.terminals.clear();
+    this.terminals.closeAll();
   }
 }

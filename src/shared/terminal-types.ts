@@ -1,0 +1,16 @@
+/** An open terminal as the core keeps it (it lives until its tab closes it). Types only (the UI imports them). */
+export interface TerminalInfo {
+  terminalId: string;
+  sandbox: string;
+  /** The session the terminal's shell belongs to (its cwd record follows the shell's `cd`s). */
+  session: string;
+  /** Where its shell started (the session's cwd then). */
+  startedIn: string;
+  createdAt: string;
+  /** Windows attached to it now (0: it runs on, waiting for one to reattach). */
+  viewers: number;
+  cols: number;
+  rows: number;
+  /** Output kept for the next viewer to replay, in bytes (bounded by config `terminal.scrollbackBytes`). */
+  scrollbackBytes: number;
+}
