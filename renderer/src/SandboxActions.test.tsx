@@ -2,9 +2,29 @@ import './test/setup.js';
 import { fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import { App } from './App.js';
-import { FakeApi, sandboxInfo } from './test/fake-api.js';
+import { FakeApi, sandboxInfo, terminalInfo } from './test/fake-api.js';
 
 describe('sandbox actions', () => {
+  it('stop with open terminals asks first, naming how many; cancel keeps it running', async () => {
+    const api = new FakeApi({ sandboxes: [sandboxInfo({ name: 'alpha', state: 'running' })] });
+    api.terminals = [
+      terminalInfo({ terminalId: 'a1', sandbox: 'alpha', session: 'term-1' }),
+      terminalInfo({ terminalId: 'a2', sandbox: 'alpha', session: 'term-2' }),
+      terminalInfo({ terminalId: 'b1', sandbox: 'beta', session: 'term-1' }),
+    ];
+    render(<App api={api} />);
+    fireEvent.click(await screen.findByTestId('sandbox-stop'));
+    const ask = await screen.findByRole('alertdialog', { name: 'Stop alpha' });
+    expect(ask.textContent).toMatch(/2 open terminals; stopping ends their shells/);
+    expect(api.callsOf('stopSandbox')).toHaveLength(0);
+    fireEvent.click(screen.getByRole('button', { name: 'Cancel' }));
+    expect(screen.queryByRole('alertdialog')).toBeNull();
+    expect(api.callsOf('stopSandbox')).toHaveLength(0);
+    fireEvent.click(screen.getByTestId('sandbox-stop'));
+    fireEvent.click(await screen.findByTestId('confirm-stop'));
+    await waitFor(() => expect(api.callsOf('stopSandbox')).toEqual([{ name: 'alpha' }]));
+  });
+
   it('remove needs a confirmation, and forces a running sandbox', async () => {
     const api = new FakeApi({ sandboxes: [sandboxInfo({ name: 'alpha', state: 'running' })] });
     render(<App api={api} />);

@@ -13,11 +13,16 @@ interface Props {
 
 type Busy = 'start' | 'stop' | 'remove' | null;
 
-/** Start / Stop / Remove for the selected sandbox; Remove asks first and says what it will do. */
+/**
+ * Start / Stop / Remove for the selected sandbox. Remove asks first and says what it will do; Stop
+ * asks first when the sandbox has open terminals (their shells end with it), naming how many.
+ */
 export function SandboxActions({ sandbox, onChanged, onRemoved }: Props) {
   const api = useApi();
   const [busy, setBusy] = useState<Busy>(null);
   const [confirming, setConfirming] = useState(false);
+  /** Stop asked to be confirmed: this many terminals would end. */
+  const [stopping, setStopping] = useState<number | null>(null);
   const [error, setError] = useState<{ message: string; hint?: string } | null>(null);
   const running = sandbox.state === 'running';
   const progress = useSandboxProgress(busy === 'start' || busy === 'stop' ? sandbox.name : null);
@@ -35,18 +40,24 @@ export function SandboxActions({ sandbox, onChanged, onRemoved }: Props) {
     } finally {
       setBusy(null);
       setConfirming(false);
+      setStopping(null);
     }
+  }
+
+  const stop = () => api.call('stopSandbox', { name: sandbox.name });
+
+  // Stopping ends the sandbox's shells: with terminals open, say how many and ask first.
+  async function askStop() {
+    setError(null);
+    const open = await api.call('listTerminals', { sandbox: sandbox.name }).catch(() => []);
+    if (open.length) setStopping(open.length);
+    else await act('stop', stop);
   }
 
   return (
     <div className="actions">
       {running ? (
-        <button
-          className="btn"
-          data-testid="sandbox-stop"
-          disabled={busy !== null}
-          onClick={() => void act('stop', () => api.call('stopSandbox', { name: sandbox.name }))}
-        >
+        <button className="btn" data-testid="sandbox-stop" disabled={busy !== null} onClick={() => void askStop()}>
           {busy === 'stop' ? 'Stopping…' : 'Stop'}
         </button>
       ) : (
@@ -87,6 +98,20 @@ export function SandboxActions({ sandbox, onChanged, onRemoved }: Props) {
             {busy === 'remove' ? 'Removing…' : 'Remove'}
           </button>
           <button className="btn" disabled={busy !== null} onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+        </div>
+      )}
+      {stopping !== null && (
+        <div className="confirm" role="alertdialog" aria-label={`Stop ${sandbox.name}`}>
+          <span>
+            Stop <b>{sandbox.name}</b>? It has {stopping === 1 ? '1 open terminal' : `${stopping} open terminals`}; stopping ends{' '}
+            {stopping === 1 ? 'its shell' : 'their shells'} (and anything running in {stopping === 1 ? 'it' : 'them'}).
+          </span>
+          <button className="btn btn-danger" data-testid="confirm-stop" disabled={busy !== null} onClick={() => void act('stop', stop)}>
+            {busy === 'stop' ? 'Stopping…' : 'Stop'}
+          </button>
+          <button className="btn" disabled={busy !== null} onClick={() => setStopping(null)}>
             Cancel
           </button>
         </div>

@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiProvider } from './api-context.js';
 import { TerminalPane, type TerminalTabs } from './TerminalPane.js';
-import { FakeApi, sessionInfo } from './test/fake-api.js';
+import { FakeApi, sessionInfo, terminalInfo } from './test/fake-api.js';
 
 // xterm needs a real layout and canvas; these stand-ins record what the pane does with them.
 const log = vi.hoisted(() => ({
@@ -145,5 +145,57 @@ describe('terminal pane', () => {
     render(<Harness api={api} initial={{ tabs: ['term-1'], active: 'term-1' }} />);
     expect((await screen.findByRole('alert')).textContent).toContain('alpha is not running');
     expect(screen.getByRole('button', { name: 'Reconnect' })).toBeTruthy();
+  });
+
+  it('leaving the pane (another sandbox selected) keeps the shell; coming back reattaches to it, no new shell', async () => {
+    const api = new FakeApi();
+    const first = render(<Harness api={api} initial={{ tabs: ['term-1'], active: 'term-1' }} />);
+    await waitFor(() => expect(FakeSocket.all).toHaveLength(1));
+    act(() => FakeSocket.all[0]!.open());
+    const [opened] = api.terminals;
+    expect(opened?.session).toBe('term-1');
+    first.unmount();
+    // The view detached; the core's terminal is not ended.
+    expect(FakeSocket.all[0]!.closed).toBe(true);
+    expect(api.callsOf('terminalClose')).toEqual([]);
+    expect(api.terminals).toHaveLength(1);
+
+    render(<Harness api={api} initial={{ tabs: ['term-1'], active: 'term-1' }} />);
+    await waitFor(() => expect(FakeSocket.all).toHaveLength(2));
+    expect(api.callsOf('terminalOpen')).toHaveLength(1);
+    expect(api.callsOf('terminalAttach')).toEqual([{ terminalId: opened!.terminalId }]);
+    expect(FakeSocket.all[1]!.url).toContain(`/ws/terminal/${opened!.terminalId}?ticket=`);
+  });
+
+  it("closing a tab ends its shell in the core (terminalClose with the tab's terminal)", async () => {
+    const api = new FakeApi();
+    render(<Harness api={api} initial={{ tabs: ['term-1'], active: 'term-1' }} />);
+    await waitFor(() => expect(FakeSocket.all).toHaveLength(1));
+    const id = api.terminals[0]!.terminalId;
+    fireEvent.click(screen.getByRole('button', { name: 'Close term-1' }));
+    await waitFor(() => expect(api.callsOf('terminalClose')).toEqual([{ terminalId: id }]));
+    expect(api.terminals).toEqual([]);
+  });
+
+  it("a second window finds the sandbox's open terminals and gives each a tab, keeping its active one", async () => {
+    const api = new FakeApi();
+    api.terminals = [
+      terminalInfo({ terminalId: 'aa01', sandbox: 'alpha', session: 'term-1' }),
+      terminalInfo({ terminalId: 'aa03', sandbox: 'alpha', session: 'agent-work' }),
+      terminalInfo({ terminalId: 'bb01', sandbox: 'beta', session: 'beta-only' }),
+    ];
+    render(<Harness api={api} initial={{ tabs: ['term-1'], active: 'term-1' }} />);
+    expect(await screen.findByTestId('terminal-tab-agent-work')).toBeTruthy();
+    expect(screen.queryByTestId('terminal-tab-beta-only')).toBeNull();
+    expect(screen.getByTestId('terminal-tab-term-1').parentElement!.getAttribute('aria-selected')).toBe('true');
+    await waitFor(() =>
+      expect(
+        api
+          .callsOf('terminalAttach')
+          .map((c) => c.terminalId)
+          .sort(),
+      ).toEqual(['aa01', 'aa03']),
+    );
+    expect(api.callsOf('terminalOpen')).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import type { SessionInfo } from '../../src/api/contract.js';
 import { useApi } from './api-context.js';
 import { ago } from './format.js';
@@ -21,9 +21,11 @@ interface Props {
 }
 
 /**
- * Terminal tabs, one session each. Every tab stays mounted while open (hidden when not active), so
- * switching tabs keeps the shells; closing a tab ends its shell. Above the terminal: the session's cwd
- * record as the server keeps it (the shell's prompt reports every `cd`).
+ * Terminal tabs, one session each. The shells live in the core: switching tabs, selecting another
+ * sandbox or reloading only detaches the views, and a view reattaches (with the core's scrollback);
+ * closing a tab is the one way to end its shell. The sandbox's terminals the core has and this window
+ * has no tab for (another window opened them, or this one before a reload) get tabs. Above the
+ * terminal: the session's cwd record as the server keeps it (the shell's prompt reports every `cd`).
  */
 export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivate }: Props) {
   const api = useApi();
@@ -31,6 +33,44 @@ export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivat
   const [naming, setNaming] = useState<string | null>(null);
   const [startedIn, setStartedIn] = useState<Record<string, string>>({});
   const activeInfo = sessions.data?.find((s) => s.key === tabs.active);
+  // Which core terminal each tab shows (its view says, once linked): what closing the tab ends.
+  const terminalIds = useRef<Record<string, string>>({});
+  const tabsRef = useRef(tabs);
+  tabsRef.current = tabs;
+  const callbacks = useRef({ onAdd, onActivate });
+  callbacks.current = { onAdd, onActivate };
+
+  // Tabs for the terminals the core keeps for this sandbox that this window does not show yet.
+  useEffect(() => {
+    let gone = false;
+    api
+      .call('listTerminals', { sandbox })
+      .then((open) => {
+        if (gone) return;
+        const missing = [...new Set(open.map((t) => t.session))].filter((s) => !tabsRef.current.tabs.includes(s));
+        if (!missing.length) return;
+        const active = tabsRef.current.active;
+        for (const s of missing) callbacks.current.onAdd(s);
+        if (active) callbacks.current.onActivate(active);
+      })
+      .catch(() => undefined);
+    return () => {
+      gone = true;
+    };
+  }, [api, sandbox]);
+
+  const close = (session: string) => {
+    onClose(session);
+    const known = terminalIds.current[session];
+    delete terminalIds.current[session];
+    // Not linked yet (still opening, or it failed): end whatever the core has for the session.
+    const ids = known
+      ? Promise.resolve([known])
+      : api.call('listTerminals', { sandbox }).then((open) => open.filter((t) => t.session === session).map((t) => t.terminalId));
+    void ids
+      .then((list) => Promise.all(list.map((terminalId) => api.call('terminalClose', { terminalId }).catch(() => undefined))))
+      .catch(() => undefined);
+  };
 
   const submitName = (e: FormEvent) => {
     e.preventDefault();
@@ -47,7 +87,7 @@ export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivat
             <button className="tab-label" data-testid={`terminal-tab-${t}`} onClick={() => onActivate(t)} title={`session ${t}`}>
               {t}
             </button>
-            <button className="tab-close" aria-label={`Close ${t}`} title="Close (ends this shell)" onClick={() => onClose(t)}>
+            <button className="tab-close" aria-label={`Close ${t}`} title="Close (ends this shell)" onClick={() => close(t)}>
               ×
             </button>
           </div>
@@ -126,7 +166,10 @@ export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivat
               sandbox={sandbox}
               session={t}
               active={visible && t === tabs.active}
-              onStarted={(cwd) => setStartedIn((m) => ({ ...m, [t]: cwd }))}
+              onStarted={(cwd, terminalId) => {
+                terminalIds.current[t] = terminalId;
+                setStartedIn((m) => ({ ...m, [t]: cwd }));
+              }}
             />
           </div>
         ))}

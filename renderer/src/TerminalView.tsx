@@ -18,8 +18,8 @@ interface Props {
   sandbox: string;
   session: string;
   active: boolean;
-  /** Where the shell started, once the server said. */
-  onStarted?: (cwd: string) => void;
+  /** The core's terminal this view shows, and where its shell started, once the server said. */
+  onStarted?: (cwd: string, terminalId: string) => void;
 }
 
 type Link = { state: 'opening' } | { state: 'open' } | { state: 'closed'; why: string } | { state: 'failed'; why: string; hint?: string };
@@ -42,8 +42,11 @@ function closeReason(e: CloseEvent): string {
 }
 
 /**
- * One terminal: xterm.js on the server's PTY WebSocket. The shell runs as long as the socket is open,
- * so Reconnect opens a new shell in the session (starting in its cwd record, kept by the shell's prompt).
+ * One terminal: xterm.js on the server's PTY WebSocket. The shell lives in the core until its tab is
+ * closed (TerminalPane calls terminalClose): this view unmounting (another sandbox selected, a reload)
+ * only detaches. On mount it reattaches to the session's open terminal if the core has one — the core
+ * replays its scrollback first — and opens a new shell only when there is none. Reconnect does the
+ * same: the same shell if it still runs, else a new one in the session's cwd record.
  */
 export function TerminalView({ sandbox, session, active, onStarted }: Props) {
   const api = useApi();
@@ -106,16 +109,17 @@ export function TerminalView({ sandbox, session, active, onStarted }: Props) {
       try {
         const cols = Math.max(2, term.cols);
         const rows = Math.max(1, term.rows);
-        const grant = await api.call('terminalOpen', { sandbox, session, cols, rows });
-        if (disposed) {
-          // Unmounted while asking: open and close the stream so the server ends the shell it started.
-          const orphan = new WebSocket(grant.url);
-          orphan.addEventListener('open', () => orphan.close());
-          return;
-        }
+        // The session's terminal may already run in the core (this window left it, or another window opened it).
+        const running = (await api.call('listTerminals', { sandbox })).find((t) => t.session === session);
+        let grant = running ? await api.call('terminalAttach', { terminalId: running.terminalId }).catch(() => null) : null;
+        sent = grant && running ? { cols: running.cols, rows: running.rows } : { cols, rows };
+        if (disposed) return;
+        grant ??= await api.call('terminalOpen', { sandbox, session, cols, rows });
+        // Unmounted while asking: nothing to undo — the shell stays in the core for the next view (one
+        // that is never attached is ended by the server when its ticket expires).
+        if (disposed) return;
         terminalId = grant.terminalId;
-        sent = { cols, rows };
-        onStartedRef.current?.(grant.cwd);
+        onStartedRef.current?.(grant.cwd, grant.terminalId);
         const socket = new WebSocket(grant.url);
         socket.binaryType = 'arraybuffer';
         ws = socket;

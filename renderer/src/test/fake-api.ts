@@ -10,6 +10,7 @@ import type {
   Lease,
   SandboxInfo,
   SessionInfo,
+  TerminalInfo,
 } from '../../../src/api/contract.js';
 import { ApiError } from '../api-client.js';
 
@@ -60,6 +61,10 @@ export function desktopStatus(over: Partial<DesktopStatus> & { sandbox: string }
   };
 }
 
+export function terminalInfo(over: Partial<TerminalInfo> & { terminalId: string; sandbox: string; session: string }): TerminalInfo {
+  return { startedIn: '/home/dev', createdAt: '2025-01-01T00:00:00.000Z', viewers: 0, cols: 80, rows: 24, scrollbackBytes: 0, ...over };
+}
+
 let nextCallId = 1;
 
 /** One agent call as the bridge logs it (an execute_shell_command that ran and stayed put, unless overridden). */
@@ -100,6 +105,8 @@ export class FakeApi implements ApiClient {
     { name: 'local', description: 'This machine (no isolation)', isContainer: false, supportsStreams: true, defaultCwd: '~' },
   ];
   plugins: PluginInfo[] = [];
+  /** The core's open terminals (terminalOpen adds one, terminalClose ends it; a window switching away does not). */
+  terminals: TerminalInfo[] = [];
   private readonly overrides: Partial<Record<ApiMethod, (params: unknown) => unknown>> = {};
 
   constructor(
@@ -193,14 +200,30 @@ export class FakeApi implements ApiClient {
     takeControl: (p) =>
       (this.leases[p.sandbox] = { holder: 'human', viewerId: p.viewerId, epoch: 1, since: new Date().toISOString(), reason: null }),
     giveBack: (p) => (this.leases[p.sandbox] = { ...agentLease(), epoch: 2 }),
-    terminalOpen: (p) => ({
-      url: `ws://127.0.0.1:1/ws/terminal/ab${this.calls.length}?ticket=x`,
-      ticket: 'x',
-      terminalId: `tid-${p.session ?? 'default'}`,
-      session: p.session ?? 'default',
-      cwd: '/home/dev',
-    }),
+    terminalOpen: (p) => {
+      const session = p.session ?? 'default';
+      const terminalId = `tid-${session}-${this.calls.length}`;
+      this.terminals.push(terminalInfo({ terminalId, sandbox: p.sandbox, session, cols: p.cols, rows: p.rows }));
+      return { url: `ws://127.0.0.1:1/ws/terminal/ab${this.calls.length}?ticket=x`, ticket: 'x', terminalId, session, cwd: '/home/dev' };
+    },
     terminalResize: () => ({ ok: true as const }),
+    listTerminals: (p) => this.terminals.filter((t) => t.sandbox === p.sandbox).map((t) => ({ ...t })),
+    terminalAttach: (p) => {
+      const t = this.terminals.find((x) => x.terminalId === p.terminalId);
+      if (!t) throw new ApiError('not_found', `no terminal ${p.terminalId}`);
+      return {
+        url: `ws://127.0.0.1:1/ws/terminal/${t.terminalId}?ticket=a${this.calls.length}`,
+        ticket: `a${this.calls.length}`,
+        terminalId: t.terminalId,
+        session: t.session,
+        cwd: t.startedIn,
+      };
+    },
+    terminalClose: (p) => {
+      if (!this.terminals.some((t) => t.terminalId === p.terminalId)) throw new ApiError('not_found', `no terminal ${p.terminalId}`);
+      this.terminals = this.terminals.filter((t) => t.terminalId !== p.terminalId);
+      return { closed: p.terminalId };
+    },
     // Like the store: filtered by sandbox and session, the newest `limit` calls, returned oldest first.
     callLog: (p) =>
       this.callLogEntries
