@@ -1,5 +1,5 @@
 import './test/setup.js';
-import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiProvider } from './api-context.js';
 import { ScreenPane } from './ScreenPane.js';
@@ -12,6 +12,10 @@ const rfbs = vi.hoisted(
       url: string;
       viewOnly: boolean;
       scaleViewport: boolean;
+      clipViewport: boolean;
+      resizeSession: boolean;
+      /** Each time resizeSession was set true while not view-only: noVNC sends SetDesktopSize then. */
+      resizeRequests: number;
       disconnected: boolean;
       emit: (type: string, detail?: unknown) => void;
     }>,
@@ -20,6 +24,16 @@ vi.mock('@novnc/novnc', () => ({
   default: class FakeRFB extends EventTarget {
     viewOnly = false;
     scaleViewport = false;
+    clipViewport = false;
+    private resize = false;
+    resizeRequests = 0;
+    get resizeSession() {
+      return this.resize;
+    }
+    set resizeSession(v: boolean) {
+      this.resize = v;
+      if (v && !this.viewOnly) this.resizeRequests++;
+    }
     background = '';
     disconnected = false;
     constructor(
@@ -41,6 +55,7 @@ vi.mock('@novnc/novnc', () => ({
 
 beforeEach(() => {
   rfbs.length = 0;
+  localStorage.clear();
   window.__sdeskScreenConnected = false;
 });
 
@@ -213,5 +228,87 @@ describe("screen pane: the agent's last action", () => {
     renderPane(api);
     expect((await screen.findByTestId('agent-action-frame')).getAttribute('src')).toBe('data:image/png;base64,AAAA');
     expect(screen.getByTestId('agent-action').textContent).toMatch(/agent click at 100,200/);
+  });
+
+  describe('the screen at a readable size', () => {
+    const running = () => new FakeApi({ desktops: { alpha: desktopStatus({ sandbox: 'alpha', running: true, geometry: '1280x800' }) } });
+
+    it('by default resizes the remote desktop to the pane, once this viewer has control (fitted until then)', async () => {
+      const api = running();
+      renderPane(api);
+      await waitFor(() => expect(rfbs).toHaveLength(1));
+      const rfb = rfbs[0]!;
+      expect(screen.getByTestId('screen-mode-resize').getAttribute('aria-checked')).toBe('true');
+      expect(rfb).toMatchObject({ viewOnly: true, scaleViewport: true, resizeSession: false, resizeRequests: 0 });
+      expect(screen.getByTestId('resize-needs-control')).toBeTruthy();
+      fireEvent.click(screen.getByTestId('take-control'));
+      await waitFor(() => expect(rfb.viewOnly).toBe(false));
+      expect(rfb.resizeSession).toBe(true);
+      expect(rfb.resizeRequests).toBeGreaterThan(0);
+      expect(screen.queryByTestId('resize-needs-control')).toBeNull();
+    });
+
+    it('1:1 stops scaling (the pane scrolls) and fit scales without resizing; the choice is remembered', async () => {
+      const api = running();
+      const view = renderPane(api);
+      await waitFor(() => expect(rfbs).toHaveLength(1));
+      fireEvent.click(screen.getByTestId('screen-mode-actual'));
+      expect(rfbs[0]).toMatchObject({ scaleViewport: false, clipViewport: false, resizeSession: false });
+      expect(screen.getByTestId('vnc-screen').getAttribute('data-mode')).toBe('actual');
+      fireEvent.click(screen.getByTestId('screen-mode-fit'));
+      expect(rfbs[0]).toMatchObject({ scaleViewport: true, resizeSession: false });
+      view.unmount();
+      renderPane(api);
+      await waitFor(() => expect(rfbs).toHaveLength(2));
+      expect(screen.getByTestId('screen-mode-fit').getAttribute('aria-checked')).toBe('true');
+      expect(rfbs[1]).toMatchObject({ scaleViewport: true, resizeSession: false });
+    });
+
+    it('fullscreen asks for the screen itself; pop out opens a tab with just the screen, without a ticket in it', async () => {
+      const api = running();
+      const open = vi.fn(() => ({}) as Window);
+      vi.stubGlobal('open', open);
+      try {
+        renderPane(api);
+        await waitFor(() => expect(rfbs).toHaveLength(1));
+        const body = screen.getByTestId('screen-body');
+        const requestFullscreen = vi.fn(() => Promise.resolve());
+        body.requestFullscreen = requestFullscreen;
+        fireEvent.click(screen.getByTestId('screen-fullscreen'));
+        expect(requestFullscreen).toHaveBeenCalledTimes(1);
+        fireEvent.click(screen.getByTestId('screen-popout'));
+        expect(open).toHaveBeenCalledWith(expect.stringMatching(/\?screen=alpha$/), '_blank');
+      } finally {
+        vi.unstubAllGlobals();
+      }
+    });
+
+    it('the popped-out page has no Pop out of its own', async () => {
+      render(
+        <ApiProvider api={running()}>
+          <ScreenPane sandbox="alpha" visible standalone />
+        </ApiProvider>,
+      );
+      expect(await screen.findByTestId('screen-toolbar')).toBeTruthy();
+      expect(screen.queryByTestId('screen-popout')).toBeNull();
+    });
+
+    it('a click on a view-only screen says so on the screen, with Take control; control draws a frame', async () => {
+      const api = running();
+      renderPane(api);
+      await waitFor(() => expect(rfbs).toHaveLength(1));
+      const body = screen.getByTestId('screen-body');
+      expect(body.className).not.toMatch(/has-control/);
+      fireEvent.pointerDown(screen.getByTestId('vnc-screen'));
+      const hint = await screen.findByTestId('view-only-hint');
+      expect(hint.textContent).toMatch(/View only/);
+      fireEvent.click(within(hint).getByRole('button', { name: 'Take control' }));
+      await waitFor(() => expect(api.callsOf('takeControl')).toHaveLength(1));
+      await waitFor(() => expect(body.className).toMatch(/has-control/));
+      expect(screen.queryByTestId('view-only-hint')).toBeNull();
+      // In control, a click is input, not a reason to say "view only".
+      fireEvent.pointerDown(screen.getByTestId('vnc-screen'));
+      expect(screen.queryByTestId('view-only-hint')).toBeNull();
+    });
   });
 });

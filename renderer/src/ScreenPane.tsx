@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { AgentActionView, DesktopStatus, Lease } from '../../src/api/contract.js';
 import { AgentActionOverlay, AGENT_ACTION_SHOWN_MS } from './AgentActionOverlay.js';
 import { describeError } from './api-client.js';
@@ -6,12 +6,19 @@ import { useApi } from './api-context.js';
 import { elapsed } from './format.js';
 import { useInterval } from './hooks/useInterval.js';
 import { usePoll } from './hooks/usePoll.js';
+import { loadScreenMode, popOutUrl, saveScreenMode, type ScreenMode } from './screen-view-mode.js';
+import { ScreenToolbar } from './ScreenToolbar.js';
 import { VncScreen, type ScreenLink } from './VncScreen.js';
 
 interface Props {
   sandbox: string;
   visible: boolean;
+  /** The popped-out page (just the screen): no Pop out button there. */
+  standalone?: boolean;
 }
+
+/** How long the "View only — Take control" overlay stays after a click on a view-only screen. */
+const VIEW_ONLY_HINT_MS = 4000;
 
 function newViewerId(): string {
   const bytes = new Uint8Array(8);
@@ -30,8 +37,10 @@ function leaseView(lease: Lease | undefined, viewerId: string): { mine: boolean;
 /**
  * The bot desktop: its status and Start button while it is not running, the live screen while it is.
  * The screen is view-only unless this viewer holds the control lease; Take control / Give back moves it.
+ * A click on a view-only screen says so on the screen, with Take control; having control draws a
+ * coloured frame. The toolbar sets how the desktop meets the pane (remembered), fullscreen, pop out.
  */
-export function ScreenPane({ sandbox, visible }: Props) {
+export function ScreenPane({ sandbox, visible, standalone = false }: Props) {
   const api = useApi();
   const [viewerId, setViewerId] = useState(newViewerId);
   // Each status is a probe inside the sandbox: every 2 s while waiting for a desktop, every 5 s once
@@ -50,6 +59,30 @@ export function ScreenPane({ sandbox, visible }: Props) {
   useInterval(() => setTick((t) => t + 1), busy ? 1000 : null);
 
   const control = leaseView(lease.data, viewerId);
+  const [mode, setMode] = useState<ScreenMode>(loadScreenMode);
+  const chooseMode = (m: ScreenMode) => {
+    setMode(m);
+    saveScreenMode(m);
+  };
+  const screenBox = useRef<HTMLDivElement>(null);
+  const [viewOnlyHint, setViewOnlyHint] = useState(false);
+  useEffect(() => {
+    if (!viewOnlyHint) return;
+    const t = setTimeout(() => setViewOnlyHint(false), VIEW_ONLY_HINT_MS);
+    return () => clearTimeout(t);
+  }, [viewOnlyHint]);
+  if (viewOnlyHint && control.mine) setViewOnlyHint(false);
+  const fullscreen = () => {
+    const el = screenBox.current;
+    if (!el) return;
+    if (document.fullscreenElement === el) void document.exitFullscreen();
+    else el.requestFullscreen?.().catch((err: unknown) => setError(describeError(err)));
+  };
+  const popOut = () => {
+    // A tab of its own, same origin: it asks the API for its own single-use ticket like every viewer.
+    const w = window.open(popOutUrl(sandbox), '_blank');
+    if (!w) setError({ message: 'The browser blocked the new tab.', hint: 'allow pop-ups for this page, or open ' + popOutUrl(sandbox) });
+  };
 
   async function act(what: 'start' | 'stop' | 'control', fn: () => Promise<unknown>, after: () => Promise<void>) {
     setBusy({ what, since: Date.now() });
@@ -132,7 +165,24 @@ export function ScreenPane({ sandbox, visible }: Props) {
         </div>
       )}
 
-      <div className="pane-body screen-body">
+      {running && (
+        <ScreenToolbar
+          mode={mode}
+          onMode={chooseMode}
+          viewOnly={!control.mine}
+          onFullscreen={fullscreen}
+          onPopOut={standalone ? undefined : popOut}
+        />
+      )}
+
+      <div
+        ref={screenBox}
+        className={`pane-body screen-body${running && control.mine ? ' has-control' : ''}`}
+        data-testid="screen-body"
+        onPointerDownCapture={() => {
+          if (running && !control.mine) setViewOnlyHint(true);
+        }}
+      >
         {!status.data && status.loading && <div className="center muted">Checking the desktop…</div>}
         {!status.data && status.error && (
           <div className="center">
@@ -150,9 +200,25 @@ export function ScreenPane({ sandbox, visible }: Props) {
             sandbox={sandbox}
             viewerId={viewerId}
             viewOnly={!control.mine}
+            mode={mode}
             onLink={setLink}
             onViewerId={(id) => id !== viewerId && setViewerId(id)}
           />
+        )}
+        {running && viewOnlyHint && (
+          <div className="view-only-hint" role="status" data-testid="view-only-hint">
+            <span>{control.tone === 'warn' ? 'View only — another viewer has control' : 'View only'} — </span>
+            <button
+              className="btn btn-small btn-primary"
+              disabled={busy !== null}
+              onClick={() => {
+                setViewOnlyHint(false);
+                toggleControl();
+              }}
+            >
+              Take control
+            </button>
+          </div>
         )}
         {status.data && !running && (
           <DesktopOff status={status.data} starting={busy?.what === 'start' ? busy.since : null} onStart={start} disabled={busy !== null} />

@@ -2,6 +2,7 @@ import RFB from '@novnc/novnc';
 import { useEffect, useRef } from 'react';
 import { describeError } from './api-client.js';
 import { useApi } from './api-context.js';
+import { rfbSettings, type ScreenMode } from './screen-view-mode.js';
 
 declare global {
   interface Window {
@@ -17,6 +18,8 @@ interface Props {
   sandbox: string;
   viewerId: string;
   viewOnly: boolean;
+  /** How the remote desktop meets the pane (see screen-view-mode.ts). */
+  mode: ScreenMode;
   onLink: (link: ScreenLink) => void;
   /** The viewer id the server put in the ticket (the one the lease must name). */
   onViewerId: (id: string) => void;
@@ -29,12 +32,14 @@ const MAX_BACKOFF_MS = 10_000;
  * the same viewer id, so a viewer who held control keeps it across a dropped link. Backoff doubles
  * from 0.5 s to 10 s and resets once connected.
  */
-export function VncScreen({ sandbox, viewerId, viewOnly, onLink, onViewerId }: Props) {
+export function VncScreen({ sandbox, viewerId, viewOnly, mode, onLink, onViewerId }: Props) {
   const api = useApi();
   const target = useRef<HTMLDivElement>(null);
   const rfbRef = useRef<RFB | null>(null);
   const viewOnlyRef = useRef(viewOnly);
   viewOnlyRef.current = viewOnly;
+  const modeRef = useRef(mode);
+  modeRef.current = mode;
   const callbacks = useRef({ onLink, onViewerId });
   callbacks.current = { onLink, onViewerId };
 
@@ -69,8 +74,8 @@ export function VncScreen({ sandbox, viewerId, viewOnly, onLink, onViewerId }: P
       } catch (err) {
         return retry(describeError(err).message);
       }
-      rfb.scaleViewport = true;
       rfb.viewOnly = viewOnlyRef.current;
+      applyMode(rfb, modeRef.current, viewOnlyRef.current);
       rfb.background = 'transparent';
       rfb.addEventListener('connect', () => {
         attempt = 0;
@@ -101,9 +106,23 @@ export function VncScreen({ sandbox, viewerId, viewOnly, onLink, onViewerId }: P
     };
   }, [api, sandbox, viewerId]);
 
+  // Taking control in `resize` mode asks for the pane's size then (noVNC asks only when not view-only).
   useEffect(() => {
-    if (rfbRef.current) rfbRef.current.viewOnly = viewOnly;
-  }, [viewOnly]);
+    const rfb = rfbRef.current;
+    if (!rfb) return;
+    rfb.viewOnly = viewOnly;
+    applyMode(rfb, mode, viewOnly);
+  }, [viewOnly, mode]);
 
-  return <div ref={target} className={`vnc-screen${viewOnly ? ' view-only' : ''}`} data-testid="vnc-screen" />;
+  return (
+    <div ref={target} className={`vnc-screen mode-${mode}${viewOnly ? ' view-only' : ''}`} data-testid="vnc-screen" data-mode={mode} />
+  );
+}
+
+function applyMode(rfb: RFB, mode: ScreenMode, viewOnly: boolean): void {
+  const want = rfbSettings(mode, viewOnly);
+  rfb.clipViewport = want.clipViewport;
+  rfb.scaleViewport = want.scaleViewport;
+  // Set even when unchanged: setting it true is what makes noVNC send SetDesktopSize now.
+  rfb.resizeSession = want.resizeSession;
 }

@@ -4,9 +4,11 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { createApiClient } from './api-client.js';
 import { App } from './App.js';
+import { screenOnlySandbox } from './screen-view-mode.js';
+import { ScreenOnly } from './ScreenOnly.js';
 
+// `?screen=NAME`: the screen popped out of a window, alone in its tab.
+const screenOnly = screenOnlySandbox();
 createRoot(document.getElementById('root')!).render(
-  <StrictMode>
-    <App api={createApiClient()} />
-  </StrictMode>,
+  <StrictMode>{screenOnly ? <ScreenOnly api={createApiClient()} sandbox={screenOnly} /> : <App api={createApiClient()} />}</StrictMode>,
 );
