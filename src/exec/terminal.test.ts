@@ -117,4 +117,26 @@ describe('TerminalSession (real PTY, local bash)', () => {
     expect(late).not.toContain('row-1\r\n');
     t.dispose();
   });
+
+  it('reports its PID, and dispose ends its process tree by it (a job that ignores the hang-up too)', async () => {
+    const { t, cwds, screen } = await open('/tmp');
+    await expect.poll(() => cwds.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    t.write('echo "shell=$$"; (trap "" HUP; exec sleep 300) & echo "job=$!"\r');
+    await expect.poll(screen, { timeout: 10_000 }).toMatch(/job=\d+\r\n/);
+    expect(t.pid).toBe(Number(/shell=(\d+)/.exec(screen())![1]));
+    const job = Number(/job=(\d+)\r\n/.exec(screen())![1]);
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(alive(job)).toBe(true);
+    const exited = new Promise((r) => t.onExit(r));
+    t.dispose();
+    await exited;
+    await expect.poll(() => alive(job), { timeout: 10_000 }).toBe(false);
+  });
 });

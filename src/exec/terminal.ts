@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { spawn as spawnPty, type IPty } from 'node-pty';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
 import { Emitter, type Event, type IDisposable } from '../shared/lifecycle.js';
+import { killTree } from './kill-tree.js';
 import { remoteArgv } from './remote-argv.js';
 import { ScrollbackBuffer } from './scrollback-buffer.js';
 import { ENTER_FUNCTION } from './wrapper-script.js';
@@ -10,7 +11,9 @@ import { ENTER_FUNCTION } from './wrapper-script.js';
  * Starts an interactive login shell in the session's cwd (entered as the sandbox user, walking up
  * like every command does), and makes every prompt report the shell's physical cwd as an OSC 7
  * sequence tagged with a per-terminal nonce — the shell measuring itself, so the session's record
- * follows the human's `cd`s.
+ * follows the human's `cd`s. Before the login shell starts it reports its PID the same way (`pid:N`;
+ * `exec` keeps the PID): killing the local exec client alone would leave the shell running in a
+ * container, so `dispose` ends the shell's tree inside the sandbox by that PID.
  *   bash -c TERMINAL_SCRIPT sandbox-desk <target> <tmpdir> <nonce>
  */
 const TERMINAL_SCRIPT = `${ENTER_FUNCTION}
@@ -21,6 +24,7 @@ __sdesk_osc7() { builtin printf '\\033]7;file://%s%s\\007' "$SDESK_OSC7_TAG" "$(
 export -f __sdesk_osc7
 export PROMPT_COMMAND=__sdesk_osc7 TERM=xterm-256color
 unset -f __sd_enter __sd_cd
+builtin printf '\\033]7;file://%spid:%s\\007' "$SDESK_OSC7_TAG" "$$"
 exec bash -l
 `;
 
@@ -52,6 +56,10 @@ export class TerminalSession implements IDisposable {
   readonly onExit: Event<{ exitCode: number; signal?: number | undefined }> = this.exitEmitter.event;
   private readonly pty: IPty;
   private readonly tag: string;
+  private readonly user: string | undefined;
+  /** The shell's PID inside the sandbox, once it reported it. */
+  private remotePid: number | null = null;
+  private disposing = false;
   private readonly sinks = new Set<TerminalSink>();
   private readonly scrollback: ScrollbackBuffer;
   readonly createdAt = new Date().toISOString();
@@ -63,11 +71,12 @@ export class TerminalSession implements IDisposable {
   everAttached = false;
 
   constructor(
-    env: SandboxEnvironment,
+    private readonly env: SandboxEnvironment,
     opts: { user?: string | undefined; target: string; cols: number; rows: number; scrollbackBytes?: number | undefined },
   ) {
     this.scrollback = new ScrollbackBuffer(opts.scrollbackBytes ?? DEFAULT_SCROLLBACK_BYTES);
     this.size = { cols: opts.cols, rows: opts.rows };
+    this.user = opts.user;
     const nonce = randomBytes(8).toString('hex');
     this.tag = `\x1b]7;file://sdesk-${nonce}`;
     const argv = remoteArgv(env, { user: opts.user, interactive: true }, [
@@ -102,6 +111,7 @@ export class TerminalSession implements IDisposable {
       if (end < 0) break;
       const cwd = text.slice(at + this.tag.length, end);
       if (cwd.startsWith('/')) onCwd(cwd);
+      else if (/^pid:\d+$/.test(cwd) && this.remotePid === null) this.remotePid = Number(cwd.slice(4));
       text = text.slice(end + 1);
     }
     // Keep only what could be the start of a report still arriving.
@@ -172,8 +182,24 @@ export class TerminalSession implements IDisposable {
     this.pty.resize(cols, rows);
   }
 
-  /** Ends the shell (its PTY is killed); `onExit` fires when it is gone. */
+  /** The shell's PID inside the sandbox (null until it reported it). */
+  get pid(): number | null {
+    return this.remotePid;
+  }
+
+  /**
+   * Ends the shell and what it started: its process tree inside the sandbox (by the PID it reported)
+   * and the local PTY; `onExit` fires when it is gone.
+   */
   dispose(): void {
-    if (!this.exited) this.pty.kill();
+    if (this.exited || this.disposing) return;
+    this.disposing = true;
+    if (this.remotePid === null) return this.pty.kill();
+    // The tree first, while its processes are still the shell's children; the PTY after (bounded: killTree gives up after 5 s).
+    void killTree(this.env, this.user, this.remotePid, { includeRoot: true })
+      .catch(() => undefined)
+      .finally(() => {
+        if (!this.exited) this.pty.kill();
+      });
   }
 }
