@@ -243,8 +243,10 @@ describe("screen pane: the agent's last action", () => {
       expect(screen.getByTestId('resize-needs-control')).toBeTruthy();
       fireEvent.click(screen.getByTestId('take-control'));
       await waitFor(() => expect(rfb.viewOnly).toBe(false));
+      // Asked a moment later, once the server's input gate has seen the new lease.
+      expect(rfb.resizeRequests).toBe(0);
+      await waitFor(() => expect(rfb.resizeRequests).toBeGreaterThan(0));
       expect(rfb.resizeSession).toBe(true);
-      expect(rfb.resizeRequests).toBeGreaterThan(0);
       expect(screen.queryByTestId('resize-needs-control')).toBeNull();
     });
 

@@ -26,6 +26,8 @@ interface Props {
 }
 
 const MAX_BACKOFF_MS = 10_000;
+/** Longer than the server's lease re-read (250 ms), so a resize sent on taking control is not taken for a view-only one. */
+const GATE_SETTLE_MS = 600;
 
 /**
  * The remote screen: noVNC on a single-use ticket. Every (re)connect asks for a fresh ticket, with
@@ -106,12 +108,20 @@ export function VncScreen({ sandbox, viewerId, viewOnly, mode, onLink, onViewerI
     };
   }, [api, sandbox, viewerId]);
 
-  // Taking control in `resize` mode asks for the pane's size then (noVNC asks only when not view-only).
+  // Taking control in `resize` mode asks for the pane's size then (noVNC asks only when not view-only) —
+  // after a moment: the server's input gate re-reads the lease every 250 ms (stream-server.ts) and
+  // drops a SetDesktopSize it still takes for a view-only viewer's, and noVNC sends no other resize
+  // until that one is answered.
   useEffect(() => {
     const rfb = rfbRef.current;
     if (!rfb) return;
     rfb.viewOnly = viewOnly;
-    applyMode(rfb, mode, viewOnly);
+    if (viewOnly || mode !== 'resize') return applyMode(rfb, mode, viewOnly);
+    applyMode(rfb, mode, true);
+    const t = setTimeout(() => {
+      if (rfbRef.current) applyMode(rfbRef.current, mode, false);
+    }, GATE_SETTLE_MS);
+    return () => clearTimeout(t);
   }, [viewOnly, mode]);
 
   return (

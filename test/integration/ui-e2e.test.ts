@@ -139,6 +139,11 @@ describe('the app in a browser, end to end', () => {
 
   it('stops and removes the sandbox, with a confirmation', async () => {
     await page.getByTestId('sandbox-stop').click();
+    // Its terminal is open: Stop asks first, naming how many will end.
+    await expect
+      .poll(() => page.getByRole('alertdialog', { name: `Stop ${name}` }).textContent(), { timeout: 10_000 })
+      .toMatch(/1 open terminal/);
+    await page.getByTestId('confirm-stop').click();
     await expect.poll(() => page.getByTestId(`sandbox-state-${name}`).textContent(), { timeout: 60_000 }).toMatch(/stopped/);
     await page.getByTestId('sandbox-remove').click();
     await shot('08-confirm-remove');

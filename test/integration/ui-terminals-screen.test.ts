@@ -1,0 +1,196 @@
+/**
+ * End to end in the browser (issue 13 items 2 and 3): a terminal survives selecting another sandbox
+ * and coming back (same shell: same PID, its variable still set, its scrollback replayed from the
+ * core), a second window attaches to the same shell, closing the tab ends the shell inside the
+ * container; the desktop is resized to its pane (1:1, readable) and pops out into a tab of its own.
+ * Real core, Docker, xterm.js, noVNC and Xvnc. Screenshots: docs/terminal-reattach.png, docs/screen-fit-modes.png.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalServer } from '../../src/api/local-server.js';
+import { HEADLESS_CHROMIUM, tempDesk, uniqueName, type TestDesk } from './helpers.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const ARTIFACTS = join(ROOT, 'test', 'artifacts');
+const DOCS = join(ROOT, 'docs');
+
+/** The text of a terminal's xterm buffer (the renderer exposes each live xterm for tests). */
+const bufferOf = (page: Page, session: string) =>
+  page.evaluate((s) => {
+    const tm = (
+      window as unknown as {
+        __sdeskTerminals?: Record<
+          string,
+          { buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } } }
+        >;
+      }
+    ).__sdeskTerminals?.[s];
+    if (!tm) return '';
+    const b = tm.buffer.active;
+    return Array.from({ length: b.length }, (_, i) => b.getLine(i)?.translateToString(true) ?? '').join('\n');
+  }, session);
+
+describe('terminals that survive a click elsewhere, and the screen at a readable size (browser)', () => {
+  let t: TestDesk;
+  let server: LocalServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  const mark = uniqueName('mark');
+  const a = uniqueName('uits-a');
+  const b = uniqueName('uits-b');
+  let containerA = '';
+
+  beforeAll(async () => {
+    if (!existsSync(join(ROOT, 'dist', 'renderer', 'index.html')))
+      throw new Error('the renderer is not built: run `npm run build:renderer` (setup does)');
+    mkdirSync(ARTIFACTS, { recursive: true });
+    t = tempDesk();
+    // Made through the core: creating through the window is ui-e2e's; here the window only uses them.
+    const created = await t.desk.createSandbox({ name: a, backend: 'docker', image: 'sandbox-desk/desktop:latest' });
+    containerA = created.sandbox.backendRef!;
+    await t.desk.createSandbox({ name: b, backend: 'docker', image: 'sandbox-desk/base:latest' });
+    server = new LocalServer({ desk: t.desk });
+    await server.listen();
+    browser = await chromium.launch(HEADLESS_CHROMIUM);
+    // The newcomer's window: 1440x900.
+    context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    page = await context.newPage();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await t?.dispose();
+  });
+
+  const select = async (p: Page, name: string) => {
+    await p.getByTestId(`sandbox-row-${name}`).click();
+    await expect.poll(() => p.locator('.toolbar-name').textContent(), { timeout: 10_000 }).toBe(name);
+  };
+  const workspace = async (p: Page) => {
+    await p.getByTestId('view-workspace').click();
+    await p.getByTestId('terminal-tab-term-1').waitFor({ timeout: 30_000 });
+  };
+
+  let pid = '';
+  it('a shell survives selecting another sandbox and coming back: same PID, variable set, scrollback there', async () => {
+    await page.goto(server.appUrl());
+    await select(page, a);
+    await workspace(page);
+    await expect.poll(() => bufferOf(page, 'term-1'), { timeout: 30_000 }).toMatch(/[$#] *$/m);
+    await page.getByTestId('terminal-term-1').click();
+    await page.keyboard.type(`export X=${mark}; echo "pid=$$"`);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => bufferOf(page, 'term-1'), { timeout: 20_000 }).toMatch(/^pid=\d+$/m);
+    pid = /^pid=(\d+)$/m.exec(await bufferOf(page, 'term-1'))![1]!;
+
+    // Elsewhere: the other sandbox's workspace (its own terminal), then back.
+    await select(page, b);
+    await page.getByTestId('terminal-tab-term-1').waitFor({ timeout: 30_000 });
+    await expect.poll(() => bufferOf(page, 'term-1'), { timeout: 30_000 }).toMatch(/[$#] *$/m);
+    expect(await bufferOf(page, 'term-1')).not.toContain(`pid=${pid}`);
+    await select(page, a);
+    // The scrollback, replayed by the core: the earlier output is there before anything is typed.
+    await expect.poll(() => bufferOf(page, 'term-1'), { timeout: 20_000 }).toMatch(new RegExp(`^pid=${pid}$`, 'm'));
+    await page.getByTestId('terminal-term-1').click();
+    await page.keyboard.type('echo "again=$$ $X"');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => bufferOf(page, 'term-1'), { timeout: 20_000 }).toContain(`again=${pid} ${mark}`);
+    // One shell in the core for a's tab, not one per visit.
+    expect(t.desk.io.listTerminals(a).map((x) => x.session)).toEqual(['term-1']);
+    await page.screenshot({ path: join(DOCS, 'terminal-reattach.png') });
+  });
+
+  it('a second window attaches to the same shell: both see the output, either may type', async () => {
+    const second = await context.newPage();
+    try {
+      await second.goto(`${server.origin}/`);
+      await select(second, a);
+      await workspace(second);
+      await expect.poll(() => bufferOf(second, 'term-1'), { timeout: 20_000 }).toContain(`again=${pid} ${mark}`);
+      await second.getByTestId('terminal-term-1').click();
+      await second.keyboard.type('echo "second-$((2*3)) $$"');
+      await second.keyboard.press('Enter');
+      await expect.poll(() => bufferOf(page, 'term-1'), { timeout: 20_000 }).toContain(`second-6 ${pid}`);
+      expect(t.desk.io.listTerminals(a)[0]!.viewers).toBe(2);
+    } finally {
+      await second.close();
+    }
+    await expect.poll(() => t.desk.io.listTerminals(a)[0]?.viewers, { timeout: 10_000 }).toBe(1);
+  });
+
+  it('closing the tab ends the shell: its process is gone from the container', async () => {
+    const alive = () => {
+      try {
+        execFileSync('docker', ['exec', containerA, 'kill', '-0', pid], { stdio: 'ignore' });
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(alive()).toBe(true);
+    await page.getByRole('button', { name: 'Close term-1' }).click();
+    await expect.poll(alive, { timeout: 15_000 }).toBe(false);
+    await expect.poll(() => t.desk.io.listTerminals(a), { timeout: 10_000 }).toEqual([]);
+  });
+
+  it('the desktop is resized to its pane (1:1, readable) once in control, and pops out into a tab of its own', async () => {
+    await page.getByTestId('desktop-start').click();
+    await page.waitForFunction(
+      () => (window as unknown as { __sdeskScreenConnected?: boolean }).__sdeskScreenConnected === true,
+      undefined,
+      {
+        timeout: 90_000,
+      },
+    );
+    expect(await page.getByTestId('screen-mode-resize').getAttribute('aria-checked')).toBe('true');
+    await page.getByTestId('take-control').click();
+    await expect.poll(() => page.getByTestId('take-control').textContent(), { timeout: 10_000 }).toMatch(/Give back/);
+    // The pane's size as noVNC asks for it: its screen box, whole pixels.
+    const pane = await page.getByTestId('vnc-screen').evaluate((el) => {
+      const r = (el.firstElementChild ?? el).getBoundingClientRect();
+      return { w: Math.floor(r.width), h: Math.floor(r.height) };
+    });
+    expect(pane.w).toBeGreaterThan(300);
+    // The remote desktop, as the core measures it inside the sandbox, takes the pane's size.
+    await expect.poll(async () => (await t.desk.desktop.status(a)).geometry, { timeout: 20_000 }).toBe(`${pane.w}x${pane.h}`);
+    // 1:1: the canvas has the desktop's pixels and is drawn at that size (no scaling, no bars).
+    await expect
+      .poll(
+        () =>
+          page.evaluate(() => {
+            const c = document.querySelector<HTMLCanvasElement>('[data-testid="vnc-screen"] canvas')!;
+            const r = c.getBoundingClientRect();
+            return `${c.width}x${c.height} drawn ${Math.floor(r.width)}x${Math.floor(r.height)}`;
+          }),
+        { timeout: 15_000 },
+      )
+      .toBe(`${pane.w}x${pane.h} drawn ${pane.w}x${pane.h}`);
+    await expect.poll(() => page.getByTestId('screen-body').getAttribute('class'), { timeout: 5_000 }).toMatch(/has-control/);
+    await page.waitForTimeout(1500);
+    await page.screenshot({ path: join(DOCS, 'screen-fit-modes.png') });
+
+    const [popup] = await Promise.all([context.waitForEvent('page'), page.getByTestId('screen-popout').click()]);
+    try {
+      await popup.waitForLoadState();
+      expect(new URL(popup.url()).searchParams.get('screen')).toBe(a);
+      expect(popup.url()).not.toMatch(/ticket|token/);
+      await popup.getByTestId('screen-only').waitFor({ timeout: 15_000 });
+      await popup.waitForFunction(
+        () => (window as unknown as { __sdeskScreenConnected?: boolean }).__sdeskScreenConnected === true,
+        undefined,
+        {
+          timeout: 30_000,
+        },
+      );
+      await popup.screenshot({ path: join(ARTIFACTS, 'screen-popout.png') });
+    } finally {
+      await popup.close();
+    }
+    // The window it came from still holds control.
+    expect(t.desk.desktop.lease(a).holder).toBe('human');
+  });
+});
