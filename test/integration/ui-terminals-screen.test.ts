@@ -33,6 +33,17 @@ const bufferOf = (page: Page, session: string) =>
     return Array.from({ length: b.length }, (_, i) => b.getLine(i)?.translateToString(true) ?? '').join('\n');
   }, session);
 
+/** Distinct colours on the screen's canvas: more than a cursor on black once Xfce has painted. */
+const paintedColours = (page: Page) =>
+  page.evaluate(() => {
+    const c = document.querySelector<HTMLCanvasElement>('[data-testid="vnc-screen"] canvas');
+    if (!c || !c.width) return 0;
+    const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+    const seen = new Set<number>();
+    for (let i = 0; i < d.length; i += 4 * 97) seen.add((d[i]! << 16) | (d[i + 1]! << 8) | d[i + 2]!);
+    return seen.size;
+  });
+
 describe('terminals that survive a click elsewhere, and the screen at a readable size (browser)', () => {
   let t: TestDesk;
   let server: LocalServer;
@@ -65,6 +76,25 @@ describe('terminals that survive a click elsewhere, and the screen at a readable
     await server?.close();
     await t?.dispose();
   });
+
+  /** Two screenshots side by side with captions, laid out and shot by the same browser. */
+  const figure = async (shots: Array<[Buffer, string]>, path: string) => {
+    const fig = await browser.newPage({ viewport: { width: 1480, height: 900 } });
+    try {
+      const cells = shots
+        .map(
+          ([png, caption]) =>
+            `<figure><img src="data:image/png;base64,${png.toString('base64')}"><figcaption>${caption}</figcaption></figure>`,
+        )
+        .join('');
+      await fig.setContent(
+        `<body style="margin:0;background:#15171c;color:#d7dae0;font:14px sans-serif;display:flex;gap:16px;padding:16px;width:max-content">${cells}</body>`,
+      );
+      await fig.locator('body').screenshot({ path });
+    } finally {
+      await fig.close();
+    }
+  };
 
   const select = async (p: Page, name: string) => {
     await p.getByTestId(`sandbox-row-${name}`).click();
@@ -122,21 +152,6 @@ describe('terminals that survive a click elsewhere, and the screen at a readable
     await expect.poll(() => t.desk.io.listTerminals(a)[0]?.viewers, { timeout: 10_000 }).toBe(1);
   });
 
-  it('closing the tab ends the shell: its process is gone from the container', async () => {
-    const alive = () => {
-      try {
-        execFileSync('docker', ['exec', containerA, 'kill', '-0', pid], { stdio: 'ignore' });
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    expect(alive()).toBe(true);
-    await page.getByRole('button', { name: 'Close term-1' }).click();
-    await expect.poll(alive, { timeout: 15_000 }).toBe(false);
-    await expect.poll(() => t.desk.io.listTerminals(a), { timeout: 10_000 }).toEqual([]);
-  });
-
   it('the desktop is resized to its pane (1:1, readable) once in control, and pops out into a tab of its own', async () => {
     await page.getByTestId('desktop-start').click();
     await page.waitForFunction(
@@ -147,6 +162,10 @@ describe('terminals that survive a click elsewhere, and the screen at a readable
       },
     );
     expect(await page.getByTestId('screen-mode-resize').getAttribute('aria-checked')).toBe('true');
+    // View only, the desktop is fitted into the pane (1280x800 in ~700 px: small, with black bars).
+    await expect.poll(() => paintedColours(page), { timeout: 30_000 }).toBeGreaterThan(6);
+    await page.waitForTimeout(1000);
+    const before = await page.getByTestId('screen-pane').screenshot();
     await page.getByTestId('take-control').click();
     await expect.poll(() => page.getByTestId('take-control').textContent(), { timeout: 10_000 }).toMatch(/Give back/);
     // The pane's size as noVNC asks for it: its screen box, whole pixels.
@@ -170,8 +189,20 @@ describe('terminals that survive a click elsewhere, and the screen at a readable
       )
       .toBe(`${pane.w}x${pane.h} drawn ${pane.w}x${pane.h}`);
     await expect.poll(() => page.getByTestId('screen-body').getAttribute('class'), { timeout: 5_000 }).toMatch(/has-control/);
-    await page.waitForTimeout(1500);
-    await page.screenshot({ path: join(DOCS, 'screen-fit-modes.png') });
+    // The pane's own status line catches up (it polls the desktop's status).
+    await expect
+      .poll(() => page.getByTestId('screen-pane').locator('.pane-head').textContent(), { timeout: 15_000 })
+      .toContain(`${pane.w}x${pane.h}`);
+    await page.waitForTimeout(1000);
+    const after = await page.getByTestId('screen-pane').screenshot();
+    await page.screenshot({ path: join(DOCS, 'workspace.png') });
+    await figure(
+      [
+        [before, 'View only: fitted — 1280×800 scaled into the pane'],
+        [after, `Resize to pane, in control: the desktop is ${pane.w}×${pane.h}, 1:1 (green frame: you have control)`],
+      ],
+      join(DOCS, 'screen-fit-modes.png'),
+    );
 
     const [popup] = await Promise.all([context.waitForEvent('page'), page.getByTestId('screen-popout').click()]);
     try {
@@ -192,5 +223,19 @@ describe('terminals that survive a click elsewhere, and the screen at a readable
     }
     // The window it came from still holds control.
     expect(t.desk.desktop.lease(a).holder).toBe('human');
+  });
+  it('closing the tab ends the shell: its process is gone from the container', async () => {
+    const alive = () => {
+      try {
+        execFileSync('docker', ['exec', containerA, 'kill', '-0', pid], { stdio: 'ignore' });
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(alive()).toBe(true);
+    await page.getByRole('button', { name: 'Close term-1' }).click();
+    await expect.poll(alive, { timeout: 15_000 }).toBe(false);
+    await expect.poll(() => t.desk.io.listTerminals(a), { timeout: 10_000 }).toEqual([]);
   });
 });
