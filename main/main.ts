@@ -11,6 +11,7 @@ import { DEFAULT_CONFIG, loadConfig, type Config } from '../src/platform/config.
 import { openLog, silentLogger, type AppLog } from '../src/platform/log.js';
 import { resolvePaths } from '../src/platform/paths.js';
 import { startCore, type CoreHost } from './core-host.js';
+import { isScreenPopOut } from './screen-popout.js';
 import { reportStartupFailure } from './startup-failure.js';
 import { loadWindowState, saveWindowState } from './window-state.js';
 
@@ -18,27 +19,40 @@ const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
 
 let core: CoreHost | null = null;
 
+const HARDENED = {
+  preload: here('./preload.cjs'),
+  contextIsolation: true,
+  sandbox: true,
+  nodeIntegration: false,
+  webSecurity: true,
+  webviewTag: false,
+};
+
 function createWindow(dataDir: string): BrowserWindow {
   const state = loadWindowState(dataDir);
   const win = new BrowserWindow({
     ...state,
     backgroundColor: '#15171c',
     title: 'Sandbox Desk',
-    webPreferences: {
-      preload: here('./preload.cjs'),
-      contextIsolation: true,
-      sandbox: true,
-      nodeIntegration: false,
-      webSecurity: true,
-      webviewTag: false,
-    },
+    webPreferences: HARDENED,
   });
   if (state.maximized) win.maximize();
   // Navigation away from the app and new windows are refused; https links open in the user's browser.
+  // The one window allowed: the screen popped out (the app's own page, ?screen=NAME), as hardened as this one.
   win.webContents.on('will-navigate', (e) => e.preventDefault());
   win.webContents.setWindowOpenHandler(({ url }) => {
+    if (isScreenPopOut(url, win.webContents.getURL())) {
+      return {
+        action: 'allow',
+        overrideBrowserWindowOptions: { width: 1300, height: 840, backgroundColor: '#15171c', webPreferences: HARDENED },
+      };
+    }
     if (url.startsWith('https://')) void shell.openExternal(url);
     return { action: 'deny' };
+  });
+  win.webContents.on('did-create-window', (child) => {
+    child.webContents.on('will-navigate', (e) => e.preventDefault());
+    child.webContents.setWindowOpenHandler(() => ({ action: 'deny' }));
   });
   win.on('close', () => saveWindowState(dataDir, { ...win.getNormalBounds(), maximized: win.isMaximized() }));
   void win.loadFile(here('../renderer/index.html'));

@@ -34,8 +34,9 @@ describe('screen view mode', () => {
   });
 
   it('the pop-out address names the sandbox and carries no ticket (the new tab asks for its own)', () => {
-    const url = popOutUrl('my box', { origin: 'http://127.0.0.1:5000', pathname: '/' });
+    const url = popOutUrl('my box', 'http://127.0.0.1:5000/?token=abc#x');
     expect(url).toBe('http://127.0.0.1:5000/?screen=my%20box');
+    expect(popOutUrl('a', 'file:///opt/sd/renderer/index.html')).toBe('file:///opt/sd/renderer/index.html?screen=a');
     expect(url).not.toMatch(/ticket/);
     expect(screenOnlySandbox('?screen=my%20box')).toBe('my box');
     expect(screenOnlySandbox('?token=abc')).toBeNull();

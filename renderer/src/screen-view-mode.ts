@@ -45,8 +45,12 @@ export function rfbSettings(
 }
 
 /** The address of a tab with just this sandbox's screen (it asks for its own ticket, like every viewer). */
-export function popOutUrl(sandbox: string, here: Pick<Location, 'origin' | 'pathname'> = location): string {
-  return `${here.origin}${here.pathname}?screen=${encodeURIComponent(sandbox)}`;
+export function popOutUrl(sandbox: string, here: string = location.href): string {
+  // From the whole address, not location.origin: a file:// page (Electron) has an opaque origin.
+  const u = new URL(here);
+  u.search = `?screen=${encodeURIComponent(sandbox)}`;
+  u.hash = '';
+  return u.toString();
 }
 
 /** The sandbox a screen-only page shows (`?screen=NAME`), or null for the whole app. */
