@@ -3,7 +3,8 @@
  * and coming back (same shell: same PID, its variable still set, its scrollback replayed from the
  * core), a second window attaches to the same shell, closing the tab ends the shell inside the
  * container; the desktop is resized to its pane (1:1, readable) and pops out into a tab of its own.
- * Real core, Docker, xterm.js, noVNC and Xvnc. Screenshots: docs/terminal-reattach.png, docs/screen-fit-modes.png.
+ * Real core, Docker, xterm.js, noVNC and Xvnc. Screenshots: terminal-reattach.png, screen-fit-modes.png and workspace.png
+ * (in docs/ with SDESK_UPDATE_DOCS=1, else test/artifacts/).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -15,7 +16,8 @@ import { HEADLESS_CHROMIUM, tempDesk, uniqueName, type TestDesk } from './helper
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const ARTIFACTS = join(ROOT, 'test', 'artifacts');
-const DOCS = join(ROOT, 'docs');
+// The pictures land in test/artifacts/; with SDESK_UPDATE_DOCS=1 in docs/ (the README's), so a plain run leaves the tree clean.
+const DOCS = process.env.SDESK_UPDATE_DOCS === '1' ? join(ROOT, 'docs') : ARTIFACTS;
 
 /** The text of a terminal's xterm buffer (the renderer exposes each live xterm for tests). */
 const bufferOf = (page: Page, session: string) =>
