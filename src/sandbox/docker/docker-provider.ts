@@ -1,5 +1,6 @@
 import Docker from 'dockerode';
 import { SandboxDeskError } from '../../shared/errors.js';
+import { didYouMean } from '../../shared/did-you-mean.js';
 import { measureHome } from '../measure-home.js';
 import type {
   BackendStatus,
@@ -64,6 +65,21 @@ export class DockerProvider implements SandboxProvider {
     this.images = new DockerImages(this.docker);
   }
 
+  /** "No such image", with the engine's closest tag as a suggestion when it looks like a typo. */
+  private async imageNotFound(image: string): Promise<SandboxDeskError> {
+    const tags = await this.images.list().then(
+      (l) => l.flatMap((i) => i.tags),
+      () => [],
+    );
+    const close = didYouMean(image, tags);
+    return new SandboxDeskError('image_not_found', `Image ${image} does not exist in the Docker engine`, {
+      hint: close
+        ? `did you mean ${close}? (see \`sandbox-desk image list\`)`
+        : `build it (\`sandbox-desk image build --tag ${image} FOLDER\`) or pull it (\`sandbox-desk image pull ${image}\`); \`sandbox-desk image list\` shows what is here`,
+      details: { suggestion: close },
+    });
+  }
+
   /** Reads an image's /etc/os-release (a short-lived container); null when it has none. */
   osRelease(image: string): Promise<string | null> {
     return this.call(() => readOsRelease(this.docker, image));
@@ -98,14 +114,8 @@ export class DockerProvider implements SandboxProvider {
           ),
         )
       : asked;
-    const info = await this.call(() => this.docker.getImage(image).inspect()).catch((err: unknown) => {
-      if (statusOf(err) === 404) {
-        throw new SandboxDeskError('image_not_found', `Image ${image} does not exist in the Docker engine`, {
-          hint: image.startsWith('sandbox-desk/')
-            ? 'build it with `npm run setup` (it builds the sandbox-desk images)'
-            : `pull it (\`docker pull ${image}\`) or build it (\`docker build -t ${image} DIR\`)`,
-        });
-      }
+    const info = await this.call(() => this.docker.getImage(image).inspect()).catch(async (err: unknown) => {
+      if (statusOf(err) === 404) throw await this.imageNotFound(image);
       throw err;
     });
     // Hardened default: the image's non-root user when it has one.
