@@ -1,5 +1,12 @@
 import type { ImageTaskEvent } from '../../shared/image-types.js';
 
+/** Terminal colour and cursor sequences, which the builder puts around a step's stderr. */
+// eslint-disable-next-line no-control-regex
+const ANSI_RE = /\x1b\[[0-9;?]*[A-Za-z]/g;
+export function stripAnsi(s: string): string {
+  return s.replace(ANSI_RE, '');
+}
+
 /** One message of the Engine's build or pull stream (newline-delimited JSON). */
 export interface EngineMessage {
   stream?: string;
@@ -49,7 +56,8 @@ export class BuildProgress {
   private text(chunk: string): void {
     const lines = (this.partial + chunk).split('\n');
     this.partial = lines.pop() ?? '';
-    for (const raw of lines) this.line(raw.replace(/\r$/, ''));
+    // A step's stderr comes wrapped in colour codes (ESC[91m … ESC[0m): the text is what matters.
+    for (const raw of lines) this.line(stripAnsi(raw).replace(/\r$/, ''));
   }
 
   private line(line: string): void {
@@ -70,7 +78,7 @@ export class BuildProgress {
   }
 
   private flush(): void {
-    if (this.partial) this.line(this.partial);
+    if (this.partial) this.line(stripAnsi(this.partial));
     this.partial = '';
   }
 

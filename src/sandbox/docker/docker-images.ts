@@ -143,33 +143,40 @@ export class DockerImages {
 
   /** Pulls with per-layer progress; an unreachable registry is said once, pointing at `image build`. */
   async pull(ref: string, signal: AbortSignal | undefined, onEvent: (e: Event) => void): Promise<{ id: string }> {
-    let failure: string | null = null;
-    const stream = await (this.docker.pull(ref, { abortSignal: signal })).catch((err: unknown) => {
-      throw this.abortedOr(signal, err, `pulling ${ref} failed`);
+    // Set from the stream's callback: a holder, so the check after it is not narrowed away.
+    const seen: { failure: string | null } = { failure: null };
+    const stream = await this.docker.pull(ref, { abortSignal: signal }).catch((err: unknown) => {
+      throw this.abortedOr(signal, err, `pulling ${ref} failed`, ref);
     });
     await this.consume(
       stream,
       (m) => {
         const e = pullEvent(m);
         if (!e) return;
-        if (e.kind === 'error') failure = e.text;
+        if (e.kind === 'error') seen.failure = e.text;
         onEvent(e);
       },
       signal,
     );
     if (signal?.aborted) throw cancelled(ref);
-    if (failure !== null) throw pullFailure(ref, failure);
+    const failure = seen.failure;
+    if (failure !== null)
+      throw REGISTRY_DOWN_RE.test(failure)
+        ? pullFailure(ref, failure)
+        : new SandboxDeskError('image_not_found', `pulling ${ref} failed: ${failure}`);
     const made = await this.inspect(ref);
     if (!made) throw new SandboxDeskError('internal', `the pull of ${ref} ended without an image`);
     return { id: made.Id };
   }
 
-  private abortedOr(signal: AbortSignal | undefined, err: unknown, what: string): SandboxDeskError {
-    if (signal?.aborted) return cancelled(what);
+  private abortedOr(signal: AbortSignal | undefined, err: unknown, what: string, ref?: string): SandboxDeskError {
+    if (signal?.aborted) return cancelled(ref ?? what);
     if (err instanceof SandboxDeskError) return err;
-    const msg = engineMessage(err);
-    if (/registry|dial tcp|lookup .* on|i\/o timeout|TLS handshake|connection refused|no such host/i.test(msg))
-      return pullFailure(what, msg);
+    // dockerode prefixes the engine's words with "(HTTP code 500) server error - ".
+    const msg = engineMessage(err)
+      .replace(/^\(HTTP code \d+\)[^-]*- /, '')
+      .trim();
+    if (ref !== undefined && REGISTRY_DOWN_RE.test(msg)) return pullFailure(ref, msg);
     if (statusOf(err) === 404) return new SandboxDeskError('image_not_found', `${what}: ${msg}`);
     return new SandboxDeskError('backend_unavailable', `${what}: ${msg}`, { cause: err });
   }
@@ -197,8 +204,12 @@ export class DockerImages {
   }
 }
 
+/** What the engine says when it cannot reach a registry at all (DNS, TCP, TLS, a proxy). */
+const REGISTRY_DOWN_RE =
+  /dial tcp|lookup .* on |no such host|i\/o timeout|TLS handshake|connection refused|network is unreachable|proxyconnect/i;
+
 function cancelled(what: string): SandboxDeskError {
-  return new SandboxDeskError('cancelled', `${what.replace(/^pulling /, 'the pull of ')}: cancelled; nothing was tagged`);
+  return new SandboxDeskError('cancelled', `${what}: cancelled; nothing was tagged`);
 }
 
 /** The error of a failing step: which step, what it ran, and the end of its output. */
@@ -219,10 +230,13 @@ export function buildFailure(tag: string, p: BuildProgress): SandboxDeskError {
 }
 
 function pullFailure(ref: string, why: string): SandboxDeskError {
-  const what = ref.startsWith('pulling ') ? ref : `pulling ${ref}`;
-  return new SandboxDeskError('registry_unreachable', `${what} failed: no container registry is reachable from this machine (${why})`, {
-    hint: 'build the image here instead: `sandbox-desk image build --tag TAG PATH` (a folder with a Dockerfile)',
-  });
+  return new SandboxDeskError(
+    'registry_unreachable',
+    `pulling ${ref} failed: no container registry is reachable from this machine (${why.trim()})`,
+    {
+      hint: 'build the image here instead: `sandbox-desk image build --tag TAG FOLDER` (a folder with a Dockerfile)',
+    },
+  );
 }
 
 /**
