@@ -278,8 +278,10 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
               )}
               {isDocker && (
                 <label className="check" data-testid="create-desktop-label">
-                  <input type="checkbox" data-testid="create-desktop" checked={desktop} onChange={(e) => setDesktop(e.target.checked)} />{' '}
-                  Add the bot desktop (Xvnc, Xfce, Chromium): builds a desktop variant of a Debian/Ubuntu image once, then reuses it
+                  <input type="checkbox" data-testid="create-desktop" checked={desktop} onChange={(e) => setDesktop(e.target.checked)} />
+                  <span>
+                    Add the bot desktop (Xvnc, Xfce, Chromium): builds a desktop variant of a Debian/Ubuntu image once, then reuses it
+                  </span>
                 </label>
               )}
               {errorAt('image')}

@@ -202,7 +202,7 @@ function BuildForm({ onBuilt }: { onBuilt: () => void }) {
       <div className="modal-actions">
         {task && (
           <span className="progress" role="status" data-testid="image-build-status">
-            {running && <span className="spinner" aria-hidden="true" />}{' '}
+            {running && <span className="spinner" aria-hidden="true" />}
             {running
               ? lastStep
                 ? `Step ${lastStep.step}/${lastStep.total}: ${lastStep.text}`
