@@ -78,4 +78,29 @@ describe('images in the window, end to end', () => {
     expect(labels).toEqual(expect.arrayContaining(['docker (container)', 'local (this machine)', 'qemu (virtual machine)']));
     await page.locator('form.modal').screenshot({ path: join(ROOT, 'docs', 'create-dialog.png') });
   });
+
+  it('for qemu: VM fields, the acceleration select whole (not cut off), no Docker limits', async () => {
+    // Runs on its own too (-t): then the page and the dialog are opened here.
+    if (page.url() === 'about:blank') await page.goto(server.appUrl());
+    if (!(await page.getByTestId('create-backend').isVisible())) await page.getByTestId('create-sandbox').click();
+    await page.getByTestId('create-backend').selectOption('qemu');
+    const accel = page.getByTestId('create-vm-accel');
+    await accel.waitFor();
+    // Its chosen option's text fits: the box is at least as wide as what it shows, inside the dialog.
+    const fit = await accel.evaluate((el) => {
+      const s = el as HTMLSelectElement;
+      const form = s.closest('form')!.getBoundingClientRect();
+      const box = s.getBoundingClientRect();
+      const probe = document.createElement('span');
+      probe.style.font = getComputedStyle(s).font;
+      probe.textContent = s.options[s.selectedIndex]!.text;
+      document.body.appendChild(probe);
+      const textWidth = probe.getBoundingClientRect().width;
+      probe.remove();
+      return { inside: box.left >= form.left && box.right <= form.right, roomy: box.width >= textWidth + 24 };
+    });
+    expect(fit).toEqual({ inside: true, roomy: true });
+    expect(await page.getByTestId('create-cpus').count()).toBe(0);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+  });
 });
