@@ -1,3 +1,5 @@
+// Over ~400 lines on purpose: one form whose fields follow the chosen backend (image list, VM fields,
+// Advanced); its parsing and the image choices are in create-form.ts, the suggestions in src/shared.
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import type { BackendInfo, CreateSandboxResult, ImageInfo, PluginInfo } from '../../src/api/contract.js';
 import { didYouMean } from '../../src/shared/did-you-mean.js';
