@@ -2,6 +2,7 @@ import { lazy, Suspense, useCallback, useEffect, useState } from 'react';
 import type { ApiClient, CreateSandboxResult, SandboxInfo } from '../../src/api/contract.js';
 import { ApiProvider, useApi } from './api-context.js';
 import { CreateSandboxDialog } from './CreateSandboxDialog.js';
+import { ImagesView } from './ImagesView.js';
 import { usePoll } from './hooks/usePoll.js';
 import { SandboxActions } from './SandboxActions.js';
 import { SandboxDetails } from './SandboxDetails.js';
@@ -35,6 +36,7 @@ function Desk() {
   const [selected, setSelected] = useState<string | null>(null);
   const [view, setView] = useState<View>('details');
   const [creating, setCreating] = useState(false);
+  const [imagesOpen, setImagesOpen] = useState(false);
   // The workspace stays mounted (hidden) while the details are shown, so shells and the screen survive the switch.
   const [workspaceFor, setWorkspaceFor] = useState<string | null>(null);
   const [terminals, setTerminals] = useState<Record<string, TerminalTabs>>({});
@@ -213,11 +215,15 @@ function Desk() {
             </span>
           ))}
           <span className="spacer" />
+          <button className="btn btn-small" data-testid="open-images" onClick={() => setImagesOpen(true)}>
+            Images
+          </button>
           <span className="muted" title="In a browser tab, Alt+Shift+N/T/D work too (the browser keeps Ctrl+Shift+N/T)">
             {window.sandboxDesk ? 'app' : 'browser mode'} · Alt+Shift works too
           </span>
         </footer>
       </main>
+      {imagesOpen && <ImagesView onClose={() => setImagesOpen(false)} />}
       {creating && <CreateSandboxDialog onClose={() => setCreating(false)} onCreated={onCreated} />}
     </div>
   );

@@ -1,5 +1,5 @@
 import './test/setup.js';
-import { fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from './api-client.js';
 import { App } from './App.js';
@@ -54,7 +54,11 @@ describe('create dialog', () => {
     let release: () => void = () => undefined;
     const api = new FakeApi().on('createSandbox', async (p) => {
       await new Promise<void>((r) => (release = r));
-      throw new ApiError('image_not_found', `Image ${p.image} does not exist in the Docker engine`, 'build it with `npm run setup`');
+      throw new ApiError(
+        'image_not_found',
+        `Image ${p.image} does not exist in the Docker engine`,
+        'build it (`sandbox-desk image build --tag sandbox-desk/nope:latest FOLDER`)',
+      );
     });
     await openDialog(api);
     type('create-name', 'x1');
@@ -66,9 +70,9 @@ describe('create dialog', () => {
     release();
     const error = await screen.findByTestId('create-error');
     expect(error.textContent).toContain('Image sandbox-desk/nope:latest does not exist in the Docker engine');
-    expect(error.textContent).toContain('npm run setup');
+    expect(error.textContent).toContain('sandbox-desk image build');
     // Next to the image field, not at the bottom of the form.
-    expect(error.closest('label')?.querySelector('[data-testid="create-image"]')).toBeTruthy();
+    expect(error.closest('.field')?.querySelector('[data-testid="create-image"]')).toBeTruthy();
     expect(screen.getByRole('dialog')).toBeTruthy();
     expect(screen.getByTestId<HTMLInputElement>('create-name').value).toBe('x1');
   });
@@ -89,7 +93,14 @@ describe('create dialog: VMs', () => {
     const api = new FakeApi();
     api.backends = [
       ...api.backends,
-      { name: 'qemu', description: 'a QEMU virtual machine', isContainer: true, supportsStreams: true, defaultCwd: '~' },
+      {
+        name: 'qemu',
+        description: 'a QEMU virtual machine',
+        isContainer: true,
+        isolation: 'virtual-machine',
+        supportsStreams: true,
+        defaultCwd: '~',
+      },
     ];
     return api;
   };
@@ -167,5 +178,73 @@ describe('create dialog: plugins', () => {
     const note = await screen.findByTestId('plugin-broken-acme');
     expect(note.textContent).toBe("Plugin acme did not load: Backend name 'docker' is reserved for the built-in docker backend");
     expect(screen.queryByTestId('plugin-broken-ssh')).toBeNull();
+  });
+});
+
+describe('create dialog: images, backends, advanced', () => {
+  it('labels each backend by its isolation', async () => {
+    const api = new FakeApi();
+    api.backends = [
+      ...api.backends,
+      { name: 'qemu', description: 'a VM', isContainer: true, isolation: 'virtual-machine', supportsStreams: true, defaultCwd: '~' },
+    ];
+    await openDialog(api);
+    const labels = [...screen.getByTestId<HTMLSelectElement>('create-backend').options].map((o) => o.textContent);
+    expect(labels).toEqual(['docker (container)', 'local (this machine)', 'qemu (virtual machine)']);
+  });
+
+  it('picks the image from the engine list, per backend, and offers none for local', async () => {
+    const api = new FakeApi();
+    await openDialog(api);
+    const pick = await screen.findByTestId<HTMLSelectElement>('create-image-pick');
+    const options = [...pick.options].map((o) => o.value).filter(Boolean);
+    expect(options).toEqual(['sandbox-desk/base:latest', 'sandbox-desk/desktop:latest']);
+    fireEvent.change(pick, { target: { value: 'sandbox-desk/desktop:latest' } });
+    expect(screen.getByTestId<HTMLInputElement>('create-image').value).toBe('sandbox-desk/desktop:latest');
+    fireEvent.change(screen.getByTestId('create-backend'), { target: { value: 'local' } });
+    expect(screen.queryByTestId('create-image')).toBeNull();
+    expect(screen.queryByTestId('create-user')).toBeNull();
+  });
+
+  it('says "did you mean" for a typed name close to one in the list', async () => {
+    const api = new FakeApi();
+    await openDialog(api);
+    await screen.findByTestId('create-image-pick');
+    type('create-image', 'sandbox-desk/destkop');
+    expect(screen.getByTestId('create-image-suggestion').textContent).toMatch(/Did you mean sandbox-desk\/desktop:latest\?/);
+    fireEvent.click(within(screen.getByTestId('create-image-suggestion')).getByRole('button'));
+    expect(screen.getByTestId<HTMLInputElement>('create-image').value).toBe('sandbox-desk/desktop:latest');
+    type('create-image', 'sandbox-desk/base');
+    expect(screen.queryByTestId('create-image-suggestion')).toBeNull();
+  });
+
+  it('sends mounts, environment, docker CPU/memory limits and --desktop from Advanced', async () => {
+    const api = new FakeApi();
+    await openDialog(api);
+    type('create-name', 'lim');
+    type('create-mounts', '/src:/work:ro');
+    type('create-env', 'A=1');
+    type('create-cpus', '1.5');
+    type('create-memory', '512');
+    fireEvent.click(screen.getByTestId('create-desktop'));
+    fireEvent.click(screen.getByTestId('create-submit'));
+    await waitFor(() => expect(api.callsOf('createSandbox')).toHaveLength(1));
+    expect(api.callsOf('createSandbox')[0]).toEqual({
+      name: 'lim',
+      backend: 'docker',
+      mounts: [{ hostPath: '/src', sandboxPath: '/work', readOnly: true }],
+      env: { A: '1' },
+      options: { cpus: '1.5', memory: '512', desktop: 'true' },
+    });
+  });
+
+  it('refuses a malformed mount line under Advanced without calling the server', async () => {
+    const api = new FakeApi();
+    await openDialog(api);
+    type('create-name', 'bad');
+    type('create-mounts', 'relative:/x');
+    fireEvent.click(screen.getByTestId('create-submit'));
+    expect((await screen.findByTestId('create-error')).textContent).toMatch(/line 1: "relative:\/x" is not HOST:SANDBOX/);
+    expect(api.callsOf('createSandbox')).toEqual([]);
   });
 });

@@ -1,5 +1,10 @@
+// Over ~400 lines on purpose: one form whose fields follow the chosen backend (image list, VM fields,
+// Advanced); its parsing and the image choices are in create-form.ts, the suggestions in src/shared.
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import type { BackendInfo, CreateSandboxResult, PluginInfo } from '../../src/api/contract.js';
+import type { BackendInfo, CreateSandboxResult, ImageInfo, PluginInfo } from '../../src/api/contract.js';
+import { didYouMean } from '../../src/shared/did-you-mean.js';
+import { ISOLATION_LABEL } from '../../src/shared/isolation.js';
+import { humanSize, imagesFor, parseEnvLines, parseMountLines } from './create-form.js';
 import { describeError } from './api-client.js';
 import { useApi } from './api-context.js';
 import { elapsed } from './format.js';
@@ -9,7 +14,7 @@ import { useSandboxProgress } from './hooks/useSandboxProgress.js';
 export const DOCKER_DEFAULT_IMAGE = 'sandbox-desk/base:latest';
 export const DOCKER_DESKTOP_IMAGE = 'sandbox-desk/desktop:latest';
 
-type Field = 'name' | 'backend' | 'image' | 'user' | 'defaultCwd' | 'form';
+type Field = 'name' | 'backend' | 'image' | 'user' | 'defaultCwd' | 'advanced' | 'form';
 
 interface Props {
   onClose: () => void;
@@ -51,6 +56,11 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
   const [user, setUser] = useState('');
   const [defaultCwd, setDefaultCwd] = useState('');
   const [vm, setVm] = useState({ cpus: '', memory: '', disk: '', accel: '' });
+  const [limits, setLimits] = useState({ cpus: '', memory: '' });
+  const [desktop, setDesktop] = useState(false);
+  const [mountsText, setMountsText] = useState('');
+  const [envText, setEnvText] = useState('');
+  const [images, setImages] = useState<ImageInfo[]>([]);
   const [busySince, setBusySince] = useState<number | null>(null);
   const [, setTick] = useState(0);
   const [error, setError] = useState<{ field: Field; message: string; hint?: string } | null>(null);
@@ -66,6 +76,11 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
         setBackend((b) => b || (list.find((x) => x.name === 'docker') ?? list[0])?.name || '');
       },
       (err: unknown) => live && setBackendsError(describeError(err).message),
+    );
+    // The images to pick from (Docker and VM); without them the field is still a free text box.
+    api.call('listImages', {}).then(
+      (l) => live && setImages(l.images),
+      () => undefined,
     );
     // A plugin that did not load is why its backend is missing from the list: say so here.
     api.call('plugins', {}).then(
@@ -107,12 +122,30 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
   const info = backends?.find((b) => b.name === backend);
   const isDocker = backend === 'docker';
   const isQemu = backend === 'qemu';
+  // Only backends with their own root filesystem take an image and a user (not `local`: this machine).
+  const takesImage = info?.isolation !== 'host';
+  const choices = imagesFor(backend, images);
+  const typed = image.trim();
+  const suggestion =
+    typed && !choices.some((i) => i.ref === typed || i.tags.includes(typed))
+      ? didYouMean(
+          typed,
+          choices.flatMap((i) => (i.tags.length ? i.tags : [i.ref])),
+        )
+      : null;
+  const mounts = parseMountLines(mountsText);
+  const env = parseEnvLines(envText);
   const busy = busySince !== null;
   const progress = useSandboxProgress(busy ? name.trim() : null);
 
   async function submit(e: FormEvent) {
     e.preventDefault();
     if (busy) return;
+    const advancedProblem = mounts.error ?? env.error;
+    if (advancedProblem) {
+      setError({ field: 'advanced', message: advancedProblem });
+      return;
+    }
     setError(null);
     setBusySince(Date.now());
     try {
@@ -120,10 +153,15 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
       const result = await api.call('createSandbox', {
         name: name.trim(),
         backend,
-        ...(image.trim() ? { image: image.trim() } : {}),
-        ...(user.trim() ? { user: user.trim() } : {}),
+        ...(takesImage && image.trim() ? { image: image.trim() } : {}),
+        ...(takesImage && user.trim() ? { user: user.trim() } : {}),
         ...(defaultCwd.trim() ? { defaultCwd: defaultCwd.trim() } : {}),
+        ...(mounts.mounts.length ? { mounts: mounts.mounts } : {}),
+        ...(Object.keys(env.env).length ? { env: env.env } : {}),
         ...(isQemu ? { options: vmOptions(vm) } : {}),
+        ...(isDocker && (desktop || limits.cpus.trim() || limits.memory.trim())
+          ? { options: { ...vmOptions({ ...limits, disk: '', accel: '' }), ...(desktop ? { desktop: 'true' } : {}) } }
+          : {}),
       });
       onCreated(result);
     } catch (err) {
@@ -175,8 +213,7 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
               {!backends && <option value="">{backendsError ? 'could not list backends' : 'loading…'}</option>}
               {backends?.map((b) => (
                 <option key={b.name} value={b.name}>
-                  {b.name}
-                  {b.isContainer ? ' (container)' : ''}
+                  {b.name} ({ISOLATION_LABEL[b.isolation]})
                 </option>
               ))}
             </select>
@@ -190,30 +227,71 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
             {errorAt('backend')}
           </label>
 
-          <label className="field">
-            <span className="label">Image</span>
-            <input
-              data-testid="create-image"
-              value={image}
-              onChange={(e) => setImage(e.target.value)}
-              placeholder={isDocker ? DOCKER_DEFAULT_IMAGE : 'backend default'}
-              spellCheck={false}
-              aria-invalid={error?.field === 'image'}
-            />
-            {isDocker && (
-              <span className="help">
-                Empty means <code>{DOCKER_DEFAULT_IMAGE}</code>. For a bot desktop (Xfce + Chromium) use{' '}
-                <button type="button" className="link" onClick={() => setImage(DOCKER_DESKTOP_IMAGE)}>
-                  {DOCKER_DESKTOP_IMAGE}
-                </button>
-                .
-              </span>
-            )}
-            {errorAt('image')}
-          </label>
+          {takesImage && (
+            <div className="field">
+              <label className="label" htmlFor="create-image">
+                Image
+              </label>
+              <div className="image-pick">
+                <input
+                  id="create-image"
+                  data-testid="create-image"
+                  value={image}
+                  onChange={(e) => setImage(e.target.value)}
+                  placeholder={isDocker ? DOCKER_DEFAULT_IMAGE : 'backend default'}
+                  spellCheck={false}
+                  aria-invalid={error?.field === 'image'}
+                />
+                {choices.length > 0 && (
+                  <select
+                    data-testid="create-image-pick"
+                    aria-label="Pick an image"
+                    value={choices.some((c) => c.ref === typed) ? typed : ''}
+                    onChange={(e) => e.target.value && setImage(e.target.value)}
+                  >
+                    <option value="">{`${choices.length} image${choices.length > 1 ? 's' : ''} here…`}</option>
+                    {choices.map((c) => (
+                      <option key={c.ref} value={c.ref}>
+                        {c.ref} — {humanSize(c.sizeBytes)}
+                        {c.desktop ? ' · desktop' : ''}
+                        {c.usedBy.length ? ` · used by ${c.usedBy.length}` : ''}
+                      </option>
+                    ))}
+                  </select>
+                )}
+              </div>
+              {suggestion && (
+                <span className="help" data-testid="create-image-suggestion">
+                  Not here. Did you mean{' '}
+                  <button type="button" className="link" onClick={() => setImage(suggestion)}>
+                    {suggestion}
+                  </button>
+                  ?
+                </span>
+              )}
+              {isDocker && (
+                <span className="help">
+                  Empty means <code>{DOCKER_DEFAULT_IMAGE}</code>. For a bot desktop (Xfce + Chromium) use{' '}
+                  <button type="button" className="link" onClick={() => setImage(DOCKER_DESKTOP_IMAGE)}>
+                    {DOCKER_DESKTOP_IMAGE}
+                  </button>
+                  .
+                </span>
+              )}
+              {isDocker && (
+                <label className="check" data-testid="create-desktop-label">
+                  <input type="checkbox" data-testid="create-desktop" checked={desktop} onChange={(e) => setDesktop(e.target.checked)} />
+                  <span>
+                    Add the bot desktop (Xvnc, Xfce, Chromium): builds a desktop variant of a Debian/Ubuntu image once, then reuses it
+                  </span>
+                </label>
+              )}
+              {errorAt('image')}
+            </div>
+          )}
 
           {isQemu && (
-            <div className="field-row" data-testid="create-vm-fields">
+            <div className="field-row field-row-wrap" data-testid="create-vm-fields">
               {(
                 [
                   ['cpus', 'CPUs', '2'],
@@ -232,7 +310,7 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
                   />
                 </label>
               ))}
-              <label className="field">
+              <label className="field field-full">
                 <span className="label">Acceleration</span>
                 <select data-testid="create-vm-accel" value={vm.accel} onChange={(e) => setVm({ ...vm, accel: e.target.value })}>
                   <option value="">auto (KVM when it really works)</option>
@@ -244,18 +322,20 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
           )}
 
           <div className="field-row">
-            <label className="field">
-              <span className="label">User</span>
-              <input
-                data-testid="create-user"
-                value={user}
-                onChange={(e) => setUser(e.target.value)}
-                placeholder="image's default user"
-                spellCheck={false}
-                aria-invalid={error?.field === 'user'}
-              />
-              {errorAt('user')}
-            </label>
+            {takesImage && (
+              <label className="field">
+                <span className="label">User</span>
+                <input
+                  data-testid="create-user"
+                  value={user}
+                  onChange={(e) => setUser(e.target.value)}
+                  placeholder="image's default user"
+                  spellCheck={false}
+                  aria-invalid={error?.field === 'user'}
+                />
+                {errorAt('user')}
+              </label>
+            )}
             <label className="field">
               <span className="label">Default cwd</span>
               <input
@@ -273,6 +353,57 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
             Where commands start when a session has no directory of its own: an absolute path inside the sandbox, or <code>~</code> — the
             sandbox user's real home, resolved after connecting (measured inside, never guessed from this machine).
           </p>
+
+          <details className="advanced" data-testid="create-advanced" open={error?.field === 'advanced' || undefined}>
+            <summary>Advanced: mounts, environment{isDocker ? ', CPU and memory limits' : ''}</summary>
+            <label className="field">
+              <span className="label">Mounts</span>
+              <textarea
+                data-testid="create-mounts"
+                rows={2}
+                value={mountsText}
+                onChange={(e) => setMountsText(e.target.value)}
+                placeholder="/host/folder:/in/sandbox[:ro] — one per line"
+                spellCheck={false}
+              />
+            </label>
+            <label className="field">
+              <span className="label">Environment variables</span>
+              <textarea
+                data-testid="create-env"
+                rows={2}
+                value={envText}
+                onChange={(e) => setEnvText(e.target.value)}
+                placeholder="KEY=VALUE — one per line"
+                spellCheck={false}
+              />
+            </label>
+            {isDocker && (
+              <div className="field-row">
+                <label className="field">
+                  <span className="label">CPUs</span>
+                  <input
+                    data-testid="create-cpus"
+                    inputMode="decimal"
+                    value={limits.cpus}
+                    onChange={(e) => setLimits({ ...limits, cpus: e.target.value })}
+                    placeholder="no limit"
+                  />
+                </label>
+                <label className="field">
+                  <span className="label">Memory (MiB)</span>
+                  <input
+                    data-testid="create-memory"
+                    inputMode="numeric"
+                    value={limits.memory}
+                    onChange={(e) => setLimits({ ...limits, memory: e.target.value })}
+                    placeholder="no limit"
+                  />
+                </label>
+              </div>
+            )}
+            {errorAt('advanced')}
+          </details>
         </fieldset>
 
         {errorAt('form')}

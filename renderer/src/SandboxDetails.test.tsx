@@ -96,4 +96,19 @@ describe('sandbox details', () => {
     renderDetails(new FakeApi({ sandboxes: [sandboxInfo({ name: 'alpha' })] }));
     expect(await screen.findByText(/No sessions yet/)).toBeTruthy();
   });
+
+  it('says a VM is a virtual machine (not a container), and shows docker limits as the engine holds them', () => {
+    const vm = sandboxInfo({ name: 'vm1', backend: 'qemu', isolation: 'virtual-machine', details: { accel: 'tcg' } });
+    renderDetails(new FakeApi({ sandboxes: [vm] }));
+    const text = document.body.textContent ?? '';
+    expect(text).toContain('Isolationvirtual machine — host paths do not exist inside');
+    expect(text).not.toMatch(/Container/);
+    expect(screen.queryByTestId('details-limits')).toBeNull();
+  });
+
+  it('shows docker CPU and memory limits', () => {
+    const c = sandboxInfo({ name: 'c1', details: { cpus: 1.5, memoryMiB: 512 } });
+    renderDetails(new FakeApi({ sandboxes: [c] }));
+    expect(screen.getByTestId('details-limits').textContent).toBe('CPUs 1.5 · memory 512 MiB');
+  });
 });

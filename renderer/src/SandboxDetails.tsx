@@ -1,5 +1,6 @@
 import { useState, type ReactNode } from 'react';
 import type { SandboxInfo, SessionInfo } from '../../src/api/contract.js';
+import { ISOLATION_LABEL } from '../../src/shared/isolation.js';
 import { useApi } from './api-context.js';
 import { CallLog } from './CallLog.js';
 import { usePoll } from './hooks/usePoll.js';
@@ -72,7 +73,17 @@ export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
           </Row>
           <Row label="Image">{s.image ?? <span className="muted">none</span>}</Row>
           <Row label="User">{s.user ?? <span className="muted">image default</span>}</Row>
-          <Row label="Container">{s.isContainer ? 'yes — host paths do not exist inside' : 'no — runs on this machine'}</Row>
+          <Row label="Isolation">
+            {s.isolation === 'host' ? 'none — runs on this machine' : `${ISOLATION_LABEL[s.isolation]} — host paths do not exist inside`}
+          </Row>
+          {(s.details?.cpus !== undefined || s.details?.memoryMiB !== undefined) && s.isolation === 'container' && (
+            <Row label="Limits">
+              <span data-testid="details-limits">
+                CPUs {String(s.details?.cpus ?? 'no limit')} · memory{' '}
+                {typeof s.details?.memoryMiB === 'number' ? `${s.details.memoryMiB} MiB` : String(s.details?.memoryMiB ?? 'no limit')}
+              </span>
+            </Row>
+          )}
           <Row label="Streams">{s.supportsStreams ? 'yes (terminal, desktop)' : 'no'}</Row>
           <Row label="Created">{new Date(s.createdAt).toLocaleString()}</Row>
         </dl>

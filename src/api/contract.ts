@@ -10,11 +10,16 @@ import type { ExecResult, ExecWarning } from '../shared/exec-result.js';
 import type { Lease } from '../shared/lease-types.js';
 import type { TerminalInfo } from '../shared/terminal-types.js';
 import type { CallLogEntry } from '../shared/call-log-types.js';
+import type { Isolation } from '../shared/isolation.js';
+import type { ImageInfo, ImageTask } from '../shared/image-types.js';
 
 export type { AgentActionView, DesktopStatus } from '../shared/desktop-types.js';
 export type { Lease } from '../shared/lease-types.js';
 export type { TerminalInfo } from '../shared/terminal-types.js';
 export type { CallLogEntry } from '../shared/call-log-types.js';
+export type { Isolation } from '../shared/isolation.js';
+export { ISOLATION_LABEL } from '../shared/isolation.js';
+export type { ImageInfo, ImageKind, ImageTask, ImageTaskEvent } from '../shared/image-types.js';
 
 export type { ExecResult, ExecWarning, ExecMode, CwdSource, WarningCode } from '../shared/exec-result.js';
 
@@ -116,7 +121,10 @@ export interface SandboxInfo {
   home: string | null;
   tempDir: string | null;
   supportsStreams: boolean;
+  /** Host paths mean nothing inside (true for containers and VMs alike). */
   isContainer: boolean;
+  /** What keeps it apart from this machine: container, virtual-machine or host. */
+  isolation: Isolation;
   /** The environment's last observed cwd (shared by every session). */
   lastObservedCwd: string | null;
   backendRef: string | null;
@@ -172,6 +180,7 @@ export interface BackendInfo {
   name: string;
   description: string;
   isContainer: boolean;
+  isolation: Isolation;
   supportsStreams: boolean;
   /** The backend's own default cwd declaration ("~", an absolute path, or null). */
   defaultCwd: string | null;
@@ -214,6 +223,31 @@ export interface TerminalGrant extends StreamGrant {
   session: string;
   /** Where the shell starts (the session's cwd, checked as enterable). */
   cwd: string;
+}
+
+const ImageRef = z.string().min(1, 'image is required').max(512, 'image reference is longer than 512 characters');
+const AbsolutePath = (what: string) => z.string().startsWith('/', `${what} must be an absolute path`);
+
+/** `image build`: a Docker image from a folder and/or a Dockerfile, or a VM image by name. */
+export const BuildImageRequest = z
+  .object({
+    tag: z.string().min(1).optional(),
+    context: AbsolutePath('the build folder').optional(),
+    file: AbsolutePath('the Dockerfile').optional(),
+    vmName: z.string().min(1).optional(),
+  })
+  .refine((r) => (r.vmName === undefined) !== (r.tag === undefined), {
+    message: 'give either tag (a Docker build, with context or file) or vmName (a VM image by name)',
+  })
+  .refine((r) => r.vmName !== undefined || r.context !== undefined || r.file !== undefined, {
+    message: 'a Docker build needs context (a folder with a Dockerfile) or file (a Dockerfile)',
+  });
+export type BuildImageRequest = z.input<typeof BuildImageRequest>;
+
+export interface ImageListing {
+  images: ImageInfo[];
+  /** What could not be listed and why (e.g. the Docker engine is down). */
+  warnings: string[];
 }
 
 /** A phantom: carries a method's result type in the table, no value at run time. */
@@ -269,6 +303,14 @@ export const API = {
   terminalAttach: { params: z.object({ terminalId: TerminalId }), result: returns<TerminalGrant>() },
   /** Ends a terminal's shell (its tab was closed): the one way a window ends a terminal. */
   terminalClose: { params: z.object({ terminalId: TerminalId }), result: returns<{ closed: string }>() },
+  listImages: { params: z.object({}), result: returns<ImageListing>() },
+  inspectImage: { params: z.object({ ref: ImageRef }), result: returns<ImageInfo & { details: Record<string, unknown> }>() },
+  removeImage: { params: z.object({ ref: ImageRef }), result: returns<{ removed: string }>() },
+  /** Starts a build and returns its task at once; poll `imageTask`, stop it with `cancelImageTask`. */
+  buildImage: { params: BuildImageRequest, result: returns<ImageTask>() },
+  pullImage: { params: z.object({ ref: ImageRef }), result: returns<ImageTask>() },
+  imageTask: { params: z.object({ id: z.string().min(1) }), result: returns<ImageTask>() },
+  cancelImageTask: { params: z.object({ id: z.string().min(1) }), result: returns<ImageTask>() },
 } as const;
 
 export type ApiMethod = keyof typeof API;

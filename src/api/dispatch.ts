@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { asSandboxDeskError } from '../shared/errors.js';
 import { readProviderDefaultCwd } from '../cwd/declared-default-cwd.js';
+import { isolationOf } from '../sandbox/provider.js';
 import { API, type ApiMethod, type ApiResponse, type ApiResult, type StreamGrant } from './contract.js';
 import type { SandboxDesk } from './sandbox-desk.js';
 import { validate } from './validate.js';
@@ -32,6 +33,7 @@ export function createDispatcher(
           name: p.name,
           description: p.description,
           isContainer: p.isContainer,
+          isolation: isolationOf(p),
           supportsStreams: p.supportsStreams,
           defaultCwd: typeof declared === 'string' ? declared : null,
         };
@@ -89,6 +91,16 @@ export function createDispatcher(
       desk.io.closeTerminal(p.terminalId);
       return { closed: p.terminalId };
     },
+    listImages: () => desk.images.list(),
+    inspectImage: (p) => desk.images.inspect(p.ref),
+    removeImage: (p) => desk.images.remove(p.ref),
+    buildImage: (p) =>
+      p.vmName !== undefined
+        ? desk.images.buildVm(p.vmName).task
+        : desk.images.buildDocker({ tag: p.tag!, context: p.context, file: p.file }).task,
+    pullImage: (p) => desk.images.pull(p.ref).task,
+    imageTask: (p) => desk.images.tasks.get(p.id),
+    cancelImageTask: (p) => desk.images.tasks.cancel(p.id),
   };
 
   return async (method, params) => {

@@ -23,6 +23,9 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]: number } = {
   boot_failed: 503,
   engine_unreachable: 503,
   backend_unavailable: 503,
+  build_failed: 422,
+  cancelled: 409,
+  registry_unreachable: 503,
   internal: 500,
 };
 

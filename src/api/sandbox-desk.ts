@@ -24,6 +24,8 @@ import { Store } from '../store/store.js';
 import { builtinRegistry } from './builtin-providers.js';
 import { PluginLoader } from './plugin-loader.js';
 import { SandboxOperations } from './sandbox-operations.js';
+import { ImageService } from './image-service.js';
+import { DockerProvider } from '../sandbox/docker/docker-provider.js';
 import { newSandboxRecord, provisionSpec, sandboxInfo, toSessionInfo, unavailableInfo } from './sandbox-info.js';
 import {
   CreateSandboxRequest,
@@ -80,6 +82,8 @@ export class SandboxDesk {
   readonly io: SessionIo;
   /** Connected environments per incarnation, and the store of everything tied to each. */
   readonly environments: EnvironmentManager;
+  /** Docker and VM images: list, inspect, build and pull (as tasks), remove. */
+  readonly images: ImageService;
   private readonly shells: ShellPool;
   /** The latest long operation (create/start/stop) per sandbox, for clients that poll its progress. */
   private readonly operations: SandboxOperations;
@@ -113,6 +117,15 @@ export class SandboxDesk {
     this.defaultTimeoutMs = opts.defaultTimeoutMs ?? this.config.exec.timeoutMs;
     this.maxOutputBytes = opts.maxOutputBytes ?? this.config.exec.maxOutputBytes;
     this.io = new SessionIo(this, { scrollbackBytes: this.config.terminal.scrollbackBytes });
+    this.images = new ImageService({
+      dataDir: this.store.dataDir,
+      instanceId: this.store.instanceId,
+      sandboxes: () => this.store.sandboxes.list(),
+      docker: () => {
+        const p = this.registry.has('docker') ? this.registry.get('docker') : null;
+        return p instanceof DockerProvider ? p : null;
+      },
+    });
     this.desktop = new DesktopService({
       environment: async (name) => {
         const rec = this.record(name);
@@ -347,6 +360,7 @@ export class SandboxDesk {
   /** Closes terminals, forwards, shells, backends and the database; the process can exit afterwards. */
   async close(): Promise<void> {
     this.io.closeAll();
+    this.images.dispose();
     await this.desktop.close();
     this.shells.closeAll();
     this.environments.dispose();

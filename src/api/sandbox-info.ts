@@ -1,5 +1,6 @@
 import { SandboxDeskError } from '../shared/errors.js';
 import type { BackendStatus, Mount, ProvisionSpec, SandboxEnvironment, SandboxProvider } from '../sandbox/provider.js';
+import { isolationOf } from '../sandbox/provider.js';
 import type { SandboxRecord } from '../store/sandbox-store.js';
 import type { SessionRecord } from '../store/session-store.js';
 import type { SandboxInfo, SessionInfo } from './contract.js';
@@ -25,6 +26,7 @@ export function sandboxInfo(
     tempDir: env?.getTempDir() ?? null,
     supportsStreams: provider.supportsStreams,
     isContainer: provider.isContainer,
+    isolation: isolationOf(provider),
     lastObservedCwd: rec.lastObservedCwd,
     backendRef: rec.backendRef,
     createdAt: rec.createdAt,
@@ -48,6 +50,7 @@ export function unavailableInfo(rec: SandboxRecord, provider: SandboxProvider | 
     tempDir: null,
     supportsStreams: provider?.supportsStreams === true,
     isContainer: provider?.isContainer !== false,
+    isolation: provider ? isolationOf(provider) : 'container',
     lastObservedCwd: rec.lastObservedCwd,
     backendRef: rec.backendRef,
     createdAt: rec.createdAt,

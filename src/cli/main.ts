@@ -20,6 +20,7 @@ import {
   type Out,
 } from './output.js';
 import { addDesktopCommands } from './desktop-commands.js';
+import { addImageCommands } from './image-command.js';
 import { addMcpCommands } from './mcp-command.js';
 import { addServeCommand } from './serve-command.js';
 import { addTokenCommands } from './token-command.js';
@@ -140,8 +141,9 @@ export async function main(
       [] as string[],
     )
     .option('--option <k=v>', 'backend-specific option (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
-    .option('--cpus <n>', 'qemu: virtual CPUs (default 2)')
-    .option('--memory <MiB>', 'qemu: memory in MiB (default 1024)')
+    .option('--cpus <n>', 'qemu: virtual CPUs (default 2); docker: a CPU limit, fractions allowed (default none)')
+    .option('--memory <MiB>', 'qemu: memory in MiB (default 1024); docker: a memory limit in MiB (default none)')
+    .option('--desktop', "add the bot desktop's parts: docker builds (once, cached) a desktop variant of a Debian/Ubuntu-based --image")
     .option('--disk <GiB>', "qemu: disk size in GiB (default: the image's)")
     .option('--accel <auto|kvm|tcg>', 'qemu: acceleration; auto uses KVM only when a guest really runs under it (default auto)')
     .option('--json', 'machine-readable output')
@@ -158,6 +160,7 @@ export async function main(
             mount: string[];
             env: string[];
             option: string[];
+            desktop?: boolean;
           },
       ) => {
         const r = await core().createSandbox(
@@ -170,7 +173,7 @@ export async function main(
             start: o.start,
             mounts: parseMounts(o.mount),
             env: parseKeyValues(o.env, '--env'),
-            options: { ...parseKeyValues(o.option, '--option'), ...vmFlagOptions(o) },
+            options: { ...parseKeyValues(o.option, '--option'), ...vmFlagOptions(o), ...(o.desktop ? { desktop: 'true' } : {}) },
           },
           { onProgress: progressPrinter(out, o.json) },
         );
@@ -287,6 +290,7 @@ export async function main(
     );
 
   addDesktopCommands(program, core, out);
+  addImageCommands(program, core, out, (code) => (exitCode = code));
   const agentPolicy = () => ({ allowOtherUsers: core().config.agents.allowOtherUsers });
   addServeCommand(program, core, out, agentPolicy);
   addMcpCommands(program, core, out, agentPolicy);

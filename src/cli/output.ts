@@ -1,5 +1,6 @@
 import type { ExecWarning, SandboxInfo, SessionInfo } from '../api/contract.js';
 import { asSandboxDeskError } from '../shared/errors.js';
+import { ISOLATION_LABEL } from '../shared/isolation.js';
 
 /** Exit code for Sandbox Desk's own failures (docker exec uses the same), never a command's. */
 export const EXIT_OWN_ERROR = 125;
@@ -46,7 +47,7 @@ export function sandboxTable(list: SandboxInfo[]): string {
 export function sandboxDetails(s: SandboxInfo): string {
   const rows: [string, string][] = [
     ['name', s.name],
-    ['backend', `${s.backend}${s.isContainer ? ' (container)' : ''}`],
+    ['backend', `${s.backend} (${ISOLATION_LABEL[s.isolation]})`],
     ['state', s.state + (s.stateDetail ? ` — ${s.stateDetail}` : '')],
     ['image', s.image ?? '-'],
     ['user', s.user ?? '(backend default)'],

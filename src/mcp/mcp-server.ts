@@ -132,6 +132,20 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
     );
 
   server.registerTool(
+    'image_list',
+    {
+      description:
+        'List the images sandboxes can be created from: Docker images the app made or uses and VM images, with kind, ref (what --image takes), size, users (sandboxes in your scope) and whether the bot desktop (Xvnc, Xfce, Chromium) is in it (desktop: true/false, null when unknown).',
+      inputSchema: {},
+    },
+    tool('image_list', async () => {
+      const listing = await desk.images.list();
+      const images = listing.images.map((i) => ({ ...i, usedBy: i.usedBy.filter((n) => guard.mayUse(n)) }));
+      return { result: text({ images, warnings: listing.warnings }), receipt: {} };
+    }),
+  );
+
+  server.registerTool(
     'sandbox_list',
     { description: 'List the sandboxes: name, backend, state, image, declared default cwd, home.', inputSchema: {} },
     tool('sandbox_list', async () => ({ result: text((await desk.listSandboxes()).filter((s) => guard.mayUse(s.name))), receipt: {} })),

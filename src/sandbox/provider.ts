@@ -129,11 +129,24 @@ export interface SandboxEnvironment {
   readonly joinsArgv?: boolean;
 }
 
+import type { Isolation } from '../shared/isolation.js';
+export type { Isolation } from '../shared/isolation.js';
+
+/** A provider's isolation, with the default for providers (plugins) that do not say. */
+export function isolationOf(p: Pick<SandboxProvider, 'isolation' | 'isContainer'>): Isolation {
+  return p.isolation ?? (p.isContainer ? 'container' : 'host');
+}
+
 export interface SandboxProvider {
   /** The value users pass as `--backend`; lowercase `[a-z0-9_-]`. */
   readonly name: string;
   /** The backend has its own filesystem root: host paths mean nothing inside it. */
   readonly isContainer: boolean;
+  /**
+   * What keeps the sandbox apart from this machine, as the UI labels it. Absent: `container` when
+   * isContainer, else `host`. (isContainer is about paths: a VM has its own filesystem root too.)
+   */
+  readonly isolation?: Isolation;
   /**
    * Where commands start when nothing else says: an absolute in-sandbox path or `"~"`. Read on every
    * command, so it must be cheap. Relative or host-looking values are ignored with a warning.

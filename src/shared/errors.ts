@@ -24,6 +24,9 @@ export type ErrorCode =
   | 'desktop_not_running'
   | 'human_has_control'
   | 'stale_frame'
+  | 'build_failed'
+  | 'registry_unreachable'
+  | 'cancelled'
   | 'internal';
 
 export class SandboxDeskError extends Error {

@@ -119,9 +119,12 @@ describe('docker sandboxes against the real engine', () => {
     const name = uniqueName();
     const err = await rejectsWith(t.desk.createSandbox({ name, backend: 'docker', image: 'sandbox-desk/nope:latest' }), 'image_not_found');
     expect(err.message).toMatch(/sandbox-desk\/nope:latest/);
-    expect(err.hint).toMatch(/npm run setup/);
+    expect(err.hint).toMatch(/sandbox-desk image build --tag sandbox-desk\/nope:latest FOLDER/);
     const err2 = await rejectsWith(t.desk.createSandbox({ name, backend: 'docker', image: 'example.invalid/other:1' }), 'image_not_found');
-    expect(err2.hint).toMatch(/docker pull|docker build/);
+    expect(err2.hint).toMatch(/image pull|image build/);
+    // A typo of an image that is there: the hint names it.
+    const err3 = await rejectsWith(t.desk.createSandbox({ name, backend: 'docker', image: 'sandbox-desk/destkop' }), 'image_not_found');
+    expect(err3.hint).toMatch(/did you mean sandbox-desk\/desktop:latest\?/);
     expect((await t.desk.listSandboxes()).map((s) => s.name)).not.toContain(name);
   });
 

@@ -53,6 +53,7 @@ describe('MCP agent bridge', () => {
     const names = tools.map((t) => t.name);
     for (const n of [
       'sandbox_list',
+      'image_list',
       'sandbox_inspect',
       'execute_shell_command',
       'read_file',

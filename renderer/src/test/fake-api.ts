@@ -4,6 +4,8 @@ import type {
   ApiParams,
   ApiResult,
   BackendInfo,
+  ImageInfo,
+  ImageTask,
   PluginInfo,
   CallLogEntry,
   DesktopStatus,
@@ -30,10 +32,27 @@ export function sandboxInfo(over: Partial<SandboxInfo> & { name: string }): Sand
     tempDir: '/tmp',
     supportsStreams: true,
     isContainer: true,
+    isolation: 'container',
     lastObservedCwd: null,
     backendRef: 'c0ffee0123456789',
     createdAt: '2025-01-01T00:00:00.000Z',
     details: null,
+    ...over,
+  };
+}
+
+export function imageInfo(over: Partial<ImageInfo> & { ref: string }): ImageInfo {
+  return {
+    kind: 'docker',
+    id: `sha256:${'ab'.repeat(32)}`,
+    tags: over.kind === 'vm' ? [] : [over.ref],
+    sizeBytes: 1e8,
+    createdAt: '2025-01-01T00:00:00.000Z',
+    usedBy: [],
+    desktop: null,
+    origin: 'app',
+    path: null,
+    derivedFrom: null,
     ...over,
   };
 }
@@ -101,12 +120,35 @@ export class FakeApi implements ApiClient {
   /** The agent bridge's call log, oldest first (as the server keeps it). Seed it, or push to it between polls. */
   callLogEntries: CallLogEntry[] = [];
   backends: BackendInfo[] = [
-    { name: 'docker', description: 'Docker containers', isContainer: true, supportsStreams: true, defaultCwd: '~' },
-    { name: 'local', description: 'This machine (no isolation)', isContainer: false, supportsStreams: true, defaultCwd: '~' },
+    { name: 'docker', description: 'Docker containers', isContainer: true, isolation: 'container', supportsStreams: true, defaultCwd: '~' },
+    {
+      name: 'local',
+      description: 'This machine (no isolation)',
+      isContainer: false,
+      isolation: 'host',
+      supportsStreams: true,
+      defaultCwd: '~',
+    },
   ];
   plugins: PluginInfo[] = [];
   /** The core's open terminals (terminalOpen adds one, terminalClose ends it; a window switching away does not). */
   terminals: TerminalInfo[] = [];
+  /** The images listImages answers with; builds started by buildImage are tasks in `tasks`. */
+  images: ImageInfo[] = [
+    imageInfo({ ref: 'sandbox-desk/base:latest', desktop: false, sizeBytes: 315e6 }),
+    imageInfo({ ref: 'sandbox-desk/desktop:latest', desktop: true, sizeBytes: 1.45e9 }),
+    imageInfo({
+      kind: 'vm',
+      ref: 'debian-test',
+      id: null,
+      tags: [],
+      desktop: null,
+      sizeBytes: 350e6,
+      origin: 'named',
+      path: '/var/cache/sandbox-desk/images/debian-test',
+    }),
+  ];
+  tasks: Record<string, ImageTask> = {};
   private readonly overrides: Partial<Record<ApiMethod, (params: unknown) => unknown>> = {};
 
   constructor(
@@ -146,6 +188,23 @@ export class FakeApi implements ApiClient {
     const override = this.overrides[method];
     if (override) return (await override(params)) as ApiResult<M>;
     return await (this.defaults[method] as Handler<M>)(params);
+  }
+
+  /** A running task with no events; tests push events and end it through `tasks`. */
+  newTask(kind: ImageTask['kind'], target: string): ImageTask {
+    const id = `task-${Object.keys(this.tasks).length + 1}`;
+    this.tasks[id] = {
+      id,
+      kind,
+      target,
+      startedAt: '2025-01-01T00:00:00.000Z',
+      events: [],
+      dropped: 0,
+      state: 'running',
+      error: null,
+      result: null,
+    };
+    return { ...this.tasks[id] };
   }
 
   private find(name: string): SandboxInfo {
@@ -223,6 +282,34 @@ export class FakeApi implements ApiClient {
       if (!this.terminals.some((t) => t.terminalId === p.terminalId)) throw new ApiError('not_found', `no terminal ${p.terminalId}`);
       this.terminals = this.terminals.filter((t) => t.terminalId !== p.terminalId);
       return { closed: p.terminalId };
+    },
+    listImages: () => ({ images: this.images.map((i) => ({ ...i })), warnings: [] }),
+    inspectImage: (p) => {
+      const i = this.images.find((x) => x.ref === p.ref);
+      if (!i) throw new ApiError('image_not_found', `no image ${p.ref}`);
+      return { ...i, details: {} };
+    },
+    removeImage: (p) => {
+      const i = this.images.find((x) => x.ref === p.ref);
+      if (!i) throw new ApiError('image_not_found', `no image ${p.ref}`);
+      if (i.usedBy.length) throw new ApiError('refused', `image ${p.ref} is used by sandbox ${i.usedBy.join(', ')}`);
+      this.images = this.images.filter((x) => x !== i);
+      return { removed: p.ref };
+    },
+    buildImage: (p) => this.newTask('build', p.tag ?? p.vmName ?? '?'),
+    pullImage: () => {
+      throw new ApiError('registry_unreachable', 'no container registry is reachable from this machine', 'build the image here instead');
+    },
+    imageTask: (p) => {
+      const t = this.tasks[p.id];
+      if (!t) throw new ApiError('not_found', `no image task ${p.id}`);
+      return { ...t, events: [...t.events] };
+    },
+    cancelImageTask: (p) => {
+      const t = this.tasks[p.id]!;
+      if (t.state === 'running')
+        Object.assign(t, { state: 'cancelled', error: { code: 'cancelled', message: `${t.target}: cancelled; nothing was tagged` } });
+      return { ...t };
     },
     // Like the store: filtered by sandbox and session, the newest `limit` calls, returned oldest first.
     callLog: (p) =>

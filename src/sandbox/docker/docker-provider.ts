@@ -1,10 +1,12 @@
 import Docker from 'dockerode';
 import { SandboxDeskError } from '../../shared/errors.js';
+import { didYouMean } from '../../shared/did-you-mean.js';
 import { measureHome } from '../measure-home.js';
 import type {
   BackendStatus,
   CreateEnvironmentOptions,
   ExecPrefixOptions,
+  LifecycleContext,
   Mount,
   ProvisionResult,
   ProvisionSpec,
@@ -14,6 +16,9 @@ import type {
 } from '../provider.js';
 import { resolveDockerEndpoint, type DockerEndpoint } from './docker-endpoint.js';
 import { engineMessage, engineUnreachable, isUnreachable, statusOf } from './docker-errors.js';
+import { DockerImages, readOsRelease } from './docker-images.js';
+import { ensureDesktopImage } from './desktop-image.js';
+import { limitsHostConfig, parseDockerOptions } from './docker-options.js';
 
 export const DEFAULT_DOCKER_IMAGE = 'sandbox-desk/base:latest';
 /** Images may name the user commands should run as, when they do not set USER. */
@@ -45,15 +50,39 @@ class DockerEnvironment implements SandboxEnvironment {
 export class DockerProvider implements SandboxProvider {
   readonly name = 'docker';
   readonly isContainer = true;
+  readonly isolation = 'container' as const;
   readonly defaultCwd: string = '~';
   readonly supportsStreams = true;
   readonly description = 'a Docker container (default image sandbox-desk/base:latest)';
   readonly endpoint: DockerEndpoint;
   private readonly docker: Docker;
+  /** The engine's images: list, build, remove, pull (the `image` commands use it too). */
+  readonly images: DockerImages;
 
   constructor(endpoint: DockerEndpoint = resolveDockerEndpoint()) {
     this.endpoint = endpoint;
     this.docker = new Docker(endpoint.options);
+    this.images = new DockerImages(this.docker);
+  }
+
+  /** "No such image", with the engine's closest tag as a suggestion when it looks like a typo. */
+  private async imageNotFound(image: string): Promise<SandboxDeskError> {
+    const tags = await this.images.list().then(
+      (l) => l.flatMap((i) => i.tags),
+      () => [],
+    );
+    const close = didYouMean(image, tags);
+    return new SandboxDeskError('image_not_found', `Image ${image} does not exist in the Docker engine`, {
+      hint: close
+        ? `did you mean ${close}? (see \`sandbox-desk image list\`)`
+        : `build it (\`sandbox-desk image build --tag ${image} FOLDER\`) or pull it (\`sandbox-desk image pull ${image}\`); \`sandbox-desk image list\` shows what is here`,
+      details: { suggestion: close },
+    });
+  }
+
+  /** Reads an image's /etc/os-release (a short-lived container); null when it has none. */
+  osRelease(image: string): Promise<string | null> {
+    return this.call(() => readOsRelease(this.docker, image));
   }
 
   /** Every engine call goes through here so "engine down" always reads the same. */
@@ -70,16 +99,23 @@ export class DockerProvider implements SandboxProvider {
     await this.call(() => this.docker.ping());
   }
 
-  async provision(spec: ProvisionSpec): Promise<ProvisionResult> {
-    const image = spec.image ?? DEFAULT_DOCKER_IMAGE;
-    const info = await this.call(() => this.docker.getImage(image).inspect()).catch((err: unknown) => {
-      if (statusOf(err) === 404) {
-        throw new SandboxDeskError('image_not_found', `Image ${image} does not exist in the Docker engine`, {
-          hint: image.startsWith('sandbox-desk/')
-            ? 'build it with `npm run setup` (it builds the sandbox-desk images)'
-            : `pull it (\`docker pull ${image}\`) or build it (\`docker build -t ${image} DIR\`)`,
-        });
-      }
+  async provision(spec: ProvisionSpec, ctx?: LifecycleContext): Promise<ProvisionResult> {
+    const opts = parseDockerOptions(spec.options);
+    const asked = spec.image ?? DEFAULT_DOCKER_IMAGE;
+    // --desktop: the image's desktop variant, built once and cached by its tag (never an install per start).
+    const image = opts.desktop
+      ? await this.call(() =>
+          ensureDesktopImage(
+            { images: this.images, osRelease: (i) => this.osRelease(i) },
+            asked,
+            (e) =>
+              ctx?.progress?.({ step: e.kind === 'step' ? `desktop image step ${e.step}/${e.total}` : 'desktop image', message: e.text }),
+            ctx?.signal,
+          ),
+        )
+      : asked;
+    const info = await this.call(() => this.docker.getImage(image).inspect()).catch(async (err: unknown) => {
+      if (statusOf(err) === 404) throw await this.imageNotFound(image);
       throw err;
     });
     // Hardened default: the image's non-root user when it has one.
@@ -104,6 +140,7 @@ export class DockerProvider implements SandboxProvider {
           CapDrop: ['NET_RAW', 'MKNOD', 'AUDIT_WRITE'],
           SecurityOpt: ['no-new-privileges'],
           PidsLimit: 4096,
+          ...limitsHostConfig(opts),
           ShmSize: 1024 * 1024 * 1024,
           Mounts: spec.mounts.map((m) => ({
             Type: 'bind' as const,
@@ -172,11 +209,18 @@ export class DockerProvider implements SandboxProvider {
     try {
       const info = await this.call(() => this.container(ref).inspect());
       const s = info.State;
-      if (s.Running) return { state: 'running', incarnation: `${info.Id}@${s.StartedAt}` };
+      // The limits as the engine enforces them (read back, not what was asked).
+      const hc = info.HostConfig as { NanoCpus?: number; Memory?: number } | undefined;
+      const details = {
+        cpus: hc?.NanoCpus ? hc.NanoCpus / 1e9 : 'no limit',
+        memoryMiB: hc?.Memory ? Math.round(hc.Memory / 2 ** 20) : 'no limit',
+      };
+      if (s.Running) return { state: 'running', incarnation: `${info.Id}@${s.StartedAt}`, details };
       return {
         state: 'stopped',
         incarnation: null,
         detail: s.Status === 'exited' ? `exited (${s.ExitCode}) at ${s.FinishedAt}` : s.Status,
+        details,
       };
     } catch (err) {
       if (statusOf(err) === 404) return { state: 'missing', incarnation: null, detail: 'the container was removed outside Sandbox Desk' };

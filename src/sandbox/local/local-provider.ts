@@ -39,6 +39,7 @@ class LocalEnvironment implements SandboxEnvironment {
 export class LocalProvider implements SandboxProvider {
   readonly name = 'local';
   readonly isContainer = false;
+  readonly isolation = 'host' as const;
   /** The local backend has no default of its own: each sandbox records the directory the user chose. */
   readonly defaultCwd = undefined;
   readonly supportsStreams = true;

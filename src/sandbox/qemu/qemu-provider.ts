@@ -78,6 +78,7 @@ class QemuEnvironment implements SandboxEnvironment {
 export class QemuProvider implements SandboxProvider {
   readonly name = 'qemu';
   readonly isContainer = true;
+  readonly isolation = 'virtual-machine' as const;
   readonly defaultCwd = '~';
   readonly supportsStreams = true;
   readonly description = 'a QEMU virtual machine (default image debian-test), reached over SSH';
