@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { SandboxDeskError } from '../shared/errors.js';
+import { didYouMean } from '../shared/did-you-mean.js';
 import type { ExecWarning } from '../shared/exec-result.js';
 import type { DisposableStore } from '../shared/lifecycle.js';
 import { runCommand, type ExecOutcome } from '../session/run-command.js';
@@ -193,7 +194,15 @@ export class SandboxDesk {
   private record(name: string): SandboxRecord {
     validate(SandboxName, name);
     const rec = this.store.sandboxes.get(name);
-    if (!rec) throw new SandboxDeskError('not_found', `no sandbox named ${name}`, { hint: 'see `sandbox-desk sandbox list`' });
+    if (!rec) {
+      const guess = didYouMean(
+        name,
+        this.store.sandboxes.list().map((r) => r.name),
+      );
+      throw new SandboxDeskError('not_found', `no sandbox named ${name}`, {
+        hint: guess ? `${guess} (see \`sandbox-desk sandbox list\`)` : 'see `sandbox-desk sandbox list`',
+      });
+    }
     return rec;
   }
 
