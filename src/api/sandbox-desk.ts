@@ -247,8 +247,16 @@ export class SandboxDesk {
 
   async stopSandbox(name: string, opts: OperationOptions = {}): Promise<SandboxInfo> {
     const rec = this.record(name);
-    this.environments.drop(name, 'stopped');
     const provider = await this.providerOf(rec.backend);
+    // A running desktop is stopped first, while the sandbox still runs, so that its Chromium quits on
+    // its own and the next start does not greet the user with "Restore pages?". Best effort: a desktop
+    // that cannot be asked must not keep the sandbox from stopping.
+    if (provider.supportsStreams) {
+      await this.desktop.stopIfRunning(name).catch((err: unknown) => {
+        this.log.debug({ sandbox: name, err: err instanceof Error ? err.message : String(err) }, 'desktop not stopped before the sandbox');
+      });
+    }
+    this.environments.drop(name, 'stopped');
     await this.operations.run(name, 'stop', opts.onProgress, (op) => provider.stop(sandboxRef(rec), op));
     return this.info(rec, false);
   }
