@@ -2,6 +2,7 @@ import { useState, type ReactNode } from 'react';
 import type { SandboxInfo, SessionInfo } from '../../src/api/contract.js';
 import { useApi } from './api-context.js';
 import { CallLog } from './CallLog.js';
+import { ago } from './format.js';
 import { usePoll } from './hooks/usePoll.js';
 import { SessionsTable } from './SessionsTable.js';
 
@@ -68,6 +69,7 @@ export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
           </Row>
           <Row label="State">
             <span className={`state-text state-${s.state}`}>{s.state}</span>
+            {s.stateSince && <span className="muted"> {ago(s.stateSince)}</span>}
             {s.stateDetail && <span className="muted"> — {s.stateDetail}</span>}
           </Row>
           <Row label="Image">{s.image ?? <span className="muted">none</span>}</Row>

@@ -89,6 +89,23 @@ describe('sandbox-desk CLI for a newcomer', () => {
     expect(r.stdout).toMatch(/^"two words"\s+-\s+\/etc/m);
   });
 
+  it('a stopped sandbox says since when, and its exit in words (inspect --json: stateSince, stateDetail)', () => {
+    const other = uniqueName('nc');
+    expect(cli('sandbox', 'create', other, '--no-start').code).toBe(0);
+    try {
+      const never = JSON.parse(cli('sandbox', 'inspect', other, '--json').stdout) as Record<string, unknown>;
+      expect(never).toMatchObject({ state: 'stopped', stateSince: null });
+      expect(cli('sandbox', 'start', other).code).toBe(0);
+      const before = Date.now();
+      expect(cli('sandbox', 'stop', other).code).toBe(0);
+      const info = JSON.parse(cli('sandbox', 'inspect', other, '--json').stdout) as { stateSince: string; stateDetail: string };
+      expect(info.stateDetail).toMatch(/^exited with code \d+/);
+      expect(Date.parse(info.stateSince)).toBeGreaterThan(before - 60_000);
+    } finally {
+      cli('sandbox', 'rm', other, '--force');
+    }
+  });
+
   it('bash completion, sourced in a real bash, offers commands and the sandbox names', () => {
     const script = cli('completion', 'bash');
     expect(script.code).toBe(0);

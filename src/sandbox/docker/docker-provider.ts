@@ -173,10 +173,13 @@ export class DockerProvider implements SandboxProvider {
       const info = await this.call(() => this.container(ref).inspect());
       const s = info.State;
       if (s.Running) return { state: 'running', incarnation: `${info.Id}@${s.StartedAt}` };
+      // Docker's zero time (0001-01-01…) means "never ran".
+      const since = s.FinishedAt && !s.FinishedAt.startsWith('0001-') ? s.FinishedAt : undefined;
       return {
         state: 'stopped',
         incarnation: null,
-        detail: s.Status === 'exited' ? `exited (${s.ExitCode}) at ${s.FinishedAt}` : s.Status,
+        detail: s.Status === 'exited' ? `exited with code ${s.ExitCode}${s.ExitCode === 143 ? ' (stopped with SIGTERM)' : ''}` : s.Status,
+        ...(since ? { since } : {}),
       };
     } catch (err) {
       if (statusOf(err) === 404) return { state: 'missing', incarnation: null, detail: 'the container was removed outside Sandbox Desk' };
