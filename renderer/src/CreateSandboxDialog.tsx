@@ -14,6 +14,8 @@ type Field = 'name' | 'backend' | 'image' | 'user' | 'defaultCwd' | 'form';
 interface Props {
   onClose: () => void;
   onCreated: (result: CreateSandboxResult) => void;
+  /** Prefilled image (e.g. the desktop image, from "Create a desktop sandbox"). */
+  initialImage?: string | undefined;
 }
 
 /** Which field a server error is about, so it is shown where the user has to act. */
@@ -40,14 +42,14 @@ function vmOptions(vm: Record<'cpus' | 'memory' | 'disk' | 'accel', string>): Re
 }
 
 /** The Create dialog: the few things a sandbox needs, with the server's answer shown in place. */
-export function CreateSandboxDialog({ onClose, onCreated }: Props) {
+export function CreateSandboxDialog({ onClose, onCreated, initialImage }: Props) {
   const api = useApi();
   const [backends, setBackends] = useState<BackendInfo[] | null>(null);
   const [backendsError, setBackendsError] = useState<string | null>(null);
   const [brokenPlugins, setBrokenPlugins] = useState<PluginInfo[]>([]);
   const [name, setName] = useState('');
   const [backend, setBackend] = useState('');
-  const [image, setImage] = useState('');
+  const [image, setImage] = useState(initialImage ?? '');
   const [user, setUser] = useState('');
   const [defaultCwd, setDefaultCwd] = useState('');
   const [vm, setVm] = useState({ cpus: '', memory: '', disk: '', accel: '' });

@@ -11,10 +11,12 @@ interface Props {
   onAddTab: (session?: string) => void;
   onCloseTab: (session: string) => void;
   onActivateTab: (session: string) => void;
+  /** Opens the create dialog for a desktop sandbox (offered when this sandbox's image has no desktop). */
+  onCreateDesktopSandbox?: () => void;
 }
 
 /** The desktop and the terminals of one sandbox, side by side. */
-export function Workspace({ sandbox, visible, tabs, onAddTab, onCloseTab, onActivateTab }: Props) {
+export function Workspace({ sandbox, visible, tabs, onAddTab, onCloseTab, onActivateTab, onCreateDesktopSandbox }: Props) {
   if (sandbox.state !== 'running') return <SandboxOffPane sandbox={sandbox} />;
   if (!sandbox.supportsStreams) {
     return (
@@ -27,7 +29,7 @@ export function Workspace({ sandbox, visible, tabs, onAddTab, onCloseTab, onActi
   return (
     <SplitView
       storageKey="sdesk.split"
-      left={<ScreenPane sandbox={sandbox.name} visible={visible} />}
+      left={<ScreenPane sandbox={sandbox.name} visible={visible} onCreateDesktopSandbox={onCreateDesktopSandbox} />}
       right={
         <TerminalPane
           sandbox={sandbox.name}

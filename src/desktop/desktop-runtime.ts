@@ -21,7 +21,8 @@ export const DESKTOP_BINARIES = [
   'xdotool',
   'socat',
 ] as const;
-export const DESKTOP_IMAGE = 'sandbox-desk/desktop:latest';
+// Defined in shared: the renderer offers it when a sandbox's image has no desktop.
+export { DESKTOP_IMAGE } from '../shared/desktop-types.js';
 /**
  * The account the desktop runs as where the image has it (the desktop and sshd images, the VM test
  * image): not the sandbox user, whose shell the agent drives.
