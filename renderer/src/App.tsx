@@ -1,6 +1,7 @@
 import { lazy, Suspense, useCallback, useEffect, useState } from 'react';
 import type { ApiClient, CreateSandboxResult, SandboxInfo } from '../../src/api/contract.js';
 import { ApiProvider, useApi } from './api-context.js';
+import { DESKTOP_IMAGE } from '../../src/shared/desktop-types.js';
 import { CreateSandboxDialog } from './CreateSandboxDialog.js';
 import { ImagesView } from './ImagesView.js';
 import { usePoll } from './hooks/usePoll.js';
@@ -37,6 +38,8 @@ function Desk() {
   const [view, setView] = useState<View>('details');
   const [creating, setCreating] = useState(false);
   const [imagesOpen, setImagesOpen] = useState(false);
+  // The image the create dialog opens with ("Create a desktop sandbox" prefills the desktop image).
+  const [createImage, setCreateImage] = useState<string | undefined>(undefined);
   // The workspace stays mounted (hidden) while the details are shown, so shells and the screen survive the switch.
   const [workspaceFor, setWorkspaceFor] = useState<string | null>(null);
   const [terminals, setTerminals] = useState<Record<string, TerminalTabs>>({});
@@ -186,6 +189,10 @@ function Desk() {
                       onAddTab={(s) => addTab(current.name, s)}
                       onCloseTab={(s) => closeTab(current.name, s)}
                       onActivateTab={(s) => activateTab(current.name, s)}
+                      onCreateDesktopSandbox={() => {
+                        setCreateImage(DESKTOP_IMAGE);
+                        setCreating(true);
+                      }}
                     />
                   </Suspense>
                 </div>
@@ -224,7 +231,19 @@ function Desk() {
         </footer>
       </main>
       {imagesOpen && <ImagesView onClose={() => setImagesOpen(false)} />}
-      {creating && <CreateSandboxDialog onClose={() => setCreating(false)} onCreated={onCreated} />}
+      {creating && (
+        <CreateSandboxDialog
+          initialImage={createImage}
+          onClose={() => {
+            setCreating(false);
+            setCreateImage(undefined);
+          }}
+          onCreated={(r) => {
+            setCreateImage(undefined);
+            onCreated(r);
+          }}
+        />
+      )}
     </div>
   );
 }

@@ -2,7 +2,7 @@
 // Advanced); its parsing and the image choices are in create-form.ts, the suggestions in src/shared.
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import type { BackendInfo, CreateSandboxResult, ImageInfo, PluginInfo } from '../../src/api/contract.js';
-import { didYouMean } from '../../src/shared/did-you-mean.js';
+import { closestImageName } from '../../src/shared/did-you-mean.js';
 import { ISOLATION_LABEL } from '../../src/shared/isolation.js';
 import { humanSize, imagesFor, parseEnvLines, parseMountLines } from './create-form.js';
 import { describeError } from './api-client.js';
@@ -19,6 +19,8 @@ type Field = 'name' | 'backend' | 'image' | 'user' | 'defaultCwd' | 'advanced' |
 interface Props {
   onClose: () => void;
   onCreated: (result: CreateSandboxResult) => void;
+  /** Prefilled image (e.g. the desktop image, from "Create a desktop sandbox"). */
+  initialImage?: string | undefined;
 }
 
 /** Which field a server error is about, so it is shown where the user has to act. */
@@ -45,14 +47,14 @@ function vmOptions(vm: Record<'cpus' | 'memory' | 'disk' | 'accel', string>): Re
 }
 
 /** The Create dialog: the few things a sandbox needs, with the server's answer shown in place. */
-export function CreateSandboxDialog({ onClose, onCreated }: Props) {
+export function CreateSandboxDialog({ onClose, onCreated, initialImage }: Props) {
   const api = useApi();
   const [backends, setBackends] = useState<BackendInfo[] | null>(null);
   const [backendsError, setBackendsError] = useState<string | null>(null);
   const [brokenPlugins, setBrokenPlugins] = useState<PluginInfo[]>([]);
   const [name, setName] = useState('');
   const [backend, setBackend] = useState('');
-  const [image, setImage] = useState('');
+  const [image, setImage] = useState(initialImage ?? '');
   const [user, setUser] = useState('');
   const [defaultCwd, setDefaultCwd] = useState('');
   const [vm, setVm] = useState({ cpus: '', memory: '', disk: '', accel: '' });
@@ -128,7 +130,7 @@ export function CreateSandboxDialog({ onClose, onCreated }: Props) {
   const typed = image.trim();
   const suggestion =
     typed && !choices.some((i) => i.ref === typed || i.tags.includes(typed))
-      ? didYouMean(
+      ? closestImageName(
           typed,
           choices.flatMap((i) => (i.tags.length ? i.tags : [i.ref])),
         )

@@ -3,6 +3,7 @@ import type { SandboxInfo, SessionInfo } from '../../src/api/contract.js';
 import { ISOLATION_LABEL } from '../../src/shared/isolation.js';
 import { useApi } from './api-context.js';
 import { CallLog } from './CallLog.js';
+import { ago } from './format.js';
 import { usePoll } from './hooks/usePoll.js';
 import { SessionsTable } from './SessionsTable.js';
 
@@ -69,6 +70,7 @@ export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
           </Row>
           <Row label="State">
             <span className={`state-text state-${s.state}`}>{s.state}</span>
+            {s.stateSince && <span className="muted"> {ago(s.stateSince)}</span>}
             {s.stateDetail && <span className="muted"> — {s.stateDetail}</span>}
           </Row>
           <Row label="Image">{s.image ?? <span className="muted">none</span>}</Row>

@@ -103,25 +103,52 @@ describe('screen pane', () => {
     expect(screen.queryByTestId('display-shared')).toBeNull();
   });
 
-  it('shows why the desktop cannot run and what is missing, with a Start button', async () => {
+  it('an image without the desktop: one line naming the missing parts once, no Start, an offer to create a desktop sandbox', async () => {
     const api = new FakeApi({
       desktops: {
         alpha: desktopStatus({
           sandbox: 'alpha',
-          placement: 'refused',
-          missing: ['Xvnc', 'xfce4-session'],
-          reason: 'the image has no desktop packages',
+          placement: 'sandbox',
+          missing: ['Xvnc', 'xfwm4', 'chromium'],
+          reason: 'the sandbox lacks Xvnc, xfwm4, chromium; a docker sandbox from sandbox-desk/desktop:latest has the whole desktop',
         }),
       },
     });
-    renderPane(api);
-    expect(await screen.findByTestId('desktop-start')).toBeTruthy();
-    expect(screen.getByTestId('desktop-placement').textContent).toBe('refused');
-    expect(screen.getByTestId('desktop-missing').textContent).toBe('Xvnc, xfce4-session');
-    expect(screen.getByTestId('desktop-reason').textContent).toBe('the image has no desktop packages');
-    expect(screen.getByText(/sandbox-desk\/desktop:latest/)).toBeTruthy();
+    const create = vi.fn();
+    render(
+      <ApiProvider api={api}>
+        <ScreenPane sandbox="alpha" visible onCreateDesktopSandbox={create} />
+      </ApiProvider>,
+    );
+    const card = await screen.findByTestId('desktop-unavailable');
+    expect(screen.getByTestId('desktop-missing').textContent).toBe(
+      "This sandbox's image lacks the desktop's parts: Xvnc, xfwm4, chromium.",
+    );
+    // Each part once in the whole pane: not again as a "Why" or a hint.
+    expect(card.textContent.match(/Xvnc/g)).toHaveLength(1);
+    expect(screen.queryByTestId('desktop-start')).toBeNull();
+    expect(screen.queryByTestId('desktop-reason')).toBeNull();
+    fireEvent.click(screen.getByTestId('create-desktop-sandbox'));
+    expect(create).toHaveBeenCalledTimes(1);
     expect(screen.queryByTestId('take-control')).toBeNull();
     expect(rfbs).toHaveLength(0);
+  });
+
+  it('only Chromium missing: the desktop can still start, without a browser', async () => {
+    const api = new FakeApi({ desktops: { alpha: desktopStatus({ sandbox: 'alpha', placement: 'sandbox', missing: ['chromium'] }) } });
+    renderPane(api);
+    expect(await screen.findByTestId('desktop-start')).toBeTruthy();
+    expect(screen.getByTestId('desktop-missing').textContent).toBe('chromium — the desktop runs without a browser');
+  });
+
+  it('a refused placement says why and offers no Start', async () => {
+    const api = new FakeApi({
+      desktops: { alpha: desktopStatus({ sandbox: 'alpha', placement: 'refused', reason: 'the blind backend has no streams' }) },
+    });
+    renderPane(api);
+    expect((await screen.findByTestId('desktop-reason')).textContent).toBe('the blind backend has no streams');
+    expect(screen.getByTestId('desktop-placement').textContent).toBe('refused');
+    expect(screen.queryByTestId('desktop-start')).toBeNull();
   });
 
   it('starts the desktop with progress, then connects noVNC view-only on a fresh ticket', async () => {

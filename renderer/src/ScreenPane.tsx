@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import type { AgentActionView, DesktopStatus, Lease } from '../../src/api/contract.js';
+import { DESKTOP_IMAGE } from '../../src/shared/desktop-types.js';
 import { AgentActionOverlay, AGENT_ACTION_SHOWN_MS } from './AgentActionOverlay.js';
 import { describeError } from './api-client.js';
 import { useApi } from './api-context.js';
@@ -15,6 +16,8 @@ interface Props {
   visible: boolean;
   /** The popped-out page (just the screen): no Pop out button there. */
   standalone?: boolean;
+  /** Opens the create dialog for a sandbox with a desktop (offered when this one's image has none). */
+  onCreateDesktopSandbox?: () => void;
 }
 
 /** How long the "View only — Take control" overlay stays after a click on a view-only screen. */
@@ -40,7 +43,7 @@ function leaseView(lease: Lease | undefined, viewerId: string): { mine: boolean;
  * A click on a view-only screen says so on the screen, with Take control; having control draws a
  * coloured frame. The toolbar sets how the desktop meets the pane (remembered), fullscreen, pop out.
  */
-export function ScreenPane({ sandbox, visible, standalone = false }: Props) {
+export function ScreenPane({ sandbox, visible, standalone = false, onCreateDesktopSandbox }: Props) {
   const api = useApi();
   const [viewerId, setViewerId] = useState(newViewerId);
   // Each status is a probe inside the sandbox: every 2 s while waiting for a desktop, every 5 s once
@@ -221,11 +224,22 @@ export function ScreenPane({ sandbox, visible, standalone = false }: Props) {
           </div>
         )}
         {status.data && !running && (
-          <DesktopOff status={status.data} starting={busy?.what === 'start' ? busy.since : null} onStart={start} disabled={busy !== null} />
+          <DesktopOff
+            status={status.data}
+            starting={busy?.what === 'start' ? busy.since : null}
+            onStart={start}
+            disabled={busy !== null}
+            onCreateDesktopSandbox={onCreateDesktopSandbox}
+          />
         )}
       </div>
     </section>
   );
+}
+
+/** Without these the desktop cannot start at all; without only Chromium it runs with no browser. */
+function blockingMissing(missing: string[]): boolean {
+  return missing.some((b) => b !== 'chromium');
 }
 
 function DesktopOff({
@@ -233,13 +247,34 @@ function DesktopOff({
   starting,
   onStart,
   disabled,
+  onCreateDesktopSandbox,
 }: {
   status: DesktopStatus;
   starting: number | null;
   onStart: () => void;
   disabled: boolean;
+  onCreateDesktopSandbox?: (() => void) | undefined;
 }) {
   const refused = status.placement === 'refused';
+  if (blockingMissing(status.missing)) {
+    // One line, each missing part named once; no Start that could only fail with the same list.
+    return (
+      <div className="center desktop-off">
+        <div className="desktop-off-card" data-testid="desktop-unavailable">
+          <h4>No desktop here</h4>
+          <p data-testid="desktop-missing">
+            {status.placement === 'host' ? 'This machine' : "This sandbox's image"} lacks the desktop's parts:{' '}
+            <span className="mono">{status.missing.join(', ')}</span>.
+          </p>
+          {onCreateDesktopSandbox && (
+            <button className="btn btn-primary" data-testid="create-desktop-sandbox" onClick={onCreateDesktopSandbox}>
+              Create a desktop sandbox ({DESKTOP_IMAGE})
+            </button>
+          )}
+        </div>
+      </div>
+    );
+  }
   return (
     <div className="center desktop-off">
       <div className="desktop-off-card">
@@ -250,26 +285,23 @@ function DesktopOff({
           {status.missing.length > 0 && (
             <>
               <dt>Missing</dt>
-              <dd data-testid="desktop-missing" className="mono text-bad">
-                {status.missing.join(', ')}
+              <dd data-testid="desktop-missing" className="mono">
+                {status.missing.join(', ')} — the desktop runs without a browser
               </dd>
             </>
           )}
-          {status.reason && (
+          {status.reason && status.missing.length === 0 && (
             <>
               <dt>Why</dt>
               <dd data-testid="desktop-reason">{status.reason}</dd>
             </>
           )}
         </dl>
-        {status.missing.length > 0 && (
-          <p className="muted small">
-            Use an image with a desktop, e.g. <code>sandbox-desk/desktop:latest</code>.
-          </p>
+        {!refused && (
+          <button className="btn btn-primary" data-testid="desktop-start" onClick={onStart} disabled={disabled}>
+            {starting !== null ? 'Starting…' : 'Start desktop'}
+          </button>
         )}
-        <button className="btn btn-primary" data-testid="desktop-start" onClick={onStart} disabled={disabled}>
-          {starting !== null ? 'Starting…' : 'Start desktop'}
-        </button>
         {starting !== null && (
           <div className="progress" role="status">
             <span className="spinner" aria-hidden="true" /> Starting Xvnc, Xfce and Chromium… {elapsed(starting)}

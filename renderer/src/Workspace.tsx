@@ -1,4 +1,5 @@
 import type { SandboxInfo } from '../../src/api/contract.js';
+import { SandboxOffPane } from './SandboxOffPane.js';
 import { ScreenPane } from './ScreenPane.js';
 import { SplitView } from './SplitView.js';
 import { TerminalPane, type TerminalTabs } from './TerminalPane.js';
@@ -10,27 +11,13 @@ interface Props {
   onAddTab: (session?: string) => void;
   onCloseTab: (session: string) => void;
   onActivateTab: (session: string) => void;
+  /** Opens the create dialog for a desktop sandbox (offered when this sandbox's image has no desktop). */
+  onCreateDesktopSandbox?: () => void;
 }
 
 /** The desktop and the terminals of one sandbox, side by side. */
-export function Workspace({ sandbox, visible, tabs, onAddTab, onCloseTab, onActivateTab }: Props) {
-  if (sandbox.state !== 'running') {
-    return (
-      <div className="center empty workspace-off">
-        <p>
-          <b>{sandbox.name}</b> is {sandbox.state}
-          {sandbox.stateDetail ? ` (${sandbox.stateDetail})` : ''}.
-        </p>
-        <p className="muted">
-          {sandbox.state === 'missing'
-            ? 'It no longer exists in its backend; remove it and create it again.'
-            : sandbox.state === 'unavailable'
-              ? `Its backend cannot be asked right now: ${sandbox.stateDetail ?? 'no reason given'}`
-              : 'Start it (Start, above) to open its terminals and desktop.'}
-        </p>
-      </div>
-    );
-  }
+export function Workspace({ sandbox, visible, tabs, onAddTab, onCloseTab, onActivateTab, onCreateDesktopSandbox }: Props) {
+  if (sandbox.state !== 'running') return <SandboxOffPane sandbox={sandbox} />;
   if (!sandbox.supportsStreams) {
     return (
       <div className="center empty">
@@ -42,7 +29,7 @@ export function Workspace({ sandbox, visible, tabs, onAddTab, onCloseTab, onActi
   return (
     <SplitView
       storageKey="sdesk.split"
-      left={<ScreenPane sandbox={sandbox.name} visible={visible} />}
+      left={<ScreenPane sandbox={sandbox.name} visible={visible} onCreateDesktopSandbox={onCreateDesktopSandbox} />}
       right={
         <TerminalPane
           sandbox={sandbox.name}

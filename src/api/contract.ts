@@ -109,8 +109,10 @@ export interface SandboxInfo {
   name: string;
   backend: string;
   state: SandboxState;
-  /** Why the state is what it is, e.g. "exited (137) at …" or "removed outside Sandbox Desk". */
+  /** Why the state is what it is, e.g. "exited with code 137" or "removed outside Sandbox Desk". */
   stateDetail: string | null;
+  /** When the sandbox entered its state (a container's stop time), if the backend knows; for "Stopped 10 s ago". */
+  stateSince: string | null;
   image: string | null;
   user: string | null;
   /** As declared: an absolute in-sandbox path or "~". */

@@ -72,7 +72,7 @@ export class PluginLoader {
       if (failed.length) {
         throw new SandboxDeskError(
           'unknown_backend',
-          `Unknown backend '${name}'; plugin${failed.length === 1 ? '' : 's'} ${failed.map((p) => p.name).join(', ')} did not load`,
+          `unknown backend '${name}'; plugin${failed.length === 1 ? '' : 's'} ${failed.map((p) => p.name).join(', ')} did not load`,
           {
             hint: 'see `sandbox-desk plugin list` for why',
           },

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { SandboxDeskError } from '../shared/errors.js';
+import { didYouMean } from '../shared/did-you-mean.js';
 import type { ExecWarning } from '../shared/exec-result.js';
 import type { DisposableStore } from '../shared/lifecycle.js';
 import { runCommand, type ExecOutcome } from '../session/run-command.js';
@@ -206,7 +207,15 @@ export class SandboxDesk {
   private record(name: string): SandboxRecord {
     validate(SandboxName, name);
     const rec = this.store.sandboxes.get(name);
-    if (!rec) throw new SandboxDeskError('not_found', `no sandbox named ${name}`, { hint: 'see `sandbox-desk sandbox list`' });
+    if (!rec) {
+      const guess = didYouMean(
+        name,
+        this.store.sandboxes.list().map((r) => r.name),
+      );
+      throw new SandboxDeskError('not_found', `no sandbox named ${name}`, {
+        hint: guess ? `${guess} (see \`sandbox-desk sandbox list\`)` : 'see `sandbox-desk sandbox list`',
+      });
+    }
     return rec;
   }
 
@@ -251,8 +260,16 @@ export class SandboxDesk {
 
   async stopSandbox(name: string, opts: OperationOptions = {}): Promise<SandboxInfo> {
     const rec = this.record(name);
-    this.environments.drop(name, 'stopped');
     const provider = await this.providerOf(rec.backend);
+    // A running desktop is stopped first, while the sandbox still runs, so that its Chromium quits on
+    // its own and the next start does not greet the user with "Restore pages?". Best effort: a desktop
+    // that cannot be asked must not keep the sandbox from stopping.
+    if (provider.supportsStreams) {
+      await this.desktop.stopIfRunning(name).catch((err: unknown) => {
+        this.log.debug({ sandbox: name, err: err instanceof Error ? err.message : String(err) }, 'desktop not stopped before the sandbox');
+      });
+    }
+    this.environments.drop(name, 'stopped');
     await this.operations.run(name, 'stop', opts.onProgress, (op) => provider.stop(sandboxRef(rec), op));
     return this.info(rec, false);
   }

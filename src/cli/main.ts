@@ -25,6 +25,11 @@ import { addMcpCommands } from './mcp-command.js';
 import { addServeCommand } from './serve-command.js';
 import { addTokenCommands } from './token-command.js';
 import { parseKeyValues, parseMounts, parseTimeout, wantsJsonOutput } from './parse-args.js';
+import { addCompletionCommands } from './completion.js';
+import { addStandardAliases } from './command-aliases.js';
+import { addHelpExamples } from './help-examples.js';
+import { displayKey } from './display-key.js';
+import { usageError } from './usage-errors.js';
 
 interface JsonFlag {
   json?: boolean;
@@ -90,7 +95,9 @@ export async function main(
 
   const program = new Command('sandbox-desk')
     .description('Manage local sandboxes and run commands in them with truthful working directories.')
-    .showHelpAfterError('(run with --help for usage)')
+    // The error first, then what to do, on one line (usage-errors.ts); commander's own suggestion is off
+    // so that every "did you mean" comes from the one helper.
+    .showSuggestionAfterError(false)
     .exitOverride()
     .configureOutput({ writeOut: (s) => out.stdout(s), writeErr: (s) => out.stderr(s), outputError: () => undefined })
     .option(
@@ -120,7 +127,7 @@ export async function main(
   sandbox
     .command('create <name>')
     .description('create a sandbox (and start it, unless --no-start)')
-    .requiredOption('--backend <backend>', 'local | docker | qemu (or a plugin backend)')
+    .option('--backend <backend>', 'local | docker | qemu (or a plugin backend)', 'docker')
     .option(
       '--image <image>',
       'docker: an image (default sandbox-desk/base:latest); qemu: an image name or a .qcow2/raw disk path (default debian-test)',
@@ -297,6 +304,7 @@ export async function main(
   addTokenCommands(program, core, out);
   addPluginCommands(program, core, out, () => configFile);
   addConfigCommands(program, () => configFile, out);
+  addCompletionCommands(program, out, () => paths.dataDir);
 
   const session = program.command('session').description('list, create and remove sessions and their cwd records');
   session
@@ -317,7 +325,7 @@ export async function main(
     .action(async (name: string, key: string, o: JsonFlag & { parent?: string; cwd?: string }) => {
       const s = core().createSession({ sandbox: name, key, parent: o.parent, cwd: o.cwd });
       if (o.json) printJson(out, s);
-      else out.stdout(`Created session ${JSON.stringify(s.key)} in ${name} (cwd ${s.cwd ?? 'not set: the sandbox default'}).\n`);
+      else out.stdout(`Created session ${displayKey(s.key)} in ${name} (cwd ${s.cwd ?? 'not set: the sandbox default'}).\n`);
     });
   session
     .command('rm <name> <key>')
@@ -326,8 +334,11 @@ export async function main(
     .action(async (name: string, key: string, o: JsonFlag) => {
       core().removeSession(name, key);
       if (o.json) printJson(out, { removed: key });
-      else out.stdout(`Removed session ${JSON.stringify(key)}.\n`);
+      else out.stdout(`Removed session ${displayKey(key)}.\n`);
     });
+
+  addStandardAliases(program);
+  addHelpExamples(program);
 
   try {
     await program.parseAsync(argv, { from: 'user' });
@@ -335,7 +346,7 @@ export async function main(
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
-      return printError(out, new SandboxDeskError('invalid_input', err.message.replace(/^error: /, '')), wantsJson);
+      return printError(out, usageError(program, argv, err), wantsJson);
     }
     (log as CliLog | null)?.logger.warn(
       { err: err instanceof SandboxDeskError ? err.toJSON() : { message: String(err) } },

@@ -1,6 +1,7 @@
 import type { ExecWarning, SandboxInfo, SessionInfo } from '../api/contract.js';
 import { asSandboxDeskError } from '../shared/errors.js';
 import { ISOLATION_LABEL } from '../shared/isolation.js';
+import { displayKey } from './display-key.js';
 
 /** Exit code for Sandbox Desk's own failures (docker exec uses the same), never a command's. */
 export const EXIT_OWN_ERROR = 125;
@@ -68,8 +69,8 @@ export function sessionTable(list: SessionInfo[]): string {
   return table([
     ['KEY', 'PARENT', 'CWD', 'SOURCE', 'OBSERVED AT'],
     ...list.map((s) => [
-      JSON.stringify(s.key),
-      s.parent === null ? '-' : JSON.stringify(s.parent),
+      displayKey(s.key),
+      s.parent === null ? '-' : displayKey(s.parent),
       s.cwd ?? '-',
       s.source ?? '-',
       s.observedAt ?? '-',

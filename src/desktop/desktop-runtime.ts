@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { posix } from 'node:path';
 import { SandboxDeskError } from '../shared/errors.js';
 import { killTree } from '../exec/kill-tree.js';
+import { stopChromiumCleanly } from './chromium-shutdown.js';
 import { runIn } from '../exec/run-in.js';
 import { resourcePath } from '../platform/project-root.js';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
@@ -20,7 +21,8 @@ export const DESKTOP_BINARIES = [
   'xdotool',
   'socat',
 ] as const;
-export const DESKTOP_IMAGE = 'sandbox-desk/desktop:latest';
+// Defined in shared: the renderer offers it when a sandbox's image has no desktop.
+export { DESKTOP_IMAGE } from '../shared/desktop-types.js';
 /**
  * The account the desktop runs as where the image has it (the desktop and sshd images, the VM test
  * image): not the sandbox user, whose shell the agent drives.
@@ -227,12 +229,16 @@ exit 0
 `;
 
 /**
- * Ends the whole desktop: first the launcher's process tree (while parents still link it together),
+ * Ends the whole desktop: Chromium cleanly, then the launcher's process tree (while parents still link it together),
  * then anything left in its process group, then its directory.
  */
 export async function stopDesktopProcess(env: SandboxEnvironment, layout: DesktopLayout, user?: string): Promise<void> {
   const pid = Number((await runIn(env, ['cat', posix.join(layout.dir, 'launcher.pid')], { user })).stdout.toString('utf8').trim());
-  if (pid > 1) await killTree(env, user, pid, { includeRoot: true });
+  if (pid > 1) {
+    // Chromium first, on its own, while its display is still there (see chromium-shutdown.ts).
+    await stopChromiumCleanly(env, pid, layout.dir, user);
+    await killTree(env, user, pid, { includeRoot: true });
+  }
   const r = await runIn(env, ['bash', '-c', STOP, 'sandbox-desk', layout.dir], { user });
   if (r.code !== 0) throw new SandboxDeskError('backend_unavailable', `could not stop the desktop: ${r.stderr.trim()}`);
 }

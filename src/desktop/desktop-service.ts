@@ -323,6 +323,17 @@ export class DesktopService {
     return this.status(sandbox);
   }
 
+  /**
+   * Stops the desktop if it runs (the sandbox is about to stop: its Chromium gets to quit cleanly
+   * first); nothing when it does not. True when there was one to stop.
+   */
+  async stopIfRunning(sandbox: string): Promise<boolean> {
+    const l = await this.locate(sandbox, await this.target(sandbox));
+    if (!l.probe.running) return false;
+    await this.stop(sandbox);
+    return true;
+  }
+
   private notRunning(sandbox: string): SandboxDeskError {
     return new SandboxDeskError('desktop_not_running', `the desktop of sandbox ${sandbox} is not running`, {
       hint: `start it with \`sandbox-desk desktop start ${sandbox}\``,

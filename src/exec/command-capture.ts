@@ -1,4 +1,5 @@
 import { BoundedBuffer } from './bounded-buffer.js';
+import { withoutShellErrorPrefix } from './shell-error-prefix.js';
 import type { Frame } from './frame-splitter.js';
 
 /** Why the wrapper started where it did. */
@@ -117,7 +118,7 @@ export class CommandCapture {
   result(processExit: number | null, killed: RawRun['killed']): RawRun {
     return {
       stdout: this.stdout.bytes(),
-      stderr: this.stderr.bytes(),
+      stderr: withoutShellErrorPrefix(this.stderr.bytes()),
       truncated: { stdout: this.stdout.truncated, stderr: this.stderr.truncated },
       start: this.start,
       end: this.end,

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { SandboxDeskError } from '../shared/errors.js';
+import { didYouMean } from '../shared/did-you-mean.js';
 import type { AppPaths } from './paths.js';
 
 /*
@@ -145,11 +146,11 @@ export function describeKey(key: string): string {
 
 function assertKey(key: string): void {
   if (CONFIG_KEYS.includes(key)) return;
-  const near = CONFIG_KEYS.filter((k) => k.startsWith(key) || k.split('.').pop() === key.split('.').pop());
+  // A key whose last part matches (`idleMs` for `shell.idleMs`) is as good a guess as a near spelling.
+  const sameLeaf = CONFIG_KEYS.filter((k) => k.split('.').pop() === key.split('.').pop());
+  const guess = sameLeaf.length ? `did you mean ${sameLeaf.join(' or ')}?` : didYouMean(key, CONFIG_KEYS);
   throw new SandboxDeskError('invalid_input', `unknown config key ${JSON.stringify(key)}`, {
-    hint: near.length
-      ? `did you mean ${near.join(', ')}? (\`sandbox-desk config list\` shows every key)`
-      : `the keys are: ${CONFIG_KEYS.join(', ')}`,
+    hint: guess ? `${guess} (\`sandbox-desk config list\` shows every key)` : `the keys are: ${CONFIG_KEYS.join(', ')}`,
   });
 }
 

@@ -40,6 +40,8 @@ export interface BackendStatus {
   /** Changes whenever the backend restarts or replaces the sandbox; environments compare it to notice. */
   incarnation: string | null;
   detail?: string;
+  /** When the sandbox entered this state (ISO 8601), if the backend knows. */
+  since?: string;
   /** Backend-specific facts shown by `inspect` (e.g. a VM's accel, sshPort, pid, serialLog). Plain data. */
   details?: Record<string, string | number | boolean | null>;
 }

@@ -111,6 +111,14 @@ describe('ProviderRegistry', () => {
       expect(err.hint).toContain('plug');
     });
 
+    it('suggests the near name first, in the one did-you-mean style ("dokcer" → docker)', () => {
+      const r = new ProviderRegistry();
+      r.registerBuiltin(provider('local'));
+      r.registerBuiltin(provider('docker'));
+      const err = thrown(() => r.get('dokcer'));
+      expect(err.oneLine()).toBe("unknown backend 'dokcer' — did you mean docker? (available backends: local, docker)");
+    });
+
     it('is case-sensitive', () => {
       const r = new ProviderRegistry();
       r.register(provider('plug'));

@@ -1,4 +1,5 @@
 import { SandboxDeskError } from '../shared/errors.js';
+import { unknownNameHint } from '../shared/did-you-mean.js';
 import type { SandboxProvider } from './provider.js';
 
 /** Names that only the built-in backends may use, including ones that arrive in later releases. */
@@ -43,8 +44,8 @@ export class ProviderRegistry {
   get(name: string): SandboxProvider {
     const provider = this.providers.get(name);
     if (!provider) {
-      throw new SandboxDeskError('unknown_backend', `Unknown backend '${name}'`, {
-        hint: `available backends: ${this.names().join(', ')}`,
+      throw new SandboxDeskError('unknown_backend', `unknown backend '${name}'`, {
+        hint: unknownNameHint(name, this.names(), 'available backends'),
       });
     }
     return provider;

@@ -6,7 +6,13 @@ import { toDisposable } from '../shared/lifecycle.js';
 import type { BackendStatus, CreateEnvironmentOptions, SandboxEnvironment, SandboxProvider } from '../sandbox/provider.js';
 import type { SandboxRecord } from '../store/sandbox-store.js';
 import { Store } from '../store/store.js';
-import { EnvironmentManager, type EnvironmentDisposed, type IncarnationChanged } from './environment-manager.js';
+import { thrown } from '../../test/expect-error.js';
+import {
+  EnvironmentManager,
+  type EnvironmentDisposed,
+  type EnvironmentManagerOptions,
+  type IncarnationChanged,
+} from './environment-manager.js';
 
 /**
  * A backend that is only a state machine: its status is whatever the test sets, and every
@@ -220,5 +226,36 @@ describe('EnvironmentManager (fake provider, real SQLite store)', () => {
     expect(envs.takeWarnings('a')).toEqual([]);
     envs.dispose();
     expect(disposed.map((d) => `${d.sandbox}:${d.reason}`)).toEqual(['a:removed', 'b:closed']);
+  });
+});
+
+describe('declareDefaultCwd: what the user typed', () => {
+  const m = new EnvironmentManager({ sandboxes: null as unknown as EnvironmentManagerOptions['sandboxes'], hostHome: '/home/me' });
+  const provider = new FakeProvider();
+
+  it.each([
+    ['projects/x', '/projects/x'],
+    ['./x', '/x'],
+    ['~/src', '/home/USER/src'],
+    ['.', '/.'],
+  ])('refuses the relative %j with invalid_input, saying to give an absolute path or ~', (asked, like) => {
+    const err = thrown(() => m.declareDefaultCwd(provider, asked, []));
+    expect(err.code).toBe('invalid_input');
+    expect(err.oneLine()).toBe(
+      `default cwd ${JSON.stringify(asked)} is relative — give an absolute in-sandbox path (such as ${like}), or ~ for the sandbox user's home`,
+    );
+  });
+
+  it('keeps an absolute path and ~ as typed, without a warning', () => {
+    const warnings: unknown[] = [];
+    expect(m.declareDefaultCwd(provider, '/work/app', warnings as never)).toBe('/work/app');
+    expect(m.declareDefaultCwd(provider, '~', warnings as never)).toBe('~');
+    expect(warnings).toEqual([]);
+  });
+
+  it('a host-shaped absolute path stays accepted with a warning (decided once the home is measured)', () => {
+    const warnings: { code: string }[] = [];
+    expect(m.declareDefaultCwd(provider, '/Users/me/project', warnings as never)).toBeNull();
+    expect(warnings.map((w) => w.code)).toEqual(['default_cwd_ignored']);
   });
 });

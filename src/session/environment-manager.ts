@@ -87,6 +87,7 @@ export class EnvironmentManager implements IDisposable {
   declareDefaultCwd(provider: SandboxProvider, asked: string | undefined, warnings: ExecWarning[], here = process.cwd()): string | null {
     const fallback = provider.isContainer ? 'the backend default' : 'the current directory';
     if (asked !== undefined) {
+      refuseRelativeDefaultCwd(asked);
       const d = normalizeDeclaredCwd(asked, {
         isContainer: provider.isContainer,
         hostHome: this.hostHome,
@@ -252,4 +253,20 @@ export class EnvironmentManager implements IDisposable {
     this.changed.dispose();
     this.disposed.dispose();
   }
+}
+
+/**
+ * A default cwd the user typed (`--default-cwd`, the create dialog) that is relative is refused before
+ * anything is made: it has no meaning inside a sandbox, and quietly using another directory instead
+ * would start every command somewhere the user did not ask for. (A plugin's declaration is not the
+ * user's to fix: that one stays ignored with a warning.)
+ */
+export function refuseRelativeDefaultCwd(asked: string): void {
+  if (asked === '' || asked === '~' || asked.startsWith('/')) return;
+  const home = asked.startsWith('~/');
+  const rest = home ? asked.slice(2) : asked.replace(/^\.\//, '');
+  const like = home ? `/home/USER/${rest}` : `/${rest || 'workspace'}`;
+  throw new SandboxDeskError('invalid_input', `default cwd ${JSON.stringify(asked)} is relative`, {
+    hint: `give an absolute in-sandbox path (such as ${like}), or ~ for the sandbox user's home`,
+  });
 }

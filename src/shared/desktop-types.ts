@@ -1,4 +1,7 @@
-/** What the UI and the CLI are told about a desktop. Types only (the renderer imports them). */
+/** The image whose sandboxes have the whole desktop (Xvnc, Xfce, Chromium): what the UI offers when one lacks it. */
+export const DESKTOP_IMAGE = 'sandbox-desk/desktop:latest';
+
+/** What the UI and the CLI are told about a desktop (the renderer imports them). */
 export interface DesktopStatus {
   sandbox: string;
   running: boolean;

@@ -128,12 +128,11 @@ describe('docker sandboxes against the real engine', () => {
     expect((await t.desk.listSandboxes()).map((s) => s.name)).not.toContain(name);
   });
 
-  it('--default-cwd relative or host-shaped on docker: accepted with a warning, falls back to the backend default', async () => {
+  it('--default-cwd relative on docker: refused with invalid_input, nothing made; host-shaped: accepted with a warning', async () => {
     const a = uniqueName();
-    const r1 = await t.desk.createSandbox({ name: a, backend: 'docker', defaultCwd: 'projects/x' });
-    expect(r1.warnings.map((w) => w.code)).toEqual(['default_cwd_ignored']);
-    expect(r1.sandbox.declaredDefaultCwd).toBe('~');
-    expect((await t.desk.exec({ sandbox: a, command: 'pwd' })).stdout).toBe('/home/agent\n');
+    const err = await rejectsWith(t.desk.createSandbox({ name: a, backend: 'docker', defaultCwd: 'projects/x' }), 'invalid_input');
+    expect(err.oneLine()).toMatch(/is relative — give an absolute in-sandbox path .*or ~/);
+    expect((await t.desk.listSandboxes()).map((s) => s.name)).not.toContain(a);
     const b = uniqueName();
     const r2 = await t.desk.createSandbox({ name: b, backend: 'docker', defaultCwd: '/Users/me/project' });
     expect(r2.warnings[0]?.message).toMatch(/host path/);
@@ -142,7 +141,7 @@ describe('docker sandboxes against the real engine', () => {
     const r3 = await t.desk.createSandbox({ name: c, backend: 'docker', defaultCwd: '/tmp' });
     expect(r3.warnings).toEqual([]);
     expect((await t.desk.exec({ sandbox: c, command: 'pwd' })).cwd).toBe('/tmp');
-    for (const n of [a, b, c]) await t.desk.removeSandbox(n, { force: true });
+    for (const n of [b, c]) await t.desk.removeSandbox(n, { force: true });
   });
 
   it("a declared /home/… default is kept when it is the sandbox's own home, dropped once the home shows it is a host path", async () => {

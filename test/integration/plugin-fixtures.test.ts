@@ -235,6 +235,6 @@ describe('CLI', () => {
     expect(bad.stderr).toMatch(/--plugin-isolation must be "in-process" or "host"/);
     // Without the plugin, its sandbox's backend is unknown — said plainly.
     const missing = await cli(['exec', name, '--', 'true']);
-    expect(missing.stderr).toMatch(/Unknown backend 'hostshell'/);
+    expect(missing.stderr).toMatch(/unknown backend 'hostshell'/);
   });
 });

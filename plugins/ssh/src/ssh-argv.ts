@@ -62,10 +62,11 @@ function quoteWord(word: string): string {
 /**
  * Starts the control master explicitly, in the background (`-f`), with no command (`-N`). Started this
  * way — not by the first client with ControlMaster=auto — the backgrounded master never inherits an
- * exec's stdout/stderr pipes, which would keep them open for ControlPersist's lifetime.
+ * exec's stdout/stderr pipes, which would keep them open for ControlPersist's lifetime. ControlMaster=yes
+ * without `-M`: ssh reads both together as ControlMaster=ask, and then refuses every client's session.
  */
 export function masterArgv(t: SshTarget, persistSeconds: number): string[] {
-  return ['ssh', ...baseOptions(t), '-o', 'ControlMaster=yes', '-o', `ControlPersist=${persistSeconds}`, '-M', '-N', '-f', t.host];
+  return ['ssh', ...baseOptions(t), '-o', 'ControlMaster=yes', '-o', `ControlPersist=${persistSeconds}`, '-N', '-f', t.host];
 }
 
 /** Asks the master whether it is up (`check`) or tells it to end (`exit`). */

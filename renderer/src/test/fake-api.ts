@@ -24,6 +24,7 @@ export function sandboxInfo(over: Partial<SandboxInfo> & { name: string }): Sand
     backend: 'docker',
     state: 'running',
     stateDetail: null,
+    stateSince: null,
     image: 'sandbox-desk/base:latest',
     user: 'dev',
     declaredDefaultCwd: '~',

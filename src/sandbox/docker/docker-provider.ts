@@ -1,6 +1,6 @@
 import Docker from 'dockerode';
 import { SandboxDeskError } from '../../shared/errors.js';
-import { didYouMean } from '../../shared/did-you-mean.js';
+import { closestImageName } from '../../shared/did-you-mean.js';
 import { measureHome } from '../measure-home.js';
 import type {
   BackendStatus,
@@ -71,7 +71,7 @@ export class DockerProvider implements SandboxProvider {
       (l) => l.flatMap((i) => i.tags),
       () => [],
     );
-    const close = didYouMean(image, tags);
+    const close = closestImageName(image, tags);
     return new SandboxDeskError('image_not_found', `Image ${image} does not exist in the Docker engine`, {
       hint: close
         ? `did you mean ${close}? (see \`sandbox-desk image list\`)`
@@ -216,10 +216,13 @@ export class DockerProvider implements SandboxProvider {
         memoryMiB: hc?.Memory ? Math.round(hc.Memory / 2 ** 20) : 'no limit',
       };
       if (s.Running) return { state: 'running', incarnation: `${info.Id}@${s.StartedAt}`, details };
+      // Docker's zero time (0001-01-01…) means "never ran".
+      const since = s.FinishedAt && !s.FinishedAt.startsWith('0001-') ? s.FinishedAt : undefined;
       return {
         state: 'stopped',
         incarnation: null,
-        detail: s.Status === 'exited' ? `exited (${s.ExitCode}) at ${s.FinishedAt}` : s.Status,
+        detail: s.Status === 'exited' ? `exited with code ${s.ExitCode}${s.ExitCode === 143 ? ' (stopped with SIGTERM)' : ''}` : s.Status,
+        ...(since ? { since } : {}),
         details,
       };
     } catch (err) {

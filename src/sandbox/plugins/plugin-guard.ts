@@ -140,6 +140,7 @@ function checkedStatus(v: unknown, who: string): BackendStatus {
   }
   const out: BackendStatus = { state: s.state as BackendStatus['state'], incarnation };
   if (typeof s.detail === 'string') out.detail = s.detail;
+  if (typeof s.since === 'string' && !Number.isNaN(Date.parse(s.since))) out.since = s.since;
   if (s.details && typeof s.details === 'object') {
     // Plain data only: inspect shows it and the contract carries it.
     out.details = Object.fromEntries(

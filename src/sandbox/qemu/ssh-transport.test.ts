@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isHostKeyMismatch, sshExecPrefix, type SshTarget } from './ssh-transport.js';
+import { spawnSync } from 'node:child_process';
+import { isHostKeyMismatch, masterArgv, sshExecPrefix, type SshTarget } from './ssh-transport.js';
 
 const t: SshTarget = {
   port: 40022,
@@ -60,5 +61,18 @@ describe('isHostKeyMismatch', () => {
     expect(isHostKeyMismatch('@@@ WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED! @@@')).toBe(true);
     expect(isHostKeyMismatch('Host key verification failed.')).toBe(true);
     expect(isHostKeyMismatch('Connection refused')).toBe(false);
+  });
+});
+
+describe('masterArgv', () => {
+  it('makes a plain master (controlmaster true, as ssh itself resolves the options), never the asking kind', () => {
+    const argv = masterArgv(t);
+    expect(argv).not.toContain('-M');
+    expect(argv.slice(-3)).toEqual(['-N', '-f', 'agent@127.0.0.1']);
+    // `ssh -G` prints the configuration the options resolve to, without connecting anywhere.
+    const resolved = spawnSync('ssh', [...argv.slice(1, -3), '-G', 'agent@127.0.0.1'], { encoding: 'utf8' });
+    expect(resolved.status, resolved.stderr).toBe(0);
+    expect(resolved.stdout).toMatch(/^controlmaster true$/m);
+    expect(resolved.stdout).toMatch(/^controlpersist 600$/m);
   });
 });

@@ -80,6 +80,29 @@ export function isHostKeyMismatch(stderr: string): boolean {
   return /REMOTE HOST IDENTIFICATION HAS CHANGED|Host key verification failed/i.test(stderr);
 }
 
+/**
+ * The master connection: in the background (`-f`), no command (`-N`), lingering 10 min. ControlMaster=yes
+ * alone makes it a master — never together with `-M`, which ssh reads as "once more" and turns into
+ * ControlMaster=ask: every client's session is then refused ("Master refused session request:
+ * Permission denied", the first line a QEMU terminal showed) and each client quietly opens a
+ * connection of its own instead.
+ */
+export function masterArgv(t: SshTarget): string[] {
+  return [
+    'ssh',
+    ...sshOptions(t),
+    '-o',
+    'ControlMaster=yes',
+    '-o',
+    `ControlPath=${t.controlPath}`,
+    '-o',
+    'ControlPersist=600',
+    '-N',
+    '-f',
+    host(t),
+  ];
+}
+
 /** Starts the master connection unless one answers; it lingers (ControlPersist) so later commands are fast. */
 export async function ensureMaster(t: SshTarget): Promise<boolean> {
   const check = await runArgv(['ssh', ...sshOptions(t), '-o', `ControlPath=${t.controlPath}`, '-O', 'check', host(t)], {
@@ -88,26 +111,8 @@ export async function ensureMaster(t: SshTarget): Promise<boolean> {
   if (check.code === 0) return true;
   return new Promise((resolve) => {
     // stdio ignored: the backgrounded master must hold none of our pipes.
-    const child = spawn(
-      'ssh',
-      [
-        ...sshOptions(t),
-        '-o',
-        'ControlMaster=yes',
-        '-o',
-        `ControlPath=${t.controlPath}`,
-        '-o',
-        'ControlPersist=600',
-        '-M',
-        '-N',
-        '-f',
-        host(t),
-      ],
-      {
-        stdio: 'ignore',
-        detached: true,
-      },
-    );
+    const [bin, ...args] = masterArgv(t);
+    const child = spawn(bin!, args, { stdio: 'ignore', detached: true });
     const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
     child.on('error', () => resolve(false));
     child.on('exit', (code) => {

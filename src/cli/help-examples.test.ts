@@ -1,0 +1,46 @@
+import { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { runMain } from '../../test/run-cli-main.js';
+import { addHelpExamples } from './help-examples.js';
+
+/** The subcommand names a help text lists under "Commands:" (aliases and `help` left out). */
+function listedCommands(help: string): string[] {
+  const section = help.split('\nCommands:\n')[1]?.split('\n\n')[0] ?? '';
+  return section
+    .split('\n')
+    .filter((l) => /^ {2}\S/.test(l))
+    .map((l) => l.trim().split(/[\s|]/)[0]!)
+    .filter((n) => n !== 'help');
+}
+
+describe('help examples', () => {
+  it('every command of the real CLI has an example in its --help', async () => {
+    const queue: string[][] = [[]];
+    const seen: string[] = [];
+    const without: string[] = [];
+    while (queue.length) {
+      const path = queue.shift()!;
+      const r = await runMain([...path, '--help']);
+      expect(r.code).toBe(0);
+      if (path.length) {
+        seen.push(path.join(' '));
+        if (!/\nExamples?:\n {2}\$ sandbox-desk /.test(r.stdout)) without.push(path.join(' '));
+      }
+      for (const sub of listedCommands(r.stdout)) queue.push([...path, sub]);
+    }
+    expect(seen).toEqual(expect.arrayContaining(['sandbox create', 'exec', 'desktop click', 'completion', 'config set']));
+    expect(without).toEqual([]);
+  });
+
+  it('reports the commands that have none', () => {
+    const p = new Command('x');
+    p.command('a');
+    p.command('b');
+    expect(addHelpExamples(p, { a: ['x a'] })).toEqual(['b']);
+  });
+
+  it('sandbox create says --backend defaults to docker', async () => {
+    const r = await runMain(['sandbox', 'create', '--help']);
+    expect(r.stdout).toMatch(/--backend <backend>[^\n]*\n?[^\n]*\(default: "docker"\)/);
+  });
+});

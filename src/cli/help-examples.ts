@@ -1,0 +1,77 @@
+import type { Command } from 'commander';
+import { allCommands } from './command-walk.js';
+
+/**
+ * An example for every command's `--help`, keyed by the command's path. Kept apart from the commands so
+ * that `main.ts` stays about behaviour; `help-examples.test.ts` fails when a command has none.
+ */
+export const HELP_EXAMPLES: Record<string, string[]> = {
+  sandbox: ['sandbox-desk sandbox create demo', 'sandbox-desk sandbox ls'],
+  'sandbox create': [
+    "sandbox-desk sandbox create demo --default-cwd '~'             # docker, sandbox-desk/base:latest",
+    'sandbox-desk sandbox create web --image sandbox-desk/desktop:latest',
+    'sandbox-desk sandbox create vm --backend qemu --memory 2048',
+  ],
+  'sandbox list': ['sandbox-desk sandbox ls', 'sandbox-desk sandbox list --json'],
+  'sandbox inspect': ['sandbox-desk sandbox inspect demo', 'sandbox-desk sandbox inspect demo --json'],
+  'sandbox start': ['sandbox-desk sandbox start demo'],
+  'sandbox stop': ['sandbox-desk sandbox stop demo'],
+  'sandbox rm': ['sandbox-desk sandbox rm demo', 'sandbox-desk sandbox rm demo --force   # even while it runs'],
+  exec: [
+    'sandbox-desk exec demo -- ls -la',
+    'sandbox-desk exec demo --session a -- cd /tmp      # session a now records /tmp',
+    'sandbox-desk exec demo --json -- pwd',
+  ],
+  session: ['sandbox-desk session ls demo'],
+  'session list': ['sandbox-desk session ls demo', 'sandbox-desk session list demo --json'],
+  'session create': ['sandbox-desk session create demo build --cwd /tmp', 'sandbox-desk session create demo child --parent build'],
+  'session rm': ['sandbox-desk session rm demo build'],
+  desktop: ['sandbox-desk desktop start web', 'sandbox-desk desktop screenshot web --out screen.png'],
+  'desktop start': ['sandbox-desk desktop start web'],
+  'desktop stop': ['sandbox-desk desktop stop web'],
+  'desktop status': ['sandbox-desk desktop status web --json'],
+  'desktop screenshot': ['sandbox-desk desktop screenshot web --out screen.png'],
+  'desktop click': ['sandbox-desk desktop click web 640 400', 'sandbox-desk desktop click web 640 400 --button 3'],
+  'desktop move': ['sandbox-desk desktop move web 100 200'],
+  'desktop drag': ['sandbox-desk desktop drag web 100 100 300 300'],
+  'desktop scroll': ['sandbox-desk desktop scroll web 640 400 down --amount 5'],
+  'desktop type': ["sandbox-desk desktop type web 'hello, world'"],
+  'desktop key': ["sandbox-desk desktop key web 'ctrl+l'", "sandbox-desk desktop key web 'ctrl+shift+t Return'"],
+  'desktop browser': ['sandbox-desk desktop browser web'],
+  'desktop view': ['sandbox-desk desktop view web'],
+  serve: ['sandbox-desk serve', 'sandbox-desk serve --port 8080 --mcp --mcp-sandbox demo'],
+  mcp: ['sandbox-desk mcp --sandbox demo'],
+  log: ['sandbox-desk log demo', 'sandbox-desk log demo --session a --jsonl'],
+  token: ['sandbox-desk token create --sandbox demo --label ci'],
+  'token create': ['sandbox-desk token create --sandbox demo --label ci'],
+  'token list': ['sandbox-desk token ls'],
+  'token rm': ['sandbox-desk token rm 3f2a'],
+  plugin: ['sandbox-desk plugin ls'],
+  'plugin list': ['sandbox-desk plugin ls', 'sandbox-desk plugin list --json'],
+  'plugin enable': ['sandbox-desk plugin enable podman'],
+  'plugin disable': ['sandbox-desk plugin disable podman'],
+  config: ['sandbox-desk config ls', 'sandbox-desk config set shell.idleMs 600000'],
+  'config list': ['sandbox-desk config ls'],
+  'config get': ['sandbox-desk config get log.level'],
+  'config set': ['sandbox-desk config set log.level debug'],
+  'config unset': ['sandbox-desk config unset log.level'],
+  completion: [
+    'sandbox-desk completion bash > ~/.local/share/bash-completion/completions/sandbox-desk',
+    'sandbox-desk completion zsh > "${fpath[1]}/_sandbox-desk"',
+    'sandbox-desk completion fish > ~/.config/fish/completions/sandbox-desk.fish',
+  ],
+};
+
+/** Adds "Examples:" after the help of every command that has some; returns the paths that have none. */
+export function addHelpExamples(program: Command, examples: Record<string, string[]> = HELP_EXAMPLES): string[] {
+  const missing: string[] = [];
+  for (const { cmd, path } of allCommands(program)) {
+    const lines = examples[path.join(' ')];
+    if (!lines?.length) {
+      missing.push(path.join(' '));
+      continue;
+    }
+    cmd.addHelpText('after', `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`);
+  }
+  return missing;
+}
