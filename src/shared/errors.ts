@@ -24,6 +24,7 @@ export type ErrorCode =
   | 'desktop_not_running'
   | 'human_has_control'
   | 'stale_frame'
+  | 'cancelled'
   | 'internal';
 
 export class SandboxDeskError extends Error {

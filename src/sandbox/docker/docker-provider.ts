@@ -5,6 +5,7 @@ import type {
   BackendStatus,
   CreateEnvironmentOptions,
   ExecPrefixOptions,
+  LifecycleContext,
   Mount,
   ProvisionResult,
   ProvisionSpec,
@@ -70,8 +71,10 @@ export class DockerProvider implements SandboxProvider {
     await this.call(() => this.docker.ping());
   }
 
-  async provision(spec: ProvisionSpec): Promise<ProvisionResult> {
+  async provision(spec: ProvisionSpec, ctx: LifecycleContext = {}): Promise<ProvisionResult> {
     const image = spec.image ?? DEFAULT_DOCKER_IMAGE;
+    const progress = ctx.progress ?? (() => undefined);
+    progress({ step: 'image', message: `looking up image ${image}` });
     const info = await this.call(() => this.docker.getImage(image).inspect()).catch((err: unknown) => {
       if (statusOf(err) === 404) {
         throw new SandboxDeskError('image_not_found', `Image ${image} does not exist in the Docker engine`, {
@@ -84,6 +87,8 @@ export class DockerProvider implements SandboxProvider {
     });
     // Hardened default: the image's non-root user when it has one.
     const user = spec.user ?? (info.Config?.User || info.Config?.Labels?.[DEFAULT_USER_LABEL] || null);
+    ctx.signal?.throwIfAborted();
+    progress({ step: 'container', message: `creating container ${spec.resourceName}` });
     const container = await this.call(() =>
       this.docker.createContainer({
         name: spec.resourceName,
@@ -122,6 +127,11 @@ export class DockerProvider implements SandboxProvider {
       if (err instanceof SandboxDeskError) throw err;
       throw new SandboxDeskError('backend_unavailable', `Docker refused to create the container: ${engineMessage(err)}`, { cause: err });
     });
+    if (ctx.signal?.aborted) {
+      // Cancelled while the engine was creating it: the caller never learns its id, so it is removed here.
+      await this.call(() => container.remove({ force: true, v: true })).catch(() => undefined);
+      ctx.signal.throwIfAborted();
+    }
     return { backendRef: container.id, user, image };
   }
 
@@ -139,7 +149,9 @@ export class DockerProvider implements SandboxProvider {
     });
   }
 
-  async start(ref: SandboxRef): Promise<void> {
+  async start(ref: SandboxRef, ctx: LifecycleContext = {}): Promise<void> {
+    ctx.signal?.throwIfAborted();
+    ctx.progress?.({ step: 'start', message: 'starting the container' });
     await this.call(() => this.container(ref).start()).catch((err: unknown) => {
       if (statusOf(err) === 304) return;
       if (statusOf(err) === 404) throw this.missing(ref);
