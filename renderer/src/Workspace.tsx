@@ -26,7 +26,9 @@ export function Workspace({ sandbox, visible, tabs, onAddTab, onCloseTab, onActi
             ? 'It no longer exists in its backend; remove it and create it again.'
             : sandbox.state === 'unavailable'
               ? `Its backend cannot be asked right now: ${sandbox.stateDetail ?? 'no reason given'}`
-              : 'Start it (Start, above) to open its terminals and desktop.'}
+              : sandbox.operation
+                ? 'Its terminals and desktop open once it is ready (see its progress in Details or the sidebar).'
+                : 'Start it (Start, above) to open its terminals and desktop.'}
         </p>
       </div>
     );
