@@ -1,4 +1,6 @@
-import { useState, type FormEvent } from 'react';
+import { useState, type FormEvent, type KeyboardEvent } from 'react';
+import { CwdPath } from './CwdPath.js';
+import { TabOverflowMenu } from './TabOverflowMenu.js';
 import type { SessionInfo } from '../../src/api/contract.js';
 import { useApi } from './api-context.js';
 import { ago } from './format.js';
@@ -32,6 +34,17 @@ export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivat
   const [startedIn, setStartedIn] = useState<Record<string, string>>({});
   const activeInfo = sessions.data?.find((s) => s.key === tabs.active);
 
+  // Tabs pattern: one tab stop, arrow keys / Home / End move between tabs (and open that session).
+  const onTabKey = (e: KeyboardEvent<HTMLElement>) => {
+    const at = tabs.active ? tabs.tabs.indexOf(tabs.active) : -1;
+    const last = tabs.tabs.length - 1;
+    const to = { ArrowLeft: at - 1, ArrowRight: at + 1, Home: 0, End: last }[e.key];
+    if (to === undefined || at < 0 || to < 0 || to > last) return;
+    e.preventDefault();
+    onActivate(tabs.tabs[to]!);
+    e.currentTarget.querySelectorAll<HTMLElement>('.tab-label')[to]?.focus();
+  };
+
   const submitName = (e: FormEvent) => {
     e.preventDefault();
     const name = naming?.trim();
@@ -41,10 +54,16 @@ export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivat
 
   return (
     <section className="pane terminal-pane" data-testid="terminal-pane" aria-label="Terminals">
-      <header className="pane-head tabs" role="tablist">
+      <header className="pane-head tabs" role="tablist" onKeyDown={onTabKey}>
         {tabs.tabs.map((t) => (
           <div key={t} className={`tab${t === tabs.active ? ' tab-active' : ''}`} role="tab" aria-selected={t === tabs.active}>
-            <button className="tab-label" data-testid={`terminal-tab-${t}`} onClick={() => onActivate(t)} title={`session ${t}`}>
+            <button
+              className="tab-label"
+              data-testid={`terminal-tab-${t}`}
+              tabIndex={t === tabs.active ? 0 : -1}
+              onClick={() => onActivate(t)}
+              title={`session ${t}`}
+            >
               {t}
             </button>
             <button className="tab-close" aria-label={`Close ${t}`} title="Close (ends this shell)" onClick={() => onClose(t)}>
@@ -52,6 +71,7 @@ export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivat
             </button>
           </div>
         ))}
+        <TabOverflowMenu tabs={tabs.tabs} active={tabs.active} onActivate={onActivate} />
         <button
           className="btn-icon tab-add"
           data-testid="terminal-add"
@@ -97,7 +117,7 @@ export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivat
           <span className="sep" />
           <span className="muted">cwd record</span>{' '}
           {activeInfo?.cwd ? (
-            <span className="mono cwd">{activeInfo.cwd}</span>
+            <CwdPath path={activeInfo.cwd} testId="terminal-cwd-path" />
           ) : (
             <span className="muted">{startedIn[tabs.active] ? `started in ${startedIn[tabs.active]}` : 'none yet'}</span>
           )}
