@@ -1,4 +1,4 @@
-import { useState, type FormEvent, type KeyboardEvent } from 'react';
+import { useEffect, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { CwdPath } from './CwdPath.js';
 import { TabOverflowMenu } from './TabOverflowMenu.js';
 import type { SessionInfo } from '../../src/api/contract.js';
@@ -34,15 +34,21 @@ export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivat
   const [startedIn, setStartedIn] = useState<Record<string, string>>({});
   const activeInfo = sessions.data?.find((s) => s.key === tabs.active);
 
-  // Tabs pattern: one tab stop, arrow keys / Home / End move between tabs (and open that session).
+  // Tabs pattern with manual activation: one tab stop; arrow keys / Home / End move the focus, Enter or
+  // Space opens the tab (activating moves the focus into that terminal, which would end the navigation).
+  const [focusedTab, setFocusedTab] = useState<string | null>(null);
+  // Opening a tab (click, Enter, the menu) makes it the tab stop again.
+  useEffect(() => setFocusedTab(null), [tabs.active]);
+  const stop = focusedTab && tabs.tabs.includes(focusedTab) ? focusedTab : tabs.active;
   const onTabKey = (e: KeyboardEvent<HTMLElement>) => {
-    const at = tabs.active ? tabs.tabs.indexOf(tabs.active) : -1;
-    const last = tabs.tabs.length - 1;
+    const labels = [...e.currentTarget.querySelectorAll<HTMLElement>('.tab-label')];
+    const at = labels.indexOf(document.activeElement as HTMLElement);
+    const last = labels.length - 1;
     const to = { ArrowLeft: at - 1, ArrowRight: at + 1, Home: 0, End: last }[e.key];
     if (to === undefined || at < 0 || to < 0 || to > last) return;
     e.preventDefault();
-    onActivate(tabs.tabs[to]!);
-    e.currentTarget.querySelectorAll<HTMLElement>('.tab-label')[to]?.focus();
+    setFocusedTab(tabs.tabs[to] ?? null);
+    labels[to]?.focus();
   };
 
   const submitName = (e: FormEvent) => {
@@ -60,7 +66,7 @@ export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivat
             <button
               className="tab-label"
               data-testid={`terminal-tab-${t}`}
-              tabIndex={t === tabs.active ? 0 : -1}
+              tabIndex={t === stop ? 0 : -1}
               onClick={() => onActivate(t)}
               title={`session ${t}`}
             >

@@ -51,7 +51,7 @@ function Stateful({ initial }: { initial: TerminalTabs }) {
 }
 
 describe('terminal tab bar: keyboard, overflow, a readable cwd', () => {
-  it('one tab stop; arrow keys, Home and End move between tabs', async () => {
+  it('one tab stop; arrow keys, Home and End move the focus between tabs, Enter (a click) opens one', async () => {
     render(
       <ApiProvider api={new FakeApi()}>
         <Stateful initial={{ tabs: ['term-1', 'term-2', 'term-3'], active: 'term-1' }} />
@@ -63,10 +63,14 @@ describe('terminal tab bar: keyboard, overflow, a readable cwd', () => {
     fireEvent.keyDown(tab(1), { key: 'ArrowRight' });
     await waitFor(() => expect(tab(2).tabIndex).toBe(0));
     expect(document.activeElement).toBe(tab(2));
+    expect([1, 2, 3].map((n) => tab(n).tabIndex)).toEqual([-1, 0, -1]);
     fireEvent.keyDown(tab(2), { key: 'End' });
     await waitFor(() => expect(document.activeElement).toBe(tab(3)));
     fireEvent.keyDown(tab(3), { key: 'Home' });
     await waitFor(() => expect(document.activeElement).toBe(tab(1)));
+    fireEvent.keyDown(tab(1), { key: 'End' });
+    fireEvent.click(tab(3));
+    await waitFor(() => expect(tab(3).parentElement?.getAttribute('aria-selected')).toBe('true'));
   });
 
   it('every tab is in the ⌄ menu (the bar shrinks tabs instead of scrolling); picking one activates it', async () => {

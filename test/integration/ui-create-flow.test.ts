@@ -5,7 +5,7 @@
  * page) → a VM create shows its steps and is cancelled from the window, leaving nothing behind.
  * Screenshots of the empty state and the progress view go to docs/.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,6 +41,7 @@ describe('create flow in the browser mode', () => {
   beforeAll(async () => {
     if (!existsSync(join(ROOT, 'dist', 'renderer', 'index.html')))
       throw new Error('the renderer is not built: run `npm run build:renderer` (setup does)');
+    mkdirSync(join(ROOT, 'test', 'artifacts'), { recursive: true });
     t = tempDesk();
     server = new LocalServer({ desk: t.desk });
     await server.listen();
@@ -87,6 +88,33 @@ describe('create flow in the browser mode', () => {
     await page.getByTestId('sandbox-row-terminal-1').click();
     expect(await page.getByTestId('notice').count()).toBe(0);
   });
+
+  it('many terminal tabs in a narrow pane shrink (no scrollbar) and stay reachable; arrow keys move between them', async () => {
+    await page.getByTestId('sandbox-row-terminal-1').click();
+    await page.getByTestId('view-workspace').click();
+    await page.getByTestId('terminal-tab-term-1').waitFor({ timeout: 30_000 });
+    for (let i = 0; i < 7; i++) await page.getByTestId('terminal-add').click();
+    await page.getByTestId('terminal-tab-term-8').waitFor();
+    const bar = page.locator('.terminal-pane .tabs');
+    const overflow = await bar.evaluate((el) => ({
+      scroll: el.scrollWidth,
+      client: el.clientWidth,
+      style: getComputedStyle(el).overflowX,
+    }));
+    expect(overflow.style).not.toBe('auto');
+    expect(overflow.scroll).toBeLessThanOrEqual(overflow.client + 1);
+    await page.getByTestId('terminal-tab-term-8').focus();
+    await page.keyboard.press('Home');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('terminal-tab-term-1');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByTestId('terminal-tab-term-2').locator('..').getAttribute('aria-selected')).toBe('true');
+    await page.getByTestId('terminal-tab-menu').click();
+    await page.getByTestId('terminal-tab-menu-term-5').click();
+    expect(await page.getByTestId('terminal-tab-term-5').getAttribute('tabindex')).toBe('0');
+    await page.screenshot({ path: join(ROOT, 'test', 'artifacts', 'terminal-tabs-narrow.png') });
+    await page.getByTestId('view-details').click();
+  }, 90_000);
 
   it.skipIf(SKIP_SLOW)(
     'a VM create shows its timestamped steps; Cancel in the window leaves no VM dir, no QEMU process, no record',
