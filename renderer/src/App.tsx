@@ -1,14 +1,17 @@
-import { lazy, Suspense, useCallback, useEffect, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import type { ApiClient, CreateSandboxResult, SandboxInfo } from '../../src/api/contract.js';
 import { ApiProvider, useApi } from './api-context.js';
 import { DESKTOP_IMAGE } from '../../src/shared/desktop-types.js';
 import { CreateSandboxDialog } from './CreateSandboxDialog.js';
 import { ImagesView } from './ImagesView.js';
+import { EmptyState, type QuickKind } from './EmptyState.js';
+import { describeError } from './api-client.js';
 import { usePoll } from './hooks/usePoll.js';
 import { SandboxActions } from './SandboxActions.js';
 import { SandboxDetails } from './SandboxDetails.js';
+import { OperationProgress } from './OperationProgress.js';
 import { SandboxList, StateBadge } from './SandboxList.js';
-import { SHORTCUTS, useShortcuts } from './shortcuts.js';
+import { shortcutsFor, useShortcuts } from './shortcuts.js';
 import type { TerminalTabs } from './TerminalPane.js';
 import { warningLabel } from './warnings.js';
 
@@ -43,16 +46,40 @@ function Desk() {
   // The workspace stays mounted (hidden) while the details are shown, so shells and the screen survive the switch.
   const [workspaceFor, setWorkspaceFor] = useState<string | null>(null);
   const [terminals, setTerminals] = useState<Record<string, TerminalTabs>>({});
-  const [notice, setNotice] = useState<{ text: string; bad: boolean } | null>(null);
+  // A notice belongs to one sandbox ("Created X, with warnings…") and shows only above it; null: the whole app.
+  const [notice, setNotice] = useState<{ text: string; bad: boolean; sandbox: string | null } | null>(null);
+  // Operations the user sent to the background ("name@startedAt"): their panel stays hidden, the row shows progress.
+  const [backgrounded, setBackgrounded] = useState<ReadonlySet<string>>(new Set());
+  const [quick, setQuick] = useState<{ busy: QuickKind | null; error: { message: string; hint?: string } | null }>({
+    busy: null,
+    error: null,
+  });
+  const browser = !window.sandboxDesk;
+  const shortcuts = shortcutsFor(browser);
 
   const sandboxes = list.data;
   const current = sandboxes?.find((s) => s.name === selected) ?? null;
+  // A sandbox just created is selected before the next list poll has it: until then the selection holds.
+  const wanted = useRef<string | null>(null);
 
   // Keep a selection: the first sandbox when none (or the selected one went away).
   useEffect(() => {
     if (!sandboxes) return;
+    if (wanted.current && sandboxes.some((s) => s.name === wanted.current)) wanted.current = null;
+    if (selected && selected === wanted.current) return;
     if (!selected || !sandboxes.some((s) => s.name === selected)) setSelected(sandboxes[0]?.name ?? null);
   }, [sandboxes, selected]);
+
+  const selectNew = (name: string) => {
+    wanted.current = name;
+    setSelected(name);
+    setView('details');
+  };
+  const opKey = (s: SandboxInfo) => (s.operation ? `${s.name}@${s.operation.startedAt}` : '');
+  const toBackground = (s: SandboxInfo) => setBackgrounded((b) => new Set(b).add(opKey(s)));
+  const panelFor = (s: SandboxInfo | null | undefined) => (s?.operation && !backgrounded.has(opKey(s)) ? s : null);
+  // While the (modal) create dialog waits, the create's progress and Cancel float above it.
+  const creatingNow = creating ? panelFor(sandboxes?.find((s) => s.operation?.kind === 'create')) : null;
 
   useEffect(() => {
     if (view === 'workspace' && selected) setWorkspaceFor(selected);
@@ -93,21 +120,41 @@ function Desk() {
 
   const onCreated = (r: CreateSandboxResult) => {
     setCreating(false);
-    setSelected(r.sandbox.name);
-    setView('details');
+    selectNew(r.sandbox.name);
     setNotice(
       r.warnings.length
         ? {
             text: `Created ${r.sandbox.name}, with warnings: ${r.warnings.map((w) => `${warningLabel(w).label} — ${w.message}`).join('; ')}`,
             bad: true,
+            sandbox: r.sandbox.name,
           }
-        : { text: `Created ${r.sandbox.name}.`, bad: false },
+        : { text: `Created ${r.sandbox.name}.`, bad: false, sandbox: r.sandbox.name },
     );
     void list.refresh();
   };
 
+  // The empty state's two one-click creates: a Docker sandbox with the desktop image, or the terminal-only one.
+  const quickCreate = async (kind: QuickKind) => {
+    const taken = new Set((sandboxes ?? []).map((s) => s.name));
+    let n = 1;
+    while (taken.has(`${kind}-${n}`)) n++;
+    const name = `${kind}-${n}`;
+    setQuick({ busy: kind, error: null });
+    wanted.current = name;
+    setSelected(name);
+    try {
+      const image = kind === 'desktop' ? 'sandbox-desk/desktop:latest' : 'sandbox-desk/base:latest';
+      onCreated(await api.call('createSandbox', { name, backend: 'docker', image }));
+      setQuick({ busy: null, error: null });
+    } catch (err) {
+      wanted.current = null;
+      setQuick({ busy: null, error: describeError(err) });
+      void list.refresh();
+    }
+  };
+
   const onRemoved = (name: string) => {
-    setNotice({ text: `Removed ${name}.`, bad: false });
+    setNotice({ text: `Removed ${name}.`, bad: false, sandbox: null });
     setTerminals(({ [name]: _gone, ...rest }) => rest);
     if (workspaceFor === name) setWorkspaceFor(null);
     setSelected(null);
@@ -128,10 +175,21 @@ function Desk() {
   }, [notice]);
 
   const showWorkspace = current && workspaceFor === current.name;
+  const shownNotice = notice && (notice.sandbox === null || notice.sandbox === current?.name) ? notice : null;
+  const inlineOp = creatingNow ? null : panelFor(current);
+
+  // The two view tabs have one tab stop; arrow keys move between them (the WAI-ARIA tabs pattern).
+  const onViewKey = (e: KeyboardEvent<HTMLDivElement>) => {
+    if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight') return;
+    e.preventDefault();
+    const next: View = view === 'details' ? 'workspace' : 'details';
+    setView(next);
+    e.currentTarget.querySelector<HTMLElement>(`[data-testid="view-${next}"]`)?.focus();
+  };
 
   return (
     <div className="app">
-      <SandboxList poll={list} selected={selected} onSelect={select} onCreate={() => setCreating(true)} />
+      <SandboxList poll={list} selected={selected} onSelect={select} onCreate={() => setCreating(true)} newShortcut={shortcuts[0]!.keys} />
       <main className="main">
         {current ? (
           <>
@@ -144,9 +202,10 @@ function Desk() {
                   {current.image ? ` · ${current.image}` : ''}
                 </span>
               </div>
-              <div className="segmented" role="tablist" aria-label="View">
+              <div className="segmented" role="tablist" aria-label="View" onKeyDown={onViewKey}>
                 <button
                   role="tab"
+                  tabIndex={view === 'details' ? 0 : -1}
                   aria-selected={view === 'details'}
                   className={view === 'details' ? 'on' : ''}
                   data-testid="view-details"
@@ -156,6 +215,7 @@ function Desk() {
                 </button>
                 <button
                   role="tab"
+                  tabIndex={view === 'workspace' ? 0 : -1}
                   aria-selected={view === 'workspace'}
                   className={view === 'workspace' ? 'on' : ''}
                   data-testid="view-workspace"
@@ -166,15 +226,21 @@ function Desk() {
               </div>
               <SandboxActions key={current.name} sandbox={current} onChanged={() => void list.refresh()} onRemoved={onRemoved} />
             </header>
-            {notice && (
-              <div className={`notice ${notice.bad ? 'notice-warn' : 'notice-ok'} banner`} role="status">
-                {notice.text}
-                <button className="btn-icon" aria-label="Dismiss" onClick={() => setNotice(null)}>
-                  ×
-                </button>
-              </div>
-            )}
             <div className="content">
+              {/* Overlaid on the content, not above it: a notice coming or going does not move the page. */}
+              {shownNotice && (
+                <div
+                  className={`notice ${shownNotice.bad ? 'notice-warn' : 'notice-ok'} banner banner-overlay`}
+                  role="status"
+                  data-testid="notice"
+                >
+                  {shownNotice.text}
+                  <button className="btn-icon" aria-label="Dismiss" onClick={() => setNotice(null)}>
+                    ×
+                  </button>
+                </div>
+              )}
+              {inlineOp && <OperationProgress key={opKey(inlineOp)} sandbox={inlineOp.name} onBackground={() => toBackground(inlineOp)} />}
               {view === 'details' && (
                 <SandboxDetails sandbox={current} visible={view === 'details'} onOpenTerminal={(s) => addTab(current.name, s)} />
               )}
@@ -201,23 +267,17 @@ function Desk() {
           </>
         ) : (
           <div className="center empty">
-            {notice && <p className="muted">{notice.text}</p>}
+            {shownNotice && <p className="muted">{shownNotice.text}</p>}
             {sandboxes?.length === 0 ? (
-              <>
-                <h2>No sandbox selected</h2>
-                <p className="muted">Create a sandbox to get a terminal and, with a desktop image, a bot desktop side by side.</p>
-                <button className="btn btn-primary" onClick={() => setCreating(true)}>
-                  New sandbox
-                </button>
-              </>
+              <EmptyState busy={quick.busy} error={quick.error} onQuick={(k) => void quickCreate(k)} onOther={() => setCreating(true)} />
             ) : (
               <p className="muted">{list.error ? 'Sandbox Desk is not answering.' : 'Loading…'}</p>
             )}
           </div>
         )}
         <footer className="statusbar">
-          {SHORTCUTS.map((s) => (
-            <span key={s.keys} className="shortcut">
+          {shortcuts.map((s) => (
+            <span key={s.keys} className="shortcut" data-testid="shortcut">
               <kbd>{s.keys}</kbd> {s.what}
             </span>
           ))}
@@ -225,8 +285,15 @@ function Desk() {
           <button className="btn btn-small" data-testid="open-images" onClick={() => setImagesOpen(true)}>
             Images
           </button>
-          <span className="muted" title="In a browser tab, Alt+Shift+N/T/D work too (the browser keeps Ctrl+Shift+N/T)">
-            {window.sandboxDesk ? 'app' : 'browser mode'} · Alt+Shift works too
+          <span
+            className="muted"
+            title={
+              browser
+                ? 'The browser keeps Ctrl+Shift+N/T for itself (private window, reopen tab): use Alt+Shift here'
+                : 'Alt+Shift+N/T/D work too'
+            }
+          >
+            {browser ? 'browser mode · Alt+Shift (Ctrl+Shift+D works too)' : 'app · Alt+Shift works too'}
           </span>
         </footer>
       </main>
@@ -241,6 +308,20 @@ function Desk() {
           onCreated={(r) => {
             setCreateImage(undefined);
             onCreated(r);
+          }}
+        />
+      )}
+      {creatingNow && (
+        <OperationProgress
+          key={opKey(creatingNow)}
+          floating
+          sandbox={creatingNow.name}
+          onBackground={() => {
+            // The dialog goes; its create goes on in the core and still reports here when it ends (onCreated).
+            toBackground(creatingNow);
+            setCreating(false);
+            setCreateImage(undefined);
+            selectNew(creatingNow.name);
           }}
         />
       )}

@@ -180,9 +180,9 @@ describe('agent calls', () => {
     await screen.findByTestId('call-row-5');
 
     fireEvent.click(screen.getByTestId('session-row-agent-b'));
-    await waitFor(() => expect(screen.queryByTestId('call-row-1')).toBeNull());
+    // The filtered rows replace the old ones when the filtered answer arrives (between, the list may be empty).
+    await waitFor(() => expect(screen.queryAllByTestId(/^call-row-/).map((r) => r.dataset.testid)).toEqual(['call-row-4', 'call-row-3']));
     expect(api.callsOf('callLog').at(-1)).toEqual({ sandbox: 'alpha', session: 'agent-b', limit: 50 });
-    expect(screen.getAllByTestId(/^call-row-/).map((r) => r.dataset.testid)).toEqual(['call-row-4', 'call-row-3']);
     expect(screen.getByTestId('session-row-agent-b').className).toContain('row-selected');
     expect(screen.getByTestId<HTMLSelectElement>('calls-session-filter').value).toBe('agent-b');
 

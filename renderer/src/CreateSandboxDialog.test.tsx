@@ -134,6 +134,8 @@ describe('create dialog: VMs', () => {
         startedAt: '2026-01-01T00:00:00.000Z',
         done: false,
         error: null,
+        cancellable: true,
+        cancelled: false,
         events: [{ step: 'ssh', message: 'waiting for SSH (12.0 s)', level: 'info', at: '2026-01-01T00:00:12.000Z' }],
       }));
     await openDialog(api);

@@ -34,7 +34,8 @@ describe('images view', () => {
     await waitFor(() => expect(screen.queryByTestId('image-row-sandbox-desk/base:latest')).toBeNull());
     fireEvent.click(screen.getByTestId('image-rm-my/used:1'));
     fireEvent.click(screen.getByTestId('image-rm-yes-my/used:1'));
-    expect((await screen.findByTestId('images-notice')).textContent).toMatch(/used by sandbox agent-1/);
+    // The notice of the first removal is still up until the refusal replaces it.
+    await waitFor(() => expect(screen.getByTestId('images-notice').textContent).toMatch(/used by sandbox agent-1/));
   });
 
   it('builds from a folder with its steps streaming in, and Cancel stops it', async () => {

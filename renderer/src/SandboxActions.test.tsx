@@ -89,6 +89,8 @@ describe('sandbox actions', () => {
         startedAt: '2026-01-01T00:00:00.000Z',
         done: false,
         error: null,
+        cancellable: true,
+        cancelled: false,
         events: [{ ...step, at: '2026-01-01T00:00:01.000Z' }],
       }));
     render(<App api={api} />);

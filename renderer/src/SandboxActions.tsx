@@ -64,7 +64,7 @@ export function SandboxActions({ sandbox, onChanged, onRemoved }: Props) {
         <button
           className="btn"
           data-testid="sandbox-start"
-          disabled={busy !== null || sandbox.state === 'missing' || sandbox.state === 'unavailable'}
+          disabled={busy !== null || sandbox.operation !== null || sandbox.state === 'missing' || sandbox.state === 'unavailable'}
           title={sandbox.state === 'missing' ? (sandbox.stateDetail ?? 'the sandbox no longer exists in its backend') : undefined}
           onClick={() => void act('start', () => api.call('startSandbox', { name: sandbox.name }))}
         >

@@ -26,7 +26,7 @@ describe('sandbox list', () => {
     render(<App api={new FakeApi()} />);
     const empty = await screen.findByTestId('sandbox-empty');
     expect(empty.textContent).toMatch(/No sandboxes yet/);
-    expect(empty.textContent).toMatch(/New/);
+    expect(empty.textContent).toMatch(/Desktop sandbox/);
   });
 
   it('polls, so a state change shows without a reload', async () => {

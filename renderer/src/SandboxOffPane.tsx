@@ -47,6 +47,16 @@ export function SandboxOffPane({ sandbox, onStarted }: { sandbox: SandboxInfo; o
       </div>
     );
   }
+  if (sandbox.operation || sandbox.state === 'creating' || sandbox.state === 'starting' || sandbox.state === 'stopping') {
+    return (
+      <div className="center empty workspace-off" data-testid="workspace-busy">
+        <p>
+          <b>{sandbox.name}</b> is {sandbox.state}.
+        </p>
+        <p className="muted">Its terminals and desktop open once it is ready (see its progress in Details or the sidebar).</p>
+      </div>
+    );
+  }
   return (
     <div className="center empty workspace-off">
       <p>

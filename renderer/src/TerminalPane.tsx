@@ -1,4 +1,6 @@
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { CwdPath } from './CwdPath.js';
+import { TabOverflowMenu } from './TabOverflowMenu.js';
 import type { SessionInfo } from '../../src/api/contract.js';
 import { useApi } from './api-context.js';
 import { ago } from './format.js';
@@ -72,6 +74,23 @@ export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivat
       .catch(() => undefined);
   };
 
+  // Tabs pattern with manual activation: one tab stop; arrow keys / Home / End move the focus, Enter or
+  // Space opens the tab (activating moves the focus into that terminal, which would end the navigation).
+  const [focusedTab, setFocusedTab] = useState<string | null>(null);
+  // Opening a tab (click, Enter, the menu) makes it the tab stop again.
+  useEffect(() => setFocusedTab(null), [tabs.active]);
+  const stop = focusedTab && tabs.tabs.includes(focusedTab) ? focusedTab : tabs.active;
+  const onTabKey = (e: KeyboardEvent<HTMLElement>) => {
+    const labels = [...e.currentTarget.querySelectorAll<HTMLElement>('.tab-label')];
+    const at = labels.indexOf(document.activeElement as HTMLElement);
+    const last = labels.length - 1;
+    const to = { ArrowLeft: at - 1, ArrowRight: at + 1, Home: 0, End: last }[e.key];
+    if (to === undefined || at < 0 || to < 0 || to > last) return;
+    e.preventDefault();
+    setFocusedTab(tabs.tabs[to] ?? null);
+    labels[to]?.focus();
+  };
+
   const submitName = (e: FormEvent) => {
     e.preventDefault();
     const name = naming?.trim();
@@ -81,10 +100,16 @@ export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivat
 
   return (
     <section className="pane terminal-pane" data-testid="terminal-pane" aria-label="Terminals">
-      <header className="pane-head tabs" role="tablist">
+      <header className="pane-head tabs" role="tablist" onKeyDown={onTabKey}>
         {tabs.tabs.map((t) => (
           <div key={t} className={`tab${t === tabs.active ? ' tab-active' : ''}`} role="tab" aria-selected={t === tabs.active}>
-            <button className="tab-label" data-testid={`terminal-tab-${t}`} onClick={() => onActivate(t)} title={`session ${t}`}>
+            <button
+              className="tab-label"
+              data-testid={`terminal-tab-${t}`}
+              tabIndex={t === stop ? 0 : -1}
+              onClick={() => onActivate(t)}
+              title={`session ${t}`}
+            >
               {t}
             </button>
             <button className="tab-close" aria-label={`Close ${t}`} title="Close (ends this shell)" onClick={() => close(t)}>
@@ -92,6 +117,7 @@ export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivat
             </button>
           </div>
         ))}
+        <TabOverflowMenu tabs={tabs.tabs} active={tabs.active} onActivate={onActivate} />
         <button
           className="btn-icon tab-add"
           data-testid="terminal-add"
@@ -137,7 +163,7 @@ export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivat
           <span className="sep" />
           <span className="muted">cwd record</span>{' '}
           {activeInfo?.cwd ? (
-            <span className="mono cwd">{activeInfo.cwd}</span>
+            <CwdPath path={activeInfo.cwd} testId="terminal-cwd-path" />
           ) : (
             <span className="muted">{startedIn[tabs.active] ? `started in ${startedIn[tabs.active]}` : 'none yet'}</span>
           )}

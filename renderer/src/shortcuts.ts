@@ -11,6 +11,14 @@ export const SHORTCUTS: Array<{ keys: string; what: string }> = [
   { keys: 'Ctrl+Shift+D', what: 'details ⇄ workspace' },
 ];
 
+/**
+ * The shortcuts as this mode should advertise them: in a browser tab Ctrl+Shift+N/T open a private
+ * window and reopen a closed tab before the page sees them, so the browser mode shows Alt+Shift.
+ */
+export function shortcutsFor(browser: boolean): Array<{ keys: string; what: string }> {
+  return browser ? SHORTCUTS.map((s) => ({ ...s, keys: s.keys.replace('Ctrl+Shift', 'Alt+Shift') })) : SHORTCUTS;
+}
+
 /** Which app shortcut a key event is, if any (Ctrl+Shift+X or Alt+Shift+X). */
 export function shortcutOf(e: Pick<KeyboardEvent, 'ctrlKey' | 'altKey' | 'shiftKey' | 'metaKey' | 'key' | 'type'>): ShortcutAction | null {
   if (e.type !== 'keydown' || !e.shiftKey || e.metaKey || !(e.ctrlKey || e.altKey)) return null;

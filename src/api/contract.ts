@@ -102,8 +102,12 @@ export const CreateSessionRequest = z.object({
 });
 export type CreateSessionRequest = z.input<typeof CreateSessionRequest>;
 
-/** `unavailable`: the backend could not be asked (engine down, plugin failed); stateDetail says why. */
-export type SandboxState = 'running' | 'stopped' | 'missing' | 'unavailable';
+/**
+ * `unavailable`: the backend could not be asked (engine down, plugin failed); stateDetail says why.
+ * `creating`, `starting`, `stopping`: a create/start/stop of this core is under way (`operation` has its
+ * latest step); a VM that is booting reads `starting` until it can run commands, never `running`.
+ */
+export type SandboxState = 'running' | 'stopped' | 'missing' | 'unavailable' | 'creating' | 'starting' | 'stopping';
 
 export interface SandboxInfo {
   name: string;
@@ -133,6 +137,17 @@ export interface SandboxInfo {
   createdAt: string;
   /** Backend-specific facts (a VM's accel, sshPort, pid, serialLog); null when the backend has none. */
   details: Record<string, string | number | boolean | null> | null;
+  /** The create/start/stop under way, with its latest step (for the list's row); null when none is. */
+  operation: OperationSummary | null;
+}
+
+export interface OperationSummary {
+  kind: SandboxOperation['kind'];
+  startedAt: string;
+  /** The latest step's message; null before the first one. */
+  message: string | null;
+  cancellable: boolean;
+  cancelled: boolean;
 }
 
 /** The latest long operation on a sandbox (create, start, stop) and its progress, for polling clients. */
@@ -143,6 +158,10 @@ export interface SandboxOperation {
   events: Array<{ step: string; message: string; level: 'info' | 'warning'; at: string }>;
   done: boolean;
   error: string | null;
+  /** A create or start can be cancelled (`cancelOperation`); a stop cannot. */
+  cancellable: boolean;
+  /** A cancel was asked for: the operation is undoing what it made, then ends with the `cancelled` error. */
+  cancelled: boolean;
 }
 
 export interface SessionInfo {
@@ -264,6 +283,8 @@ export const API = {
   startSandbox: { params: Named, result: returns<SandboxInfo>() },
   stopSandbox: { params: Named, result: returns<SandboxInfo>() },
   sandboxProgress: { params: Named, result: returns<SandboxOperation | null>() },
+  /** Cancels the sandbox's running create or start; it cleans up what it made (a create leaves nothing). */
+  cancelOperation: { params: Named, result: returns<SandboxOperation>() },
   removeSandbox: { params: RemoveSandboxRequest, result: returns<{ removed: string }>() },
   listSessions: { params: OfSandbox, result: returns<SessionInfo[]>() },
   createSession: { params: CreateSessionRequest, result: returns<SessionInfo>() },

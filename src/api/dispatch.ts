@@ -47,6 +47,7 @@ export function createDispatcher(
     startSandbox: (p) => desk.startSandbox(p.name),
     stopSandbox: (p) => desk.stopSandbox(p.name),
     sandboxProgress: (p) => desk.sandboxProgress(p.name),
+    cancelOperation: (p) => desk.cancelOperation(p.name),
     removeSandbox: async (p) => {
       await desk.removeSandbox(p.name, { force: p.force });
       return { removed: p.name };

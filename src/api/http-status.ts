@@ -16,6 +16,8 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]: number } = {
   refused: 409,
   human_has_control: 409,
   stale_frame: 409,
+  // The user stopped it: not the server's fault, and the request did not do what it asked.
+  cancelled: 409,
   placement_refused: 409,
   sandbox_not_running: 409,
   desktop_not_running: 409,
@@ -24,7 +26,6 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]: number } = {
   engine_unreachable: 503,
   backend_unavailable: 503,
   build_failed: 422,
-  cancelled: 409,
   registry_unreachable: 503,
   internal: 500,
 };

@@ -10,6 +10,7 @@ import { readJsonObject } from './body-reader.js';
 import type { StreamGrant } from './contract.js';
 import { createDispatcher, type StreamIssuer } from './dispatch.js';
 import { statusFor } from './http-status.js';
+import { noTokenPage, wantsPage } from './no-token-page.js';
 import { decodeSegment, parseRequestTarget, type RequestTarget } from './request-target.js';
 import type { SandboxDesk } from './sandbox-desk.js';
 import { StreamServer } from './stream-server.js';
@@ -204,8 +205,11 @@ export class LocalServer implements StreamIssuer {
       if (!this.originAllowed(req.headers.origin)) return mcp.refuse(res, 403, 'cross-origin request refused');
       return await mcp.handle(req, res, who.principal);
     }
-    if (!who)
+    if (!who) {
+      // A browser opening the app gets a page that says how to get in; clients of the API get JSON.
+      if (wantsPage(req.method, path, req.headers.accept)) return this.sendPage(res, 401, noTokenPage());
       return this.send(res, 401, { error: { code: 'refused', message: 'missing or wrong token: open the URL Sandbox Desk printed' } });
+    }
     if (who.principal.kind === 'agent')
       return this.send(res, 403, { error: { code: 'refused', message: AGENT_REFUSED, hint: 'agents call the MCP tools (POST /mcp)' } });
     // The URL's token becomes a cookie, so the page's own assets and calls carry it without the URL.
@@ -237,6 +241,15 @@ export class LocalServer implements StreamIssuer {
   private send(res: ServerResponse, status: number, body: unknown): void {
     res.writeHead(status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
     res.end(JSON.stringify(body));
+  }
+
+  private sendPage(res: ServerResponse, status: number, html: string): void {
+    res.writeHead(status, {
+      'Content-Type': 'text/html; charset=utf-8',
+      'Cache-Control': 'no-store',
+      'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
+    });
+    res.end(html);
   }
 
   private serveStatic(res: ServerResponse, root: string, rel: string): void {

@@ -10,7 +10,7 @@ import { SessionIo } from '../session/session-io.js';
 import { createChildSession } from '../session/session-lineage.js';
 import { ShellPool } from '../exec/shell-pool.js';
 import { DesktopService } from '../desktop/desktop-service.js';
-import type { ProgressEvent, SandboxEnvironment, SandboxProvider } from '../sandbox/provider.js';
+import type { LifecycleContext, ProgressEvent, SandboxEnvironment, SandboxProvider } from '../sandbox/provider.js';
 import type { ProviderRegistry } from '../sandbox/registry.js';
 import { settingsFromConfig, type PluginSettingsInput } from '../sandbox/plugins/plugin-settings.js';
 import type { PluginReport } from '../sandbox/plugins/plugin-manager.js';
@@ -24,7 +24,7 @@ import { DEFAULT_SESSION } from '../store/session-store.js';
 import { Store } from '../store/store.js';
 import { builtinRegistry } from './builtin-providers.js';
 import { PluginLoader } from './plugin-loader.js';
-import { SandboxOperations } from './sandbox-operations.js';
+import { isCancelled, SandboxOperations } from './sandbox-operations.js';
 import { ImageService } from './image-service.js';
 import { DockerProvider } from '../sandbox/docker/docker-provider.js';
 import { newSandboxRecord, provisionSpec, sandboxInfo, toSessionInfo, unavailableInfo } from './sandbox-info.js';
@@ -189,19 +189,49 @@ export class SandboxDesk {
     const warnings: ExecWarning[] = [];
     const declared = this.environments.declareDefaultCwd(provider, req.defaultCwd, warnings);
     const record = newSandboxRecord({ ...req, backend: provider.name, declaredDefaultCwd: declared });
-    // The row reserves the name first; if provisioning fails it is removed again, so nothing half-made stays.
+    // The row reserves the name first; if provisioning fails — or the create is cancelled at any step,
+    // the boot included — what was made is removed again, so nothing half-made stays.
     this.store.sandboxes.insert(record);
+    let provisioned = false;
     try {
-      const made = await this.operations.run(req.name, 'create', opts.onProgress, (op) =>
-        provider.provision(provisionSpec(record, this.store.instanceId), op),
+      await this.operations.run(
+        req.name,
+        'create',
+        opts.onProgress,
+        async (op) => {
+          const made = await provider.provision(provisionSpec(record, this.store.instanceId), op);
+          this.store.sandboxes.setProvisioned(req.name, made);
+          provisioned = true;
+          // One operation from the first step to ready: a cancel during the boot undoes the create too.
+          if (req.start) await this.boot(this.record(req.name), provider, op);
+        },
+        opts.signal,
       );
-      this.store.sandboxes.setProvisioned(req.name, made);
     } catch (err) {
-      this.store.sandboxes.delete(req.name);
+      if (!provisioned || isCancelled(err)) await this.discard(req.name, provider);
       throw err;
     }
-    if (req.start) await this.startSandbox(req.name, opts);
     return { sandbox: await this.inspectSandbox(req.name), warnings: [...warnings, ...this.environments.takeWarnings(req.name)] };
+  }
+
+  /** Starts a sandbox and connects to it, inside an operation (its progress and its signal). */
+  private async boot(rec: SandboxRecord, provider: SandboxProvider, op: LifecycleContext): Promise<void> {
+    await provider.start(sandboxRef(rec), op);
+    op.signal?.throwIfAborted();
+    this.environments.drop(rec.name, 'restarting');
+    await this.environments.connect(rec, provider);
+  }
+
+  /** Removes whatever a cancelled or failed create made (container, VM directory and process, the row). */
+  private async discard(name: string, provider: SandboxProvider): Promise<void> {
+    const rec = this.store.sandboxes.get(name);
+    this.environments.forget(name);
+    if (rec?.backendRef) {
+      await provider.remove(sandboxRef(rec), { force: true }).catch((err: unknown) => {
+        this.log.warn({ err: String(err), sandbox: name }, 'could not remove what a cancelled create made');
+      });
+    }
+    this.store.sandboxes.delete(name);
   }
 
   private record(name: string): SandboxRecord {
@@ -244,17 +274,29 @@ export class SandboxDesk {
     let env = this.environments.cached(rec.name) ?? null;
     if (!env && connect && status.state === 'running') env = await this.environments.connect(rec, provider);
     const fresh = this.store.sandboxes.get(rec.name) ?? rec;
-    return sandboxInfo(fresh, provider, status, env, this.environments.effectiveDeclaredCwd(fresh, provider).value);
+    return sandboxInfo(
+      fresh,
+      provider,
+      status,
+      env,
+      this.environments.effectiveDeclaredCwd(fresh, provider).value,
+      this.operations.running(rec.name),
+    );
   }
 
   async startSandbox(name: string, opts: OperationOptions = {}): Promise<SandboxInfo> {
     const rec = this.record(name);
     const provider = await this.providerOf(rec.backend);
-    await this.operations.run(name, 'start', opts.onProgress, async (op) => {
-      await provider.start(sandboxRef(rec), op);
-      this.environments.drop(name, 'restarting');
-      await this.environments.connect(rec, provider);
-    });
+    try {
+      await this.operations.run(name, 'start', opts.onProgress, (op) => this.boot(rec, provider, op), opts.signal);
+    } catch (err) {
+      // A cancelled start leaves the sandbox as it was: stopped (a VM's boot was already stopped hard).
+      if (isCancelled(err)) {
+        this.environments.drop(name, 'stopped');
+        await provider.stop(sandboxRef(rec)).catch(() => undefined);
+      }
+      throw err;
+    }
     return this.info(this.record(name), false);
   }
 
@@ -278,6 +320,12 @@ export class SandboxDesk {
   sandboxProgress(name: string): SandboxOperation | null {
     validate(SandboxName, name);
     return this.operations.get(name);
+  }
+
+  /** Cancels a running create (it then leaves nothing behind) or start (the sandbox stays stopped). */
+  cancelOperation(name: string): SandboxOperation {
+    validate(SandboxName, name);
+    return this.operations.cancel(name);
   }
 
   async removeSandbox(name: string, opts: { force?: boolean } = {}): Promise<void> {
@@ -389,4 +437,6 @@ export class SandboxDesk {
 export interface OperationOptions {
   /** Called with each progress event of the operation, as it happens. */
   onProgress?: (event: ProgressEvent) => void;
+  /** Aborting it cancels the operation like `cancelOperation` does (the CLI's Ctrl-C). */
+  signal?: AbortSignal;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SandboxDeskError } from '../shared/errors.js';
-import { newSandboxRecord, provisionSpec, unavailableInfo } from './sandbox-info.js';
+import type { SandboxOperation } from './contract.js';
+import { newSandboxRecord, provisionSpec, stateDuring, unavailableInfo } from './sandbox-info.js';
 
 describe('sandbox info', () => {
   const rec = newSandboxRecord({
@@ -40,5 +41,24 @@ describe('sandbox info', () => {
     const info = unavailableInfo(rec, null, new SandboxDeskError('engine_unreachable', 'docker is not running', { hint: 'start it' }));
     expect(info).toMatchObject({ state: 'unavailable', declaredDefaultCwd: '~', supportsStreams: false, isContainer: true });
     expect(info.stateDetail).toMatch(/docker is not running/);
+  });
+
+  it("a sandbox under a create/start/stop reads creating/starting/stopping, not the backend's running", () => {
+    const op = (kind: SandboxOperation['kind'], done = false): SandboxOperation => ({
+      kind,
+      startedAt: '',
+      events: [],
+      done,
+      error: null,
+      cancellable: kind !== 'stop',
+      cancelled: false,
+    });
+    // QEMU's process exists long before the guest answers SSH: the backend already says running.
+    expect(stateDuring('running', op('start'))).toBe('starting');
+    expect(stateDuring('running', op('create'))).toBe('starting');
+    expect(stateDuring('missing', op('create'))).toBe('creating');
+    expect(stateDuring('running', op('stop'))).toBe('stopping');
+    expect(stateDuring('running', op('start', true))).toBe('running');
+    expect(stateDuring('stopped', null)).toBe('stopped');
   });
 });

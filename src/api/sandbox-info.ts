@@ -3,7 +3,7 @@ import type { BackendStatus, Mount, ProvisionSpec, SandboxEnvironment, SandboxPr
 import { isolationOf } from '../sandbox/provider.js';
 import type { SandboxRecord } from '../store/sandbox-store.js';
 import type { SessionRecord } from '../store/session-store.js';
-import type { SandboxInfo, SessionInfo } from './contract.js';
+import type { OperationSummary, SandboxInfo, SandboxOperation, SandboxState, SessionInfo } from './contract.js';
 
 /** A sandbox as the contract shows it: its record, the backend's status and, when connected, its environment. */
 export function sandboxInfo(
@@ -12,11 +12,12 @@ export function sandboxInfo(
   status: BackendStatus,
   env: SandboxEnvironment | null,
   declaredDefaultCwd: string,
+  operation: SandboxOperation | null = null,
 ): SandboxInfo {
   return {
     name: rec.name,
     backend: rec.backend,
-    state: status.state,
+    state: stateDuring(status.state, operation),
     stateDetail: status.detail ?? null,
     stateSince: status.since ?? null,
     image: rec.image,
@@ -32,6 +33,28 @@ export function sandboxInfo(
     backendRef: rec.backendRef,
     createdAt: rec.createdAt,
     details: status.details ?? null,
+    operation: operation ? summarize(operation) : null,
+  };
+}
+
+/**
+ * The state a user should read while an operation runs: the backend says `running` as soon as QEMU's
+ * process (or a container) exists, but the sandbox cannot run commands until the operation is done.
+ */
+export function stateDuring(backend: SandboxState, op: SandboxOperation | null): SandboxState {
+  if (!op || op.done) return backend;
+  if (op.kind === 'stop') return 'stopping';
+  if (op.kind === 'create' && backend !== 'running') return 'creating';
+  return 'starting';
+}
+
+function summarize(op: SandboxOperation): OperationSummary {
+  return {
+    kind: op.kind,
+    startedAt: op.startedAt,
+    message: op.events.at(-1)?.message ?? null,
+    cancellable: op.cancellable,
+    cancelled: op.cancelled,
   };
 }
 
@@ -57,6 +80,7 @@ export function unavailableInfo(rec: SandboxRecord, provider: SandboxProvider | 
     backendRef: rec.backendRef,
     createdAt: rec.createdAt,
     details: null,
+    operation: null,
   };
 }
 

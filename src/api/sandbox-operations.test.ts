@@ -60,4 +60,47 @@ describe('SandboxOperations', () => {
     expect(events[0]!.message).toBe('step 50');
     expect(events.at(-1)!.message).toBe('step 249');
   });
+
+  it('cancel aborts the signal the provider was given and ends the operation with the cancelled error', async () => {
+    const ops = new SandboxOperations(() => undefined);
+    let seen: AbortSignal | undefined;
+    const running = ops.run('vm', 'create', undefined, ({ signal, progress }) => {
+      seen = signal;
+      progress!({ step: 'disk', message: 'overlay' });
+      // A provider's own words on the way out ("cancelled while waiting for SSH") are replaced by one error.
+      return new Promise((_, reject) => signal!.addEventListener('abort', () => reject(new Error('boot_failed: cancelled while waiting'))));
+    });
+    expect(ops.cancel('vm')).toMatchObject({ kind: 'create', cancelled: true, done: false });
+    expect(seen?.aborted).toBe(true);
+    await expect(running).rejects.toMatchObject({ code: 'cancelled', message: 'the create of sandbox vm was cancelled' });
+    expect(ops.get('vm')).toMatchObject({ done: true, cancelled: true, error: 'the create of sandbox vm was cancelled' });
+    expect(ops.running('vm')).toBeNull();
+  });
+
+  it('a caller signal (the CLI Ctrl-C) cancels too; work that ignored it still ends cancelled', async () => {
+    const ops = new SandboxOperations(() => undefined);
+    const caller = new AbortController();
+    const running = ops.run(
+      'c',
+      'start',
+      undefined,
+      async () => {
+        caller.abort();
+        return 'finished anyway';
+      },
+      caller.signal,
+    );
+    await expect(running).rejects.toMatchObject({ code: 'cancelled' });
+  });
+
+  it('refuses to cancel what is not running, and a stop', async () => {
+    const ops = new SandboxOperations(() => undefined);
+    expect(() => ops.cancel('none')).toThrow(/nothing to cancel/);
+    let finish: () => void = () => undefined;
+    const stopping = ops.run('vm', 'stop', undefined, () => new Promise<void>((r) => (finish = r)));
+    expect(() => ops.cancel('vm')).toThrow(/a stop cannot be cancelled/);
+    finish();
+    await stopping;
+    expect(() => ops.cancel('vm')).toThrow(/nothing to cancel/);
+  });
 });

@@ -24,6 +24,7 @@ import { addImageCommands } from './image-command.js';
 import { addMcpCommands } from './mcp-command.js';
 import { addServeCommand } from './serve-command.js';
 import { addTokenCommands } from './token-command.js';
+import { cancelOnInterrupt } from './interrupt.js';
 import { parseKeyValues, parseMounts, parseTimeout, wantsJsonOutput } from './parse-args.js';
 import { addCompletionCommands } from './completion.js';
 import { addStandardAliases } from './command-aliases.js';
@@ -170,19 +171,21 @@ export async function main(
             desktop?: boolean;
           },
       ) => {
-        const r = await core().createSandbox(
-          {
-            name,
-            backend: o.backend,
-            image: o.image,
-            defaultCwd: o.defaultCwd,
-            user: o.user,
-            start: o.start,
-            mounts: parseMounts(o.mount),
-            env: parseKeyValues(o.env, '--env'),
-            options: { ...parseKeyValues(o.option, '--option'), ...vmFlagOptions(o), ...(o.desktop ? { desktop: 'true' } : {}) },
-          },
-          { onProgress: progressPrinter(out, o.json) },
+        const r = await cancelOnInterrupt(out, (signal) =>
+          core().createSandbox(
+            {
+              name,
+              backend: o.backend,
+              image: o.image,
+              defaultCwd: o.defaultCwd,
+              user: o.user,
+              start: o.start,
+              mounts: parseMounts(o.mount),
+              env: parseKeyValues(o.env, '--env'),
+              options: { ...parseKeyValues(o.option, '--option'), ...vmFlagOptions(o), ...(o.desktop ? { desktop: 'true' } : {}) },
+            },
+            { onProgress: progressPrinter(out, o.json), signal },
+          ),
         );
         if (o.json) return printJson(out, { ...r, sandbox: withBackendDetails(r.sandbox) });
         printWarnings(out, r.warnings);
@@ -216,8 +219,12 @@ export async function main(
       .description(`${verb} a sandbox`)
       .option('--json', 'machine-readable output')
       .action(async (name: string, o: JsonFlag) => {
-        const opts = { onProgress: progressPrinter(out, o.json) };
-        const info = verb === 'start' ? await core().startSandbox(name, opts) : await core().stopSandbox(name, opts);
+        const onProgress = progressPrinter(out, o.json);
+        // A start can be cancelled (Ctrl-C stops the boot); a stop has already asked the guest to power off.
+        const info =
+          verb === 'start'
+            ? await cancelOnInterrupt(out, (signal) => core().startSandbox(name, { onProgress, signal }))
+            : await core().stopSandbox(name, { onProgress });
         if (o.json) printJson(out, withBackendDetails(info));
         else out.stdout(`${info.name}: ${info.state}\n`);
       });

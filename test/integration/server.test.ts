@@ -37,6 +37,11 @@ describe('browser-mode server', () => {
   it('serves nothing without the token; the token in the URL becomes an HttpOnly SameSite cookie', async () => {
     expect((await fetch(`${server.origin}/`)).status).toBe(401);
     expect((await call('listSandboxes', {}, {})).status).toBe(401);
+    // A browser opening the app without the token gets a page that says how to get in, not raw JSON.
+    const refused = await fetch(`${server.origin}/`, { headers: { Accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await refused.text()).toMatch(/sandbox-desk serve[\s\S]*\?token=/);
     const page = await fetch(server.appUrl());
     expect([200, 503]).toContain(page.status);
     const cookie = page.headers.get('set-cookie')!;

@@ -38,6 +38,7 @@ export function sandboxInfo(over: Partial<SandboxInfo> & { name: string }): Sand
     backendRef: 'c0ffee0123456789',
     createdAt: '2025-01-01T00:00:00.000Z',
     details: null,
+    operation: null,
     ...over,
   };
 }
@@ -234,6 +235,9 @@ export class FakeApi implements ApiClient {
     startSandbox: (p) => Object.assign(this.find(p.name), { state: 'running' as const }),
     stopSandbox: (p) => Object.assign(this.find(p.name), { state: 'stopped' as const }),
     sandboxProgress: () => null,
+    cancelOperation: (p) => {
+      throw new ApiError('refused', `nothing to cancel: no create or start of sandbox ${p.name} is running`);
+    },
     removeSandbox: (p) => {
       const s = this.find(p.name);
       if (s.state === 'running' && !p.force) throw new ApiError('refused', `${p.name} is running`, 'stop it first, or force');

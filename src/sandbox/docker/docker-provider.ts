@@ -99,27 +99,30 @@ export class DockerProvider implements SandboxProvider {
     await this.call(() => this.docker.ping());
   }
 
-  async provision(spec: ProvisionSpec, ctx?: LifecycleContext): Promise<ProvisionResult> {
+  async provision(spec: ProvisionSpec, ctx: LifecycleContext = {}): Promise<ProvisionResult> {
     const opts = parseDockerOptions(spec.options);
     const asked = spec.image ?? DEFAULT_DOCKER_IMAGE;
+    const progress = ctx.progress ?? (() => undefined);
     // --desktop: the image's desktop variant, built once and cached by its tag (never an install per start).
     const image = opts.desktop
       ? await this.call(() =>
           ensureDesktopImage(
             { images: this.images, osRelease: (i) => this.osRelease(i) },
             asked,
-            (e) =>
-              ctx?.progress?.({ step: e.kind === 'step' ? `desktop image step ${e.step}/${e.total}` : 'desktop image', message: e.text }),
-            ctx?.signal,
+            (e) => progress({ step: e.kind === 'step' ? `desktop image step ${e.step}/${e.total}` : 'desktop image', message: e.text }),
+            ctx.signal,
           ),
         )
       : asked;
+    progress({ step: 'image', message: `looking up image ${image}` });
     const info = await this.call(() => this.docker.getImage(image).inspect()).catch(async (err: unknown) => {
       if (statusOf(err) === 404) throw await this.imageNotFound(image);
       throw err;
     });
     // Hardened default: the image's non-root user when it has one.
     const user = spec.user ?? (info.Config?.User || info.Config?.Labels?.[DEFAULT_USER_LABEL] || null);
+    ctx.signal?.throwIfAborted();
+    progress({ step: 'container', message: `creating container ${spec.resourceName}` });
     const container = await this.call(() =>
       this.docker.createContainer({
         name: spec.resourceName,
@@ -159,6 +162,11 @@ export class DockerProvider implements SandboxProvider {
       if (err instanceof SandboxDeskError) throw err;
       throw new SandboxDeskError('backend_unavailable', `Docker refused to create the container: ${engineMessage(err)}`, { cause: err });
     });
+    if (ctx.signal?.aborted) {
+      // Cancelled while the engine was creating it: the caller never learns its id, so it is removed here.
+      await this.call(() => container.remove({ force: true, v: true })).catch(() => undefined);
+      ctx.signal.throwIfAborted();
+    }
     return { backendRef: container.id, user, image };
   }
 
@@ -176,7 +184,9 @@ export class DockerProvider implements SandboxProvider {
     });
   }
 
-  async start(ref: SandboxRef): Promise<void> {
+  async start(ref: SandboxRef, ctx: LifecycleContext = {}): Promise<void> {
+    ctx.signal?.throwIfAborted();
+    ctx.progress?.({ step: 'start', message: 'starting the container' });
     await this.call(() => this.container(ref).start()).catch((err: unknown) => {
       if (statusOf(err) === 304) return;
       if (statusOf(err) === 404) throw this.missing(ref);

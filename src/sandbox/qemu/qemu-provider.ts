@@ -150,6 +150,8 @@ export class QemuProvider implements SandboxProvider {
         throw new SandboxDeskError('name_taken', `a VM is still running from ${dir}`, { hint: 'stop its QEMU process, then try again' });
       rmSync(dir, { recursive: true, force: true });
     }
+    // A cancel (ctx.signal) is honoured between the steps; the catch below removes the half-made directory.
+    ctx.signal?.throwIfAborted();
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     try {
       progress({ step: 'disk', message: `creating a copy-on-write overlay of ${base.disk}` });
@@ -169,6 +171,7 @@ export class QemuProvider implements SandboxProvider {
       if (made.code !== 0)
         throw new SandboxDeskError('image_invalid', `qemu-img could not make an overlay of ${base.disk}: ${made.stderr.trim()}`);
 
+      ctx.signal?.throwIfAborted();
       progress({ step: 'seed', message: 'writing the cloud-init seed (user, SSH keys)' });
       const appKey = await ensureKeyPair(join(this.root, 'id_ed25519'), 'sandbox-desk');
       const hostKey = await ensureKeyPair(files.hostKey, `sdesk-vm-${spec.name}`);
@@ -188,6 +191,7 @@ export class QemuProvider implements SandboxProvider {
       });
       // The private host key lives on in the seed only; the host needs just the public half.
       rmSync(files.hostKey, { force: true });
+      ctx.signal?.throwIfAborted();
 
       const cfg: VmConfig = {
         version: 1,
@@ -252,6 +256,7 @@ export class QemuProvider implements SandboxProvider {
     const shares = sharesFor(files, ref.mounts);
 
     for (;;) {
+      ctx.signal?.throwIfAborted();
       const port = cfg.sshPort ?? (await freeLoopbackPort());
       // Each boot gets a fresh serial log; the previous one is kept for post-mortems.
       if (existsSync(files.serialLog)) renameSync(files.serialLog, `${files.serialLog}.1`);
