@@ -448,7 +448,13 @@ export class DesktopService {
         const { x, y } = await probe.measure();
         return { x, y };
       },
-      generation: async () => (await probe.measure()).generation,
+      // A probe that cannot answer (python3 missing, a slow start) leaves the frame without a generation
+      // (checked by size and desktop run only, as before) rather than failing the screenshot.
+      generation: () =>
+        probe.measure().then(
+          (a) => a.generation,
+          () => undefined,
+        ),
       xdotoolKeys: (combos) => runXdotoolKeys(env, layout, combos, user),
       dispose: () => {
         relay.kill();

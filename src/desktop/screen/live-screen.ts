@@ -101,6 +101,13 @@ const DRAG_STEPS = 8;
  * screen is unaffected: the request is already waiting at the server when the first change comes.
  */
 export const UPDATE_INTERVAL_MS = 100;
+/**
+ * How long the first connection may take: it counts the relay's start through the backend's exec
+ * (`docker exec`: a process in dockerd and the container) before the RFB handshake and the first
+ * full frame. RfbClient's 10 s suits an open socket; ten desktops starting at once on a loaded
+ * 2-core machine took 23–35 s from desktop start to the first frame.
+ */
+export const LIVE_CONNECT_TIMEOUT_MS = 60_000;
 
 export class LiveScreen implements IDisposable {
   private client: RfbClient | undefined;
@@ -139,8 +146,8 @@ export class LiveScreen implements IDisposable {
     const link = await this.open();
     let client: RfbClient;
     try {
-      client = await RfbClient.connect(link.transport, { encodings: CONTINUOUS_ENCODINGS });
-      await client.requestUpdate(false);
+      client = await RfbClient.connect(link.transport, { encodings: CONTINUOUS_ENCODINGS, timeoutMs: LIVE_CONNECT_TIMEOUT_MS });
+      await client.requestUpdate(false, LIVE_CONNECT_TIMEOUT_MS);
     } catch (err) {
       link.dispose();
       throw err;
