@@ -451,7 +451,7 @@ export class DesktopService {
       // A probe that cannot answer (python3 missing, a slow start) leaves the frame without a generation
       // (checked by size and desktop run only, as before) rather than failing the screenshot.
       generation: () =>
-        probe.measure().then(
+        probe.measure(5000, true).then(
           (a) => a.generation,
           () => undefined,
         ),

@@ -43,9 +43,9 @@ root = x11.XDefaultRootWindow(d)
 w1, w2 = ctypes.c_ulong(), ctypes.c_ulong()
 rx, ry, wx, wy = ctypes.c_int(), ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
 m = ctypes.c_uint()
-for _ in sys.stdin:
+for line in sys.stdin:
     x11.XQueryPointer(d, root, ctypes.byref(w1), ctypes.byref(w2), ctypes.byref(rx), ctypes.byref(ry), ctypes.byref(wx), ctypes.byref(wy), ctypes.byref(m))
-    sys.stdout.write('X=%d Y=%d%s\\n' % (rx.value, ry.value, generation())); sys.stdout.flush()
+    sys.stdout.write('X=%d Y=%d%s\\n' % (rx.value, ry.value, generation() if line.startswith('g') else '')); sys.stdout.flush()
 `;
 const SH_PROBE = 'while IFS= read -r _; do xdotool getmouselocation --shell 2>&1 | tr "\\n" " "; echo; done';
 const LAUNCH = `if command -v python3 >/dev/null 2>&1 && python3 -c "import ctypes; ctypes.CDLL('libX11.so.6')" 2>/dev/null; then exec python3 -u -c "$1"; fi
@@ -119,7 +119,8 @@ export class PointerProbe implements IDisposable {
     }
   }
 
-  measure(timeoutMs = 5000): Promise<ProbeAnswer> {
+  /** The pointer; with `generation`, the screen's geometry generation too (one more X request, asked only when needed). */
+  measure(timeoutMs = 5000, generation = false): Promise<ProbeAnswer> {
     // The first answer also waits for the probe to start inside the sandbox (an exec, then python3 and
     // libX11 loading): seconds in a VM under TCG, so it gets the longer of the two limits.
     const fresh = this.child === undefined;
@@ -133,7 +134,7 @@ export class PointerProbe implements IDisposable {
         reject(new SandboxDeskError('backend_unavailable', `the pointer position did not come within ${limit} ms`));
       }, limit);
       this.pending.push({ resolve, reject, timer });
-      child.stdin.write('\n');
+      child.stdin.write(generation ? 'g\n' : '\n');
     });
   }
 
