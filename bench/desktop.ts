@@ -9,7 +9,7 @@
  * full-window.
  */
 import { chromium, type Page } from 'playwright-core';
-import { WebSocketServer } from 'ws';
+import { WebSocket, WebSocketServer } from 'ws';
 import { join, normalize } from 'node:path';
 import { LocalServer } from '../src/api/local-server.js';
 import { projectRoot } from '../src/platform/project-root.js';
@@ -70,66 +70,85 @@ async function streamRate(transport: ByteTransport): Promise<{ fps: number; byte
 
 /**
  * The same measurement in the viewer people use: noVNC in headless Chromium, with its own encoding
- * choices (Tight, JPEG quality 6, continuous updates), on a WebSocket URL. Frames are counted as
+ * choices (Tight, JPEG quality 6, continuous updates), on WebSocket URLs. Frames are counted as
  * completed FramebufferUpdates; bytes as WebSocket payload received.
+ *
+ * All URLs are connected at once, in one page, and counted over the same window after the same
+ * warm-up: our path and the direct one see the same screen, the same machine load and the same
+ * viewer at the same moment. Measured one after the other (as before), a loaded 2-core machine's
+ * swings between the two windows decided the ratio (0.42–1.15 on one machine in one evening).
  */
-async function novncRate(page: Page, wsUrl: string): Promise<{ fps: number; bytesPerFrame: number }> {
+async function novncRates(page: Page, urls: string[]): Promise<{ fps: number; bytesPerFrame: number }[]> {
   return page.evaluate(
-    async ({ url, windowS }) => {
-      const w = window as unknown as { __frames: number; __bytes: number; __patched?: boolean };
+    async ({ urls, windowS }) => {
+      type Counter = { frames: number; bytes: number };
+      const w = window as unknown as { __patched?: boolean };
       // URLs served to the page, not modules of this project: string-typed so tsc does not resolve them.
       const websockJs: string = '/novnc/core/websock.js';
       const rfbJs: string = '/novnc/core/rfb.js';
+      // noVNC's private hooks, typed only as far as this patch uses them: each connection counts into
+      // the counter hung on its own Websock / RFB object.
+      type WebsockClass = { prototype: { _recvMessage: (this: { __counter?: Counter }, e: MessageEvent) => unknown } };
+      type RfbInstance = {
+        _sock: { __counter?: Counter };
+        __counter?: Counter;
+        addEventListener(type: string, listener: () => void): void;
+        disconnect(): void;
+      };
+      type RfbClass = {
+        new (target: HTMLElement, url: string, options: { shared: boolean }): RfbInstance;
+        prototype: { _framebufferUpdate: (this: { __counter?: Counter }) => boolean };
+      };
+      const { default: Websock } = (await import(websockJs)) as { default: WebsockClass };
+      const { default: RFB } = (await import(rfbJs)) as { default: RfbClass };
       if (!w.__patched) {
-        // Count received bytes where noVNC takes them off its socket.
-        // noVNC's private hooks, typed only as far as this patch uses them.
-        type WebsockClass = { prototype: { _recvMessage: (this: unknown, e: MessageEvent) => unknown } };
-        const { default: Websock } = (await import(websockJs)) as { default: WebsockClass };
         const recv = Websock.prototype._recvMessage;
-        Websock.prototype._recvMessage = function (this: unknown, e: MessageEvent) {
-          w.__bytes += (e.data as ArrayBuffer).byteLength ?? 0;
+        Websock.prototype._recvMessage = function (e: MessageEvent) {
+          if (this.__counter) this.__counter.bytes += (e.data as ArrayBuffer).byteLength ?? 0;
           return recv.call(this, e);
+        };
+        const fbu = RFB.prototype._framebufferUpdate;
+        RFB.prototype._framebufferUpdate = function () {
+          const done = fbu.call(this);
+          if (done && this.__counter) this.__counter.frames++;
+          return done;
         };
         w.__patched = true;
       }
-      type RfbInstance = { addEventListener(type: string, listener: () => void): void; disconnect(): void };
-      type RfbClass = {
-        new (target: HTMLElement, url: string, options: { shared: boolean }): RfbInstance;
-        prototype: { __counted?: boolean; _framebufferUpdate: (this: unknown) => boolean };
-      };
-      const { default: RFB } = (await import(rfbJs)) as { default: RfbClass };
-      const proto = RFB.prototype;
-      if (!proto.__counted) {
-        const fbu = proto._framebufferUpdate;
-        proto._framebufferUpdate = function (this: unknown) {
-          const done = fbu.call(this);
-          if (done) w.__frames++;
-          return done;
-        };
-        proto.__counted = true;
-      }
-      const target = document.createElement('div');
-      target.style.cssText = 'width:1280px;height:800px';
-      document.body.appendChild(target);
-      const rfb = new RFB(target, url, { shared: true });
-      await new Promise<void>((resolve, reject) => {
-        rfb.addEventListener('connect', () => resolve());
-        rfb.addEventListener('disconnect', () => reject(new Error('noVNC disconnected')));
-        setTimeout(() => reject(new Error('noVNC did not connect within 15 s')), 15_000);
-      });
-      await new Promise((r) => setTimeout(r, 1000));
-      w.__frames = 0;
-      w.__bytes = 0;
+      const views = await Promise.all(
+        urls.map(async (url) => {
+          const target = document.createElement('div');
+          target.style.cssText = 'width:1280px;height:800px';
+          document.body.appendChild(target);
+          const rfb = new RFB(target, url, { shared: true });
+          const counter: Counter = { frames: 0, bytes: 0 };
+          rfb.__counter = counter;
+          rfb._sock.__counter = counter;
+          await new Promise<void>((resolve, reject) => {
+            rfb.addEventListener('connect', () => resolve());
+            rfb.addEventListener('disconnect', () => reject(new Error('noVNC disconnected')));
+            setTimeout(() => reject(new Error('noVNC did not connect within 15 s')), 15_000);
+          });
+          return { rfb, target, counter };
+        }),
+      );
+      // Warm-up: every connection into its steady state before the window opens.
+      await new Promise((r) => setTimeout(r, 1500));
+      const start = views.map((v) => ({ ...v.counter }));
       const t0 = performance.now();
       await new Promise((r) => setTimeout(r, windowS * 1000));
       const seconds = (performance.now() - t0) / 1000;
-      const frames = w.__frames;
-      const bytes = w.__bytes;
-      rfb.disconnect();
-      target.remove();
-      return { fps: frames / seconds, bytesPerFrame: bytes / Math.max(1, frames) };
+      const out = views.map((v, i) => {
+        const frames = v.counter.frames - start[i]!.frames;
+        return { fps: frames / seconds, bytesPerFrame: (v.counter.bytes - start[i]!.bytes) / Math.max(1, frames) };
+      });
+      for (const v of views) {
+        v.rfb.disconnect();
+        v.target.remove();
+      }
+      return out;
     },
-    { url: wsUrl, windowS: WINDOW_S },
+    { urls, windowS: WINDOW_S },
   );
 }
 
@@ -153,6 +172,52 @@ function tcpTransport(host: string, port: number): Promise<ByteTransport> {
     const s = connect({ host, port, noDelay: true }, () => resolve(transportFromStreams(s, s, () => s.destroy())));
     s.once('error', reject);
   });
+}
+
+/** A node WebSocket client as a ByteTransport (the relay + WebSocket hop without a browser). */
+function wsTransport(url: string): Promise<ByteTransport> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { perMessageDeflate: false });
+    const data: ((b: Buffer) => void)[] = [];
+    const closed: ((err?: Error) => void)[] = [];
+    ws.on('message', (d: Buffer) => data.forEach((l) => l(d)));
+    ws.on('close', () => closed.forEach((l) => l()));
+    ws.once('error', reject);
+    ws.once('open', () =>
+      resolve({ write: (b) => ws.send(b), onData: (l) => data.push(l), onClose: (l) => closed.push(l), close: () => ws.close() }),
+    );
+  });
+}
+
+/**
+ * What each hop costs, with the same RFB client on each path: a fence round trip (latency: Xvnc →
+ * relay → … → client and back, no pixels) and a full non-incremental 1280×800 Raw frame (4 MB:
+ * throughput). Paths are taken in turn, several rounds, so load swings spread over all of them.
+ */
+async function hopCosts(
+  paths: [string, () => Promise<ByteTransport>][],
+  rounds = 3,
+): Promise<Record<string, { rttMs: number; fullFrameMs: number }>> {
+  const got: Record<string, { rtt: number[]; full: number[] }> = {};
+  for (const [n] of paths) got[n] = { rtt: [], full: [] };
+  for (let round = 0; round < rounds; round++) {
+    for (const [n, open] of paths) {
+      const rfb = await RfbClient.connect(await open(), { encodings: CONTINUOUS_ENCODINGS });
+      await rfb.requestUpdate(false);
+      for (let i = 0; i < 30; i++) {
+        const t = performance.now();
+        await rfb.sync();
+        got[n]!.rtt.push(performance.now() - t);
+      }
+      for (let i = 0; i < 3; i++) {
+        const t = performance.now();
+        await rfb.requestUpdate(false);
+        got[n]!.full.push(performance.now() - t);
+      }
+      rfb.close();
+    }
+  }
+  return Object.fromEntries(Object.entries(got).map(([n, g]) => [n, { rttMs: median(g.rtt), fullFrameMs: median(g.full) }]));
 }
 
 const STREAM_RUNS = 5;
@@ -255,12 +320,28 @@ export default async function run(): Promise<Metric[]> {
     const novncDirect: Rate[] = [];
     // Five consecutive runs, each pairing direct TCP with our path: the goal holds in every run, not on average.
     for (let round = 0; round < STREAM_RUNS; round++) {
-      novncDirect.push(await novncRate(page, proxy.url));
-      novncOurs.push(await novncRate(page, server.issueScreenTicket(sb).url));
+      // The order of the two in the page alternates too, so neither is always set up first.
+      const ours = server.issueScreenTicket(sb).url;
+      const [a, b] = await novncRates(page, round % 2 ? [ours, proxy.url] : [proxy.url, ours]);
+      novncDirect.push(round % 2 ? b! : a!);
+      novncOurs.push(round % 2 ? a! : b!);
       console.log(
         `stream run ${round + 1}/${STREAM_RUNS}: ours ${novncOurs[round]!.fps.toFixed(1)} fps, direct ${novncDirect[round]!.fps.toFixed(1)} fps, ratio ${(novncOurs[round]!.fps / novncDirect[round]!.fps).toFixed(3)}`,
       );
     }
+    const hops = await hopCosts([
+      ['direct TCP', () => tcpTransport(ip, 5999)],
+      [
+        'exec relay',
+        async () => {
+          const c = await desk.desktop.openScreenStream(sb);
+          return transportFromStreams(c.stdout, c.stdin, () => c.kill());
+        },
+      ],
+      ['exec relay + WebSocket', () => wsTransport(server.issueScreenTicket(sb).url)],
+    ]);
+    for (const [n, h] of Object.entries(hops))
+      console.log(`hop ${n}: fence round trip p50 ${h.rttMs.toFixed(2)} ms, full 1280x800 Raw frame p50 ${h.fullFrameMs.toFixed(1)} ms`);
     await viewer.close();
     pageServer.close();
     proxy.close();
@@ -324,6 +405,11 @@ export default async function run(): Promise<Metric[]> {
       metric('idle-desktop-mem-mib', 'MiB', many.idleMiB),
       metric('desktops-in-16gib', 'count', Math.floor((16 * 1024) / many.idleMiB)),
       metric('raw-stream-fps', 'fps', avg(rawOurs, 'fps'), avg(rawDirect, 'fps')),
+      // Per hop, against direct TCP (lower is better; ratio = direct / ours).
+      metric('hop-fence-rtt-relay-ms', 'ms', hops['exec relay']!.rttMs, hops['direct TCP']!.rttMs),
+      metric('hop-fence-rtt-relay-ws-ms', 'ms', hops['exec relay + WebSocket']!.rttMs, hops['direct TCP']!.rttMs),
+      metric('hop-full-frame-relay-ms', 'ms', hops['exec relay']!.fullFrameMs, hops['direct TCP']!.fullFrameMs),
+      metric('hop-full-frame-relay-ws-ms', 'ms', hops['exec relay + WebSocket']!.fullFrameMs, hops['direct TCP']!.fullFrameMs),
       metric('raw-bytes-per-frame', 'bytes', avg(rawOurs, 'bytesPerFrame'), avg(rawDirect, 'bytesPerFrame')),
       metric('click-p50-ms', 'ms', median(click), median(clickXdotool)),
       metric('type-100-chars-ms', 'ms', median(typeLive), median(typeXdotool)),

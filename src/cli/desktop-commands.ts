@@ -151,7 +151,7 @@ export function addDesktopCommands(program: Command, core: () => SandboxDesk, ou
         if (o.json) printJson(out, r);
         else
           out.stdout(
-            `pointer at ${r.pointer.x},${r.pointer.y}${r.pointerInFrame ? ` (frame ${r.frameId}: ${r.pointerInFrame.x},${r.pointerInFrame.y})` : ''}\n`,
+            `pointer at ${r.pointer.x},${r.pointer.y}${r.pointerInFrame ? ` (frame ${r.frameId}: ${r.pointerInFrame.x},${r.pointerInFrame.y})` : ''}${r.note ? ` — ${r.note}` : ''}\n`,
           );
       });
   };

@@ -79,3 +79,60 @@ export async function pointerLocation(env: SandboxEnvironment, layout: DesktopLa
     throw new SandboxDeskError('backend_unavailable', `xdotool getmouselocation failed: ${r.stderr.trim()}`);
   return { x: Number(x), y: Number(y) };
 }
+
+/**
+ * Checks every name with X's own keysym database (XStringToKeysym, python3 + libX11, no display
+ * needed) before anything is pressed, then presses the combinations with one `xdotool key`. Where
+ * python3 is missing, xdotool's own "No such key name" (it skips such a key and exits 0) is the check.
+ */
+const KEYS_SCRIPT = `
+if command -v python3 >/dev/null 2>&1; then
+  bad=$(python3 -c "$1" "\${@:2}") || { echo "unknown:$bad" >&2; exit 3; }
+fi
+out=$(xdotool key -- "\${@:2}" 2>&1); code=$?
+case "$out" in *"No such key name"*) echo "unknown:$(printf '%s' "$out" | sed -n "s/.*No such key name '\\([^']*\\)'.*/\\1/p" | sort -u | tr '\\n' ' ')" >&2; exit 3;; esac
+[ -n "$out" ] && echo "$out" >&2
+exit $code
+`;
+const PY_CHECK = `
+import ctypes, sys
+try:
+    x = ctypes.CDLL('libX11.so.6')
+except OSError:
+    sys.exit(0)  # no libX11 here: xdotool's own check below
+x.XStringToKeysym.restype = ctypes.c_ulong; x.XStringToKeysym.argtypes = [ctypes.c_char_p]
+bad = sorted({n for c in sys.argv[1:] for n in c.split('+') if not n.startswith('0x') and not x.XStringToKeysym(n.encode())})
+print(' '.join(bad)); sys.exit(1 if bad else 0)
+`;
+const KEY_COMBO = /^(0x[0-9a-f]{1,8}|[A-Za-z][A-Za-z0-9_]{0,63})(\+(0x[0-9a-f]{1,8}|[A-Za-z][A-Za-z0-9_]{0,63}))*$/;
+
+/** The words (after the exec prefix) that press `combos` ("0xffe3+XF86AudioMute") with xdotool; argv, never a shell string. */
+export function xdotoolKeysWords(display: string[], combos: string[]): string[] {
+  for (const c of combos)
+    if (!KEY_COMBO.test(c)) throw new SandboxDeskError('invalid_input', `${JSON.stringify(c)} is not a key combination`);
+  return ['env', ...display, 'bash', '-c', KEYS_SCRIPT, 'sandbox-desk', PY_CHECK, ...combos];
+}
+
+/** Runs xdotoolKeysWords; names X does not know are refused (nothing pressed when python3 is there). */
+export async function runXdotoolKeys(
+  env: SandboxEnvironment,
+  layout: DesktopLayout,
+  combos: string[],
+  user?: string,
+  keys = combos.join(' '),
+): Promise<void> {
+  const r = await runIn(env, xdotoolKeysWords(displayEnv(layout), combos), { user, timeoutMs: 30_000 });
+  const unknown = /unknown:(.*)/.exec(r.stderr)?.[1]?.trim();
+  if (r.code === 3 && unknown !== undefined)
+    throw new SandboxDeskError(
+      'invalid_input',
+      `${unknown
+        .split(/\s+/)
+        .map((n) => JSON.stringify(n))
+        .join(', ')} in keys ${JSON.stringify(keys)}: not a key name X knows`,
+      {
+        hint: 'use X key names (xev or /usr/include/X11/keysymdef.h, XF86keysym.h): "ctrl+l", "Return", "XF86AudioMute"',
+      },
+    );
+  if (r.code !== 0) throw new SandboxDeskError('backend_unavailable', `xdotool key failed: ${r.stderr.trim() || `exit ${r.code}`}`);
+}

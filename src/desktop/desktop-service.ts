@@ -15,7 +15,7 @@ import { MIME } from './screen/frame-encode.js';
 export type { DesktopStatus } from '../shared/desktop-types.js';
 import { runIn } from '../exec/run-in.js';
 import { remoteArgv } from '../exec/remote-argv.js';
-import { pointerLocation, runXdotool, type AgentAction } from './agent-actions.js';
+import { pointerLocation, runXdotool, runXdotoolKeys, type AgentAction } from './agent-actions.js';
 import { CdpBridge } from './cdp-bridge.js';
 import {
   DESKTOP_IMAGE,
@@ -455,7 +455,18 @@ export class DesktopService {
         .update(`${JSON.stringify(env.incarnation ?? null)}|${found.pid}`)
         .digest('hex')
         .slice(0, 8),
-      measurePointer: () => probe.measure(),
+      measurePointer: async () => {
+        const { x, y } = await probe.measure();
+        return { x, y };
+      },
+      // A probe that cannot answer (python3 missing, a slow start) leaves the frame without a generation
+      // (checked by size and desktop run only, as before) rather than failing the screenshot.
+      generation: () =>
+        probe.measure(5000, true).then(
+          (a) => a.generation,
+          () => undefined,
+        ),
+      xdotoolKeys: (combos) => runXdotoolKeys(env, layout, combos, user),
       dispose: () => {
         relay.kill();
         probe.dispose();

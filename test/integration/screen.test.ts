@@ -3,7 +3,9 @@
  * waits for a page to settle, takes a scaled screenshot, clicks a button by the scaled coordinates,
  * and the page — read over CDP — says where it was clicked; a frame from before a resize is refused.
  */
-import { resolve } from 'node:path';
+import { execFile } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -11,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodePngSize } from '../../src/desktop/png-encode.js';
 import { tempDesk, uniqueName, type TestDesk } from './helpers.js';
 
+const execFileP = promisify(execFile);
 const BIN = resolve(import.meta.dirname, '../../bin/sandbox-desk.js');
 type ToolResult = {
   isError?: boolean;
@@ -116,6 +119,53 @@ describe('the agent screen over MCP', () => {
     expect(JSON.parse((await call('screenshot', { maxWidth: 2000 })).content[0]!.text!).error.message).toMatch(
       /above the screen's width 1024/,
     );
+  });
+
+  it('a frame taken by one CLI process is stale in a third after a second resized the screen there and back', async () => {
+    const env = { ...process.env, SANDBOX_DESK_HOME: t.dataDir };
+    const cli = async (...args: string[]) => {
+      const r = await execFileP(process.execPath, [BIN, ...args], { env }).catch((e: { stdout: string; stderr: string }) => e);
+      return { stdout: r.stdout, stderr: r.stderr };
+    };
+    const out = join(t.dataDir, 'frame.png');
+    const shot = JSON.parse((await cli('desktop', 'screenshot', sb, '--max-width', '512', '--out', out, '--json')).stdout) as {
+      frameId: string;
+      width: number;
+    };
+    const size = data(await call('screenshot', {})) as { width: number; height: number };
+    // Another process: the test's own core, with a connection of its own; there and back again.
+    await t.desk.desktop.resize(sb, 800, 600);
+    await t.desk.desktop.resize(sb, size.width, size.height);
+    const refused = await cli('desktop', 'click', sb, '10', '10', '--frame', shot.frameId, '--json');
+    // --json puts the error on stdout.
+    expect(JSON.parse(refused.stdout).error).toMatchObject({
+      code: 'stale_frame',
+      details: { current: { width: size.width, height: size.height } },
+    });
+    // A frame taken after it works from yet another process.
+    const fresh = JSON.parse((await cli('desktop', 'screenshot', sb, '--max-width', '512', '--out', out, '--json')).stdout) as {
+      frameId: string;
+    };
+    const ok = JSON.parse((await cli('desktop', 'move', sb, '256', '10', '--frame', fresh.frameId, '--json')).stdout) as {
+      pointer: { x: number };
+    };
+    expect(ok.pointer.x).toBe(Math.floor((256.5 * size.width) / 512));
+  });
+
+  it('presses a key outside the keysym table with xdotool (the result says so); a name X does not know is refused', async () => {
+    await page.setContent('<input id=q autofocus><script>window.keys=[];addEventListener("keydown",e=>keys.push(e.code))</script>');
+    await page.bringToFront();
+    await page.focus('#q');
+    const r = data(await call('key', { keys: 'KP_Multiply' }));
+    expect(r).toMatchObject({ via: 'xdotool', note: expect.stringMatching(/KP_Multiply not in the RFB key table/) });
+    await expect
+      .poll(() => page.evaluate(() => (window as unknown as { keys: string[] }).keys), { timeout: 10_000 })
+      .toContain('NumpadMultiply');
+    const refused = await call('key', { keys: 'ctrl+Banana_Split' });
+    expect(JSON.parse(refused.content[0]!.text!).error).toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringMatching(/"Banana_Split".*not a key name X knows/),
+    });
   });
 
   it('Xvnc killed under the live connection: after a restart the next frame says it is new, older frames are stale', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keysymsForText, MAX_TYPE_CHARS, parseKeys } from './keysyms.js';
+import { keysymsForText, MAX_TYPE_CHARS, planKeys } from './keysyms.js';
 
 describe('keysymsForText', () => {
   it('gives Latin-1 its own keysyms and everything else the Unicode keysym, per code point', () => {
@@ -15,17 +15,26 @@ describe('keysymsForText', () => {
   });
 });
 
-describe('parseKeys', () => {
-  it('reads combinations and aliases', () => {
-    expect(parseKeys('ctrl+l')).toEqual([[0xffe3, 0x6c]]);
-    expect(parseKeys('ctrl+shift+t Return')).toEqual([[0xffe3, 0xffe1, 0x74], [0xff0d]]);
-    expect(parseKeys('alt+F4 esc enter')).toEqual([[0xffe9, 0xffc1], [0xff1b], [0xff0d]]);
-    expect(parseKeys('ctrl++')).toEqual([[0xffe3, 0x2b]]);
+describe('planKeys', () => {
+  it('reads combinations and aliases, for RFB', () => {
+    const rfb = (combos: number[][]) => ({ via: 'rfb', combos });
+    expect(planKeys('ctrl+l')).toEqual(rfb([[0xffe3, 0x6c]]));
+    expect(planKeys('ctrl+shift+t Return')).toEqual(rfb([[0xffe3, 0xffe1, 0x74], [0xff0d]]));
+    expect(planKeys('alt+F4 esc enter')).toEqual(rfb([[0xffe9, 0xffc1], [0xff1b], [0xff0d]]));
+    expect(planKeys('ctrl++')).toEqual(rfb([[0xffe3, 0x2b]]));
   });
 
-  it('refuses what is not a key name, saying which part', () => {
-    expect(() => parseKeys('ctrl+banana')).toThrow(/"banana" in keys "ctrl\+banana" is not a key name/);
-    expect(() => parseKeys('ctrl+')).toThrow(/empty key name/);
-    expect(() => parseKeys('  ')).toThrow(/keys is empty/);
+  it('sends a whole sequence with a name outside the table through xdotool, table keys as their keysyms', () => {
+    expect(planKeys('ctrl+XF86AudioMute Return')).toEqual({
+      via: 'xdotool',
+      combos: ['0xffe3+XF86AudioMute', '0xff0d'],
+      outside: ['XF86AudioMute'],
+    });
+  });
+
+  it('refuses what is not even shaped like a key name, saying which part', () => {
+    expect(() => planKeys('ctrl+ba-nana')).toThrow(/"ba-nana" in keys "ctrl\+ba-nana" is not a key name/);
+    expect(() => planKeys('ctrl+')).toThrow(/empty key name/);
+    expect(() => planKeys('  ')).toThrow(/keys is empty/);
   });
 });

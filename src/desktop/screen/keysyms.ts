@@ -102,21 +102,42 @@ export function keysymsForText(text: string): number[] {
   return chars.map((c) => keysymForChar(c.codePointAt(0)!));
 }
 
-function keysymForName(name: string, whole: string): number {
+/** What an X keysym name looks like (XF86AudioMute, dead_acute, Hangul_Start…): what xdotool may be asked. */
+const X_KEY_NAME = /^[A-Za-z][A-Za-z0-9_]{1,63}$/;
+
+/** A keysym of the table, or the name itself when it only looks like an X key name (xdotool's to resolve). */
+function keysymForName(name: string, whole: string): number | string {
   const named = NAMED[name] ?? BY_LOWER.get(name.toLowerCase());
   if (named !== undefined) return named;
   const chars = [...name];
   if (chars.length === 1) return keysymForChar(chars[0]!.codePointAt(0)!);
+  if (X_KEY_NAME.test(name)) return name;
   throw new SandboxDeskError('invalid_input', `${JSON.stringify(name)} in keys ${JSON.stringify(whole)} is not a key name`, {
     hint: 'use X key names joined by "+", combinations separated by spaces: "ctrl+l", "Return", "shift+Tab", "alt+F4", "ctrl+shift+t Return"',
   });
 }
 
 /**
- * "ctrl+shift+t Return" → [[Control_L, Shift_L, t], [Return]]: combinations in order, each pressed
- * in order and released in reverse.
+ * How a key action is sent: over RFB when every name is in the table; else all of it through
+ * `xdotool key` (one tool for the whole sequence keeps its order), table keys as their keysym
+ * numbers (0xffe3) so xdotool presses exactly what RFB would, the other names as written for X to
+ * resolve (X refuses the ones it does not know).
  */
-export function parseKeys(keys: string): number[][] {
+export type KeyPlan = { via: 'rfb'; combos: number[][] } | { via: 'xdotool'; combos: string[]; outside: string[] };
+
+export function planKeys(keys: string): KeyPlan {
+  const combos = parseCombos(keys);
+  const outside = combos.flat().filter((k): k is string => typeof k === 'string');
+  if (outside.length === 0) return { via: 'rfb', combos: combos as number[][] };
+  return {
+    via: 'xdotool',
+    combos: combos.map((c) => c.map((k) => (typeof k === 'number' ? `0x${k.toString(16)}` : k)).join('+')),
+    outside: [...new Set(outside)],
+  };
+}
+
+/** "ctrl+shift+t Return" → [[Control_L, Shift_L, t], [Return]] (names outside the table stay names). */
+function parseCombos(keys: string): (number | string)[][] {
   if (typeof keys !== 'string' || keys.trim() === '')
     throw new SandboxDeskError('invalid_input', 'keys is empty', { hint: 'e.g. "ctrl+l" or "Return"' });
   if (keys.length > 1000)

@@ -9,8 +9,17 @@ afterEach(() => {
   for (const s of screens.splice(0)) s.dispose();
 });
 
+/**
+ * The X server's side that every process reads alike (the boundary faked): RandR's geometry
+ * generation, and the keys xdotool pressed (names X knows: the table's hex keysyms and XF86 names).
+ */
+interface FakeX {
+  generation: string;
+  xdotool: string[][];
+}
+
 /** A live screen over fake RFB servers: each (re)connection gets a new server; the pointer is what the last PointerEvent said. */
-function live(width = 40, height = 30) {
+function live(width = 40, height = 30, x?: FakeX) {
   const servers: FakeRfbServer[] = [];
   let opens = 0;
   const screen = new LiveScreen(
@@ -22,6 +31,16 @@ function live(width = 40, height = 30) {
         transport: server.transport,
         desktopId: (0xabc00000 + opens).toString(16),
         measurePointer: async () => lastPointer(server),
+        ...(x
+          ? {
+              generation: async () => x.generation,
+              xdotoolKeys: async (combos: string[]) => {
+                const unknown = combos.flatMap((c) => c.split('+')).filter((n) => !/^(0x[0-9a-f]+|XF86\w+)$/.test(n));
+                if (unknown.length) throw new SandboxDeskError('invalid_input', `${unknown.join(', ')}: not a key name X knows`);
+                x.xdotool.push(combos);
+              },
+            }
+          : {}),
         dispose: () => undefined,
       };
     },
@@ -140,10 +159,23 @@ describe('LiveScreen', () => {
     ]);
   });
 
+  it('presses keys outside the keysym table with xdotool, says so, and lets X refuse names it does not know', async () => {
+    const x: FakeX = { generation: '1.1', xdotool: [] };
+    const { screen, servers } = live(40, 30, x);
+    const r = await screen.act({ kind: 'key', keys: 'ctrl+XF86AudioMute XF86Back' });
+    expect(r).toMatchObject({ via: 'xdotool', note: expect.stringMatching(/XF86AudioMute, XF86Back not in the RFB key table/) });
+    expect(x.xdotool).toEqual([['0xffe3+XF86AudioMute', 'XF86Back']]);
+    expect(keyEvents(servers[0]!)).toEqual([]);
+    await expect(screen.act({ kind: 'key', keys: 'ctrl+Banana_Split' })).rejects.toThrow(/Banana_Split: not a key name X knows/);
+    // Table keys stay on RFB.
+    await expect(screen.act({ kind: 'key', keys: 'Return' })).resolves.toMatchObject({ via: 'rfb' });
+  });
+
   it('refuses bad text and keys before connecting, and everything once disposed', async () => {
     const { screen, opens } = live();
     await expect(screen.act({ kind: 'type', text: 'x'.repeat(1 << 20) })).rejects.toThrow(/above the limit/);
-    await expect(screen.act({ kind: 'key', keys: 'hyper+zz' })).rejects.toThrow(/not a key name/);
+    await expect(screen.act({ kind: 'key', keys: 'hyper+z!z' })).rejects.toThrow(/not a key name/);
+    await expect(screen.act({ kind: 'key', keys: 'ctrl+é€' })).rejects.toThrow(/not a key name/);
     expect(opens()).toBe(0);
     screen.dispose();
     await expect(screen.screenshot()).rejects.toMatchObject({ code: 'desktop_not_running' });
@@ -182,6 +214,26 @@ describe('frames across processes', () => {
       code: 'invalid_input',
       message: expect.stringMatching(/never taken/),
     });
+  });
+});
+
+describe('frames across processes and resizes', () => {
+  it('refuses a frame from before a resize and back made between two other processes (the geometry generation)', async () => {
+    const x: FakeX = { generation: 'b313f1.b313f1', xdotool: [] };
+    // Process 1 takes the frame; its id carries the generation.
+    const first = live(40, 30, x);
+    const { frame } = await first.screen.screenshot();
+    expect(frame.frameId).toMatch(/^abc00001\.40x30\.40x30\.gb313f1\.b313f1\./);
+    first.screen.dispose();
+    // Process 2 resizes to 50x20 and back to 40x30: RandR's timestamps move, the size is the same again.
+    x.generation = 'b3a001.b3a001';
+    // Process 3 acts with the frame: same desktop run, same size, but not the same geometry any more.
+    const third = live(40, 30, x);
+    const err = await third.screen.act({ kind: 'click', x: 5, y: 5 }, frame.frameId).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'stale_frame', details: { current: { width: 40, height: 30 } } });
+    // A frame taken in the current generation works there.
+    const fresh = await third.screen.screenshot();
+    await expect(third.screen.act({ kind: 'click', x: 5, y: 5 }, fresh.frame.frameId)).resolves.toMatchObject({ pointer: { x: 5, y: 5 } });
   });
 });
 

@@ -8,7 +8,7 @@ import type { RectArea } from '../rfb/framebuffer.js';
 import { CONTINUOUS_ENCODINGS, RfbClient, type ByteTransport } from '../rfb/rfb-client.js';
 import { encodeFrame, type FrameFormat } from './frame-encode.js';
 import { checkPoint, fitFrame, frameToScreen, scaleRgba, screenToFrame, type FrameGeometry } from './frame-geometry.js';
-import { keysymsForText, parseKeys } from './keysyms.js';
+import { keysymsForText, planKeys } from './keysyms.js';
 
 /**
  * The core's own live RFB connection to one running desktop: updates stream into a framebuffer,
@@ -52,8 +52,10 @@ export interface ActionResult {
   /** The same, in the coordinates of the frame the action named. */
   pointerInFrame?: { x: number; y: number };
   frameId?: string;
-  /** What carried the input: the live RFB connection. */
-  via: 'rfb';
+  /** What carried the input: the live RFB connection, or xdotool for keys outside RFB's keysym table. */
+  via: 'rfb' | 'xdotool';
+  /** Why the input did not go over RFB, when it did not. */
+  note?: string;
   /** The screen point the action aimed at (after mapping from the frame), for viewers to show. */
   target?: { x: number; y: number };
 }
@@ -68,11 +70,24 @@ export interface LiveLink extends IDisposable {
    */
   desktopId: string;
   measurePointer(): Promise<{ x: number; y: number }>;
+  /**
+   * The screen's geometry generation as the X server tells it now (RandR's timestamps), read by any
+   * process alike: a resize there and back between two CLI calls changes it though the size is the
+   * same again. undefined where it cannot be read (no libXrandr in the sandbox).
+   */
+  generation?(): Promise<string | undefined>;
+  /** Presses key combinations with `xdotool key` (keysyms RFB's table lacks); refuses names X does not know. */
+  xdotoolKeys?(combos: string[]): Promise<void>;
 }
 
 interface FrameRecord extends FrameGeometry {
   epoch: number;
+  /** The X server's geometry generation when the frame was taken (see LiveLink.generation). */
+  generation?: string;
 }
+
+/** <desktop>.<screen>.<frame>[.g<generation>].<unique> */
+const FRAME_ID = /^([0-9a-f]{8})\.(\d{1,5})x(\d{1,5})\.(\d{1,5})x(\d{1,5})\.(?:g([0-9a-f]{1,16}\.[0-9a-f]{1,16})\.)?[0-9a-z]+$/;
 
 const BUTTON_MASK: Record<Button, number> = { 1: 1, 2: 2, 3: 4 };
 const SCROLL_MASK = { up: 1 << 3, down: 1 << 4, left: 1 << 5, right: 1 << 6 } as const;
@@ -86,6 +101,13 @@ const DRAG_STEPS = 8;
  * screen is unaffected: the request is already waiting at the server when the first change comes.
  */
 export const UPDATE_INTERVAL_MS = 100;
+/**
+ * How long the first connection may take: it counts the relay's start through the backend's exec
+ * (`docker exec`: a process in dockerd and the container) before the RFB handshake and the first
+ * full frame. RfbClient's 10 s suits an open socket; ten desktops starting at once on a loaded
+ * 2-core machine took 23–35 s from desktop start to the first frame.
+ */
+export const LIVE_CONNECT_TIMEOUT_MS = 60_000;
 
 export class LiveScreen implements IDisposable {
   private client: RfbClient | undefined;
@@ -124,8 +146,8 @@ export class LiveScreen implements IDisposable {
     const link = await this.open();
     let client: RfbClient;
     try {
-      client = await RfbClient.connect(link.transport, { encodings: CONTINUOUS_ENCODINGS });
-      await client.requestUpdate(false);
+      client = await RfbClient.connect(link.transport, { encodings: CONTINUOUS_ENCODINGS, timeoutMs: LIVE_CONNECT_TIMEOUT_MS });
+      await client.requestUpdate(false, LIVE_CONNECT_TIMEOUT_MS);
     } catch (err) {
       link.dispose();
       throw err;
@@ -190,14 +212,16 @@ export class LiveScreen implements IDisposable {
   /** The current framebuffer as a frame: scaled into the maximum asked, encoded off the event loop. */
   async screenshot(opts: ScreenshotOptions = {}): Promise<{ frame: Frame; image: Buffer }> {
     const client = await this.live();
+    // Read before the pixels: a resize after this read makes the frame stale, never the reverse.
+    const generation = await this.link?.generation?.();
     const g = fitFrame(client.width, client.height, opts);
     const epoch = this.epoch;
     const rgba = scaleRgba(client.framebuffer(), g);
     const format = opts.format ?? 'png';
-    // <desktop>.<screen>.<frame>.<unique>: enough for another process to check it against the screen.
-    const frameId = `${this.desktopId}.${g.screenWidth}x${g.screenHeight}.${g.width}x${g.height}.${(++this.frameSeq).toString(36)}${randomBytes(3).toString('hex')}`;
+    // <desktop>.<screen>.<frame>[.g<generation>].<unique>: enough for another process to check it against the screen.
+    const frameId = `${this.desktopId}.${g.screenWidth}x${g.screenHeight}.${g.width}x${g.height}.${generation ? `g${generation}.` : ''}${(++this.frameSeq).toString(36)}${randomBytes(3).toString('hex')}`;
     const takenAt = new Date().toISOString();
-    this.frames.set(frameId, { ...g, epoch });
+    this.frames.set(frameId, { ...g, epoch, ...(generation ? { generation } : {}) });
     for (const old of this.frames.keys()) {
       if (this.frames.size <= FRAMES_KEPT) break;
       this.frames.delete(old);
@@ -242,31 +266,36 @@ export class LiveScreen implements IDisposable {
         },
       );
     }
-    if (f.epoch !== this.epoch) {
-      throw new SandboxDeskError(
-        'stale_frame',
-        `frame ${frameId} (${f.width}x${f.height} of a ${f.screenWidth}x${f.screenHeight} screen) was taken before the screen changed (resized, or the desktop restarted); the screen is now ${screen.width}x${screen.height}`,
-        {
-          hint: 'take a new screenshot and use its coordinates',
-          details: { current: screen },
-        },
-      );
-    }
+    if (f.epoch !== this.epoch) throw staleFrame(frameId, f, screen);
     return f;
+  }
+
+  /**
+   * A frame that names a geometry generation must still be in it: asked of the X server, so a resize
+   * and back made by another process (which this connection may not have seen) reads as stale too.
+   */
+  private async checkGeneration(link: LiveLink, frameId: string, screen: { width: number; height: number }): Promise<void> {
+    const f = this.frame(frameId, screen);
+    if (f.generation === undefined || !link.generation) return;
+    const now = await link.generation();
+    if (now !== undefined && now !== f.generation) {
+      f.epoch = -1;
+      throw staleFrame(frameId, f, screen);
+    }
   }
 
   /**
    * A frame this process did not take (another CLI call took it): trusted as far as its id says —
    * the same desktop run and screen size as now are the current epoch, anything else is stale. A
-   * resize there and back between two processes is not seen; within one process it is.
+   * resize there and back between two processes is caught by the generation the id carries.
    */
   private frameOfAnotherProcess(frameId: string, screen: { width: number; height: number }): FrameRecord | undefined {
-    const m = /^([0-9a-f]{8})\.(\d{1,5})x(\d{1,5})\.(\d{1,5})x(\d{1,5})\.[0-9a-z]+$/.exec(frameId);
+    const m = FRAME_ID.exec(frameId);
     if (!m) return undefined;
-    const [screenWidth, screenHeight, width, height] = m.slice(2).map(Number) as [number, number, number, number];
+    const [screenWidth, screenHeight, width, height] = m.slice(2, 6).map(Number) as [number, number, number, number];
     if (width < 1 || height < 1 || width > screenWidth || height > screenHeight) return undefined;
     const same = m[1] === this.desktopId && screenWidth === screen.width && screenHeight === screen.height;
-    const record = { width, height, screenWidth, screenHeight, epoch: same ? this.epoch : -1 };
+    const record = { width, height, screenWidth, screenHeight, epoch: same ? this.epoch : -1, ...(m[6] ? { generation: m[6] } : {}) };
     this.frames.set(frameId, record);
     return record;
   }
@@ -275,7 +304,7 @@ export class LiveScreen implements IDisposable {
   async act(action: ScreenAction, frameId?: string): Promise<ActionResult> {
     // Text and keys are checked before anything connects: bad input is refused the same way always.
     const keysyms = action.kind === 'type' ? keysymsForText(action.text) : [];
-    const combos = action.kind === 'key' ? parseKeys(action.keys) : [];
+    const keyPlan = action.kind === 'key' ? planKeys(action.keys) : undefined;
     if (action.kind === 'scroll') {
       const amount = action.amount ?? 3;
       if (!Number.isInteger(amount) || amount < 1 || amount > 100)
@@ -290,8 +319,12 @@ export class LiveScreen implements IDisposable {
     const link = this.link!;
     // A size change another viewer made may still be on its way to us: a fence round trip brings
     // everything the server sent before it, so the frame check below sees the screen as it is.
-    if (frameId !== undefined) await client.sync();
+    if (frameId !== undefined) {
+      await client.sync();
+      await this.checkGeneration(link, frameId, { width: client.width, height: client.height });
+    }
     let target: { x: number; y: number } | undefined;
+    let via: Pick<ActionResult, 'via' | 'note'> = { via: 'rfb' };
     const button = 'button' in action && action.button !== undefined ? action.button : 1;
     if (!(button in BUTTON_MASK))
       throw new SandboxDeskError('invalid_input', `button must be 1 (left), 2 (middle) or 3 (right), got ${String(button)}`);
@@ -341,7 +374,19 @@ export class LiveScreen implements IDisposable {
         }
         break;
       case 'key':
-        for (const combo of combos) {
+        if (keyPlan?.via === 'xdotool') {
+          // RFB carries keysyms, and ours has no table for these names: X resolves them through xdotool.
+          if (!link.xdotoolKeys)
+            throw new SandboxDeskError(
+              'invalid_input',
+              `${keyPlan.outside.join(', ')} in keys ${JSON.stringify(action.keys)}: not in the RFB key table`,
+            );
+          await client.sync();
+          await link.xdotoolKeys(keyPlan.combos);
+          via = { via: 'xdotool', note: `${keyPlan.outside.join(', ')} not in the RFB key table: the keys were sent with xdotool key` };
+          break;
+        }
+        for (const combo of keyPlan?.combos ?? []) {
           for (const k of combo) client.key(k, true);
           for (const k of [...combo].reverse()) client.key(k, false);
         }
@@ -349,7 +394,7 @@ export class LiveScreen implements IDisposable {
     }
     await client.sync();
     const pointer = await link.measurePointer();
-    const result: ActionResult = { pointer, via: 'rfb', ...(target ? { target } : {}) };
+    const result: ActionResult = { pointer, ...via, ...(target ? { target } : {}) };
     if (frameId !== undefined) {
       const f = this.frames.get(frameId);
       if (f) Object.assign(result, { frameId, pointerInFrame: screenToFrame(f, pointer.x, pointer.y) });
@@ -418,4 +463,15 @@ function checkRegion(r: RectArea): void {
     if (!Number.isInteger(v) || v < 0) throw new SandboxDeskError('invalid_input', `region.${k} must be a whole number ≥ 0, got ${v}`);
   }
   if (r.width < 1 || r.height < 1) throw new SandboxDeskError('invalid_input', `region must be at least 1x1, got ${r.width}x${r.height}`);
+}
+
+function staleFrame(frameId: string, f: FrameGeometry, screen: { width: number; height: number }): SandboxDeskError {
+  return new SandboxDeskError(
+    'stale_frame',
+    `frame ${frameId} (${f.width}x${f.height} of a ${f.screenWidth}x${f.screenHeight} screen) was taken before the screen changed (resized, or the desktop restarted); the screen is now ${screen.width}x${screen.height}`,
+    {
+      hint: 'take a new screenshot and use its coordinates',
+      details: { current: screen },
+    },
+  );
 }

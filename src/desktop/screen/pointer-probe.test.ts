@@ -23,6 +23,17 @@ describe('PointerProbe', () => {
     expect(await p.measure()).toEqual({ x: 3, y: 6 });
   });
 
+  it('asks for the geometry generation only when wanted (one more X request), and reads it', async () => {
+    const p = new PointerProbe([
+      'bash',
+      '-c',
+      'while IFS= read -r l; do if [ "$l" = g ]; then echo "X=1 Y=2 G=ab.cd"; else echo "X=1 Y=2"; fi; done',
+    ]);
+    probes.push(p);
+    expect(await p.measure()).toEqual({ x: 1, y: 2 });
+    expect(await p.measure(5000, true)).toEqual({ x: 1, y: 2, generation: 'ab.cd' });
+  });
+
   it('says what xdotool said when there is no position', async () => {
     const p = probeAnswering('echo "Error: Can\'t open display"');
     await expect(p.measure()).rejects.toThrow(/getmouselocation said: Error: Can't open display/);

@@ -8,6 +8,11 @@ import type { IDisposable } from '../../shared/lifecycle.js';
  * answers one line per request. With python3 it holds one X connection and calls XQueryPointer
  * through ctypes (no fork per question); without, a shell runs `xdotool getmouselocation` per line.
  * Either way an action costs no `docker exec`.
+ *
+ * With libXrandr the answer also carries the screen's geometry generation (G=): RandR's timestamps of
+ * the last screen change, read fresh from the X server (XRRGetScreenResourcesCurrent; XRRTimes is
+ * cached client-side). Every resize bumps them — SetDesktopSize from any RFB client, xrandr in the
+ * sandbox — so a frame id that carries them is stale in any process after a resize and back.
  */
 const PY_PROBE = `
 import ctypes, sys
@@ -16,6 +21,21 @@ x11.XOpenDisplay.restype = ctypes.c_void_p
 x11.XDefaultRootWindow.restype = ctypes.c_ulong
 x11.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
 x11.XQueryPointer.argtypes = [ctypes.c_void_p, ctypes.c_ulong] + [ctypes.c_void_p] * 7
+class Res(ctypes.Structure): _fields_ = [('timestamp', ctypes.c_ulong), ('configTimestamp', ctypes.c_ulong)]
+try:
+    xr = ctypes.CDLL('libXrandr.so.2')
+    xr.XRRGetScreenResourcesCurrent.argtypes = [ctypes.c_void_p, ctypes.c_ulong]
+    xr.XRRGetScreenResourcesCurrent.restype = ctypes.POINTER(Res)
+    xr.XRRFreeScreenResources.argtypes = [ctypes.c_void_p]
+except OSError:
+    xr = None
+def generation():
+    if not xr: return ''
+    r = xr.XRRGetScreenResourcesCurrent(d, root)
+    if not r: return ''
+    g = ' G=%x.%x' % (r.contents.timestamp, r.contents.configTimestamp)
+    xr.XRRFreeScreenResources(r)
+    return g
 d = x11.XOpenDisplay(None)
 if not d:
     sys.stdout.write('Error: cannot open display\\n'); sys.stdout.flush(); sys.exit(1)
@@ -23,9 +43,9 @@ root = x11.XDefaultRootWindow(d)
 w1, w2 = ctypes.c_ulong(), ctypes.c_ulong()
 rx, ry, wx, wy = ctypes.c_int(), ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
 m = ctypes.c_uint()
-for _ in sys.stdin:
+for line in sys.stdin:
     x11.XQueryPointer(d, root, ctypes.byref(w1), ctypes.byref(w2), ctypes.byref(rx), ctypes.byref(ry), ctypes.byref(wx), ctypes.byref(wy), ctypes.byref(m))
-    sys.stdout.write('X=%d Y=%d\\n' % (rx.value, ry.value)); sys.stdout.flush()
+    sys.stdout.write('X=%d Y=%d%s\\n' % (rx.value, ry.value, generation() if line.startswith('g') else '')); sys.stdout.flush()
 `;
 const SH_PROBE = 'while IFS= read -r _; do xdotool getmouselocation --shell 2>&1 | tr "\\n" " "; echo; done';
 const LAUNCH = `if command -v python3 >/dev/null 2>&1 && python3 -c "import ctypes; ctypes.CDLL('libX11.so.6')" 2>/dev/null; then exec python3 -u -c "$1"; fi
@@ -39,8 +59,15 @@ export function pointerProbeWords(displayEnv: string[]): string[] {
 /** How long the first answer of a new probe may take (it includes starting the probe). */
 export const PROBE_START_TIMEOUT_MS = 30_000;
 
+export interface ProbeAnswer {
+  x: number;
+  y: number;
+  /** The screen's geometry generation (RandR timestamps); absent where the probe cannot read it. */
+  generation?: string;
+}
+
 interface Pending {
-  resolve: (p: { x: number; y: number }) => void;
+  resolve: (p: ProbeAnswer) => void;
   reject: (err: Error) => void;
   timer: NodeJS.Timeout;
 }
@@ -86,10 +113,14 @@ export class PointerProbe implements IDisposable {
     const y = /Y=(\d+)/.exec(line)?.[1];
     if (x === undefined || y === undefined)
       p.reject(new SandboxDeskError('backend_unavailable', `xdotool getmouselocation said: ${line.trim() || 'nothing'}`));
-    else p.resolve({ x: Number(x), y: Number(y) });
+    else {
+      const g = /G=([0-9a-f]+\.[0-9a-f]+)/.exec(line)?.[1];
+      p.resolve({ x: Number(x), y: Number(y), ...(g ? { generation: g } : {}) });
+    }
   }
 
-  measure(timeoutMs = 5000): Promise<{ x: number; y: number }> {
+  /** The pointer; with `generation`, the screen's geometry generation too (one more X request, asked only when needed). */
+  measure(timeoutMs = 5000, generation = false): Promise<ProbeAnswer> {
     // The first answer also waits for the probe to start inside the sandbox (an exec, then python3 and
     // libX11 loading): seconds in a VM under TCG, so it gets the longer of the two limits.
     const fresh = this.child === undefined;
@@ -103,7 +134,7 @@ export class PointerProbe implements IDisposable {
         reject(new SandboxDeskError('backend_unavailable', `the pointer position did not come within ${limit} ms`));
       }, limit);
       this.pending.push({ resolve, reject, timer });
-      child.stdin.write('\n');
+      child.stdin.write(generation ? 'g\n' : '\n');
     });
   }
 
