@@ -129,7 +129,9 @@ export function TerminalView({ sandbox, session, active, onStarted }: Props) {
           term.loadAddon(new AttachAddon(socket));
           setLink({ state: 'open' });
           syncSize();
-          if (active) term.focus();
+          // Take the focus, unless the person moved it to the tab bar meanwhile (arrow-key navigation there
+          // must not be cut short by a shell that finished opening).
+          if (active && !document.activeElement?.closest('[role="tablist"] .tab-label')) term.focus();
         });
         socket.addEventListener('close', (e) => {
           if (disposed) return;

@@ -95,6 +95,8 @@ describe('create flow in the browser mode', () => {
     await page.getByTestId('terminal-tab-term-1').waitFor({ timeout: 30_000 });
     for (let i = 0; i < 7; i++) await page.getByTestId('terminal-add').click();
     await page.getByTestId('terminal-tab-term-8').waitFor();
+    // The shells finish opening first (an opened shell takes the focus, as a person would want after +).
+    await expect.poll(() => page.locator('.terminal-overlay').count(), { timeout: 60_000 }).toBe(0);
     const bar = page.locator('.terminal-pane .tabs');
     const overflow = await bar.evaluate((el) => ({
       scroll: el.scrollWidth,
