@@ -136,7 +136,7 @@ fi
 # The small Debian guest that `--backend qemu --image debian-test` boots. The script skips the build when
 # its stamp matches (about 80 s cold). Built where every user of this machine finds it by name.
 step "VM image debian-test"
-"${SUDO[@]}" env MIRROR="${MIRROR:-}" bash resources/vm/build-test-image.sh /var/cache/sandbox-desk/images/debian-test | sed 's/^/    /'
+"${SUDO[@]}" env MIRROR="${MIRROR:-}" bash resources/vm/build-vm-image.sh debian-test /var/cache/sandbox-desk/images/debian-test | sed 's/^/    /'
 
 # --- Build -------------------------------------------------------------------------------------------
 step "Build"

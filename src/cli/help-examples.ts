@@ -55,6 +55,16 @@ export const HELP_EXAMPLES: Record<string, string[]> = {
   'config get': ['sandbox-desk config get log.level'],
   'config set': ['sandbox-desk config set log.level debug'],
   'config unset': ['sandbox-desk config unset log.level'],
+  image: ['sandbox-desk image ls', 'sandbox-desk image build --tag my/tool:1 ./tool'],
+  'image list': ['sandbox-desk image ls', 'sandbox-desk image list --json'],
+  'image inspect': ['sandbox-desk image inspect sandbox-desk/desktop:latest --json'],
+  'image build': [
+    'sandbox-desk image build --tag my/tool:1 ./tool',
+    'sandbox-desk image build --tag my/tool:1 --file ./tool/Dockerfile',
+    'sandbox-desk image build debian-test             # the VM image, by name',
+  ],
+  'image rm': ['sandbox-desk image rm my/tool:1'],
+  'image pull': ['sandbox-desk image pull debian:bookworm-slim'],
   completion: [
     'sandbox-desk completion bash > ~/.local/share/bash-completion/completions/sandbox-desk',
     'sandbox-desk completion zsh > "${fpath[1]}/_sandbox-desk"',

@@ -131,8 +131,8 @@ export function addImageCommands(program: Command, core: () => SandboxDesk, out:
   image
     .command('build [target]')
     .description(
-      'build a Docker image from a folder or a Dockerfile (--tag T FOLDER | --tag T --file F), or a VM image by name (debian-test, debian-desktop)\n' +
-        'examples: sandbox-desk image build --tag my/tool:1 ./tool   ·   sandbox-desk image build debian-desktop',
+      'build a Docker image from a folder or a Dockerfile (--tag T FOLDER | --tag T --file F), or a VM image by name (debian-test)\n' +
+        'examples: sandbox-desk image build --tag my/tool:1 ./tool   ·   sandbox-desk image build debian-test',
     )
     .option('--tag <tag>', 'the Docker image to make, e.g. my/tool:1')
     .option('--file <dockerfile>', 'the Dockerfile (default FOLDER/Dockerfile; alone, its folder is the context)')
@@ -142,7 +142,7 @@ export function addImageCommands(program: Command, core: () => SandboxDesk, out:
       if (o.tag === undefined) {
         if (target === undefined || !isBuildableVmName(target))
           throw new SandboxDeskError('invalid_input', target === undefined ? 'nothing to build' : `${target} is not a VM image name`, {
-            hint: 'a Docker image: image build --tag NAME FOLDER; a VM image: image build debian-test|debian-desktop',
+            hint: 'a Docker image: image build --tag NAME FOLDER; a VM image: image build debian-test',
           });
         const t = await follow(out, o.json, setExit, (l) => desk.images.buildVm(target, l));
         if (t && !o.json) out.stdout(`Built VM image ${t.target}.\n`);

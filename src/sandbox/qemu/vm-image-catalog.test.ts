@@ -58,8 +58,8 @@ describe('VM image catalog', () => {
   it('runs the builder with NAME OUTDIR and streams its lines; a failure shows its last lines', async () => {
     const events: string[] = [];
     const ok = script('echo "[build-x +0s] stage 1/1: make $1 into $2"');
-    await buildVmImage({ name: 'debian-desktop', outDir: '/out', script: ok, onEvent: (e) => events.push(`${e.kind}:${e.text}`) });
-    expect(events).toEqual(['step:make debian-desktop into /out']);
+    await buildVmImage({ name: 'debian-test', outDir: '/out', script: ok, onEvent: (e) => events.push(`${e.kind}:${e.text}`) });
+    expect(events).toEqual(['step:make debian-test into /out']);
     const bad = script('echo "[build-x +0s] stage 1/2: debootstrap"; echo "E: mirror unreachable" >&2; exit 4');
     await expect(buildVmImage({ name: 'debian-test', outDir: '/out', script: bad, onEvent: () => undefined })).rejects.toThrow(
       /the build of VM image debian-test failed \(exit 4\):[\s\S]*E: mirror unreachable/,

@@ -28,7 +28,7 @@ interface ImageJson {
 const NAME_RE = /^[a-z0-9][a-z0-9._-]*$/;
 
 /**
- * Resolves `--image`: a known name (a directory holding image.json, as build-test-image.sh writes) or a
+ * Resolves `--image`: a known name (a directory holding image.json, as build-vm-image.sh writes) or a
  * path to a disk image (qcow2 or raw, e.g. a Debian/Ubuntu cloud image, booted through its own
  * bootloader). The disk is checked with `qemu-img info`, so a corrupt file fails here, not at boot.
  */

@@ -5,7 +5,10 @@
 #   OUTDIR/image.json                   what a provider needs to boot it
 # The guest is configured at first boot by a cloud-init NoCloud seed (ISO labelled `cidata`); see README.md.
 #
-#   sudo resources/vm/build-test-image.sh OUTDIR
+#   sudo resources/vm/build-vm-image.sh NAME OUTDIR
+#
+# NAME is the image to build; this script builds `debian-test` (the desktop's parts without Chromium).
+# The app's `sandbox-desk image build NAME` calls exactly this interface (src/sandbox/qemu/vm-image-catalog.ts).
 #
 # Idempotent: if OUTDIR already holds a complete image whose stamp matches this script, it exits at once
 # (FORCE=1 rebuilds). Needs root (debootstrap, chroot, mount). Tools: debootstrap, e2fsprogs (mkfs.ext4 -d),
@@ -22,8 +25,10 @@ PACKAGES=systemd-sysv,udev,openssh-server,ifupdown,isc-dhcp-client,linux-image-c
 # useful under TCG): the desktop runs in the VM through the same code as in Docker, and is tested there.
 DESKTOP_PACKAGES="tigervnc-standalone-server xauth x11-utils x11-xserver-utils xfwm4 xfdesktop4 xfce4-panel xfce4-settings xfconf dbus-x11 xdotool socat fonts-dejavu-core adwaita-icon-theme"
 
-usage() { echo "usage: $0 OUTDIR" >&2; exit 2; }
-[ $# -eq 1 ] || usage
+usage() { echo "usage: $0 NAME OUTDIR   (NAME: debian-test)" >&2; exit 2; }
+[ $# -eq 2 ] || usage
+[ "$1" = "$NAME" ] || { echo "error: this script builds only $NAME, not '$1'" >&2; exit 2; }
+shift
 [ "$(id -u)" -eq 0 ] || { echo "error: must run as root (debootstrap, chroot and mount need it)" >&2; exit 1; }
 for bin in debootstrap mkfs.ext4 qemu-img chroot mount umount findmnt sha256sum; do
   command -v "$bin" >/dev/null || { echo "error: $bin not found (apt-get install -y debootstrap e2fsprogs qemu-utils)" >&2; exit 1; }
@@ -33,8 +38,8 @@ OUTDIR=$(realpath -m "$1")
 SCRIPT=$(realpath "${BASH_SOURCE[0]}")
 START=$(date +%s)
 STAGES=6
-stage() { printf '[build-test-image +%3ds] stage %s/%s: %s\n' "$(( $(date +%s) - START ))" "$1" "$STAGES" "$2"; }
-note()  { printf '[build-test-image +%3ds]   %s\n' "$(( $(date +%s) - START ))" "$*"; }
+stage() { printf '[build-vm-image +%3ds] stage %s/%s: %s\n' "$(( $(date +%s) - START ))" "$1" "$STAGES" "$2"; }
+note()  { printf '[build-vm-image +%3ds]   %s\n' "$(( $(date +%s) - START ))" "$*"; }
 
 # The content stamp: this script's bytes (which hold the package list, the config and the cmdline) and the suite.
 # The mirror is left out on purpose: another mirror gives the same image.
@@ -46,7 +51,7 @@ complete() {
   [ "$(cat "$OUTDIR/.stamp")" = "$STAMP" ]
 }
 if [ "${FORCE:-0}" != 1 ] && complete; then
-  echo "[build-test-image] $OUTDIR is up to date (stamp ${STAMP:0:12}); nothing to do (FORCE=1 rebuilds)"
+  echo "[build-vm-image] $OUTDIR is up to date (stamp ${STAMP:0:12}); nothing to do (FORCE=1 rebuilds)"
   exit 0
 fi
 
@@ -82,12 +87,12 @@ cleanup() {
   findmnt -rn -o TARGET | grep "^$WORK/" | sort -r | while read -r m; do umount "$m" 2>/dev/null || umount -l "$m"; done
   # Never rm -rf a tree that still has something mounted under it (a bind-mounted /dev would be emptied).
   if findmnt -rn -o TARGET | grep -q "^$WORK"; then
-    echo "[build-test-image] WARNING: mounts left under $WORK; not removing it" >&2
+    echo "[build-vm-image] WARNING: mounts left under $WORK; not removing it" >&2
   else
     rm -rf "$WORK"
   fi
   [ -z "$STAGING" ] || rm -rf "$STAGING"
-  [ $rc -eq 0 ] || echo "[build-test-image] FAILED (exit $rc) after $(( $(date +%s) - START ))s" >&2
+  [ $rc -eq 0 ] || echo "[build-vm-image] FAILED (exit $rc) after $(( $(date +%s) - START ))s" >&2
   exit $rc
 }
 trap cleanup EXIT
@@ -253,4 +258,4 @@ for f in vmlinuz initrd.img disk.qcow2 image.json; do mv -f "$STAGING/$f" "$OUTD
 mv -f "$STAGING/.stamp" "$OUTDIR/.stamp"
 rmdir "$STAGING"
 note "disk.qcow2 $(du -h "$OUTDIR/disk.qcow2" | cut -f1) (virtual $DISK_SIZE), vmlinuz $(du -h "$OUTDIR/vmlinuz" | cut -f1), initrd.img $(du -h "$OUTDIR/initrd.img" | cut -f1)"
-echo "[build-test-image] done in $(( $(date +%s) - START ))s: $OUTDIR"
+echo "[build-vm-image] done in $(( $(date +%s) - START ))s: $OUTDIR"
