@@ -30,10 +30,16 @@ xauth -q -f "$XAUTHORITY" add ":$disp" MIT-MAGIC-COOKIE-1 "$cookie" || fail "xau
 [ "$mode" = granted ] && xauth -q -f "$HOME/.Xauthority" add ":$disp" MIT-MAGIC-COOKIE-1 "$cookie"
 
 # A lock left by a dead X server would make Xvnc refuse the display: clean it, but never a live one's.
+# Live means its pid is an X server now: after a container restart the old pid is often reused by
+# another process (the pid namespace starts again), so "the pid exists" is not enough.
 lock=/tmp/.X$disp-lock
 if [ -f "$lock" ]; then
   owner=$(tr -dc '0-9' < "$lock")
-  if [ -z "$owner" ] || ! kill -0 "$owner" 2>/dev/null; then rm -f "$lock" "/tmp/.X11-unix/X$disp"; fi
+  live=0
+  if [ -n "$owner" ]; then
+    case "$(cat "/proc/$owner/comm" 2>/dev/null)" in X*) live=1 ;; esac
+  fi
+  [ "$live" = 1 ] || rm -f "$lock" "/tmp/.X11-unix/X$disp"
 fi
 
 # SecurityTypes None is safe only because the socket is 0600 and reached through the exec stream; the

@@ -19,6 +19,9 @@ import { keysymsForText, planKeys } from './keysyms.js';
  * it drops; the first frame after that says so (firstSinceChange).
  */
 
+/** How long a refusal waits for a size change the X server reported to reach this connection. */
+const SETTLE_MS = 1500;
+
 export interface Frame extends FrameGeometry {
   frameId: string;
   /** frame width / screen width: 1 unless a maximum size was asked for. */
@@ -271,6 +274,26 @@ export class LiveScreen implements IDisposable {
   }
 
   /**
+   * The X server says the geometry changed, but its DesktopSize update may not have reached this
+   * connection yet (Xvnc sends it with the next framebuffer update): wait a little for it, so the
+   * refusal names the screen as it now is. A resize there and back changes no size: then the wait ends
+   * at its limit and the size read is the right one anyway.
+   */
+  private settledScreen(screen: { width: number; height: number }): Promise<{ width: number; height: number }> {
+    const client = this.client;
+    if (!client) return Promise.resolve(screen);
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        sub.dispose();
+        resolve({ width: client.width, height: client.height });
+      };
+      const timer = setTimeout(done, SETTLE_MS);
+      const sub = client.onResize(done);
+    });
+  }
+
+  /**
    * A frame that names a geometry generation must still be in it: asked of the X server, so a resize
    * and back made by another process (which this connection may not have seen) reads as stale too.
    */
@@ -280,7 +303,7 @@ export class LiveScreen implements IDisposable {
     const now = await link.generation();
     if (now !== undefined && now !== f.generation) {
       f.epoch = -1;
-      throw staleFrame(frameId, f, screen);
+      throw staleFrame(frameId, f, await this.settledScreen(screen));
     }
   }
 
