@@ -1,8 +1,9 @@
 import './test/setup.js';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { App } from './App.js';
 import { FakeApi, sandboxInfo } from './test/fake-api.js';
+import { stubWebSocketEachTest } from './test/terminal-stubs.js';
 
 vi.mock('@novnc/novnc', () => ({
   default: class extends EventTarget {
@@ -12,34 +13,11 @@ vi.mock('@novnc/novnc', () => ({
     disconnect() {}
   },
 }));
-vi.mock('@xterm/xterm', () => ({
-  Terminal: class {
-    cols = 80;
-    rows = 24;
-    loadAddon() {}
-    open() {}
-    attachCustomKeyEventHandler() {}
-    write() {}
-    focus() {}
-    dispose() {}
-  },
-}));
-vi.mock('@xterm/addon-fit', () => ({
-  FitAddon: class {
-    fit() {}
-  },
-}));
-vi.mock('@xterm/addon-attach', () => ({ AttachAddon: class {} }));
-
-beforeEach(() => {
-  vi.stubGlobal(
-    'WebSocket',
-    class extends EventTarget {
-      binaryType = 'blob';
-      close() {}
-    },
-  );
-});
+// xterm needs a real layout and canvas: stand-ins (shared in test/terminal-stubs.ts).
+vi.mock('@xterm/xterm', () => import('./test/terminal-stubs.js').then((m) => m.xtermModule));
+vi.mock('@xterm/addon-fit', () => import('./test/terminal-stubs.js').then((m) => m.fitAddonModule));
+vi.mock('@xterm/addon-attach', () => import('./test/terminal-stubs.js').then((m) => m.attachAddonModule));
+stubWebSocketEachTest();
 
 const createOp = (name: string, cancelled = false) => ({
   kind: 'create' as const,

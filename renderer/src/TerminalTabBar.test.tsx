@@ -1,40 +1,17 @@
 import './test/setup.js';
 import { fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { useState } from 'react';
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ApiProvider } from './api-context.js';
 import { TerminalPane, type TerminalTabs } from './TerminalPane.js';
 import { FakeApi, sessionInfo } from './test/fake-api.js';
+import { stubWebSocketEachTest } from './test/terminal-stubs.js';
 
-// xterm needs a real layout and canvas: stand-ins (this file checks the tab bar, not the terminal).
-vi.mock('@xterm/xterm', () => ({
-  Terminal: class {
-    cols = 80;
-    rows = 24;
-    loadAddon() {}
-    open() {}
-    attachCustomKeyEventHandler() {}
-    write() {}
-    focus() {}
-    dispose() {}
-  },
-}));
-vi.mock('@xterm/addon-fit', () => ({
-  FitAddon: class {
-    fit() {}
-  },
-}));
-vi.mock('@xterm/addon-attach', () => ({ AttachAddon: class {} }));
-
-beforeEach(() => {
-  vi.stubGlobal(
-    'WebSocket',
-    class extends EventTarget {
-      binaryType = 'blob';
-      close() {}
-    },
-  );
-});
+// xterm needs a real layout and canvas: stand-ins (shared in test/terminal-stubs.ts).
+vi.mock('@xterm/xterm', () => import('./test/terminal-stubs.js').then((m) => m.xtermModule));
+vi.mock('@xterm/addon-fit', () => import('./test/terminal-stubs.js').then((m) => m.fitAddonModule));
+vi.mock('@xterm/addon-attach', () => import('./test/terminal-stubs.js').then((m) => m.attachAddonModule));
+stubWebSocketEachTest();
 
 function Stateful({ initial }: { initial: TerminalTabs }) {
   const [tabs, setTabs] = useState(initial);
