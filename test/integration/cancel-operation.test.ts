@@ -6,10 +6,10 @@
  */
 import { spawn } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempDesk, uniqueName, type TestDesk } from './helpers.js';
+import { tempDesk, uniqueName, type TestDesk, qemuProcessesOf } from './helpers.js';
 
 const SKIP_SLOW = process.env.SANDBOX_DESK_SKIP_SLOW === '1';
 const BIN = resolve(import.meta.dirname, '../../bin/sandbox-desk.js');
@@ -22,21 +22,6 @@ function containersOf(instance: string, sandbox: string): string[] {
     { encoding: 'utf8' },
   );
   return out.split('\n').filter(Boolean);
-}
-
-/** QEMU processes whose command line names this VM directory (a unique per-test path). */
-function qemuProcessesOf(vmDir: string): number[] {
-  return readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p))
-    .filter((p) => {
-      try {
-        const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8');
-        return cmd.startsWith('qemu-system') && cmd.includes(vmDir);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
 }
 
 describe('cancelling long work', () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -58,3 +58,21 @@ export const HEADLESS_CHROMIUM = {
     '--disable-sync',
   ],
 };
+
+/**
+ * QEMU processes whose command line names this VM directory. The directory is under the test's own
+ * data dir, so only the test's own VMs are counted (the machine is shared).
+ */
+export function qemuProcessesOf(vmDir: string): number[] {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8');
+        return cmd.startsWith('qemu-system') && cmd.includes(vmDir);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}

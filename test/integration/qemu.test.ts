@@ -15,26 +15,10 @@ import { decodePngSize } from '../../src/desktop/png-encode.js';
 import { kvmDeviceUsable } from '../../src/sandbox/qemu/accel.js';
 import { imageSearchPath } from '../../src/sandbox/qemu/vm-image.js';
 import { rejectsWith } from '../expect-error.js';
-import { tempDesk, uniqueName, type TestDesk } from './helpers.js';
+import { tempDesk, uniqueName, type TestDesk, qemuProcessesOf } from './helpers.js';
 
 const SKIP = process.env.SANDBOX_DESK_SKIP_SLOW === '1';
 const BIN = resolve(import.meta.dirname, '../../bin/sandbox-desk.js');
-
-/** QEMU processes whose command line names this VM directory. */
-function qemuProcessesOf(vmDir: string): number[] {
-  return readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p))
-    .filter((p) => {
-      try {
-        return (
-          readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('qemu-system') && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(vmDir)
-        );
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 
 describe.skipIf(SKIP)('qemu backend (slow: real VMs; SANDBOX_DESK_SKIP_SLOW=1 skips)', () => {
   let t: TestDesk;

@@ -5,31 +5,16 @@
  * page) → a VM create shows its steps and is cancelled from the window, leaving nothing behind.
  * Screenshots of the empty state and the progress view go to docs/.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalServer } from '../../src/api/local-server.js';
-import { HEADLESS_CHROMIUM, tempDesk, uniqueName, type TestDesk } from './helpers.js';
+import { HEADLESS_CHROMIUM, tempDesk, uniqueName, type TestDesk, qemuProcessesOf } from './helpers.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const DOCS = join(ROOT, 'docs');
 const SKIP_SLOW = process.env.SANDBOX_DESK_SKIP_SLOW === '1';
-
-/** QEMU processes whose command line names this VM directory (unique to this test's data dir). */
-function qemuProcessesOf(vmDir: string): number[] {
-  return readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p))
-    .filter((p) => {
-      try {
-        const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8');
-        return cmd.startsWith('qemu-system') && cmd.includes(vmDir);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 
 describe('create flow in the browser mode', () => {
   let t: TestDesk;
