@@ -104,10 +104,11 @@ export type CreateSessionRequest = z.input<typeof CreateSessionRequest>;
 
 /**
  * `unavailable`: the backend could not be asked (engine down, plugin failed); stateDetail says why.
+ * `paused`: frozen (sandbox pause); resume thaws it.
  * `creating`, `starting`, `stopping`: a create/start/stop of this core is under way (`operation` has its
  * latest step); a VM that is booting reads `starting` until it can run commands, never `running`.
  */
-export type SandboxState = 'running' | 'stopped' | 'missing' | 'unavailable' | 'creating' | 'starting' | 'stopping';
+export type SandboxState = 'running' | 'paused' | 'stopped' | 'missing' | 'unavailable' | 'creating' | 'starting' | 'stopping';
 
 export interface SandboxInfo {
   name: string;

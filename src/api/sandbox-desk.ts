@@ -3,6 +3,7 @@ import { SandboxDeskError } from '../shared/errors.js';
 import { didYouMean } from '../shared/did-you-mean.js';
 import type { ExecWarning } from '../shared/exec-result.js';
 import type { DisposableStore } from '../shared/lifecycle.js';
+import { CoreEventBus } from '../shared/core-events.js';
 import { runCommand, type ExecOutcome } from '../session/run-command.js';
 import { EnvironmentManager, sandboxRef } from '../session/environment-manager.js';
 import { commandContext, planSession, type SessionPlan } from '../session/session-plan.js';
@@ -94,6 +95,8 @@ export class SandboxDesk {
   private pluginConfigError: string | null = null;
   /** The configuration in force (every default filled in). */
   readonly config: Config;
+  /** Pushed state: every change a client should see without polling (src/shared/core-events.ts). */
+  readonly events = new CoreEventBus();
   readonly log: Logger;
 
   constructor(opts: SandboxDeskOptions = {}) {
@@ -429,6 +432,7 @@ export class SandboxDesk {
     await this.desktop.close();
     this.shells.closeAll();
     this.environments.dispose();
+    this.events.dispose();
     await this.plugins.dispose();
     this.store.close();
   }

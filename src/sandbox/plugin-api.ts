@@ -18,6 +18,9 @@ import type { SandboxProvider } from './provider.js';
 export type {
   BackendState,
   BackendStatus,
+  CheckpointArtifact,
+  CheckpointCapability,
+  CheckpointSpec,
   CreateEnvironmentOptions,
   ExecPrefixOptions,
   LifecycleContext,

@@ -33,7 +33,8 @@ export interface SandboxRef {
   options: Record<string, string>;
 }
 
-export type BackendState = 'running' | 'stopped' | 'missing';
+/** `paused`: frozen by CheckpointCapability.pause; commands wait until resume. */
+export type BackendState = 'running' | 'paused' | 'stopped' | 'missing';
 
 export interface BackendStatus {
   state: BackendState;
@@ -167,6 +168,59 @@ export interface SandboxProvider {
   status(ref: SandboxRef): Promise<BackendStatus>;
   /** Connects to a running sandbox. Throws `sandbox_not_running` / `sandbox_missing` when it cannot. */
   createEnvironment(opts: CreateEnvironmentOptions): Promise<SandboxEnvironment>;
+  /**
+   * Optional: saving and restoring the sandbox's state (checkpoints, forks, pause). Absent: the app
+   * refuses those operations with a message naming the missing capability.
+   */
+  readonly checkpoints?: CheckpointCapability;
   /** Frees what the provider holds open in this process (connections, multiplexers). */
   dispose?(): Promise<void>;
+}
+
+/**
+ * What a backend saved for one checkpoint, as the app stores it and hands back to restore, fork and
+ * removal. The app owns the bookkeeping (ids, labels, session cwd records); the backend owns the bytes.
+ */
+export interface CheckpointArtifact {
+  /** The backend's handle: an image id (docker commit), a file or folder under the checkpoint dir (qemu). */
+  ref: string;
+  /** true when the sandbox's memory (running processes) was saved too, not only its disk. */
+  memory: boolean;
+  /** Bytes the checkpoint takes on disk, when the backend can tell. */
+  sizeBytes: number | null;
+  /** Backend-specific facts (plain data) the backend needs back later, e.g. the VM's memory size. */
+  details?: Record<string, string | number | boolean | null>;
+}
+
+export interface CheckpointSpec {
+  /** The app's id for the checkpoint (`[a-z0-9]{1,32}`): use it in resource names (image tags, files). */
+  id: string;
+  /** Save the memory too; a backend that cannot throws `unsupported` with the reason, never saves disk-only. */
+  memory: boolean;
+  /** A directory the app made for this checkpoint's files (empty, 0700); the app removes it with the checkpoint. */
+  dir: string;
+  /** Marks resources as ours (image labels), like ProvisionSpec.labels. */
+  labels: Record<string, string>;
+}
+
+/** A provider's checkpoint operations. Each call gets the sandbox as the store knows it. */
+export interface CheckpointCapability {
+  /** Whether `memory: true` can work here, and why not when it cannot (e.g. "the engine has no CRIU"). */
+  memorySupport(ref: SandboxRef): Promise<{ supported: boolean; reason?: string }>;
+  /** Saves the sandbox's state (running or stopped; a stopped one is disk-only). The sandbox keeps running. */
+  checkpoint(ref: SandboxRef, spec: CheckpointSpec, ctx?: LifecycleContext): Promise<CheckpointArtifact>;
+  /**
+   * Puts the sandbox back to the artifact's state, keeping its name, user, mounts, labels and hardening.
+   * With memory it comes back running as it was; disk-only it comes back started. The incarnation changes.
+   */
+  restore(ref: SandboxRef, artifact: CheckpointArtifact, ctx?: LifecycleContext): Promise<ProvisionResult>;
+  /** Makes a new sandbox (spec) from the artifact, started, sharing nothing that could collide with the source. */
+  fork(artifact: CheckpointArtifact, spec: ProvisionSpec, ctx?: LifecycleContext): Promise<ProvisionResult>;
+  /** Whether the artifact is still there (e.g. the image was removed behind the app's back), and why not. */
+  verify(artifact: CheckpointArtifact): Promise<{ ok: boolean; detail?: string }>;
+  /** Deletes what the artifact holds; a missing artifact is not an error. */
+  removeCheckpoint(artifact: CheckpointArtifact): Promise<void>;
+  /** Freezes every process in the sandbox (cgroup freezer, QMP `stop`); status reads `paused`. */
+  pause(ref: SandboxRef): Promise<void>;
+  resume(ref: SandboxRef): Promise<void>;
 }

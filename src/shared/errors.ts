@@ -27,6 +27,8 @@ export type ErrorCode =
   | 'build_failed'
   | 'registry_unreachable'
   | 'cancelled'
+  /** The backend lacks a capability the operation needs (e.g. checkpoints, memory checkpoints, a network policy). */
+  | 'unsupported'
   | 'internal';
 
 export class SandboxDeskError extends Error {
