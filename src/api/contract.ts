@@ -12,6 +12,7 @@ import type { TerminalInfo } from '../shared/terminal-types.js';
 import type { CallLogEntry } from '../shared/call-log-types.js';
 import type { Isolation } from '../shared/isolation.js';
 import type { ImageInfo, ImageTask } from '../shared/image-types.js';
+import type { EngineInfo, LogSourceInfo, LogText, SandboxStats } from '../shared/observability-types.js';
 
 export type { AgentActionView, DesktopStatus } from '../shared/desktop-types.js';
 export type { Lease } from '../shared/lease-types.js';
@@ -20,6 +21,7 @@ export type { CallLogEntry } from '../shared/call-log-types.js';
 export type { Isolation } from '../shared/isolation.js';
 export { ISOLATION_LABEL } from '../shared/isolation.js';
 export type { ImageInfo, ImageKind, ImageTask, ImageTaskEvent } from '../shared/image-types.js';
+export type { EngineInfo, LogSourceInfo, LogText, SandboxStats } from '../shared/observability-types.js';
 
 export type { ExecResult, ExecWarning, ExecMode, CwdSource, WarningCode } from '../shared/exec-result.js';
 
@@ -231,6 +233,8 @@ export const STREAM_PATHS = {
   desktop: '/ws/desktop/',
   /** + the terminal id (hex). */
   terminal: '/ws/terminal/',
+  /** + the sandbox name, percent-encoded: a log's text frames (logTicket). */
+  logs: '/ws/logs/',
 } as const;
 export { CLOSE as STREAM_CLOSE, TICKET_REFUSALS, type CloseCode } from '../shared/stream-close-codes.js';
 
@@ -271,6 +275,22 @@ export interface ImageListing {
   /** What could not be listed and why (e.g. the Docker engine is down). */
   warnings: string[];
 }
+
+/** A log of a sandbox and how many of its last lines (logSources lists the ids). */
+export const LOG_TAIL_MAX = 10_000;
+export const LogRequest = z.object({
+  sandbox: SandboxName,
+  source: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'log source is an id such as container, serial or app (see logSources)')
+    .optional(),
+  tail: z
+    .number({ error: 'tail must be a number of lines' })
+    .int('tail must be a whole number of lines')
+    .min(0, 'tail must be 0 or more lines')
+    .max(LOG_TAIL_MAX, `tail is more than ${LOG_TAIL_MAX} lines`)
+    .optional(),
+});
 
 /** A phantom: carries a method's result type in the table, no value at run time. */
 const returns = <T>(): T => undefined as T;
@@ -335,6 +355,16 @@ export const API = {
   pullImage: { params: z.object({ ref: ImageRef }), result: returns<ImageTask>() },
   imageTask: { params: z.object({ id: z.string().min(1) }), result: returns<ImageTask>() },
   cancelImageTask: { params: z.object({ id: z.string().min(1) }), result: returns<ImageTask>() },
+  /** A sandbox's logs (backend, desktop, the app's own), each saying whether it exists. */
+  logSources: { params: OfSandbox, result: returns<LogSourceInfo[]>() },
+  /** The last lines of one log (default: the backend's, 200 lines); a source that does not exist is not_found, listing those that do. */
+  readLog: { params: LogRequest, result: returns<LogText>() },
+  /** A single-use ticket to follow a log: text frames, the last `tail` lines first. */
+  logTicket: { params: LogRequest, result: returns<StreamGrant & { source: string }>() },
+  /** CPU (percent of one core) and memory of a running sandbox. */
+  sandboxStats: { params: OfSandbox, result: returns<SandboxStats>() },
+  /** The container engine's state: reachable, version, disk used by images. */
+  engineInfo: { params: z.object({}), result: returns<EngineInfo>() },
 } as const;
 
 export type ApiMethod = keyof typeof API;

@@ -5,11 +5,13 @@ import { isolationOf } from '../sandbox/provider.js';
 import { API, type ApiMethod, type ApiResponse, type ApiResult, type StreamGrant } from './contract.js';
 import type { SandboxDesk } from './sandbox-desk.js';
 import { validate } from './validate.js';
+import { DEFAULT_TAIL } from './log-service.js';
 
 /** What only the server can do: hand out single-use tickets for the streams it serves. */
 export interface StreamIssuer {
   screenTicket(sandbox: string, viewerId?: string): StreamGrant & { viewerId: string };
   terminalTicket(terminalId: string): StreamGrant;
+  logTicket(grant: { sandbox: string; source: string; tail: number }): StreamGrant;
 }
 
 type Params<M extends ApiMethod> = z.output<(typeof API)[M]['params']>;
@@ -102,6 +104,15 @@ export function createDispatcher(
     pullImage: (p) => desk.images.pull(p.ref).task,
     imageTask: (p) => desk.images.tasks.get(p.id),
     cancelImageTask: (p) => desk.images.tasks.cancel(p.id),
+    logSources: (p) => desk.logs.sources(p.sandbox),
+    readLog: (p) => desk.logs.read(p.sandbox, p.source, p.tail),
+    logTicket: async (p) => {
+      // Checked now, so a source that does not exist is an answer here, not a closed stream later.
+      const src = await desk.logs.resolve(p.sandbox, p.source);
+      return { ...streams.logTicket({ sandbox: p.sandbox, source: src.id, tail: p.tail ?? DEFAULT_TAIL }), source: src.id };
+    },
+    sandboxStats: (p) => desk.stats.sample(p.sandbox),
+    engineInfo: () => desk.stats.engineInfo(),
   };
 
   return async (method, params) => {

@@ -136,6 +136,10 @@ export class LocalServer implements StreamIssuer {
     return this.streams.screenTicket(sandbox, viewerId);
   }
 
+  logTicket(grant: { sandbox: string; source: string; tail: number }): StreamGrant {
+    return this.streams.logTicket(grant);
+  }
+
   terminalTicket(terminalId: string): StreamGrant {
     return this.streams.terminalTicket(terminalId);
   }

@@ -27,6 +27,8 @@ import { builtinRegistry } from './builtin-providers.js';
 import { PluginLoader } from './plugin-loader.js';
 import { isCancelled, SandboxOperations } from './sandbox-operations.js';
 import { ImageService } from './image-service.js';
+import { LogService } from './log-service.js';
+import { StatsService } from './stats-service.js';
 import { DockerProvider } from '../sandbox/docker/docker-provider.js';
 import { newSandboxRecord, provisionSpec, sandboxInfo, toSessionInfo, unavailableInfo } from './sandbox-info.js';
 import {
@@ -67,6 +69,8 @@ export interface SandboxDeskOptions {
   plugins?: PluginSettingsInput | false;
   /** Where plugin messages go besides `plugin list` (default: `logger`). */
   pluginLogger?: PluginLogger;
+  /** The app's log file the `app` log source reads (default: the one src/platform/paths.ts names for this home). */
+  logFile?: string;
 }
 
 /**
@@ -98,6 +102,10 @@ export class SandboxDesk {
   /** Pushed state: every change a client should see without polling (src/shared/core-events.ts). */
   readonly events = new CoreEventBus();
   readonly log: Logger;
+  /** Every log of a sandbox (backend, desktop, the app's own): list, read, follow. */
+  readonly logs: LogService;
+  /** CPU and memory per sandbox, the engine's state, and `stats` events while watched. */
+  readonly stats: StatsService;
 
   constructor(opts: SandboxDeskOptions = {}) {
     this.store = Store.open(opts.dataDir ?? resolveDataDir());
@@ -140,6 +148,24 @@ export class SandboxDesk {
       defaultGeometry: this.config.desktop.geometry,
       scopeOf: (env) => this.environments.scopeOf(env),
       actionsDir: join(this.store.dataDir, 'desktop-actions'),
+    });
+    const observed = async (name: string) => {
+      const rec = this.record(name);
+      return { ref: sandboxRef(rec), provider: await this.providerOf(rec.backend) };
+    };
+    this.logs = new LogService({
+      target: observed,
+      desktopLogs: (name) => this.desktop.logLocation(name),
+      appLogFile: opts.logFile ?? (opts.dataDir ? homePaths(opts.dataDir) : resolvePaths()).logFile,
+    });
+    this.stats = new StatsService({
+      target: observed,
+      names: () => this.store.sandboxes.list().map((r) => r.name),
+      engineInfo: async () => {
+        const p = this.registry.has('docker') ? this.registry.get('docker') : null;
+        return { docker: p instanceof DockerProvider ? await p.engineInfo() : null };
+      },
+      events: this.events,
     });
   }
 
@@ -429,6 +455,7 @@ export class SandboxDesk {
   async close(): Promise<void> {
     this.io.closeAll();
     this.images.dispose();
+    this.stats.dispose();
     await this.desktop.close();
     this.shells.closeAll();
     this.environments.dispose();

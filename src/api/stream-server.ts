@@ -11,6 +11,7 @@ import { statusFor } from './http-status.js';
 import { decodeSegment, parseRequestTarget } from './request-target.js';
 import type { SandboxDesk } from './sandbox-desk.js';
 import { TicketBook } from './tickets.js';
+import { pipeLog, type LogGrant } from './log-stream.js';
 
 interface ScreenGrant {
   sandbox: string;
@@ -26,6 +27,7 @@ const LEASE_REFRESH_MS = 250;
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 const DESKTOP_PATH = new RegExp(`^${escapeRe(STREAM_PATHS.desktop)}([^/]+)$`);
 const TERMINAL_PATH = new RegExp(`^${escapeRe(STREAM_PATHS.terminal)}([0-9a-f]+)$`);
+const LOGS_PATH = new RegExp(`^${escapeRe(STREAM_PATHS.logs)}([^/]+)$`);
 
 export interface StreamServerOptions {
   desk: SandboxDesk;
@@ -56,12 +58,19 @@ function refuseUpgrade(socket: Duplex, status: number, message: string): void {
 export class StreamServer {
   private readonly screenTickets: TicketBook<ScreenGrant>;
   private readonly terminalTickets: TicketBook<{ terminalId: string }>;
+  private readonly logTickets: TicketBook<LogGrant>;
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 1024 * 1024 });
   private readonly streams = new Set<WebSocket>();
 
   constructor(private readonly opts: StreamServerOptions) {
     this.screenTickets = new TicketBook<ScreenGrant>(opts.ticketTtlMs);
     this.terminalTickets = new TicketBook<{ terminalId: string }>(opts.ticketTtlMs);
+    this.logTickets = new TicketBook<LogGrant>(opts.ticketTtlMs);
+  }
+
+  logTicket(grant: LogGrant): StreamGrant {
+    const ticket = this.logTickets.issue(grant);
+    return { ticket, url: `${this.wsOrigin()}${STREAM_PATHS.logs}${encodeURIComponent(grant.sandbox)}?ticket=${ticket}` };
   }
 
   private wsOrigin(): string {
@@ -104,6 +113,8 @@ export class StreamServer {
     const ticket = target.query.get('ticket');
     const term = TERMINAL_PATH.exec(target.pathname);
     const screen = DESKTOP_PATH.exec(target.pathname);
+    const logs = LOGS_PATH.exec(target.pathname);
+    if (logs) return this.routeLogs(req, socket, head, decodeSegment(logs[1]!), ticket);
     if (!term && !screen) return refuseUpgrade(socket, 404, `no stream at ${target.pathname.slice(0, 200)}`);
     // Decoded before the handshake, so a bad escape is a 400 here, not an exception in a callback.
     const sandbox = screen ? decodeSegment(screen[1]!) : null;
@@ -124,6 +135,23 @@ export class StreamServer {
       } catch (err) {
         ws.close(CLOSE.streamGone, asSandboxDeskError(err).message.slice(0, 120));
       }
+    });
+  }
+
+  /** A log follower: the same ticket rules as the other streams (single-use, for this sandbox only). */
+  private routeLogs(req: IncomingMessage, socket: Duplex, head: Buffer, sandbox: string, ticket: string | null): void {
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      if (!this.opts.originAllowed(req.headers.origin)) return ws.close(CLOSE.originRefused, 'origin refused');
+      const redeemed = this.logTickets.redeem(ticket);
+      if (!redeemed.ok) return ws.close(redeemed.code, redeemed.reason);
+      if (redeemed.grant.sandbox !== sandbox) return ws.close(CLOSE.ticketUnknown, 'ticket is for another sandbox');
+      this.streams.add(ws);
+      // The viewer only listens: anything it sends is ignored.
+      const piped = pipeLog(ws, this.opts.desk.logs, redeemed.grant);
+      ws.on('close', () => {
+        this.streams.delete(ws);
+        void piped.then((stop) => stop());
+      });
     });
   }
 

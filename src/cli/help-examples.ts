@@ -42,6 +42,8 @@ export const HELP_EXAMPLES: Record<string, string[]> = {
   serve: ['sandbox-desk serve', 'sandbox-desk serve --port 8080 --mcp --mcp-sandbox demo'],
   mcp: ['sandbox-desk mcp --sandbox demo'],
   log: ['sandbox-desk log demo', 'sandbox-desk log demo --session a --jsonl'],
+  logs: ['sandbox-desk logs demo --follow', 'sandbox-desk logs vm --source serial --tail 50', 'sandbox-desk logs demo --list'],
+  stats: ['sandbox-desk stats demo', 'sandbox-desk stats demo --json'],
   token: ['sandbox-desk token create --sandbox demo --label ci'],
   'token create': ['sandbox-desk token create --sandbox demo --label ci'],
   'token list': ['sandbox-desk token ls'],

@@ -22,6 +22,7 @@ import {
 import { addDesktopCommands } from './desktop-commands.js';
 import { addImageCommands } from './image-command.js';
 import { addMcpCommands } from './mcp-command.js';
+import { addLogsCommands } from './logs-command.js';
 import { addServeCommand } from './serve-command.js';
 import { addTokenCommands } from './token-command.js';
 import { cancelOnInterrupt } from './interrupt.js';
@@ -312,6 +313,7 @@ export async function main(
   addPluginCommands(program, core, out, () => configFile);
   addConfigCommands(program, () => configFile, out);
   addCompletionCommands(program, out, () => paths.dataDir);
+  addLogsCommands(program, core, out);
 
   const session = program.command('session').description('list, create and remove sessions and their cwd records');
   session

@@ -1,6 +1,7 @@
 // Over 400 lines: the one facade of the desktop (lifecycle, placement, isolation, lease, the live
 // screen, the browser); the parts with logic of their own live in screen/, rfb/ and their modules.
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { DesktopLogLocation } from './desktop-logs.js';
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -145,6 +146,12 @@ export class DesktopService {
     });
     const env = await this.hostEnv;
     return { env, layout: desktopLayout(env, sandbox, hostDisplay(sandbox)), placement };
+  }
+
+  /** Where the desktop's own logs are and who may read them (the Logs tab's `desktop*` sources). */
+  async logLocation(sandbox: string): Promise<DesktopLogLocation> {
+    const located = await this.locate(sandbox, await this.target(sandbox));
+    return { env: located.env, dir: located.layout.dir, user: located.user };
   }
 
   async status(sandbox: string, opts: { placement?: PlacementSetting } = {}): Promise<DesktopStatus> {

@@ -4,7 +4,8 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { SandboxName, SessionKey } from '../api/contract.js';
+import { LogRequest, SandboxName, SessionKey } from '../api/contract.js';
+import { APP_LOG_SOURCE } from '../api/log-service.js';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
 import type { AgentPolicy, AgentScope } from '../shared/agent-scope.js';
 import { asSandboxDeskError, SandboxDeskError } from '../shared/errors.js';
@@ -158,6 +159,36 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
       result: text({ ...(await desk.inspectSandbox(a.sandbox)), sessions: desk.listSessions(a.sandbox) }),
       receipt: {},
     })),
+  );
+
+  server.registerTool(
+    'sandbox_logs',
+    {
+      description:
+        "Read a sandbox's log: the container's output or the VM's serial console (default), a virtiofsd log, or the desktop's (desktop, desktop-xvnc, desktop-xfce, desktop-chromium). Without `source` it also lists the sources and whether each exists. Returns the last `tail` lines (default 200).",
+      inputSchema: {
+        sandbox,
+        source: LogRequest.shape.source.describe('the log id (see the sources this tool lists)'),
+        tail: LogRequest.shape.tail.describe('how many of the last lines (default 200, at most 10000)'),
+      },
+    },
+    tool('sandbox_logs', async (a: { sandbox: string; source?: string; tail?: number }) => {
+      // The app's own log spans every sandbox and every client: not for an agent, whatever its scope.
+      if (a.source === APP_LOG_SOURCE) {
+        throw new SandboxDeskError('refused', "the app's own log is not available to agents (it covers every sandbox)", {
+          hint: 'read a backend or desktop log of this sandbox instead',
+        });
+      }
+      const sources = (await desk.logs.sources(a.sandbox)).filter((s) => s.kind !== 'app');
+      const source = a.source ?? sources.find((s) => s.exists)?.id;
+      if (source === undefined) {
+        throw new SandboxDeskError('not_found', `sandbox ${a.sandbox} has no logs yet`, {
+          hint: sources.map((s) => `${s.id}: ${s.detail}`).join('; '),
+        });
+      }
+      const log = await desk.logs.read(a.sandbox, source, a.tail);
+      return { result: text(a.source ? log : { ...log, sources }), receipt: {} };
+    }),
   );
 
   server.registerTool(

@@ -133,6 +133,7 @@ export interface SandboxEnvironment {
 }
 
 import type { Isolation } from '../shared/isolation.js';
+import type { LogCapability, ResourceCapability } from './observability.js';
 export type { Isolation } from '../shared/isolation.js';
 
 /** A provider's isolation, with the default for providers (plugins) that do not say. */
@@ -173,6 +174,10 @@ export interface SandboxProvider {
    * refuses those operations with a message naming the missing capability.
    */
   readonly checkpoints?: CheckpointCapability;
+  /** Optional: the backend's own logs of a sandbox (src/sandbox/observability.ts). */
+  readonly logs?: LogCapability<SandboxRef>;
+  /** Optional: a sandbox's CPU and memory use (src/sandbox/observability.ts). */
+  readonly resources?: ResourceCapability<SandboxRef>;
   /** Frees what the provider holds open in this process (connections, multiplexers). */
   dispose?(): Promise<void>;
 }

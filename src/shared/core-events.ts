@@ -23,7 +23,20 @@ export interface SandboxChangedEvent extends Base {
   reason: string;
 }
 
-export type CoreEvent = SandboxChangedEvent;
+/**
+ * A sandbox's CPU and memory, every 2 s while a client watches (published by src/api/stats-service.ts,
+ * started by `desk.stats.watch()` — the events transport calls it while someone subscribes to `stats`).
+ */
+export interface StatsEvent extends Base {
+  topic: 'stats';
+  sandbox: string;
+  /** Percent of one core since the previous reading. */
+  cpuPercent: number;
+  memoryBytes: number;
+  memoryLimitBytes: number | null;
+}
+
+export type CoreEvent = SandboxChangedEvent | StatsEvent;
 
 export type CoreEventTopic = CoreEvent['topic'];
 
@@ -36,7 +49,7 @@ export class CoreEventBus implements IDisposable {
   readonly onEvent: Event<CoreEvent> = this.emitter.event;
 
   publish(input: CoreEventInput): CoreEvent {
-    const event = { ...input, at: input.at ?? new Date().toISOString(), seq: ++this.seq } as CoreEvent;
+    const event = { ...input, at: input.at ?? new Date().toISOString(), seq: ++this.seq };
     this.emitter.fire(event);
     return event;
   }

@@ -121,6 +121,8 @@ export class FakeApi implements ApiClient {
   leases: Record<string, Lease> = {};
   /** The agent bridge's call log, oldest first (as the server keeps it). Seed it, or push to it between polls. */
   callLogEntries: CallLogEntry[] = [];
+  /** What readLog answers (every source). */
+  logText = 'line one\nline two\n';
   backends: BackendInfo[] = [
     { name: 'docker', description: 'Docker containers', isContainer: true, isolation: 'container', supportsStreams: true, defaultCwd: '~' },
     {
@@ -322,5 +324,33 @@ export class FakeApi implements ApiClient {
         .filter((e) => (p.sandbox === undefined || e.sandbox === p.sandbox) && (p.session === undefined || e.session === p.session))
         .slice(-(p.limit ?? 1000))
         .map((e) => ({ ...e, warnings: [...e.warnings] })),
+    logSources: () => [
+      { id: 'container', label: 'Container output', kind: 'backend', exists: true, detail: 'docker logs c0ffee012345' },
+      { id: 'desktop', label: 'Desktop launcher', kind: 'desktop', exists: false, detail: 'no desktop has run' },
+      { id: 'app', label: 'Sandbox Desk (this app)', kind: 'app', exists: true, detail: '/tmp/sandbox-desk.log' },
+    ],
+    readLog: (p) => ({ sandbox: p.sandbox, source: p.source ?? 'container', text: this.logText, tail: p.tail ?? 200 }),
+    logTicket: (p) => ({
+      url: `ws://127.0.0.1:1/ws/logs/${p.sandbox}?ticket=l${this.calls.length}`,
+      ticket: `l${this.calls.length}`,
+      source: p.source ?? 'container',
+    }),
+    sandboxStats: (p) => ({
+      sandbox: p.sandbox,
+      at: new Date().toISOString(),
+      cpuPercent: 12.5,
+      memoryBytes: 64 * 2 ** 20,
+      memoryLimitBytes: 2 ** 30,
+    }),
+    engineInfo: () => ({
+      docker: {
+        reachable: true,
+        error: null,
+        endpoint: 'unix:///var/run/docker.sock',
+        version: '26.1.5',
+        apiVersion: '1.45',
+        disk: { images: 2 * 2 ** 30, containers: 0, volumes: 0, buildCache: 0 },
+      },
+    }),
   };
 }

@@ -19,6 +19,9 @@ import { engineMessage, engineUnreachable, isUnreachable, statusOf } from './doc
 import { DockerImages, readOsRelease } from './docker-images.js';
 import { ensureDesktopImage } from './desktop-image.js';
 import { limitsHostConfig, parseDockerOptions } from './docker-options.js';
+import type { EngineInfo } from '../../shared/observability-types.js';
+import type { LogCapability, ResourceCapability } from '../observability.js';
+import { dockerEngineInfo, dockerLogs, dockerResources } from './docker-observability.js';
 
 export const DEFAULT_DOCKER_IMAGE = 'sandbox-desk/base:latest';
 /** Images may name the user commands should run as, when they do not set USER. */
@@ -58,11 +61,22 @@ export class DockerProvider implements SandboxProvider {
   private readonly docker: Docker;
   /** The engine's images: list, build, remove, pull (the `image` commands use it too). */
   readonly images: DockerImages;
+  /** `docker logs` of the container (src/sandbox/docker/docker-observability.ts). */
+  readonly logs: LogCapability<SandboxRef>;
+  /** The engine's stats of the container. */
+  readonly resources: ResourceCapability<SandboxRef>;
 
   constructor(endpoint: DockerEndpoint = resolveDockerEndpoint()) {
     this.endpoint = endpoint;
     this.docker = new Docker(endpoint.options);
     this.images = new DockerImages(this.docker);
+    this.logs = dockerLogs(this.docker);
+    this.resources = dockerResources(this.docker);
+  }
+
+  /** The engine's own state: reachable, version, disk used (`docker system df`); never throws. */
+  engineInfo(): Promise<NonNullable<EngineInfo['docker']>> {
+    return dockerEngineInfo(this.docker, this.endpoint);
   }
 
   /** "No such image", with the engine's closest tag as a suggestion when it looks like a typo. */

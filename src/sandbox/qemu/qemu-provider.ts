@@ -33,6 +33,8 @@ import { qemuArgv } from './qemu-argv.js';
 import { isPortClash, isVmProcess, kill, launchQemu, processStartTime, waitForExit } from './qemu-process.js';
 import { qmpCommand } from './qmp-client.js';
 import { serialTail } from './serial-log.js';
+import type { LogCapability, ResourceCapability } from '../observability.js';
+import { vmLogs, vmResources } from './qemu-observability.js';
 import { ensureKeyPair } from './ssh-keys.js';
 import { closeMaster, ensureMaster, sshExecPrefix, type SshTarget } from './ssh-transport.js';
 import { ensureSocketDir, readJson, vmFiles, writeJson, type VmConfig, type VmFiles, type VmRun } from './vm-files.js';
@@ -83,6 +85,15 @@ export class QemuProvider implements SandboxProvider {
   readonly supportsStreams = true;
   readonly description = 'a QEMU virtual machine (default image debian-test), reached over SSH';
   private readonly root: string;
+  /** The serial console and virtiofsd logs (src/sandbox/qemu/qemu-observability.ts). */
+  readonly logs: LogCapability<SandboxRef> = vmLogs((ref) => this.files(ref));
+  /** The QEMU process's CPU time and resident memory. */
+  readonly resources: ResourceCapability<SandboxRef> = vmResources((ref) => {
+    const files = this.files(ref);
+    const run = this.liveRun(files);
+    const cfg = readJson<VmConfig>(files.config);
+    return run ? { pid: run.pid, memoryBytes: cfg ? cfg.memoryMiB * 2 ** 20 : null } : null;
+  });
 
   constructor(private readonly ctx: ProviderContext) {
     this.root = join(ctx.dataDir, 'qemu');
