@@ -4,6 +4,8 @@ import { ApiProvider, useApi } from './api-context.js';
 import { DESKTOP_IMAGE } from '../../src/shared/desktop-types.js';
 import { CreateSandboxDialog } from './CreateSandboxDialog.js';
 import { ImagesView } from './ImagesView.js';
+import { LogsView } from './LogsView.js';
+import { EngineStatus } from './EngineStatus.js';
 import { EmptyState, type QuickKind } from './EmptyState.js';
 import { describeError } from './api-client.js';
 import { usePoll } from './hooks/usePoll.js';
@@ -19,7 +21,8 @@ import { warningLabel } from './warnings.js';
 // when first opened, so the list and details show at once.
 const Workspace = lazy(() => import('./Workspace.js').then((m) => ({ default: m.Workspace })));
 
-type View = 'details' | 'workspace';
+type View = 'details' | 'workspace' | 'logs';
+const VIEWS: View[] = ['details', 'workspace', 'logs'];
 
 export function App({ api }: { api: ApiClient }) {
   return (
@@ -182,7 +185,7 @@ function Desk() {
   const onViewKey = (e: KeyboardEvent<HTMLDivElement>) => {
     if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight') return;
     e.preventDefault();
-    const next: View = view === 'details' ? 'workspace' : 'details';
+    const next: View = VIEWS[(VIEWS.indexOf(view) + (e.key === 'ArrowRight' ? 1 : VIEWS.length - 1)) % VIEWS.length]!;
     setView(next);
     e.currentTarget.querySelector<HTMLElement>(`[data-testid="view-${next}"]`)?.focus();
   };
@@ -223,6 +226,16 @@ function Desk() {
                 >
                   Workspace
                 </button>
+                <button
+                  role="tab"
+                  tabIndex={view === 'logs' ? 0 : -1}
+                  aria-selected={view === 'logs'}
+                  className={view === 'logs' ? 'on' : ''}
+                  data-testid="view-logs"
+                  onClick={() => setView('logs')}
+                >
+                  Logs
+                </button>
               </div>
               <SandboxActions key={current.name} sandbox={current} onChanged={() => void list.refresh()} onRemoved={onRemoved} />
             </header>
@@ -244,6 +257,7 @@ function Desk() {
               {view === 'details' && (
                 <SandboxDetails sandbox={current} visible={view === 'details'} onOpenTerminal={(s) => addTab(current.name, s)} />
               )}
+              {view === 'logs' && <LogsView key={current.name} sandbox={current.name} visible={view === 'logs'} />}
               {showWorkspace && (
                 <div className="workspace" hidden={view !== 'workspace'}>
                   <Suspense fallback={<div className="center muted">Loading the workspace…</div>}>
@@ -282,6 +296,7 @@ function Desk() {
             </span>
           ))}
           <span className="spacer" />
+          <EngineStatus />
           <button className="btn btn-small" data-testid="open-images" onClick={() => setImagesOpen(true)}>
             Images
           </button>

@@ -6,6 +6,7 @@ import { CallLog } from './CallLog.js';
 import { ago } from './format.js';
 import { usePoll } from './hooks/usePoll.js';
 import { SessionsTable } from './SessionsTable.js';
+import { SandboxResources } from './ResourceGraph.js';
 
 interface Props {
   sandbox: SandboxInfo;
@@ -32,6 +33,10 @@ export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
 
   return (
     <div className="details">
+      <section className="card" data-testid="details-resources">
+        <h3>Resources</h3>
+        {visible && <SandboxResources sandbox={s.name} running={s.state === 'running'} />}
+      </section>
       <section className="card">
         <h3>Directories</h3>
         <dl className="kv">

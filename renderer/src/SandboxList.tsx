@@ -1,6 +1,7 @@
 import { useRef, type KeyboardEvent } from 'react';
 import type { SandboxInfo } from '../../src/api/contract.js';
 import type { Poll } from './hooks/usePoll.js';
+import { SandboxResources } from './ResourceGraph.js';
 
 interface Props {
   poll: Poll<SandboxInfo[]>;
@@ -86,6 +87,7 @@ export function SandboxList({ poll, selected, onSelect, onCreate, newShortcut }:
               <span className="ellipsis" title={s.image ?? undefined}>
                 {s.image ?? 'no image'}
               </span>
+              <SandboxResources sandbox={s.name} running={s.state === 'running'} compact />
             </div>
             {s.operation && (
               <div
