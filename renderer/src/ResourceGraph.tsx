@@ -6,29 +6,46 @@ import { Sparkline } from './Sparkline.js';
 export function ResourceGraph({ sandbox, stats, compact = false }: { sandbox: string; stats: StatsHistory; compact?: boolean }) {
   const s = stats.latest;
   if (!s) return compact ? null : <span className="muted">{stats.error ?? 'measuring…'}</span>;
-  const mem = `${formatBytes(s.memoryBytes)}${s.memoryLimitBytes && !compact ? ` of ${formatBytes(s.memoryLimitBytes)}` : ''}`;
-  return (
-    <span className={`resources${compact ? ' resources-compact' : ''}`} data-testid={`resources-${compact ? 'row' : 'details'}-${sandbox}`}>
-      <Sparkline
-        points={stats.cpu}
-        max={Math.max(100, ...stats.cpu)}
-        width={compact ? 48 : 160}
-        height={compact ? 14 : 32}
-        label={`CPU of ${sandbox}, last ${stats.cpu.length} readings`}
-      />
-      <span className="small" data-testid={`resources-figures-${sandbox}`}>
-        {s.cpuPercent.toFixed(compact ? 0 : 1)}% · {mem}
+  const cpu = (
+    <Sparkline
+      points={stats.cpu}
+      max={Math.max(100, ...stats.cpu)}
+      width={compact ? 96 : 120}
+      height={compact ? 14 : 28}
+      label={`CPU of ${sandbox}, last ${stats.cpu.length} readings`}
+    />
+  );
+  if (compact) {
+    return (
+      <span className="resources resources-compact" data-testid={`resources-row-${sandbox}`}>
+        {cpu}
+        <span className="small" data-testid={`resources-figures-${sandbox}`}>
+          {s.cpuPercent.toFixed(0)}% · {formatBytes(s.memoryBytes)}
+        </span>
       </span>
-      {!compact && (
-        <Sparkline
-          points={stats.memory}
-          max={s.memoryLimitBytes ?? undefined}
-          width={160}
-          height={32}
-          label={`memory of ${sandbox}, last ${stats.memory.length} readings`}
-        />
-      )}
-    </span>
+    );
+  }
+  return (
+    <div className="resources-grid" data-testid={`resources-details-${sandbox}`}>
+      <span className="muted">CPU</span>
+      {cpu}
+      <span className="mono" data-testid={`resources-figures-${sandbox}`}>
+        {s.cpuPercent.toFixed(1)}% of one core
+      </span>
+      <span className="muted">Memory</span>
+      {/* Scaled to its own recent peak, so a trend shows even far below the limit. */}
+      <Sparkline
+        points={stats.memory}
+        max={Math.max(...stats.memory) * 1.25}
+        width={120}
+        height={28}
+        label={`memory of ${sandbox}, last ${stats.memory.length} readings`}
+      />
+      <span className="mono">
+        {formatBytes(s.memoryBytes)}
+        {s.memoryLimitBytes ? <span className="muted"> of {formatBytes(s.memoryLimitBytes)}</span> : null}
+      </span>
+    </div>
   );
 }
 

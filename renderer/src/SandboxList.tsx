@@ -87,8 +87,12 @@ export function SandboxList({ poll, selected, onSelect, onCreate, newShortcut }:
               <span className="ellipsis" title={s.image ?? undefined}>
                 {s.image ?? 'no image'}
               </span>
-              <SandboxResources sandbox={s.name} running={s.state === 'running'} compact />
             </div>
+            {s.state === 'running' && (
+              <div className="sandbox-row-line muted small">
+                <SandboxResources sandbox={s.name} running compact />
+              </div>
+            )}
             {s.operation && (
               <div
                 className="sandbox-row-line small sandbox-row-op"

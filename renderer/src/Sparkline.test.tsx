@@ -20,7 +20,7 @@ describe('resources', () => {
         <SandboxResources sandbox="alpha" running />
       </ApiProvider>,
     );
-    expect((await screen.findByTestId('resources-figures-alpha')).textContent).toBe('12.5% · 64 MiB of 1.0 GiB');
+    expect((await screen.findByTestId('resources-figures-alpha')).textContent).toBe('12.5% of one core');
     rerender(
       <ApiProvider api={api}>
         <SandboxResources sandbox="alpha" running={false} compact />
