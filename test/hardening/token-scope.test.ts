@@ -132,6 +132,7 @@ describe('agent tokens: the MCP tools, nothing else', () => {
       ['write_file', { path: '/tmp/x', content: 'x' }],
       ['list_dir', {}],
       ['sandbox_inspect', {}],
+      ['sandbox_logs', {}],
       ['session_create', { key: 'k' }],
       ['desktop_start', {}],
       ['screenshot', {}],

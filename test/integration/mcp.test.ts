@@ -55,6 +55,7 @@ describe('MCP agent bridge', () => {
       'sandbox_list',
       'image_list',
       'sandbox_inspect',
+      'sandbox_logs',
       'execute_shell_command',
       'read_file',
       'write_file',
@@ -102,6 +103,21 @@ describe('MCP agent bridge', () => {
         ['agent-b', '/tmp/b'],
       ]),
     );
+  });
+
+  it("reads a sandbox's logs, lists the sources, and never hands out the app's own log", async () => {
+    // On the container's own output (PID 1's), as root: not something an agent may do.
+    await desk.exec({ sandbox: sb, command: 'echo mcp-log-marker > /proc/1/fd/1', user: 'root', mode: 'oneshot' });
+    const r = json(await call('sandbox_logs', { sandbox: sb, tail: 5 }));
+    expect(r.source).toBe('container');
+    expect(r.text).toContain('mcp-log-marker');
+    expect((r.sources as { id: string }[]).map((s) => s.id)).toContain('container');
+    expect((r.sources as { id: string }[]).map((s) => s.id)).not.toContain('app');
+    const app = await call('sandbox_logs', { sandbox: sb, source: 'app' });
+    expect(app.isError).toBe(true);
+    expect(json(app).error.code).toBe('refused');
+    const nope = await call('sandbox_logs', { sandbox: sb, source: 'nope' });
+    expect(json(nope).error).toMatchObject({ code: 'not_found', message: `sandbox ${sb} has no log source "nope"` });
   });
 
   it('a step-owned call without a cwd is refused before anything runs', async () => {
