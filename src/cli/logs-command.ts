@@ -37,6 +37,8 @@ export function addLogsCommands(program: Command, core: () => SandboxDesk, out: 
     .option('--list', 'the log sources of this sandbox and whether each exists')
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: { source?: string; tail?: string; follow?: boolean; list?: boolean; json?: boolean }) => {
+      // Bad input is refused before the core opens.
+      const req = validate(LogRequest, { sandbox: name, source: o.source, tail: parseTail(o.tail) });
       const desk = core();
       if (o.list) {
         const sources = await desk.logs.sources(name);
@@ -44,7 +46,6 @@ export function addLogsCommands(program: Command, core: () => SandboxDesk, out: 
         for (const s of sources) out.stdout(`${s.id.padEnd(17)} ${s.exists ? 'yes' : 'no '}  ${s.label} — ${s.detail ?? ''}\n`);
         return;
       }
-      const req = validate(LogRequest, { sandbox: name, source: o.source, tail: parseTail(o.tail) });
       if (!o.follow) {
         const r = await desk.logs.read(req.sandbox, req.source, req.tail ?? DEFAULT_TAIL);
         if (o.json) return printJson(out, r);

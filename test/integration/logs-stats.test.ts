@@ -93,6 +93,13 @@ describe('logs and resources (docker)', () => {
     const again = new WebSocket(grant.url);
     const code = await new Promise<number>((res) => again.on('close', (c) => res(c)));
     expect(code).toBe(CLOSE.ticketUsed);
+    // A ticket for one sandbox does not open another's log.
+    const other = (await call('logTicket', { sandbox: busy })).ok as { url: string };
+    const cross = new WebSocket(other.url.replace(`/ws/logs/${busy}?`, `/ws/logs/${idle}?`));
+    expect(await new Promise<number>((res) => cross.on('close', (c) => res(c)))).toBe(CLOSE.ticketUnknown);
+    // No ticket at all.
+    const none = new WebSocket(other.url.replace(/\?ticket=.*/, ''));
+    expect(await new Promise<number>((res) => none.on('close', (c) => res(c)))).toBe(CLOSE.ticketUnknown);
   }, 60_000);
 
   it('follows from the CLI until Ctrl-C, which ends it cleanly', async () => {
