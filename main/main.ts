@@ -4,7 +4,7 @@
  * single `invoke` function the preload exposes (the same contract methods the browser mode serves),
  * and opens its streams (terminal, screen) on the loopback server with single-use tickets.
  */
-import { app, BrowserWindow, dialog, ipcMain, session, shell } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, Menu, nativeTheme, session, shell } from 'electron';
 import { fileURLToPath } from 'node:url';
 import { INVOKE_CHANNEL } from '../src/shared/ipc-channel.js';
 import { DEFAULT_CONFIG, loadConfig, type Config } from '../src/platform/config.js';
@@ -14,10 +14,14 @@ import { startCore, type CoreHost } from './core-host.js';
 import { isScreenPopOut } from './screen-popout.js';
 import { reportStartupFailure } from './startup-failure.js';
 import { loadWindowState, saveWindowState } from './window-state.js';
+import { menuTemplate, shortcutScript } from './app-menu.js';
+import { claimSingleInstance } from './single-instance.js';
+import { followSystemTheme, windowBackground } from './window-theme.js';
 
 const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
 
 let core: CoreHost | null = null;
+let mainWindow: BrowserWindow | null = null;
 
 const HARDENED = {
   preload: here('./preload.cjs'),
@@ -32,7 +36,7 @@ function createWindow(dataDir: string): BrowserWindow {
   const state = loadWindowState(dataDir);
   const win = new BrowserWindow({
     ...state,
-    backgroundColor: '#15171c',
+    backgroundColor: windowBackground(nativeTheme),
     title: 'Sandbox Desk',
     webPreferences: HARDENED,
   });
@@ -44,7 +48,12 @@ function createWindow(dataDir: string): BrowserWindow {
     if (isScreenPopOut(url, win.webContents.getURL())) {
       return {
         action: 'allow',
-        overrideBrowserWindowOptions: { width: 1300, height: 840, backgroundColor: '#15171c', webPreferences: HARDENED },
+        overrideBrowserWindowOptions: {
+          width: 1300,
+          height: 840,
+          backgroundColor: windowBackground(nativeTheme),
+          webPreferences: HARDENED,
+        },
       };
     }
     if (url.startsWith('https://')) void shell.openExternal(url);
@@ -59,10 +68,31 @@ function createWindow(dataDir: string): BrowserWindow {
   return win;
 }
 
+/** The application menu; page actions (New sandbox) go to the focused window as its shortcut would. */
+function installMenu(): void {
+  const toPage = (script: string) => void (BrowserWindow.getFocusedWindow() ?? mainWindow)?.webContents.executeJavaScript(script);
+  Menu.setApplicationMenu(
+    Menu.buildFromTemplate(
+      menuTemplate({
+        dev: !app.isPackaged,
+        newSandbox: () => toPage(shortcutScript('newSandbox')),
+        openDocs: () => void shell.openPath(here('../../README.md')),
+      }),
+    ),
+  );
+}
+
 const paths = resolvePaths();
 let log: AppLog | null = null;
 
+// A second launch focuses this window and quits (per data directory; see single-instance.ts).
+const isInstance = claimSingleInstance(app, paths.dataDir, () => mainWindow);
+
+// Every window's background follows the OS theme (the page follows it through prefers-color-scheme).
+followSystemTheme(nativeTheme, (bg) => BrowserWindow.getAllWindows().forEach((w) => w.setBackgroundColor(bg)));
+
 void app.whenReady().then(async () => {
+  if (!isInstance) return;
   try {
     // A broken config must not hide behind a default: it is a startup failure with the file named.
     let config: Config = DEFAULT_CONFIG;
@@ -87,7 +117,9 @@ void app.whenReady().then(async () => {
     session.defaultSession.setPermissionCheckHandler(() => false);
     core = await startCore({ config, logger: log.logger });
     ipcMain.handle(INVOKE_CHANNEL, (_e, method: unknown, params: unknown) => core!.call(method, params));
-    createWindow(paths.dataDir);
+    installMenu();
+    mainWindow = createWindow(paths.dataDir);
+    mainWindow.on('closed', () => (mainWindow = null));
     log.logger.info({ dataDir: paths.dataDir }, 'window opened');
   } catch (err) {
     reportStartupFailure(err, {
@@ -100,6 +132,7 @@ void app.whenReady().then(async () => {
 });
 
 app.on('window-all-closed', () => {
+  if (!isInstance) return;
   void (async () => {
     await core?.close();
     log?.dispose();

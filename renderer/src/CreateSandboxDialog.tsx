@@ -1,6 +1,7 @@
 // Over ~400 lines on purpose: one form whose fields follow the chosen backend (image list, VM fields,
 // Advanced); its parsing and the image choices are in create-form.ts, the suggestions in src/shared.
 import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useFocusTrap } from './focus-trap.js';
 import type { BackendInfo, CreateSandboxResult, ImageInfo, PluginInfo } from '../../src/api/contract.js';
 import { closestImageName } from '../../src/shared/did-you-mean.js';
 import { ISOLATION_LABEL } from '../../src/shared/isolation.js';
@@ -113,6 +114,8 @@ export function CreateSandboxDialog({ onClose, onCreated, initialImage }: Props)
 
   // After a refusal, the focus goes to the field to fix.
   const formRef = useRef<HTMLFormElement>(null);
+  // Modal: the focus stays in the dialog (and its floating progress) and goes back to the opener on close.
+  useFocusTrap(formRef, { initialFocus: () => nameRef.current });
   useEffect(() => {
     if (!error || busySince !== null) return;
     const field =

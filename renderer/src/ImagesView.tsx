@@ -3,6 +3,7 @@ import type { ImageInfo, ImageListing, ImageTask } from '../../src/api/contract.
 import { describeError } from './api-client.js';
 import { useApi } from './api-context.js';
 import { humanSize } from './create-form.js';
+import { useFocusTrap } from './focus-trap.js';
 import { useInterval } from './hooks/useInterval.js';
 import { usePoll } from './hooks/usePoll.js';
 
@@ -35,6 +36,10 @@ export function ImagesView({ onClose }: Props) {
     void list.refresh();
   };
 
+  // Modal: the focus stays inside and goes back to the opener (the Images button) on close.
+  const dialogRef = useRef<HTMLElement>(null);
+  useFocusTrap(dialogRef);
+
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => e.key === 'Escape' && onClose();
     window.addEventListener('keydown', onKey);
@@ -43,7 +48,14 @@ export function ImagesView({ onClose }: Props) {
 
   return (
     <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
-      <section className="modal modal-wide" role="dialog" aria-modal="true" aria-labelledby="images-title" data-testid="images-view">
+      <section
+        ref={dialogRef}
+        className="modal modal-wide"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby="images-title"
+        data-testid="images-view"
+      >
         <header className="images-head">
           <h2 id="images-title">Images</h2>
           <button className="btn-icon" aria-label="Close" onClick={onClose}>
@@ -93,7 +105,8 @@ export function ImagesView({ onClose }: Props) {
                         <button className="btn btn-danger" data-testid={`image-rm-yes-${i.ref}`} onClick={() => void remove(i)}>
                           Remove
                         </button>{' '}
-                        <button className="btn" onClick={() => setConfirm(null)}>
+                        {/* The safe choice takes the focus: Enter on a stray keypress keeps the image. */}
+                        <button className="btn" autoFocus onClick={() => setConfirm(null)}>
                           Keep
                         </button>
                       </span>

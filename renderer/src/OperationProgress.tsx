@@ -51,6 +51,8 @@ export function OperationProgress({ sandbox, onBackground, floating }: Props) {
       role="region"
       aria-label={`${VERB[op.kind]} ${sandbox}`}
       data-testid="operation-progress"
+      // Floating above the modal create dialog, its Cancel is part of that dialog's focus cycle (focus-trap.ts).
+      {...(floating ? { 'data-dialog-companion': '' } : {})}
     >
       <header className="op-head">
         <span className="spinner" aria-hidden="true" />

@@ -110,4 +110,20 @@ describe('sandbox actions', () => {
     render(<App api={api} />);
     expect((await screen.findByTestId<HTMLButtonElement>('sandbox-start')).disabled).toBe(true);
   });
+
+  it('a destructive confirmation takes the focus on Cancel, keeps Tab inside, and Escape returns it to the button', async () => {
+    const api = new FakeApi({ sandboxes: [sandboxInfo({ name: 'gamma', state: 'stopped' })] });
+    render(<App api={api} />);
+    const opener = await screen.findByTestId('sandbox-remove');
+    opener.focus();
+    fireEvent.click(opener);
+    const ask = screen.getByRole('alertdialog', { name: 'Remove gamma' });
+    expect(document.activeElement).toBe(screen.getByTestId('confirm-cancel'));
+    fireEvent.keyDown(document.activeElement!, { key: 'Tab' });
+    expect(ask.contains(document.activeElement)).toBe(true);
+    fireEvent.keyDown(document.activeElement!, { key: 'Escape' });
+    expect(screen.queryByRole('alertdialog')).toBeNull();
+    expect(document.activeElement).toBe(opener);
+    expect(api.callsOf('removeSandbox')).toHaveLength(0);
+  });
 });

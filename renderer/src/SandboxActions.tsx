@@ -3,6 +3,7 @@ import type { SandboxInfo } from '../../src/api/contract.js';
 import { describeError } from './api-client.js';
 import { useApi } from './api-context.js';
 import { useSandboxProgress } from './hooks/useSandboxProgress.js';
+import { ConfirmPopover } from './ConfirmPopover.js';
 
 interface Props {
   sandbox: SandboxInfo;
@@ -84,37 +85,36 @@ export function SandboxActions({ sandbox, onChanged, onRemoved }: Props) {
         Remove
       </button>
       {confirming && (
-        <div className="confirm" role="alertdialog" aria-label={`Remove ${sandbox.name}`}>
-          <span>
-            Remove <b>{sandbox.name}</b>? Its {sandbox.backend === 'docker' ? 'container' : 'environment'} and session records are deleted
-            {running ? '; it is running and will be stopped first (force)' : ''}.
-          </span>
-          <button
-            className="btn btn-danger"
-            data-testid="confirm-remove"
-            disabled={busy !== null}
-            onClick={() => void act('remove', () => api.call('removeSandbox', { name: sandbox.name, force: running }))}
-          >
-            {busy === 'remove' ? 'Removing…' : 'Remove'}
-          </button>
-          <button className="btn" disabled={busy !== null} onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
-        </div>
+        <ConfirmPopover
+          label={`Remove ${sandbox.name}`}
+          action={{
+            text: busy === 'remove' ? 'Removing…' : 'Remove',
+            testId: 'confirm-remove',
+            disabled: busy !== null,
+            onClick: () => void act('remove', () => api.call('removeSandbox', { name: sandbox.name, force: running })),
+          }}
+          onCancel={() => setConfirming(false)}
+          cancelDisabled={busy !== null}
+        >
+          Remove <b>{sandbox.name}</b>? Its {sandbox.backend === 'docker' ? 'container' : 'environment'} and session records are deleted
+          {running ? '; it is running and will be stopped first (force)' : ''}.
+        </ConfirmPopover>
       )}
       {stopping !== null && (
-        <div className="confirm" role="alertdialog" aria-label={`Stop ${sandbox.name}`}>
-          <span>
-            Stop <b>{sandbox.name}</b>? It has {stopping === 1 ? '1 open terminal' : `${stopping} open terminals`}; stopping ends{' '}
-            {stopping === 1 ? 'its shell' : 'their shells'} (and anything running in {stopping === 1 ? 'it' : 'them'}).
-          </span>
-          <button className="btn btn-danger" data-testid="confirm-stop" disabled={busy !== null} onClick={() => void act('stop', stop)}>
-            {busy === 'stop' ? 'Stopping…' : 'Stop'}
-          </button>
-          <button className="btn" disabled={busy !== null} onClick={() => setStopping(null)}>
-            Cancel
-          </button>
-        </div>
+        <ConfirmPopover
+          label={`Stop ${sandbox.name}`}
+          action={{
+            text: busy === 'stop' ? 'Stopping…' : 'Stop',
+            testId: 'confirm-stop',
+            disabled: busy !== null,
+            onClick: () => void act('stop', stop),
+          }}
+          onCancel={() => setStopping(null)}
+          cancelDisabled={busy !== null}
+        >
+          Stop <b>{sandbox.name}</b>? It has {stopping === 1 ? '1 open terminal' : `${stopping} open terminals`}; stopping ends{' '}
+          {stopping === 1 ? 'its shell' : 'their shells'} (and anything running in {stopping === 1 ? 'it' : 'them'}).
+        </ConfirmPopover>
       )}
       {error && (
         <div className="notice notice-error actions-error" role="alert">

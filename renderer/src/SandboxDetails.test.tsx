@@ -111,4 +111,27 @@ describe('sandbox details', () => {
     renderDetails(new FakeApi({ sandboxes: [c] }));
     expect(screen.getByTestId('details-limits').textContent).toBe('CPUs 1.5 · memory 512 MiB');
   });
+
+  it('shows the default cwd as the user typed it, with its status', () => {
+    const api = new FakeApi({
+      sandboxes: [
+        sandboxInfo({ name: 'typed', defaultCwdStatus: { typed: '~', state: 'resolved', text: '~ → /home/dev (resolved)' } }),
+        sandboxInfo({
+          name: 'ignored',
+          defaultCwdStatus: {
+            typed: '/Users/me',
+            state: 'ignored',
+            text: '/Users/me — ignored: not usable inside this sandbox; using /home/dev',
+          },
+        }),
+      ],
+    });
+    const { unmount } = renderDetails(api);
+    expect(screen.getByTestId('details-typed-cwd').textContent).toBe('~ → /home/dev (resolved)');
+    unmount();
+    renderDetails(api, api.sandboxes[1]);
+    const ignored = screen.getByTestId('details-typed-cwd');
+    expect(ignored.textContent).toMatch(/^\/Users\/me — ignored/);
+    expect(ignored.className).toContain('text-warn');
+  });
 });

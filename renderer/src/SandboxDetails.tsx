@@ -55,6 +55,11 @@ export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
               </span>
             </span>
           </Row>
+          <Row label="As given" hint="The default cwd exactly as typed at create (--default-cwd, the dialog), and what became of it.">
+            <span data-testid="details-typed-cwd" className={s.defaultCwdStatus.state === 'ignored' ? 'text-warn' : 'mono'}>
+              {s.defaultCwdStatus.text}
+            </span>
+          </Row>
           <Row label="Last observed" hint="Layer b: the cwd the environment's most recent command ended in, whichever session ran it.">
             <span data-testid="details-last-observed" className={s.lastObservedCwd ? 'mono' : 'muted'}>
               {s.lastObservedCwd ?? 'nothing observed yet'}

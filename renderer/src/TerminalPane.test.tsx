@@ -127,12 +127,23 @@ describe('terminal pane', () => {
     fireEvent.click(screen.getByTestId('terminal-add'));
     expect(await screen.findByTestId('terminal-tab-term-2')).toBeTruthy();
     await waitFor(() => expect(api.callsOf('terminalOpen').map((c) => c.session)).toEqual(['term-1', 'term-2']));
-    fireEvent.click(screen.getByRole('button', { name: 'Close term-1' }));
+    fireEvent.click(screen.getByTestId('terminal-close-term-1'));
     expect(screen.queryByTestId('terminal-tab-term-1')).toBeNull();
     expect(log.terminals[0]!.disposed).toBe(true);
     expect(FakeSocket.all[0]!.closed).toBe(true);
     expect(window.__sdeskTerminals?.['term-1']).toBeUndefined();
     expect(log.terminals[1]!.disposed).toBe(false);
+  });
+
+  it('Delete on the focused tab closes it (the × is for the pointer; the tablist holds only tabs)', async () => {
+    const api = new FakeApi();
+    render(<Harness api={api} initial={{ tabs: ['term-1', 'term-2'], active: 'term-1' }} />);
+    const tab = await screen.findByTestId('terminal-tab-term-2');
+    expect(tab.getAttribute('role')).toBe('tab');
+    expect([...screen.getByRole('tablist').querySelectorAll('[role="tab"]')]).toHaveLength(2);
+    fireEvent.keyDown(tab, { key: 'Delete' });
+    expect(screen.queryByTestId('terminal-tab-term-2')).toBeNull();
+    expect(screen.getByTestId('terminal-tab-term-1')).toBeTruthy();
   });
 
   it('says how to open a terminal when none is open', () => {
@@ -172,7 +183,7 @@ describe('terminal pane', () => {
     render(<Harness api={api} initial={{ tabs: ['term-1'], active: 'term-1' }} />);
     await waitFor(() => expect(FakeSocket.all).toHaveLength(1));
     const id = api.terminals[0]!.terminalId;
-    fireEvent.click(screen.getByRole('button', { name: 'Close term-1' }));
+    fireEvent.click(screen.getByTestId('terminal-close-term-1'));
     await waitFor(() => expect(api.callsOf('terminalClose')).toEqual([{ terminalId: id }]));
     expect(api.terminals).toEqual([]);
   });
@@ -187,7 +198,7 @@ describe('terminal pane', () => {
     render(<Harness api={api} initial={{ tabs: ['term-1'], active: 'term-1' }} />);
     expect(await screen.findByTestId('terminal-tab-agent-work')).toBeTruthy();
     expect(screen.queryByTestId('terminal-tab-beta-only')).toBeNull();
-    expect(screen.getByTestId('terminal-tab-term-1').parentElement!.getAttribute('aria-selected')).toBe('true');
+    expect(screen.getByTestId('terminal-tab-term-1').getAttribute('aria-selected')).toBe('true');
     await waitFor(() =>
       expect(
         api

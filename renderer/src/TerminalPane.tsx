@@ -100,23 +100,40 @@ export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivat
 
   return (
     <section className="pane terminal-pane" data-testid="terminal-pane" aria-label="Terminals">
-      <header className="pane-head tabs" role="tablist" onKeyDown={onTabKey}>
-        {tabs.tabs.map((t) => (
-          <div key={t} className={`tab${t === tabs.active ? ' tab-active' : ''}`} role="tab" aria-selected={t === tabs.active}>
-            <button
-              className="tab-label"
-              data-testid={`terminal-tab-${t}`}
-              tabIndex={t === stop ? 0 : -1}
-              onClick={() => onActivate(t)}
-              title={`session ${t}`}
-            >
-              {t}
-            </button>
-            <button className="tab-close" aria-label={`Close ${t}`} title="Close (ends this shell)" onClick={() => close(t)}>
-              ×
-            </button>
-          </div>
-        ))}
+      <header className="pane-head tabs" onKeyDown={onTabKey}>
+        {/* The tablist holds only the tabs (axe: aria-required-children); each tab is its label button.
+            The × is a pointer shortcut, hidden from assistive tech and the tab order (a control nested in
+            a tab is unreachable there: axe nested-interactive); Delete on the focused tab closes it. */}
+        <div className="tab-list" role="tablist" aria-label="Terminal sessions">
+          {tabs.tabs.map((t) => (
+            <div key={t} className={`tab${t === tabs.active ? ' tab-active' : ''}`} role="none">
+              <button
+                className="tab-label"
+                role="tab"
+                aria-selected={t === tabs.active}
+                aria-keyshortcuts="Delete"
+                aria-description="Delete closes this terminal (ends its shell)"
+                data-testid={`terminal-tab-${t}`}
+                tabIndex={t === stop ? 0 : -1}
+                onClick={() => onActivate(t)}
+                onKeyDown={(e) => e.key === 'Delete' && close(t)}
+                title={`session ${t}`}
+              >
+                {t}
+              </button>
+              <button
+                className="tab-close"
+                data-testid={`terminal-close-${t}`}
+                aria-hidden="true"
+                tabIndex={-1}
+                title={`Close ${t} (ends this shell; Delete on the tab)`}
+                onClick={() => close(t)}
+              >
+                ×
+              </button>
+            </div>
+          ))}
+        </div>
         <TabOverflowMenu tabs={tabs.tabs} active={tabs.active} onActivate={onActivate} />
         <button
           className="btn-icon tab-add"

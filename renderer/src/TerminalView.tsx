@@ -6,6 +6,7 @@ import { CLOSE as STREAM_CLOSE, TICKET_REFUSALS } from '../../src/shared/stream-
 import { describeError } from './api-client.js';
 import { useApi } from './api-context.js';
 import { shortcutOf } from './shortcuts.js';
+import { currentColorScheme, TERMINAL_THEMES, watchColorScheme } from './color-scheme.js';
 
 declare global {
   interface Window {
@@ -23,15 +24,6 @@ interface Props {
 }
 
 type Link = { state: 'opening' } | { state: 'open' } | { state: 'closed'; why: string } | { state: 'failed'; why: string; hint?: string };
-
-const THEME = {
-  background: '#0f1115',
-  foreground: '#d7dae0',
-  cursor: '#8ab4f8',
-  selectionBackground: '#2f3b54',
-  black: '#1b1e24',
-  brightBlack: '#5c6370',
-};
 
 /** Why a terminal stream closed, in words (the close codes are the shared table the server closes with). */
 function closeReason(e: CloseEvent): string {
@@ -69,11 +61,14 @@ export function TerminalView({ sandbox, session, active, onStarted }: Props) {
       fontFamily: '"JetBrains Mono", "DejaVu Sans Mono", "Cascadia Mono", Menlo, monospace',
       fontSize: 13,
       lineHeight: 1.15,
-      cursorBlink: true,
+      // A blinking cursor is motion: off when the person asked the system for less of it.
+      cursorBlink: !window.matchMedia?.('(prefers-reduced-motion: reduce)').matches,
       scrollback: 5000,
       allowProposedApi: false,
-      theme: THEME,
+      theme: TERMINAL_THEMES[currentColorScheme()],
     });
+    // The terminal's colours follow the system's light/dark switch like the rest of the window.
+    const stopWatchingScheme = watchColorScheme((scheme) => (term.options.theme = TERMINAL_THEMES[scheme]));
     const fitAddon = new FitAddon();
     term.loadAddon(fitAddon);
     term.open(el);
@@ -150,6 +145,7 @@ export function TerminalView({ sandbox, session, active, onStarted }: Props) {
       disposed = true;
       if (debounce) clearTimeout(debounce);
       observer?.disconnect();
+      stopWatchingScheme();
       ws?.close();
       if (window.__sdeskTerminals?.[session] === term) delete window.__sdeskTerminals[session];
       termRef.current = null;

@@ -1,5 +1,6 @@
 import '@xterm/xterm/css/xterm.css';
 import './styles.css';
+import './theme-light.css';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { createApiClient } from './api-client.js';

@@ -1,6 +1,10 @@
 import { useEffect, useRef } from 'react';
+import { MENU_SHORTCUT_EVENT } from '../../src/shared/ipc-channel.js';
 
 export type ShortcutAction = 'newSandbox' | 'newTerminal' | 'toggleView';
+
+/** The DOM event the Electron menu dispatches (main/app-menu.ts). */
+const MENU_EVENT = MENU_SHORTCUT_EVENT;
 
 const KEYS: Record<string, ShortcutAction> = { N: 'newSandbox', T: 'newTerminal', D: 'toggleView' };
 
@@ -40,7 +44,16 @@ export function useShortcuts(handler: (action: ShortcutAction) => void): void {
       e.stopPropagation();
       latest.current(action);
     };
+    // The Electron application menu (main/app-menu.ts) delivers its page actions as this event.
+    const onMenu = (e: Event) => {
+      const action = (e as CustomEvent<unknown>).detail;
+      if (action === 'newSandbox' || action === 'newTerminal' || action === 'toggleView') latest.current(action);
+    };
     window.addEventListener('keydown', onKey, true);
-    return () => window.removeEventListener('keydown', onKey, true);
+    window.addEventListener(MENU_EVENT, onMenu);
+    return () => {
+      window.removeEventListener('keydown', onKey, true);
+      window.removeEventListener(MENU_EVENT, onMenu);
+    };
   }, []);
 }

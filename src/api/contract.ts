@@ -112,6 +112,17 @@ export type CreateSessionRequest = z.input<typeof CreateSessionRequest>;
  */
 export type SandboxState = 'running' | 'paused' | 'stopped' | 'missing' | 'unavailable' | 'creating' | 'starting' | 'stopping';
 
+/**
+ * The default cwd as the user gave it and what it became: `typed` is exactly what was typed at create
+ * (null: none given, the backend's default applies); `state` says how it stands now, `text` says it in
+ * words ("~ → /home/agent (resolved)").
+ */
+export interface DefaultCwdStatus {
+  typed: string | null;
+  state: 'resolved' | 'as-typed' | 'normalized' | 'ignored' | 'not-connected' | 'backend-default';
+  text: string;
+}
+
 export interface SandboxInfo {
   name: string;
   backend: string;
@@ -126,6 +137,8 @@ export interface SandboxInfo {
   declaredDefaultCwd: string;
   /** The declared default with "~" resolved; null until connected. */
   defaultCwd: string | null;
+  /** What the user typed for the default cwd and what became of it (Details shows it; default-cwd-status.ts). */
+  defaultCwdStatus: DefaultCwdStatus;
   /** The sandbox user's home, measured after connecting; null until then. */
   home: string | null;
   tempDir: string | null;

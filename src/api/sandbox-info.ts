@@ -1,6 +1,7 @@
 import { SandboxDeskError } from '../shared/errors.js';
 import type { BackendStatus, Mount, ProvisionSpec, SandboxEnvironment, SandboxProvider } from '../sandbox/provider.js';
 import { isolationOf } from '../sandbox/provider.js';
+import { defaultCwdStatus } from './default-cwd-status.js';
 import type { SandboxRecord } from '../store/sandbox-store.js';
 import type { SessionRecord } from '../store/session-store.js';
 import type { OperationSummary, SandboxInfo, SandboxOperation, SandboxState, SessionInfo } from './contract.js';
@@ -24,6 +25,12 @@ export function sandboxInfo(
     user: rec.user,
     declaredDefaultCwd,
     defaultCwd: env?.defaultCwd ?? null,
+    defaultCwdStatus: defaultCwdStatus({
+      typed: rec.typedDefaultCwd ?? null,
+      declared: rec.declaredDefaultCwd,
+      effective: declaredDefaultCwd,
+      resolved: env?.defaultCwd ?? null,
+    }),
     home: env?.home ?? (status.state === 'running' && rec.homeIncarnation === status.incarnation ? rec.home : null),
     tempDir: env?.getTempDir() ?? null,
     supportsStreams: provider.supportsStreams,
@@ -71,6 +78,12 @@ export function unavailableInfo(rec: SandboxRecord, provider: SandboxProvider | 
     user: rec.user,
     declaredDefaultCwd: rec.declaredDefaultCwd ?? '~',
     defaultCwd: null,
+    defaultCwdStatus: defaultCwdStatus({
+      typed: rec.typedDefaultCwd ?? null,
+      declared: rec.declaredDefaultCwd,
+      effective: rec.declaredDefaultCwd ?? '~',
+      resolved: null,
+    }),
     home: null,
     tempDir: null,
     supportsStreams: provider?.supportsStreams === true,
@@ -103,6 +116,8 @@ export function newSandboxRecord(req: {
   image?: string | undefined;
   user?: string | undefined;
   declaredDefaultCwd: string | null;
+  /** The user's `defaultCwd`, exactly as typed. */
+  defaultCwd?: string | undefined;
   mounts: Mount[];
   env: Record<string, string>;
   options: Record<string, string>;
@@ -113,6 +128,7 @@ export function newSandboxRecord(req: {
     image: req.image ?? null,
     user: req.user ?? null,
     declaredDefaultCwd: req.declaredDefaultCwd,
+    typedDefaultCwd: req.defaultCwd ?? null,
     backendRef: null,
     mounts: req.mounts,
     env: req.env,

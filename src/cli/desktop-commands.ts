@@ -1,6 +1,5 @@
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { LocalServer } from '../api/local-server.js';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
 import type { DesktopStatus, ScreenAction } from '../desktop/desktop-service.js';
 import type { FrameFormat } from '../desktop/screen/frame-encode.js';
@@ -238,6 +237,8 @@ export function addDesktopCommands(program: Command, core: () => SandboxDesk, ou
     .action(async (name: string, o: JsonFlag & { port?: string }) => {
       const desk = core();
       await desk.inspectSandbox(name);
+      // Loaded here, not at the top: `__complete` and `--help` build this command tree and must stay fast.
+      const { LocalServer } = await import('../api/local-server.js');
       const server = new LocalServer({ desk, port: o.port ? Number(o.port) : 0 });
       await server.listen();
       const url = server.viewerUrl(name);

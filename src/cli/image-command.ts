@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import type { ImageInfo, ImageTask, ImageTaskEvent } from '../api/contract.js';
-import { isBuildableVmName } from '../api/image-service.js';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import { printJson, type Out } from './output.js';
@@ -140,6 +139,8 @@ export function addImageCommands(program: Command, core: () => SandboxDesk, out:
     .action(async (target: string | undefined, o: JsonFlag & { tag?: string; file?: string }) => {
       const desk = core();
       if (o.tag === undefined) {
+        // Loaded here: the image service pulls in the Docker client, which `__complete`/`--help` do not need.
+        const { isBuildableVmName } = await import('../api/image-service.js');
         if (target === undefined || !isBuildableVmName(target))
           throw new SandboxDeskError('invalid_input', target === undefined ? 'nothing to build' : `${target} is not a VM image name`, {
             hint: 'a Docker image: image build --tag NAME FOLDER; a VM image: image build debian-test',

@@ -1,7 +1,8 @@
 import { Command, CommanderError, Option } from 'commander';
 import type { ExecResult, SandboxInfo } from '../api/contract.js';
 import type { ProgressEvent } from '../sandbox/provider.js';
-import { SandboxDesk, type SandboxDeskOptions } from '../api/sandbox-desk.js';
+import { createRequire } from 'node:module';
+import type { SandboxDesk, SandboxDeskOptions } from '../api/sandbox-desk.js';
 import { parseIsolation } from '../sandbox/plugins/plugin-settings.js';
 import { addPluginCommands } from './plugin-command.js';
 import { addConfigCommands, ConfigFile } from './config-command.js';
@@ -68,13 +69,25 @@ function withBackendDetails(info: SandboxInfo): SandboxInfo & Record<string, unk
 }
 
 /**
+ * The core, loaded on first use rather than imported at the top: it pulls in the whole module graph
+ * (Docker client, SQLite, node-pty, the MCP SDK…), which `__complete` (a Tab press), `--version` and
+ * `--help` never touch — they build the command tree and stop. `require` of an ES module is synchronous
+ * (Node ≥ 20.19), so every `core()` stays a plain call, and it is the same module instance an `import`
+ * would give.
+ */
+function loadSandboxDesk(): typeof SandboxDesk {
+  const load = createRequire(import.meta.url) as (id: string) => { SandboxDesk: typeof SandboxDesk };
+  return load('../api/sandbox-desk.js').SandboxDesk;
+}
+
+/**
  * Runs the `sandbox-desk` command and returns its exit code: the command's own for `exec`, 125 for
  * Sandbox Desk's errors, 0 otherwise. `out` and `open` are injectable for tests.
  */
 export async function main(
   argv: string[],
   out: Out = processOut,
-  open: (o: SandboxDeskOptions) => SandboxDesk = (o) => new SandboxDesk(o),
+  open: (o: SandboxDeskOptions) => SandboxDesk = (o) => new (loadSandboxDesk())(o),
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
   let desk: SandboxDesk | null = null;
@@ -119,6 +132,8 @@ export async function main(
     .option('--debug', 'same as --log-level debug')
     .version(packageVersion(), '--version', 'print the version');
   program.hook('preAction', (_program, action) => {
+    // A Tab press writes no log: `__complete` reads names from the store and prints, as fast as it can.
+    if (action.name() === '__complete') return;
     log ??= openCliLog(paths, configFile, program.opts());
     for (const m of notices.splice(0)) log.logger.warn(m);
     log.logger.debug({ argv, command: action.name() }, 'command');

@@ -1,8 +1,6 @@
 import type { Command } from 'commander';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
 import { DEFAULT_AGENT_POLICY, type AgentPolicy } from '../shared/agent-scope.js';
-import { createMcpServer, stepFromEnvironment } from '../mcp/mcp-server.js';
-import { LimitedStdioTransport } from '../mcp/stdio-transport.js';
 import { printJson, type Out } from './output.js';
 import { collect, sandboxScope } from './token-command.js';
 
@@ -18,6 +16,11 @@ export function addMcpCommands(
     .description('serve the agent bridge (MCP) over stdio; RUNLOOP_STEP_ID / STEP_OUTPUT_DIR mark every call as step-owned')
     .option('--sandbox <name>', 'the agent may use only this sandbox (repeatable; default: every sandbox)', collect, [])
     .action(async (o: { sandbox: string[] }) => {
+      // Loaded here, not at the top: the MCP SDK is heavy and `__complete`/`--help` do not need it.
+      const [{ createMcpServer, stepFromEnvironment }, { LimitedStdioTransport }] = await Promise.all([
+        import('../mcp/mcp-server.js'),
+        import('../mcp/stdio-transport.js'),
+      ]);
       // No token over stdio: the agent policy and the scope are enforced by the tools themselves.
       const server = createMcpServer(core(), {
         stepFromEnv: stepFromEnvironment(process.env),

@@ -54,6 +54,7 @@ export function sandboxDetails(s: SandboxInfo): string {
     ['user', s.user ?? '(backend default)'],
     ['declared default cwd', s.declaredDefaultCwd],
     ['default cwd', s.defaultCwd ?? '(resolved after connect)'],
+    ['default cwd as given', s.defaultCwdStatus.text],
     ['home', s.home ?? '(resolved after connect)'],
     ['temp dir', s.tempDir ?? '-'],
     ['last observed cwd', s.lastObservedCwd ?? '-'],

@@ -1,10 +1,7 @@
 import { Option, type Command } from 'commander';
-import { LocalServer } from '../api/local-server.js';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
 import { DEFAULT_AGENT_POLICY, type AgentPolicy } from '../shared/agent-scope.js';
 import { SandboxDeskError } from '../shared/errors.js';
-import { createMcpHttpHandler } from '../mcp/mcp-http.js';
-import { stepFromEnvironment } from '../mcp/mcp-server.js';
 import type { Out } from './output.js';
 import { collect, sandboxScope } from './token-command.js';
 
@@ -37,6 +34,12 @@ export function addServeCommand(
       if (o.mcpSandbox.length && !o.mcp)
         throw new SandboxDeskError('invalid_input', '--mcp-sandbox scopes the agent token of --mcp', { hint: 'add --mcp' });
       const desk = core();
+      // Loaded here, not at the top: `__complete` and `--help` build this command tree and must stay fast.
+      const [{ LocalServer }, { createMcpHttpHandler }, { stepFromEnvironment }] = await Promise.all([
+        import('../api/local-server.js'),
+        import('../mcp/mcp-http.js'),
+        import('../mcp/mcp-server.js'),
+      ]);
       const server = new LocalServer({
         desk,
         port,

@@ -71,6 +71,9 @@ const MIGRATIONS: string[] = [
      created_at TEXT NOT NULL,
      last_used_at TEXT
    );`,
+  // The default cwd exactly as the user typed it at create (`--default-cwd`, the dialog), shown in Details
+  // beside what it became; `declared_default_cwd` keeps the normalised, usable declaration.
+  `ALTER TABLE sandboxes ADD COLUMN typed_default_cwd TEXT;`,
 ];
 
 /** The schema version this build writes: the number of migrations. */

@@ -8,6 +8,8 @@ export interface SandboxRecord {
   user: string | null;
   /** What was declared for this sandbox: an absolute in-sandbox path, `"~"`, or null (use the backend's). */
   declaredDefaultCwd: string | null;
+  /** The default cwd exactly as typed at create; null when none was given. Optional: older callers omit it. */
+  typedDefaultCwd?: string | null;
   backendRef: string | null;
   mounts: Mount[];
   env: Record<string, string>;
@@ -27,6 +29,7 @@ interface Row {
   image: string | null;
   user: string | null;
   declared_default_cwd: string | null;
+  typed_default_cwd: string | null;
   backend_ref: string | null;
   mounts: string;
   env: string;
@@ -45,6 +48,7 @@ function fromRow(r: Row): SandboxRecord {
     image: r.image,
     user: r.user,
     declaredDefaultCwd: r.declared_default_cwd,
+    typedDefaultCwd: r.typed_default_cwd,
     backendRef: r.backend_ref,
     mounts: JSON.parse(r.mounts) as Mount[],
     env: JSON.parse(r.env) as Record<string, string>,
@@ -64,10 +68,16 @@ export class SandboxStore {
   insert(rec: SandboxRecord): void {
     this.db
       .prepare(
-        `INSERT INTO sandboxes (name, backend, image, user, declared_default_cwd, backend_ref, mounts, env, options, created_at, home, home_incarnation, last_observed_cwd, last_observed_at)
-         VALUES (@name, @backend, @image, @user, @declaredDefaultCwd, @backendRef, @mounts, @env, @options, @createdAt, @home, @homeIncarnation, @lastObservedCwd, @lastObservedAt)`,
+        `INSERT INTO sandboxes (name, backend, image, user, declared_default_cwd, typed_default_cwd, backend_ref, mounts, env, options, created_at, home, home_incarnation, last_observed_cwd, last_observed_at)
+         VALUES (@name, @backend, @image, @user, @declaredDefaultCwd, @typedDefaultCwd, @backendRef, @mounts, @env, @options, @createdAt, @home, @homeIncarnation, @lastObservedCwd, @lastObservedAt)`,
       )
-      .run({ ...rec, mounts: JSON.stringify(rec.mounts), env: JSON.stringify(rec.env), options: JSON.stringify(rec.options) });
+      .run({
+        ...rec,
+        typedDefaultCwd: rec.typedDefaultCwd ?? null,
+        mounts: JSON.stringify(rec.mounts),
+        env: JSON.stringify(rec.env),
+        options: JSON.stringify(rec.options),
+      });
   }
 
   get(name: string): SandboxRecord | undefined {

@@ -12,6 +12,7 @@ function sandbox(name: string, over: Partial<SandboxRecord> = {}): SandboxRecord
     image: 'ubuntu:24.04',
     user: 'agent',
     declaredDefaultCwd: '~',
+    typedDefaultCwd: null,
     backendRef: null,
     mounts: [{ hostPath: '/home/me/proj', sandboxPath: '/workspace', readOnly: true }],
     env: { FOO: 'bar' },
@@ -51,6 +52,11 @@ describe('Store', () => {
       const rec = sandbox('s1');
       store.sandboxes.insert(rec);
       expect(store.sandboxes.get('s1')).toEqual(rec);
+    });
+
+    it('keeps the default cwd exactly as typed beside the normalised declaration', () => {
+      store.sandboxes.insert(sandbox('typed', { declaredDefaultCwd: '/work/src', typedDefaultCwd: '/work//src/' }));
+      expect(store.sandboxes.get('typed')).toMatchObject({ declaredDefaultCwd: '/work/src', typedDefaultCwd: '/work//src/' });
     });
 
     it('returns undefined for an unknown sandbox', () => {

@@ -9,6 +9,8 @@ import { join, resolve } from 'node:path';
 import { _electron as electron, type ElectronApplication, type Page } from 'playwright';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxDesk } from '../../src/api/sandbox-desk.js';
+import { findElectronBinary } from '../../main/start-app.js';
+import { spawn } from 'node:child_process';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const HAS_ELECTRON = existsSync(join(ROOT, 'node_modules', 'electron', 'path.txt'));
@@ -60,5 +62,42 @@ describe.skipIf(!HAS_ELECTRON)('Electron app (needs the Electron binary)', () =>
     await page.getByTestId('create-submit').click();
     await expect.poll(() => page.getByTestId('sandbox-state-electron-smoke').textContent(), { timeout: 60_000 }).toMatch(/running/);
     expect(await app.evaluate(async ({ ipcMain: _ }) => 'main alive')).toBe('main alive');
+  });
+
+  it('application menu: File (New sandbox, Close window), View (zoom), Help (docs); New sandbox opens the dialog', async () => {
+    const menu = await app.evaluate(({ Menu }) =>
+      Menu.getApplicationMenu()!.items.map((m) => ({ label: m.label, items: m.submenu?.items.map((i) => i.label || i.role) ?? [] })),
+    );
+    expect(menu.map((m) => m.label.replace('&', ''))).toEqual(['File', 'Edit', 'View', 'Help']);
+    expect(menu[0]!.items).toEqual(expect.arrayContaining(['New sandbox…', 'Close window']));
+    expect(menu[2]!.items.join(' ')).toMatch(/zoom/i);
+    expect(menu[3]!.items).toContain('Documentation');
+    await app.evaluate(({ Menu }) => {
+      const file = Menu.getApplicationMenu()!.items[0]!.submenu!;
+      file.items.find((i) => i.label === 'New sandbox…')!.click();
+    });
+    await expect.poll(() => page.getByTestId('create-name').isVisible(), { timeout: 10_000 }).toBe(true);
+    await page.keyboard.press('Escape');
+  });
+
+  it('the window follows the OS theme (nativeTheme): the page reads light, then dark', async () => {
+    await app.evaluate(({ nativeTheme }) => (nativeTheme.themeSource = 'light'));
+    await expect.poll(() => page.evaluate(() => matchMedia('(prefers-color-scheme: light)').matches)).toBe(true);
+    await app.evaluate(({ nativeTheme }) => (nativeTheme.themeSource = 'dark'));
+    await expect.poll(() => page.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches)).toBe(true);
+    await app.evaluate(({ nativeTheme }) => (nativeTheme.themeSource = 'system'));
+  });
+
+  it('single instance: a second launch on the same data directory quits and focuses the first window', async () => {
+    // Spawned directly: Playwright's launch waits for a window this process never opens.
+    const binary = findElectronBinary();
+    const second = spawn(binary!, [join(ROOT, 'dist', 'main', 'main.js'), '--no-sandbox'], {
+      env: { ...process.env, SANDBOX_DESK_HOME: home },
+      stdio: 'ignore',
+    });
+    const code = await new Promise<number | null>((r) => second.once('exit', (c) => r(c)));
+    expect(code).toBe(0);
+    expect(await app.evaluate(({ BrowserWindow }) => BrowserWindow.getAllWindows().length)).toBeGreaterThanOrEqual(1);
+    await expect.poll(() => app.evaluate(({ BrowserWindow }) => BrowserWindow.getFocusedWindow() !== null), { timeout: 10_000 }).toBe(true);
   });
 });

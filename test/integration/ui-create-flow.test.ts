@@ -95,7 +95,7 @@ describe('create flow in the browser mode', () => {
     await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('terminal-tab-term-1');
     await page.keyboard.press('ArrowRight');
     await page.keyboard.press('Enter');
-    await expect.poll(() => page.getByTestId('terminal-tab-term-2').locator('..').getAttribute('aria-selected')).toBe('true');
+    await expect.poll(() => page.getByTestId('terminal-tab-term-2').getAttribute('aria-selected')).toBe('true');
     await page.getByTestId('terminal-tab-menu').click();
     await page.getByTestId('terminal-tab-menu-term-5').click();
     expect(await page.getByTestId('terminal-tab-term-5').getAttribute('tabindex')).toBe('0');

@@ -236,7 +236,7 @@ describe('terminals that survive a click elsewhere, and the screen at a readable
       }
     };
     expect(alive()).toBe(true);
-    await page.getByRole('button', { name: 'Close term-1' }).click();
+    await page.getByTestId('terminal-close-term-1').click();
     await expect.poll(alive, { timeout: 15_000 }).toBe(false);
     await expect.poll(() => t.desk.io.listTerminals(a), { timeout: 10_000 }).toEqual([]);
   });

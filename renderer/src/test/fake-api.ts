@@ -29,6 +29,7 @@ export function sandboxInfo(over: Partial<SandboxInfo> & { name: string }): Sand
     user: 'dev',
     declaredDefaultCwd: '~',
     defaultCwd: '/home/dev',
+    defaultCwdStatus: { typed: null, state: 'backend-default', text: '~ → /home/dev (not given: the default)' },
     home: '/home/dev',
     tempDir: '/tmp',
     supportsStreams: true,
