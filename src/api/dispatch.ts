@@ -102,6 +102,13 @@ export function createDispatcher(
     pullImage: (p) => desk.images.pull(p.ref).task,
     imageTask: (p) => desk.images.tasks.get(p.id),
     cancelImageTask: (p) => desk.images.tasks.cancel(p.id),
+    checkpointSandbox: (p) => desk.checkpoints.checkpoint(p),
+    listCheckpoints: (p) => desk.checkpoints.list(p.sandbox),
+    restoreSandbox: (p) => desk.checkpoints.restore(p.sandbox, p.checkpoint),
+    forkSandbox: (p) => desk.checkpoints.fork(p),
+    removeCheckpoint: (p) => desk.checkpoints.remove(p.id),
+    pauseSandbox: (p) => desk.checkpoints.pause(p.name),
+    resumeSandbox: (p) => desk.checkpoints.resume(p.name),
   };
 
   return async (method, params) => {

@@ -23,7 +23,20 @@ export interface SandboxChangedEvent extends Base {
   reason: string;
 }
 
-export type CoreEvent = SandboxChangedEvent;
+/**
+ * A checkpoint's life: `saving` (with the step), then `ready`, `failed` or `removed`; a `restored` or
+ * `forked` sandbox came from one. Published by src/api/checkpoint-service.ts.
+ */
+export interface CheckpointEvent extends Base {
+  topic: 'checkpoint';
+  sandbox: string;
+  checkpoint: string;
+  phase: 'saving' | 'ready' | 'failed' | 'removed' | 'restored' | 'forked';
+  /** The step's message while saving, the error when failed, the forks' names when forked. */
+  message?: string;
+}
+
+export type CoreEvent = SandboxChangedEvent | CheckpointEvent;
 
 export type CoreEventTopic = CoreEvent['topic'];
 
@@ -36,7 +49,7 @@ export class CoreEventBus implements IDisposable {
   readonly onEvent: Event<CoreEvent> = this.emitter.event;
 
   publish(input: CoreEventInput): CoreEvent {
-    const event = { ...input, at: input.at ?? new Date().toISOString(), seq: ++this.seq } as CoreEvent;
+    const event = { ...input, at: input.at ?? new Date().toISOString(), seq: ++this.seq };
     this.emitter.fire(event);
     return event;
   }

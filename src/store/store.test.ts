@@ -120,6 +120,7 @@ describe('Store', () => {
         observedAt: null,
         createdAt: AT,
         lastWarnings: [],
+        restoredFrom: null,
       });
     });
 

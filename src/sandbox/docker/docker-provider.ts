@@ -18,7 +18,9 @@ import { resolveDockerEndpoint, type DockerEndpoint } from './docker-endpoint.js
 import { engineMessage, engineUnreachable, isUnreachable, statusOf } from './docker-errors.js';
 import { DockerImages, readOsRelease } from './docker-images.js';
 import { ensureDesktopImage } from './desktop-image.js';
-import { limitsHostConfig, parseDockerOptions } from './docker-options.js';
+import { parseDockerOptions } from './docker-options.js';
+import { containerCreateOptions } from './docker-container-spec.js';
+import { DockerCheckpoints } from './docker-checkpoints.js';
 
 export const DEFAULT_DOCKER_IMAGE = 'sandbox-desk/base:latest';
 /** Images may name the user commands should run as, when they do not set USER. */
@@ -58,11 +60,18 @@ export class DockerProvider implements SandboxProvider {
   private readonly docker: Docker;
   /** The engine's images: list, build, remove, pull (the `image` commands use it too). */
   readonly images: DockerImages;
+  /** Checkpoints (docker commit), restore, fork and pause: docker-checkpoints.ts. */
+  readonly checkpoints: DockerCheckpoints;
 
   constructor(endpoint: DockerEndpoint = resolveDockerEndpoint()) {
     this.endpoint = endpoint;
     this.docker = new Docker(endpoint.options);
     this.images = new DockerImages(this.docker);
+    this.checkpoints = new DockerCheckpoints({
+      docker: this.docker,
+      call: (fn) => this.call(fn),
+      localEngine: Boolean((endpoint.options as { socketPath?: string }).socketPath),
+    });
   }
 
   /** "No such image", with the engine's closest tag as a suggestion when it looks like a typo. */
@@ -123,37 +132,7 @@ export class DockerProvider implements SandboxProvider {
     const user = spec.user ?? (info.Config?.User || info.Config?.Labels?.[DEFAULT_USER_LABEL] || null);
     ctx.signal?.throwIfAborted();
     progress({ step: 'container', message: `creating container ${spec.resourceName}` });
-    const container = await this.call(() =>
-      this.docker.createContainer({
-        name: spec.resourceName,
-        Image: image,
-        Hostname: spec.name.slice(0, 63),
-        // Keep the container alive whatever the image's own command is; work arrives via exec.
-        Entrypoint: ['sleep'],
-        Cmd: ['infinity'],
-        // The idle keep-alive runs as root so that `exec -u root` keeps root's capabilities (an image
-        // USER would strip them); every command runs as `user` through `exec -u`, never as this.
-        User: 'root',
-        Env: Object.entries(spec.env).map(([k, v]) => `${k}=${v}`),
-        Labels: spec.labels,
-        HostConfig: {
-          Init: true,
-          Privileged: false,
-          PublishAllPorts: false,
-          CapDrop: ['NET_RAW', 'MKNOD', 'AUDIT_WRITE'],
-          SecurityOpt: ['no-new-privileges'],
-          PidsLimit: 4096,
-          ...limitsHostConfig(opts),
-          ShmSize: 1024 * 1024 * 1024,
-          Mounts: spec.mounts.map((m) => ({
-            Type: 'bind' as const,
-            Source: m.hostPath,
-            Target: m.sandboxPath,
-            ReadOnly: Boolean(m.readOnly),
-          })),
-        },
-      }),
-    ).catch((err: unknown) => {
+    const container = await this.call(() => this.docker.createContainer(containerCreateOptions(spec, image))).catch((err: unknown) => {
       if (statusOf(err) === 409) {
         throw new SandboxDeskError('name_taken', `A container named ${spec.resourceName} already exists`, {
           hint: `remove it (\`docker rm -f ${spec.resourceName}\`) or choose another sandbox name`,
@@ -225,6 +204,8 @@ export class DockerProvider implements SandboxProvider {
         cpus: hc?.NanoCpus ? hc.NanoCpus / 1e9 : 'no limit',
         memoryMiB: hc?.Memory ? Math.round(hc.Memory / 2 ** 20) : 'no limit',
       };
+      // Paused (the cgroup freezer) is still the same incarnation: its shells come back on resume.
+      if (s.Paused) return { state: 'paused', incarnation: `${info.Id}@${s.StartedAt}`, detail: 'paused (frozen)', details };
       if (s.Running) return { state: 'running', incarnation: `${info.Id}@${s.StartedAt}`, details };
       // Docker's zero time (0001-01-01…) means "never ran".
       const since = s.FinishedAt && !s.FinishedAt.startsWith('0001-') ? s.FinishedAt : undefined;
