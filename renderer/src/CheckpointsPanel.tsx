@@ -168,7 +168,7 @@ export function CheckpointsPanel({ sandbox: s, visible }: Props) {
         </div>
       )}
       {asking?.kind === 'restore' && (
-        <div className="confirm" role="alertdialog" aria-label={`Restore ${s.name}`}>
+        <div className="confirm checkpoint-confirm" role="alertdialog" aria-label={`Restore ${s.name}`}>
           <span>
             Restore <b>{s.name}</b> to <b>{asking.cp.label ?? asking.cp.id}</b> ({ago(asking.cp.createdAt)})? Everything changed since is
             lost; its shells, terminals and desktop restart, and each session goes back to the directory it had then.
@@ -192,7 +192,7 @@ export function CheckpointsPanel({ sandbox: s, visible }: Props) {
         </div>
       )}
       {asking?.kind === 'fork' && (
-        <div className="confirm" role="alertdialog" aria-label={`Fork ${s.name}`}>
+        <div className="confirm checkpoint-confirm" role="alertdialog" aria-label={`Fork ${s.name}`}>
           <span>
             New sandboxes from <b>{asking.cp.label ?? asking.cp.id}</b>, each independent, with {s.name}'s options and sessions
             {Number(forkCount) > 1 ? `: ${forkName}-1 … ${forkName}-${forkCount}` : `: ${forkName}`}.
@@ -236,7 +236,7 @@ export function CheckpointsPanel({ sandbox: s, visible }: Props) {
         </div>
       )}
       {asking?.kind === 'remove' && (
-        <div className="confirm" role="alertdialog" aria-label={`Remove checkpoint ${asking.cp.id}`}>
+        <div className="confirm checkpoint-confirm" role="alertdialog" aria-label={`Remove checkpoint ${asking.cp.id}`}>
           <span>
             Remove checkpoint <b>{asking.cp.label ?? asking.cp.id}</b> and what the backend saved for it? Sandboxes forked from it keep
             running.
