@@ -39,6 +39,8 @@ class FolderProvider implements SandboxProvider {
   readonly state = new Map<string, BackendStatus['state']>();
   readonly removed: string[] = [];
   failAfterWrite = false;
+  /** A fork of this name fails (after its folder was made), like a backend that ran out of room. */
+  failForkOf: string | null = null;
   memory: { supported: boolean; reason?: string } = { supported: false, reason: 'folders have no memory' };
   checkpoints: CheckpointCapability | undefined;
 
@@ -62,6 +64,7 @@ class FolderProvider implements SandboxProvider {
       },
       fork: async (a: CheckpointArtifact, spec: ProvisionSpec): Promise<ProvisionResult> => {
         cpSync(a.ref, this.root(spec.name), { recursive: true });
+        if (spec.name === this.failForkOf) throw new SandboxDeskError('backend_unavailable', 'no room for another fork');
         this.bump(spec.name);
         return { backendRef: spec.name, user: spec.user, image: null };
       },
@@ -183,6 +186,13 @@ describe('CheckpointService (a folder backend, real shells)', () => {
     expect(new Set(cwds).size).toBe(3);
     for (const n of ['try-1', 'try-2', 'try-3']) rmSync(`/tmp/${n}-${process.pid}`, { recursive: true, force: true });
     expect(desk.listSessions('src')[0]!.cwd).toBe(project());
+  });
+
+  it('a fork that fails part-way leaves none of the forks behind', async () => {
+    const { checkpoint } = await desk.checkpoints.checkpoint({ sandbox: 'src' });
+    provider.failForkOf = 'g-2';
+    await rejectsWith(desk.checkpoints.fork({ sandbox: 'src', checkpoint: checkpoint.id, as: 'g', count: 3 }), 'backend_unavailable');
+    expect(desk.store.sandboxes.list().map((r) => r.name)).toEqual(['src']);
   });
 
   it('refuses bad input before anything is made', async () => {

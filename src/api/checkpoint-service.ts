@@ -293,9 +293,9 @@ export class CheckpointService {
     const warnings: ExecWarning[] = [];
     try {
       await this.d.operations.run(req.sandbox, 'fork', opts.onProgress, async (op) => {
-        for (const name of names) {
-          op.progress?.({ step: 'fork', message: `making ${name} from checkpoint ${cp.id}` });
-          const src = cp.source;
+        const src = cp.source;
+        // The rows first (they reserve the names), then the backend makes the forks side by side.
+        const recs = names.map((name) => {
           // A fork inherits the source's options (limits, desktop, a network policy when there is one).
           const rec = newSandboxRecord({
             name,
@@ -309,15 +309,28 @@ export class CheckpointService {
           });
           this.d.store.sandboxes.insert(rec);
           made.push(name);
-          const res = await cap.fork(usable.artifact, provisionSpec(rec, this.d.store.instanceId), op);
-          this.d.store.sandboxes.setProvisioned(name, res);
-        }
+          return rec;
+        });
+        // allSettled: every fork has finished (and recorded its container) before a failure cleans up.
+        const settled = await Promise.allSettled(
+          recs.map(async (rec) => {
+            op.progress?.({ step: 'fork', message: `making ${rec.name} from checkpoint ${cp.id}` });
+            const res = await cap.fork(usable.artifact, provisionSpec(rec, this.d.store.instanceId), op);
+            this.d.store.sandboxes.setProvisioned(rec.name, res);
+          }),
+        );
+        const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (failed) throw failed.reason;
       });
-      for (const name of names) {
-        this.writeCwdLayers(name, cp);
-        warnings.push(...(await this.reconnectAndRemeasure(name, provider, cp)));
-        this.d.events.publish({ topic: 'sandbox', sandbox: name, reason: 'created' });
-      }
+      const measured = await Promise.all(
+        names.map(async (name) => {
+          this.writeCwdLayers(name, cp);
+          const w = await this.reconnectAndRemeasure(name, provider, cp);
+          this.d.events.publish({ topic: 'sandbox', sandbox: name, reason: 'created' });
+          return w;
+        }),
+      );
+      warnings.push(...measured.flat());
     } catch (err) {
       // All or nothing: the forks already made are removed again.
       for (const name of made) {

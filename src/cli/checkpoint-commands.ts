@@ -92,10 +92,9 @@ export function addCheckpointCommands(program: Command, sandbox: Command, core: 
     .option('--count <n>', 'how many forks (1 to 20)')
     .option('--json', 'machine-readable output')
     .action(async (name: string, id: string, o: JsonFlag & { as: string; count?: string }) => {
-      const r = await core().checkpoints.fork(
-        { sandbox: name, checkpoint: id, as: o.as, count: countOf(o.count) },
-        { onProgress: progress(out, o.json) },
-      );
+      // Checked before the core opens: a typo costs nothing.
+      const count = countOf(o.count);
+      const r = await core().checkpoints.fork({ sandbox: name, checkpoint: id, as: o.as, count }, { onProgress: progress(out, o.json) });
       if (o.json) return printJson(out, r);
       printWarnings(out, r.warnings);
       out.stdout(`Forked ${r.sandboxes.map((s) => s.name).join(', ')} from checkpoint ${id}.\n`);
