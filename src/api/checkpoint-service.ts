@@ -146,7 +146,6 @@ export class CheckpointService {
     }
     const id = this.newId();
     const dir = this.dirOf(id);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
     const fresh = this.d.store.sandboxes.get(rec.name) ?? rec;
     const record: Omit<CheckpointRecord, 'state' | 'artifact' | 'sizeBytes' | 'ownerPid'> = {
       id,
@@ -163,7 +162,9 @@ export class CheckpointService {
       },
       source: { image: rec.image, user: rec.user, options: rec.options, mounts: rec.mounts, env: rec.env },
     };
+    // The record first, then the folder: a process killed in between leaves a record to clean up, never a stray folder.
     this.d.store.checkpoints.insertSaving(record);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     this.d.events.publish({ topic: 'checkpoint', sandbox: rec.name, checkpoint: id, phase: 'saving', message: 'saving' });
     let artifact: CheckpointArtifact;
     try {
