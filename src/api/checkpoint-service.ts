@@ -35,7 +35,7 @@ export interface CheckpointServiceDeps {
   /** The sandbox's record, or `not_found` with a suggestion. */
   record(name: string): SandboxRecord;
   info(name: string): Promise<SandboxInfo>;
-  /** Ends what is tied to the sandbox's current incarnation before it is replaced (desktop, shells). */
+  /** Ends what is tied to the sandbox's current incarnation before it is replaced (its session shells). */
   beforeReplace(name: string, provider: SandboxProvider): Promise<void>;
   /** Runs a no-op in the session so its cwd is measured (or walked, with the usual warning) in the sandbox. */
   remeasure(sandbox: string, session: string): Promise<ExecWarning[]>;
@@ -389,13 +389,15 @@ export class CheckpointService {
   /** Connects to the new incarnation, then measures each session's cwd there (a missing one is walked, with a warning). */
   private async reconnectAndRemeasure(name: string, provider: SandboxProvider, cp: CheckpointRecord): Promise<ExecWarning[]> {
     await this.d.environments.connect(this.d.record(name), provider);
-    const warnings: ExecWarning[] = [];
-    for (const s of cp.cwd.sessions) {
-      if (s.cwd === null) continue;
-      for (const w of await this.d.remeasure(name, s.key))
-        warnings.push({ ...w, message: `${name} session ${JSON.stringify(s.key)}: ${w.message}` });
-    }
-    return warnings;
+    // Side by side: each session's measure is its own one-shot command.
+    const per = await Promise.all(
+      cp.cwd.sessions
+        .filter((s) => s.cwd !== null)
+        .map(async (s) =>
+          (await this.d.remeasure(name, s.key)).map((w) => ({ ...w, message: `${name} session ${JSON.stringify(s.key)}: ${w.message}` })),
+        ),
+    );
+    return per.flat();
   }
 }
 

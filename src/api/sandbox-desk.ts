@@ -142,8 +142,9 @@ export class SandboxDesk {
       providerOf: (b) => this.providerOf(b),
       record: (n) => this.record(n),
       info: (n) => this.info(this.record(n), false),
-      beforeReplace: async (n, provider) => {
-        if (provider.supportsStreams) await this.desktop.stopIfRunning(n).catch(() => undefined);
+      // No graceful desktop stop (as `stop` does): the disk it would tidy is replaced by the checkpoint's;
+      // the desktop connection ends with the incarnation's scope.
+      beforeReplace: async (n) => {
         this.shells.closeFor(n);
       },
       remeasure: async (sandbox, session) => (await this.exec({ sandbox, session, command: 'true', mode: 'oneshot' })).warnings,

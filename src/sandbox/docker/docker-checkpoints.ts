@@ -118,6 +118,7 @@ export class DockerCheckpoints implements CheckpointCapability {
     const details = artifact.details ?? {};
     let name = typeof details.containerName === 'string' ? details.containerName : null;
     let labels = parseLabels(details.labels);
+    let removing: Promise<void> = Promise.resolve();
     if (ref.backendRef) {
       const old = this.d.docker.getContainer(ref.backendRef);
       const info = await this.d
@@ -129,16 +130,18 @@ export class DockerCheckpoints implements CheckpointCapability {
       if (info) {
         name = info.Name.replace(/^\//, '');
         labels = info.Config.Labels ?? labels;
-        ctx.progress?.({ step: 'remove', message: `removing the current container ${name}` });
-        await this.d
-          .call(() => old.remove({ force: true, v: true }))
+        ctx.progress?.({ step: 'remove', message: `replacing the current container ${name}` });
+        // Renamed out of the way (instant), so its removal runs while the new one is made under its name.
+        await this.d.call(() => old.rename({ name: `${name}-replaced-${Date.now().toString(36)}` }));
+        removing = this.d
+          .call(async () => void (await old.remove({ force: true, v: true })))
           .catch((err: unknown) => {
             if (statusOf(err) !== 404) throw err;
           });
       }
     }
     if (!name) throw new SandboxDeskError('internal', `checkpoint ${artifact.ref} does not say what its container was named`);
-    const id = await this.createAndStart(artifact, { ...specOf(ref, name, labels) }, ctx);
+    const [id] = await Promise.all([this.createAndStart(artifact, { ...specOf(ref, name, labels) }, ctx), removing]);
     return { backendRef: id, user: ref.user, image: ref.image };
   }
 
