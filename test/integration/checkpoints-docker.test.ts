@@ -15,8 +15,21 @@ describe('docker checkpoints, restore, fork and pause (real engine)', () => {
   });
   afterAll(async () => {
     // Checkpoint images are ours: every one this test made goes, whatever happened.
+    const instance = t.desk.store.instanceId;
     for (const id of t.desk.store.checkpoints.ids()) await t.desk.checkpoints.remove(id).catch(() => undefined);
     await t.dispose();
+    // No checkpoint image of this run is left, not even untagged (one a restored container still used when its checkpoint went).
+    expect(
+      docker(
+        'images',
+        '-a',
+        '-q',
+        '--filter',
+        `label=io.sandbox-desk.instance=${instance}`,
+        '--filter',
+        'label=io.sandbox-desk.checkpoint',
+      ),
+    ).toBe('');
   });
 
   it('cd into a project, write, checkpoint, delete the project; restore brings it back and the next pwd is the project', async () => {

@@ -135,6 +135,7 @@ export class DockerCheckpoints implements CheckpointCapability {
         await this.d.call(() => old.rename({ name: `${name}-replaced-${Date.now().toString(36)}` }));
         removing = this.d
           .call(async () => void (await old.remove({ force: true, v: true })))
+          .then(() => this.removeIfOrphaned(info.Image))
           .catch((err: unknown) => {
             if (statusOf(err) !== 404) throw err;
           });
@@ -189,6 +190,22 @@ export class DockerCheckpoints implements CheckpointCapability {
     } catch (err) {
       if (statusOf(err) === 404) return { ok: false, detail: `image ${artifact.ref} was removed outside Sandbox Desk` };
       throw err;
+    }
+  }
+
+  /**
+   * A checkpoint image whose tag went (`checkpoint rm` while a restored or forked container still used
+   * it) is only untagged by the engine; once its last container is gone, it is removed here. Not ours
+   * (no checkpoint label), still tagged, or still used: left alone.
+   */
+  async removeIfOrphaned(imageId: string | undefined): Promise<void> {
+    if (!imageId) return;
+    try {
+      const img = await this.d.call(() => this.d.docker.getImage(imageId).inspect());
+      if (!img.Config?.Labels?.[CHECKPOINT_LABEL] || (img.RepoTags ?? []).length > 0) return;
+      await this.d.call(() => this.d.docker.getImage(imageId).remove());
+    } catch {
+      // In use by another fork, or already gone: nothing to do.
     }
   }
 

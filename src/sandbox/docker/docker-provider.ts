@@ -185,12 +185,20 @@ export class DockerProvider implements SandboxProvider {
 
   async remove(ref: SandboxRef, opts: { force: boolean }): Promise<void> {
     if (!ref.backendRef) return;
-    await this.call(() => this.container(ref).remove({ force: opts.force, v: true })).catch((err: unknown) => {
-      if (statusOf(err) === 404) return; // already gone: removing it is done
-      throw new SandboxDeskError('backend_unavailable', `Docker could not remove sandbox ${ref.name}: ${engineMessage(err)}`, {
-        cause: err,
-      });
-    });
+    // A container made from a checkpoint image whose checkpoint was removed keeps that image alive: it goes with it.
+    const image = await this.call(() => this.container(ref).inspect()).then(
+      (i) => i.Image,
+      () => undefined,
+    );
+    await this.call(() => this.container(ref).remove({ force: opts.force, v: true })).then(
+      () => this.checkpoints.removeIfOrphaned(image),
+      (err: unknown) => {
+        if (statusOf(err) === 404) return; // already gone: removing it is done
+        throw new SandboxDeskError('backend_unavailable', `Docker could not remove sandbox ${ref.name}: ${engineMessage(err)}`, {
+          cause: err,
+        });
+      },
+    );
   }
 
   async status(ref: SandboxRef): Promise<BackendStatus> {
