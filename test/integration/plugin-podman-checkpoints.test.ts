@@ -29,8 +29,21 @@ describe.each(['in-process', 'host'] as PluginIsolation[])('podman plugin checkp
     t = tempDesk({ plugins: { isolation, paths: [PODMAN_PLUGIN], scanDataDir: false } });
   });
   afterAll(async () => {
+    const instance = t.desk.store.instanceId;
     for (const id of t.desk.store.checkpoints.ids()) await t.desk.checkpoints.remove(id).catch(() => undefined);
     await t?.dispose();
+    // Nothing of this run is left in podman: no checkpoint image, not even an untagged one.
+    expect(
+      podman(
+        'images',
+        '-a',
+        '-q',
+        '--filter',
+        `label=io.sandbox-desk.instance=${instance}`,
+        '--filter',
+        'label=io.sandbox-desk.checkpoint',
+      ),
+    ).toBe('');
   });
 
   it('checkpoint → delete → restore brings the file back, the session at its project; a fork is independent', async () => {
@@ -56,8 +69,12 @@ describe.each(['in-process', 'host'] as PluginIsolation[])('podman plugin checkp
     const pwd = await t.desk.exec({ sandbox: sb, session: 'agent', command: 'pwd; cat f.txt' });
     expect(pwd).toMatchObject({ stdout: '/home/agent/project\nhi\n', cwdObserved: true });
 
+    // Removing the checkpoint the sandbox now runs from must leave the sandbox running (podman's rmi -f would not).
+    await t.desk.checkpoints.remove(checkpoint.id).catch(() => undefined);
+    expect((await t.desk.exec({ sandbox: sb, command: 'echo up' })).stdout).toBe('up\n');
+    const again = await t.desk.checkpoints.checkpoint({ sandbox: sb });
     const fork = uniqueName('pfk');
-    const f = await t.desk.checkpoints.fork({ sandbox: sb, checkpoint: checkpoint.id, as: fork });
+    const f = await t.desk.checkpoints.fork({ sandbox: sb, checkpoint: again.checkpoint.id, as: fork });
     expect(f.sandboxes[0]).toMatchObject({ name: fork, state: 'running', backend: 'podman' });
     await t.desk.exec({ sandbox: fork, session: 'agent', command: 'rm f.txt' });
     expect((await t.desk.exec({ sandbox: sb, session: 'agent', command: 'cat f.txt' })).stdout).toBe('hi\n');

@@ -74,14 +74,22 @@ export class PodmanCheckpoints implements CheckpointCapability {
     let name = String(artifact.details?.containerName ?? '');
     let labels: Record<string, string> = parse(artifact.details?.labels);
     if (ref.backendRef) {
-      const info = await this.p.podman(['inspect', '--type', 'container', '--format', '{{.Name}}|{{json .Config.Labels}}', ref.backendRef]);
+      const info = await this.p.podman([
+        'inspect',
+        '--type',
+        'container',
+        '--format',
+        '{{.Name}}|{{.Image}}|{{json .Config.Labels}}',
+        ref.backendRef,
+      ]);
       if (info.code === 0) {
-        const [n, l] = info.stdout.trim().split('|');
+        const [n, image, ...l] = info.stdout.trim().split('|');
         name = n || name;
-        labels = parse(l) ?? labels;
+        labels = parse(l.join('|')) ?? labels;
         ctx?.progress?.({ step: 'remove', message: `removing the current container ${name}` });
         const rm = await this.p.podman(['rm', '-f', '-t', '0', ref.backendRef]);
         if (rm.code !== 0) throw this.p.fail('rm', rm);
+        await this.removeIfOrphaned(image ?? null);
       }
     }
     if (!name) throw this.p.ctx.error('internal', `checkpoint ${artifact.ref} does not say what its container was named`);
@@ -124,9 +132,35 @@ export class PodmanCheckpoints implements CheckpointCapability {
     return r.code === 0 ? { ok: true } : { ok: false, detail: `image ${artifact.ref} was removed outside Sandbox Desk` };
   }
 
+  /**
+   * Never `podman image rm -f`: podman's force removes the containers using the image — a restored or
+   * forked sandbox. An image still in use is untagged instead, and goes with its last container
+   * (`removeIfOrphaned`, called by the provider's remove).
+   */
   async removeCheckpoint(artifact: CheckpointArtifact): Promise<void> {
-    const r = await this.p.podman(['image', 'rm', '-f', artifact.ref]);
-    if (r.code !== 0 && !/image not known|no such image/i.test(r.stderr)) throw this.p.fail('image rm', r);
+    const r = await this.p.podman(['image', 'rm', artifact.ref]);
+    if (r.code === 0 || /image not known|no such image/i.test(r.stderr)) return;
+    if (/in use|being used|has dependent/i.test(r.stderr)) {
+      const u = await this.p.podman(['untag', artifact.ref, artifact.ref]);
+      if (u.code === 0) return;
+      throw this.p.fail('untag', u);
+    }
+    throw this.p.fail('image rm', r);
+  }
+
+  /** After a container went: its image, when it is an untagged checkpoint image no other container uses. */
+  async removeIfOrphaned(imageId: string | null): Promise<void> {
+    if (!imageId) return;
+    const i = await this.p.podman([
+      'image',
+      'inspect',
+      '--format',
+      '{{index .Labels "io.sandbox-desk.checkpoint"}}|{{len .RepoTags}}',
+      imageId,
+    ]);
+    const [label, tags] = i.stdout.trim().split('|');
+    if (i.code !== 0 || !label || label === '<no value>' || tags !== '0') return;
+    await this.p.podman(['image', 'rm', imageId]);
   }
 
   async pause(ref: SandboxRef): Promise<void> {

@@ -114,8 +114,11 @@ export class PodmanProvider implements SandboxProvider {
 
   async remove(ref: SandboxRef, opts: { force: boolean }): Promise<void> {
     if (!ref.backendRef) return;
+    const image = await this.podman(['inspect', '--type', 'container', '--format', '{{.Image}}', ref.backendRef]);
     const r = await this.podman(['rm', ...(opts.force ? ['-f', '-t', '0'] : []), ref.backendRef]);
     if (r.code !== 0 && !/no such container/i.test(r.stderr)) throw this.fail('rm', r);
+    // A container restored or forked from a checkpoint that was removed since keeps its image: it goes now.
+    await this.checkpoints.removeIfOrphaned(image.code === 0 ? image.stdout.trim() : null);
   }
 
   async status(ref: SandboxRef): Promise<BackendStatus> {
