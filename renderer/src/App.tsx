@@ -10,6 +10,7 @@ import { EmptyState, type QuickKind } from './EmptyState.js';
 import { describeError } from './api-client.js';
 import { usePoll } from './hooks/usePoll.js';
 import { SandboxActions } from './SandboxActions.js';
+import { CheckpointActions } from './CheckpointActions.js';
 import { SandboxDetails } from './SandboxDetails.js';
 import { OperationProgress } from './OperationProgress.js';
 import { SandboxList, StateBadge } from './SandboxList.js';
@@ -237,6 +238,7 @@ function Desk() {
                   Logs
                 </button>
               </div>
+              <CheckpointActions key={`cp-${current.name}`} sandbox={current} onChanged={() => void list.refresh()} />
               <SandboxActions key={current.name} sandbox={current} onChanged={() => void list.refresh()} onRemoved={onRemoved} />
             </header>
             <div className="content">

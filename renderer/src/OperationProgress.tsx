@@ -12,7 +12,14 @@ interface Props {
   floating?: boolean;
 }
 
-const VERB: Record<SandboxOperation['kind'], string> = { create: 'Creating', start: 'Starting', stop: 'Stopping' };
+const VERB: Record<SandboxOperation['kind'], string> = {
+  create: 'Creating',
+  start: 'Starting',
+  stop: 'Stopping',
+  checkpoint: 'Saving a checkpoint of',
+  restore: 'Restoring',
+  fork: 'Forking',
+};
 
 /** Seconds since the operation began, as the CLI prints them ("  3.2 s"). */
 export function offset(startedAt: string, at: string): string {

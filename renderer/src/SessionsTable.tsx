@@ -64,7 +64,17 @@ export function SessionsTable({ sandbox, sessions, onOpenTerminal, selected = nu
                 >
                   {x.cwd ?? <span className="muted">no record</span>}
                 </td>
-                <td className="muted">{x.source ?? '—'}</td>
+                <td className="muted">
+                  {x.source ?? '—'}
+                  {x.restoredFrom && (
+                    <span
+                      className="badge badge-info"
+                      title={`written from checkpoint ${x.restoredFrom} by a restore or fork, then re-measured`}
+                    >
+                      restored {x.restoredFrom}
+                    </span>
+                  )}
+                </td>
                 <td className="muted nowrap" title={x.observedAt ?? undefined}>
                   {ago(x.observedAt)}
                 </td>

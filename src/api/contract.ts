@@ -168,7 +168,7 @@ export interface OperationSummary {
 
 /** The latest long operation on a sandbox (create, start, stop) and its progress, for polling clients. */
 export interface SandboxOperation {
-  kind: 'create' | 'start' | 'stop';
+  kind: 'create' | 'start' | 'stop' | 'checkpoint' | 'restore' | 'fork';
   startedAt: string;
   /** The most recent events (at most 200), oldest first. */
   events: Array<{ step: string; message: string; level: 'info' | 'warning'; at: string }>;
@@ -189,6 +189,72 @@ export interface SessionInfo {
   observedAt: string | null;
   createdAt: string;
   lastWarnings: ExecWarning[];
+  /** The checkpoint this session's record was written from by a restore or fork; null otherwise. */
+  restoredFrom: string | null;
+}
+
+// ---- checkpoints (issue 15) ---------------------------------------------------------------------
+
+/** A checkpoint id as the app makes them: 1-32 lowercase letters and digits. */
+export const CheckpointId = z
+  .string({ error: 'checkpoint id is required' })
+  .regex(/^[a-z0-9]{1,32}$/, 'checkpoint id is 1-32 lowercase letters and digits (see `sandbox-desk checkpoint list`)');
+
+/** How many forks one call may make: enough to give several agents a copy each, bounded for the disk. */
+export const FORK_COUNT_MAX = 20;
+
+export const ForkRequest = z.object({
+  sandbox: SandboxName,
+  checkpoint: CheckpointId,
+  as: SandboxName,
+  count: z
+    .number({ error: `count must be a whole number from 1 to ${FORK_COUNT_MAX}` })
+    .int(`count must be a whole number from 1 to ${FORK_COUNT_MAX}`)
+    .min(1, `count must be at least 1 (valid: 1 to ${FORK_COUNT_MAX})`)
+    .max(FORK_COUNT_MAX, `count must be at most ${FORK_COUNT_MAX} (valid: 1 to ${FORK_COUNT_MAX})`)
+    .optional(),
+});
+export type ForkRequest = z.input<typeof ForkRequest>;
+
+export const CheckpointRequest = z.object({
+  sandbox: SandboxName,
+  label: z.string().max(200, 'label is longer than 200 characters').optional(),
+  memory: z.boolean().default(false),
+});
+export type CheckpointRequest = z.input<typeof CheckpointRequest>;
+
+export interface CheckpointInfo {
+  id: string;
+  /** The sandbox it was taken of (it may have been removed since; forks still work). */
+  sandbox: string;
+  backend: string;
+  label: string | null;
+  createdAt: string;
+  sizeBytes: number | null;
+  /** The sandbox's memory was saved too (running processes come back), not only its disk. */
+  memory: boolean;
+  /** What the backend saved is gone (e.g. the image was removed outside Sandbox Desk); brokenDetail says why. */
+  broken: boolean;
+  brokenDetail: string | null;
+  /** The sessions whose cwd records travel with it. */
+  sessions: Array<{ key: string; cwd: string | null }>;
+}
+
+export interface CheckpointResult {
+  checkpoint: CheckpointInfo;
+  warnings: ExecWarning[];
+}
+
+export interface RestoreResult {
+  sandbox: SandboxInfo;
+  /** The sessions as restored, each re-measured in the restored sandbox. */
+  sessions: SessionInfo[];
+  warnings: ExecWarning[];
+}
+
+export interface ForkResult {
+  sandboxes: SandboxInfo[];
+  warnings: ExecWarning[];
 }
 
 export interface CreateSandboxResult {
@@ -378,6 +444,18 @@ export const API = {
   sandboxStats: { params: OfSandbox, result: returns<SandboxStats>() },
   /** The container engine's state: reachable, version, disk used by images. */
   engineInfo: { params: z.object({}), result: returns<EngineInfo>() },
+  // ---- checkpoints (issue 15) ----
+  /** Saves the sandbox (disk; with memory: its running state too) and the sessions' cwd records. */
+  checkpointSandbox: { params: CheckpointRequest, result: returns<CheckpointResult>() },
+  /** Checkpoints, newest first; of one sandbox when given. A broken one is listed with why. */
+  listCheckpoints: { params: z.object({ sandbox: SandboxName.optional() }), result: returns<CheckpointInfo[]>() },
+  /** Puts the sandbox back to one of its own checkpoints; sessions come back at their cwd, re-measured. */
+  restoreSandbox: { params: OfSandbox.extend({ checkpoint: CheckpointId }), result: returns<RestoreResult>() },
+  /** New sandboxes from a checkpoint: `as`, or `as-1` … `as-N` with a count. */
+  forkSandbox: { params: ForkRequest, result: returns<ForkResult>() },
+  removeCheckpoint: { params: z.object({ id: CheckpointId }), result: returns<{ removed: string }>() },
+  pauseSandbox: { params: Named, result: returns<SandboxInfo>() },
+  resumeSandbox: { params: Named, result: returns<SandboxInfo>() },
 } as const;
 
 export type ApiMethod = keyof typeof API;

@@ -113,6 +113,13 @@ export function createDispatcher(
     },
     sandboxStats: (p) => desk.stats.sample(p.sandbox),
     engineInfo: () => desk.stats.engineInfo(),
+    checkpointSandbox: (p) => desk.checkpoints.checkpoint(p),
+    listCheckpoints: (p) => desk.checkpoints.list(p.sandbox),
+    restoreSandbox: (p) => desk.checkpoints.restore(p.sandbox, p.checkpoint),
+    forkSandbox: (p) => desk.checkpoints.fork(p),
+    removeCheckpoint: (p) => desk.checkpoints.remove(p.id),
+    pauseSandbox: (p) => desk.checkpoints.pause(p.name),
+    resumeSandbox: (p) => desk.checkpoints.resume(p.name),
   };
 
   return async (method, params) => {

@@ -30,6 +30,7 @@ import { ImageService } from './image-service.js';
 import { LogService } from './log-service.js';
 import { StatsService } from './stats-service.js';
 import { DockerProvider } from '../sandbox/docker/docker-provider.js';
+import { CheckpointService } from './checkpoint-service.js';
 import { newSandboxRecord, provisionSpec, sandboxInfo, toSessionInfo, unavailableInfo } from './sandbox-info.js';
 import {
   CreateSandboxRequest,
@@ -90,6 +91,8 @@ export class SandboxDesk {
   readonly environments: EnvironmentManager;
   /** Docker and VM images: list, inspect, build and pull (as tasks), remove. */
   readonly images: ImageService;
+  /** Checkpoints, restore, fork, pause/resume (issue 15): checkpoint-service.ts. */
+  readonly checkpoints: CheckpointService;
   private readonly shells: ShellPool;
   /** The latest long operation (create/start/stop) per sandbox, for clients that poll its progress. */
   private readonly operations: SandboxOperations;
@@ -137,6 +140,22 @@ export class SandboxDesk {
         const p = this.registry.has('docker') ? this.registry.get('docker') : null;
         return p instanceof DockerProvider ? p : null;
       },
+    });
+    this.checkpoints = new CheckpointService({
+      store: this.store,
+      environments: this.environments,
+      operations: this.operations,
+      events: this.events,
+      log: this.log.child({ scope: 'checkpoints' }),
+      providerOf: (b) => this.providerOf(b),
+      record: (n) => this.record(n),
+      info: (n) => this.info(this.record(n), false),
+      // No graceful desktop stop (as `stop` does): the disk it would tidy is replaced by the checkpoint's;
+      // the desktop connection ends with the incarnation's scope.
+      beforeReplace: async (n) => {
+        this.shells.closeFor(n);
+      },
+      remeasure: async (sandbox, session) => (await this.exec({ sandbox, session, command: 'true', mode: 'oneshot' })).warnings,
     });
     this.desktop = new DesktopService({
       environment: async (name) => {

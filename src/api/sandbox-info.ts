@@ -51,6 +51,8 @@ export function sandboxInfo(
 export function stateDuring(backend: SandboxState, op: SandboxOperation | null): SandboxState {
   if (!op || op.done) return backend;
   if (op.kind === 'stop') return 'stopping';
+  // A checkpoint or a fork leaves the sandbox as it is (running); a restore replaces it.
+  if (op.kind === 'checkpoint' || op.kind === 'fork') return backend;
   if (op.kind === 'create' && backend !== 'running') return 'creating';
   return 'starting';
 }
@@ -106,6 +108,7 @@ export function toSessionInfo(s: SessionRecord): SessionInfo {
     observedAt: s.observedAt,
     createdAt: s.createdAt,
     lastWarnings: s.lastWarnings,
+    restoredFrom: s.restoredFrom,
   };
 }
 

@@ -17,6 +17,17 @@ export const HELP_EXAMPLES: Record<string, string[]> = {
   'sandbox start': ['sandbox-desk sandbox start demo'],
   'sandbox stop': ['sandbox-desk sandbox stop demo'],
   'sandbox rm': ['sandbox-desk sandbox rm demo', 'sandbox-desk sandbox rm demo --force   # even while it runs'],
+  'sandbox checkpoint': ["sandbox-desk sandbox checkpoint demo --label 'before the agent'", 'sandbox-desk sandbox checkpoint demo --json'],
+  'sandbox restore': ['sandbox-desk sandbox restore demo 3f2a9c1b0d4e'],
+  'sandbox fork': [
+    'sandbox-desk sandbox fork demo 3f2a9c1b0d4e --as try',
+    'sandbox-desk sandbox fork demo 3f2a9c1b0d4e --as agent --count 3   # agent-1 … agent-3',
+  ],
+  'sandbox pause': ['sandbox-desk sandbox pause demo'],
+  'sandbox resume': ['sandbox-desk sandbox resume demo'],
+  checkpoint: ['sandbox-desk checkpoint ls', 'sandbox-desk checkpoint rm 3f2a9c1b0d4e'],
+  'checkpoint list': ['sandbox-desk checkpoint ls demo', 'sandbox-desk checkpoint list --json'],
+  'checkpoint rm': ['sandbox-desk checkpoint rm 3f2a9c1b0d4e'],
   exec: [
     'sandbox-desk exec demo -- ls -la',
     'sandbox-desk exec demo --session a -- cd /tmp      # session a now records /tmp',

@@ -21,6 +21,7 @@ import {
   type Out,
 } from './output.js';
 import { addDesktopCommands } from './desktop-commands.js';
+import { addCheckpointCommands } from './checkpoint-commands.js';
 import { addImageCommands } from './image-command.js';
 import { addMcpCommands } from './mcp-command.js';
 import { addLogsCommands } from './logs-command.js';
@@ -319,6 +320,7 @@ export async function main(
       },
     );
 
+  addCheckpointCommands(program, sandbox, core, out, progressPrinter);
   addDesktopCommands(program, core, out);
   addImageCommands(program, core, out, (code) => (exitCode = code));
   const agentPolicy = () => ({ allowOtherUsers: core().config.agents.allowOtherUsers });

@@ -67,14 +67,17 @@ export function sandboxDetails(s: SandboxInfo): string {
 
 export function sessionTable(list: SessionInfo[]): string {
   if (list.length === 0) return 'No sessions yet: the first `sandbox-desk exec` creates one.\n';
+  // After a restore or fork, which checkpoint each record came from (the column only then).
+  const restored = list.some((s) => s.restoredFrom);
   return table([
-    ['KEY', 'PARENT', 'CWD', 'SOURCE', 'OBSERVED AT'],
+    ['KEY', 'PARENT', 'CWD', 'SOURCE', 'OBSERVED AT', ...(restored ? ['RESTORED FROM'] : [])],
     ...list.map((s) => [
       displayKey(s.key),
       s.parent === null ? '-' : displayKey(s.parent),
       s.cwd ?? '-',
       s.source ?? '-',
       s.observedAt ?? '-',
+      ...(restored ? [s.restoredFrom ?? '-'] : []),
     ]),
   ]);
 }

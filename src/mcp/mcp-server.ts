@@ -11,6 +11,7 @@ import type { AgentPolicy, AgentScope } from '../shared/agent-scope.js';
 import { asSandboxDeskError, SandboxDeskError } from '../shared/errors.js';
 import type { ExecWarning } from '../shared/exec-result.js';
 import { AgentGuard } from './agent-policy.js';
+import { registerCheckpointTools } from './checkpoint-tools.js';
 import { ENVELOPE_BYTES, FILE_CHUNK_MAX_BYTES, FILE_READ_DEFAULT_BYTES, MCP_MESSAGE_MAX_BYTES, describeBytes } from './mcp-limits.js';
 import type { Frame, ScreenAction } from '../desktop/desktop-service.js';
 import { MIME } from '../desktop/screen/frame-encode.js';
@@ -582,6 +583,8 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
       receipt: {},
     })),
   );
+
+  registerCheckpointTools(server, desk, { tool, guard, text });
 
   return server;
 }

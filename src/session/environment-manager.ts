@@ -167,6 +167,8 @@ export class EnvironmentManager implements IDisposable {
     const l = this.live.get(sandbox);
     if (!l) return;
     if (status.state === 'missing') this.drop(sandbox, 'missing');
+    // Paused is frozen, not ended: the incarnation and its shells live on and answer after a resume.
+    else if (status.state === 'paused' && status.incarnation === l.env.incarnation) return;
     else if (status.state !== 'running') this.drop(sandbox, 'stopped');
     else if (status.incarnation !== l.env.incarnation) this.drop(sandbox, 'changed');
   }
@@ -184,6 +186,11 @@ export class EnvironmentManager implements IDisposable {
     if (status.state === 'missing') {
       throw new SandboxDeskError('sandbox_missing', `sandbox ${rec.name} is gone: ${status.detail ?? 'removed outside Sandbox Desk'}`, {
         hint: `remove it with \`sandbox-desk sandbox rm ${rec.name}\` and create it again`,
+      });
+    }
+    if (status.state === 'paused') {
+      throw new SandboxDeskError('sandbox_not_running', `sandbox ${rec.name} is paused`, {
+        hint: `resume it with \`sandbox-desk sandbox resume ${rec.name}\``,
       });
     }
     if (status.state !== 'running') {

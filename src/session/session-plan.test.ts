@@ -23,6 +23,7 @@ const session = (cwd: string | null) => ({
   observedAt: null,
   createdAt: '',
   lastWarnings: [],
+  restoredFrom: null,
 });
 
 describe('session plan', () => {

@@ -36,7 +36,20 @@ export interface StatsEvent extends Base {
   memoryLimitBytes: number | null;
 }
 
-export type CoreEvent = SandboxChangedEvent | StatsEvent;
+/**
+ * A checkpoint's life: `saving` (with the step), then `ready`, `failed` or `removed`; a `restored` or
+ * `forked` sandbox came from one. Published by src/api/checkpoint-service.ts.
+ */
+export interface CheckpointEvent extends Base {
+  topic: 'checkpoint';
+  sandbox: string;
+  checkpoint: string;
+  phase: 'saving' | 'ready' | 'failed' | 'removed' | 'restored' | 'forked';
+  /** The step's message while saving, the error when failed, the forks' names when forked. */
+  message?: string;
+}
+
+export type CoreEvent = SandboxChangedEvent | StatsEvent | CheckpointEvent;
 
 export type CoreEventTopic = CoreEvent['topic'];
 

@@ -33,6 +33,8 @@ export type WarningCode =
   | 'backend_warning'
   /** Output went past the limit and was cut. */
   | 'output_truncated'
+  /** A checkpoint of a stopped sandbox holds its disk only (no running processes). */
+  | 'checkpoint_disk_only'
   /** The session shell could not be opened; the command ran one-shot. */
   | 'shell_fallback'
   /** The sandbox was restarted or replaced since this session's last command. */

@@ -74,6 +74,26 @@ const MIGRATIONS: string[] = [
   // The default cwd exactly as the user typed it at create (`--default-cwd`, the dialog), shown in Details
   // beside what it became; `declared_default_cwd` keeps the normalised, usable declaration.
   `ALTER TABLE sandboxes ADD COLUMN typed_default_cwd TEXT;`,
+  // Checkpoints (issue 15): `state` is `saving` until the backend returned, then `ready`; the sessions'
+  // cwd records and the two other cwd layers at that moment are kept as JSON beside the artifact. No
+  // foreign key: a checkpoint outlives the sandbox it came from (it can still be forked).
+  // sessions.restored_from: the checkpoint a session's record was written from by a restore or fork.
+  `CREATE TABLE checkpoints (
+     id TEXT PRIMARY KEY,
+     sandbox TEXT NOT NULL,
+     backend TEXT NOT NULL,
+     label TEXT,
+     created_at TEXT NOT NULL,
+     state TEXT NOT NULL,
+     memory INTEGER NOT NULL,
+     size_bytes INTEGER,
+     artifact TEXT,
+     cwd_state TEXT NOT NULL,
+     options TEXT NOT NULL DEFAULT '{}',
+     owner_pid INTEGER
+   );
+   CREATE INDEX checkpoints_by_sandbox ON checkpoints (sandbox, created_at);
+   ALTER TABLE sessions ADD COLUMN restored_from TEXT;`,
 ];
 
 /** The schema version this build writes: the number of migrations. */

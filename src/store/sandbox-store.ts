@@ -107,6 +107,16 @@ export class SandboxStore {
     this.db.prepare(`UPDATE sandboxes SET last_observed_cwd = ?, last_observed_at = ? WHERE name = ?`).run(cwd, at, name);
   }
 
+  /** A restore or fork: the environment's last observed cwd and the declared default as a checkpoint had them. */
+  restoreCwdLayers(
+    name: string,
+    layers: { lastObservedCwd: string | null; lastObservedAt: string | null; declaredDefaultCwd: string | null },
+  ): void {
+    this.db
+      .prepare(`UPDATE sandboxes SET last_observed_cwd = ?, last_observed_at = ?, declared_default_cwd = ? WHERE name = ?`)
+      .run(layers.lastObservedCwd, layers.lastObservedAt, layers.declaredDefaultCwd, name);
+  }
+
   /** Removes the sandbox and, through the foreign key, its sessions. */
   delete(name: string): boolean {
     return this.db.prepare(`DELETE FROM sandboxes WHERE name = ?`).run(name).changes > 0;

@@ -16,6 +16,8 @@ export interface SessionRecord {
   createdAt: string;
   /** The warnings of the session's last command, so the UI can show them beside the record. */
   lastWarnings: ExecWarning[];
+  /** The checkpoint this record was written from by a restore or fork; null otherwise. */
+  restoredFrom: string | null;
 }
 
 interface Row {
@@ -27,6 +29,7 @@ interface Row {
   observed_at: string | null;
   created_at: string;
   last_warnings: string;
+  restored_from: string | null;
 }
 
 const fromRow = (r: Row): SessionRecord => ({
@@ -38,6 +41,7 @@ const fromRow = (r: Row): SessionRecord => ({
   observedAt: r.observed_at,
   createdAt: r.created_at,
   lastWarnings: JSON.parse(r.last_warnings) as ExecWarning[],
+  restoredFrom: r.restored_from ?? null,
 });
 
 /** The key of the session a request without one uses. It has its own record, like any other session. */
@@ -91,6 +95,21 @@ export class SessionStore {
 
   setLastWarnings(sandbox: string, key: string, warnings: ExecWarning[]): void {
     this.db.prepare(`UPDATE sessions SET last_warnings = ? WHERE sandbox = ? AND key = ?`).run(JSON.stringify(warnings), sandbox, key);
+  }
+
+  /**
+   * A restore or fork: the sandbox's sessions become exactly the checkpoint's (records, parents, sources),
+   * each marked with the checkpoint it came from. One transaction: no mix of old and restored records.
+   */
+  replaceFromCheckpoint(sandbox: string, checkpointId: string, records: SessionRecord[]): void {
+    this.db.transaction(() => {
+      this.db.prepare(`DELETE FROM sessions WHERE sandbox = ?`).run(sandbox);
+      const insert = this.db.prepare(
+        `INSERT INTO sessions (sandbox, key, parent, cwd, source, observed_at, created_at, last_warnings, restored_from)
+         VALUES (?, ?, ?, ?, ?, ?, ?, '[]', ?)`,
+      );
+      for (const r of records) insert.run(sandbox, r.key, r.parent, r.cwd, r.source, r.observedAt, r.createdAt, checkpointId);
+    })();
   }
 
   delete(sandbox: string, key: string): boolean {

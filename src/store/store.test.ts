@@ -126,6 +126,7 @@ describe('Store', () => {
         observedAt: null,
         createdAt: AT,
         lastWarnings: [],
+        restoredFrom: null,
       });
     });
 

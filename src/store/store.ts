@@ -1,6 +1,7 @@
 import { openDatabase, instanceId, type Db } from './database.js';
 import { AgentTokenStore } from './agent-token-store.js';
 import { CallLogStore } from './call-log-store.js';
+import { CheckpointStore } from './checkpoint-store.js';
 import { LeaseStore } from './lease-store.js';
 import { SandboxStore } from './sandbox-store.js';
 import { SessionStore } from './session-store.js';
@@ -12,6 +13,7 @@ export class Store {
   readonly leases: LeaseStore;
   readonly callLog: CallLogStore;
   readonly agentTokens: AgentTokenStore;
+  readonly checkpoints: CheckpointStore;
   /** Unique to this data directory; used to keep backend resource names of two data dirs apart. */
   readonly instanceId: string;
 
@@ -24,6 +26,7 @@ export class Store {
     this.leases = new LeaseStore(db);
     this.callLog = new CallLogStore(db);
     this.agentTokens = new AgentTokenStore(db);
+    this.checkpoints = new CheckpointStore(db);
     this.instanceId = instanceId(db);
   }
 

@@ -72,6 +72,12 @@ describe('MCP agent bridge', () => {
       'key',
       'scroll',
       'browser_endpoint',
+      'sandbox_checkpoint',
+      'checkpoint_list',
+      'sandbox_restore',
+      'sandbox_fork',
+      'sandbox_pause',
+      'sandbox_resume',
     ]) {
       expect(names).toContain(n);
     }

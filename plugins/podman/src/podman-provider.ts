@@ -9,6 +9,7 @@ import type {
   SandboxRef,
 } from '../../../src/sandbox/plugin-api.js';
 import { createArgv, execPrefixArgv, ulimitArgs } from './podman-argv.js';
+import { PodmanCheckpoints } from './podman-checkpoints.js';
 
 export const DEFAULT_PODMAN_IMAGE = 'localhost/sandbox-desk/base:latest';
 const DEFAULT_USER_LABEL = 'io.sandbox-desk.default-user';
@@ -25,9 +26,14 @@ export class PodmanProvider implements SandboxProvider {
   readonly supportsStreams = true;
   readonly description = `a Podman container (default image ${DEFAULT_PODMAN_IMAGE})`;
 
-  constructor(private readonly ctx: PluginContext) {}
+  /** Checkpoints through `podman commit`, pause through `podman pause` (podman-checkpoints.ts). */
+  readonly checkpoints: PodmanCheckpoints;
 
-  private async podman(args: string[], timeoutMs = 60_000) {
+  constructor(readonly ctx: PluginContext) {
+    this.checkpoints = new PodmanCheckpoints(this);
+  }
+
+  async podman(args: string[], timeoutMs = 60_000) {
     const r = await this.ctx.helpers.runArgv(['podman', ...args], { timeoutMs });
     if (r.code === null && /ENOENT/.test(r.stderr)) {
       throw this.ctx.error('backend_unavailable', 'podman is not installed on this machine', {
@@ -37,7 +43,7 @@ export class PodmanProvider implements SandboxProvider {
     return r;
   }
 
-  private fail(what: string, r: { code: number | null; stderr: string }) {
+  fail(what: string, r: { code: number | null; stderr: string }) {
     return this.ctx.error('backend_unavailable', `podman ${what} failed: ${r.stderr.trim() || `exit ${r.code}`}`);
   }
 
@@ -60,6 +66,11 @@ export class PodmanProvider implements SandboxProvider {
     }
     const [imageUser, labelUser] = info.stdout.trim().split('|');
     const user = spec.user ?? (imageUser || (labelUser && labelUser !== '<no value>' ? labelUser : '') || null);
+    return { backendRef: await this.createContainer(spec, image), user, image };
+  }
+
+  /** One create for provision, restore and fork: the same name, labels, mounts, limits and hardening. */
+  async createContainer(spec: ProvisionSpec, image: string): Promise<string> {
     const limits = await this.ctx.helpers.runArgv(['bash', '-c', 'ulimit -Hn; ulimit -Hu']);
     const [nofile, nproc] = limits.stdout.trim().split('\n').map(Number);
     const made = await this.podman(
@@ -80,10 +91,10 @@ export class PodmanProvider implements SandboxProvider {
         });
       throw this.fail('create', made);
     }
-    return { backendRef: made.stdout.trim(), user, image };
+    return made.stdout.trim();
   }
 
-  private id(ref: SandboxRef): string {
+  id(ref: SandboxRef): string {
     if (!ref.backendRef)
       throw this.ctx.error('sandbox_missing', `sandbox ${ref.name} has no container`, {
         hint: `remove it with \`sandbox-desk sandbox rm ${ref.name}\``,
@@ -103,8 +114,11 @@ export class PodmanProvider implements SandboxProvider {
 
   async remove(ref: SandboxRef, opts: { force: boolean }): Promise<void> {
     if (!ref.backendRef) return;
+    const image = await this.podman(['inspect', '--type', 'container', '--format', '{{.Image}}', ref.backendRef]);
     const r = await this.podman(['rm', ...(opts.force ? ['-f', '-t', '0'] : []), ref.backendRef]);
     if (r.code !== 0 && !/no such container/i.test(r.stderr)) throw this.fail('rm', r);
+    // A container restored or forked from a checkpoint that was removed since keeps its image: it goes now.
+    await this.checkpoints.removeIfOrphaned(image.code === 0 ? image.stdout.trim() : null);
   }
 
   async status(ref: SandboxRef): Promise<BackendStatus> {
@@ -115,7 +129,7 @@ export class PodmanProvider implements SandboxProvider {
         '--type',
         'container',
         '--format',
-        '{{.State.Running}}|{{.Id}}|{{.State.StartedAt}}|{{.State.Status}}|{{.State.ExitCode}}',
+        '{{.State.Running}}|{{.Id}}|{{.State.StartedAt}}|{{.State.Status}}|{{.State.ExitCode}}|{{.State.Paused}}',
         ref.backendRef,
       ],
       20_000,
@@ -125,7 +139,10 @@ export class PodmanProvider implements SandboxProvider {
         return { state: 'missing', incarnation: null, detail: 'the container was removed outside Sandbox Desk' };
       throw this.fail('inspect', r);
     }
-    const [running, id, started, status, exit] = r.stdout.trim().split('|');
+    const [running, id, started, status, exit, paused] = r.stdout.trim().split('|');
+    // Paused (podman pause, the cgroup freezer) is the same incarnation: its shells answer after a resume.
+    if (paused === 'true' || status === 'paused')
+      return { state: 'paused', incarnation: `${id}@${started}`, detail: 'paused (frozen)', details: { engine: 'podman' } };
     if (running === 'true') return { state: 'running', incarnation: `${id}@${started}`, details: { engine: 'podman' } };
     return { state: 'stopped', incarnation: null, detail: status === 'exited' ? `exited (${exit})` : status };
   }

@@ -8,6 +8,7 @@ import type {
   ImageTask,
   PluginInfo,
   CallLogEntry,
+  CheckpointInfo,
   DesktopStatus,
   Lease,
   SandboxInfo,
@@ -61,7 +62,16 @@ export function imageInfo(over: Partial<ImageInfo> & { ref: string }): ImageInfo
 }
 
 export function sessionInfo(over: Partial<SessionInfo> & { key: string }): SessionInfo {
-  return { parent: null, cwd: null, source: null, observedAt: null, createdAt: '2025-01-01T00:00:00.000Z', lastWarnings: [], ...over };
+  return {
+    parent: null,
+    cwd: null,
+    source: null,
+    observedAt: null,
+    createdAt: '2025-01-01T00:00:00.000Z',
+    lastWarnings: [],
+    restoredFrom: null,
+    ...over,
+  };
 }
 
 export function desktopStatus(over: Partial<DesktopStatus> & { sandbox: string }): DesktopStatus {
@@ -154,6 +164,7 @@ export class FakeApi implements ApiClient {
     }),
   ];
   tasks: Record<string, ImageTask> = {};
+  checkpoints: CheckpointInfo[] = [];
   private readonly overrides: Partial<Record<ApiMethod, (params: unknown) => unknown>> = {};
 
   constructor(
@@ -319,6 +330,37 @@ export class FakeApi implements ApiClient {
         Object.assign(t, { state: 'cancelled', error: { code: 'cancelled', message: `${t.target}: cancelled; nothing was tagged` } });
       return { ...t };
     },
+    checkpointSandbox: (p) => {
+      this.find(p.sandbox);
+      const cp: CheckpointInfo = {
+        id: `cp${this.checkpoints.length + 1}`,
+        sandbox: p.sandbox,
+        backend: 'docker',
+        label: p.label ?? null,
+        createdAt: '2025-01-01T00:00:00.000Z',
+        sizeBytes: 1024,
+        memory: Boolean(p.memory),
+        broken: false,
+        brokenDetail: null,
+        sessions: [],
+      };
+      this.checkpoints.unshift(cp);
+      return { checkpoint: cp, warnings: [] };
+    },
+    listCheckpoints: (p) => this.checkpoints.filter((c) => p.sandbox === undefined || c.sandbox === p.sandbox).map((c) => ({ ...c })),
+    restoreSandbox: (p) => ({ sandbox: this.find(p.sandbox), sessions: this.sessions[p.sandbox] ?? [], warnings: [] }),
+    forkSandbox: (p) => {
+      const names = p.count === undefined ? [p.as] : Array.from({ length: p.count }, (_, i) => `${p.as}-${i + 1}`);
+      const made = names.map((name) => sandboxInfo({ ...this.find(p.sandbox), name }));
+      this.sandboxes.push(...made);
+      return { sandboxes: made, warnings: [] };
+    },
+    removeCheckpoint: (p) => {
+      this.checkpoints = this.checkpoints.filter((c) => c.id !== p.id);
+      return { removed: p.id };
+    },
+    pauseSandbox: (p) => Object.assign(this.find(p.name), { state: 'paused' as const }),
+    resumeSandbox: (p) => Object.assign(this.find(p.name), { state: 'running' as const }),
     // Like the store: filtered by sandbox and session, the newest `limit` calls, returned oldest first.
     callLog: (p) =>
       this.callLogEntries

@@ -22,6 +22,8 @@ import { limitsHostConfig, parseDockerOptions } from './docker-options.js';
 import type { EngineInfo } from '../../shared/observability-types.js';
 import type { LogCapability, ResourceCapability } from '../observability.js';
 import { dockerEngineInfo, dockerLogs, dockerResources } from './docker-observability.js';
+import { containerCreateOptions } from './docker-container-spec.js';
+import { DockerCheckpoints } from './docker-checkpoints.js';
 
 export const DEFAULT_DOCKER_IMAGE = 'sandbox-desk/base:latest';
 /** Images may name the user commands should run as, when they do not set USER. */
@@ -65,6 +67,8 @@ export class DockerProvider implements SandboxProvider {
   readonly logs: LogCapability<SandboxRef>;
   /** The engine's stats of the container. */
   readonly resources: ResourceCapability<SandboxRef>;
+  /** Checkpoints (docker commit), restore, fork and pause: docker-checkpoints.ts. */
+  readonly checkpoints: DockerCheckpoints;
 
   constructor(endpoint: DockerEndpoint = resolveDockerEndpoint()) {
     this.endpoint = endpoint;
@@ -72,6 +76,11 @@ export class DockerProvider implements SandboxProvider {
     this.images = new DockerImages(this.docker);
     this.logs = dockerLogs(this.docker);
     this.resources = dockerResources(this.docker);
+    this.checkpoints = new DockerCheckpoints({
+      docker: this.docker,
+      call: (fn) => this.call(fn),
+      localEngine: Boolean((endpoint.options as { socketPath?: string }).socketPath),
+    });
   }
 
   /** The engine's own state: reachable, version, disk used (`docker system df`); never throws. */
@@ -137,37 +146,7 @@ export class DockerProvider implements SandboxProvider {
     const user = spec.user ?? (info.Config?.User || info.Config?.Labels?.[DEFAULT_USER_LABEL] || null);
     ctx.signal?.throwIfAborted();
     progress({ step: 'container', message: `creating container ${spec.resourceName}` });
-    const container = await this.call(() =>
-      this.docker.createContainer({
-        name: spec.resourceName,
-        Image: image,
-        Hostname: spec.name.slice(0, 63),
-        // Keep the container alive whatever the image's own command is; work arrives via exec.
-        Entrypoint: ['sleep'],
-        Cmd: ['infinity'],
-        // The idle keep-alive runs as root so that `exec -u root` keeps root's capabilities (an image
-        // USER would strip them); every command runs as `user` through `exec -u`, never as this.
-        User: 'root',
-        Env: Object.entries(spec.env).map(([k, v]) => `${k}=${v}`),
-        Labels: spec.labels,
-        HostConfig: {
-          Init: true,
-          Privileged: false,
-          PublishAllPorts: false,
-          CapDrop: ['NET_RAW', 'MKNOD', 'AUDIT_WRITE'],
-          SecurityOpt: ['no-new-privileges'],
-          PidsLimit: 4096,
-          ...limitsHostConfig(opts),
-          ShmSize: 1024 * 1024 * 1024,
-          Mounts: spec.mounts.map((m) => ({
-            Type: 'bind' as const,
-            Source: m.hostPath,
-            Target: m.sandboxPath,
-            ReadOnly: Boolean(m.readOnly),
-          })),
-        },
-      }),
-    ).catch((err: unknown) => {
+    const container = await this.call(() => this.docker.createContainer(containerCreateOptions(spec, image))).catch((err: unknown) => {
       if (statusOf(err) === 409) {
         throw new SandboxDeskError('name_taken', `A container named ${spec.resourceName} already exists`, {
           hint: `remove it (\`docker rm -f ${spec.resourceName}\`) or choose another sandbox name`,
@@ -220,12 +199,20 @@ export class DockerProvider implements SandboxProvider {
 
   async remove(ref: SandboxRef, opts: { force: boolean }): Promise<void> {
     if (!ref.backendRef) return;
-    await this.call(() => this.container(ref).remove({ force: opts.force, v: true })).catch((err: unknown) => {
-      if (statusOf(err) === 404) return; // already gone: removing it is done
-      throw new SandboxDeskError('backend_unavailable', `Docker could not remove sandbox ${ref.name}: ${engineMessage(err)}`, {
-        cause: err,
-      });
-    });
+    // A container made from a checkpoint image whose checkpoint was removed keeps that image alive: it goes with it.
+    const image = await this.call(() => this.container(ref).inspect()).then(
+      (i) => i.Image,
+      () => undefined,
+    );
+    await this.call(() => this.container(ref).remove({ force: opts.force, v: true })).then(
+      () => this.checkpoints.removeIfOrphaned(image),
+      (err: unknown) => {
+        if (statusOf(err) === 404) return; // already gone: removing it is done
+        throw new SandboxDeskError('backend_unavailable', `Docker could not remove sandbox ${ref.name}: ${engineMessage(err)}`, {
+          cause: err,
+        });
+      },
+    );
   }
 
   async status(ref: SandboxRef): Promise<BackendStatus> {
@@ -239,6 +226,8 @@ export class DockerProvider implements SandboxProvider {
         cpus: hc?.NanoCpus ? hc.NanoCpus / 1e9 : 'no limit',
         memoryMiB: hc?.Memory ? Math.round(hc.Memory / 2 ** 20) : 'no limit',
       };
+      // Paused (the cgroup freezer) is still the same incarnation: its shells come back on resume.
+      if (s.Paused) return { state: 'paused', incarnation: `${info.Id}@${s.StartedAt}`, detail: 'paused (frozen)', details };
       if (s.Running) return { state: 'running', incarnation: `${info.Id}@${s.StartedAt}`, details };
       // Docker's zero time (0001-01-01…) means "never ran".
       const since = s.FinishedAt && !s.FinishedAt.startsWith('0001-') ? s.FinishedAt : undefined;

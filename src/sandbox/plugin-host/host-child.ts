@@ -7,7 +7,7 @@
 import { pathToFileURL } from 'node:url';
 import { SandboxDeskError } from '../../shared/errors.js';
 import { makePluginContext, pluginExport } from '../plugins/plugin-context.js';
-import type { ExecPrefixOptions, LifecycleContext, Mount, SandboxEnvironment, SandboxProvider } from '../provider.js';
+import type { CheckpointCapability, ExecPrefixOptions, LifecycleContext, Mount, SandboxEnvironment, SandboxProvider } from '../provider.js';
 import type {
   EnvironmentData,
   HostMessage,
@@ -56,6 +56,7 @@ function describeProvider(p: SandboxProvider): ProviderDescriptor {
     defaultCwd,
     description: read(() => (typeof p.description === 'string' ? p.description : ''), ''),
     hasDispose: typeof p.dispose === 'function',
+    hasCheckpoints: read(() => typeof p.checkpoints === 'object' && p.checkpoints !== null, false),
   };
 }
 
@@ -149,6 +150,22 @@ async function call(req: Extract<HostRequest, { kind: 'call' }>): Promise<unknow
     }
     case 'dispose':
       return p.dispose?.();
+    case 'checkpoints.memorySupport':
+    case 'checkpoints.checkpoint':
+    case 'checkpoints.restore':
+    case 'checkpoints.fork':
+    case 'checkpoints.verify':
+    case 'checkpoints.removeCheckpoint':
+    case 'checkpoints.pause':
+    case 'checkpoints.resume': {
+      const cp = p.checkpoints;
+      if (!cp) throw new SandboxDeskError('unsupported', `backend ${req.provider} has no checkpoints capability`);
+      const m = req.method.slice('checkpoints.'.length) as keyof typeof cp;
+      const fn = (cp as unknown as Record<string, (this: CheckpointCapability, ...args: unknown[]) => Promise<unknown>>)[m];
+      if (typeof fn !== 'function') throw new SandboxDeskError('unsupported', `backend ${req.provider}'s checkpoints have no ${m}()`);
+      // Long calls get the progress context as their last argument, like lifecycle calls.
+      return fn.call(cp, ...a, ...(['checkpoint', 'restore', 'fork'].includes(m) ? [ctx] : []));
+    }
     default:
       throw new SandboxDeskError('invalid_input', `unknown method ${String(req.method)}`);
   }

@@ -2,6 +2,8 @@ import { SandboxDeskError } from '../../shared/errors.js';
 import type { CallTimeouts } from '../plugins/plugin-guard.js';
 import type {
   BackendStatus,
+  CheckpointArtifact,
+  CheckpointCapability,
   CreateEnvironmentOptions,
   ExecPrefixOptions,
   LifecycleContext,
@@ -87,6 +89,24 @@ export class RemoteProvider implements SandboxProvider {
     this.supportsStreams = d.supportsStreams;
     this.description = d.description;
   }
+
+  /** The plugin's CheckpointCapability, forwarded call by call over the RPC (absent when it has none). */
+  get checkpoints(): CheckpointCapability | undefined {
+    if (!this.d.hasCheckpoints) return undefined;
+    const c = (method: string, args: unknown[], long: boolean, ctx?: LifecycleContext) =>
+      this.call(method as Parameters<PluginHostClient['call']>[1], args, long, ctx);
+    return (this.cp ??= {
+      memorySupport: async (ref) => (await c('checkpoints.memorySupport', [ref], false)) as { supported: boolean; reason?: string },
+      checkpoint: async (ref, spec, ctx) => (await c('checkpoints.checkpoint', [ref, spec], true, ctx)) as CheckpointArtifact,
+      restore: async (ref, artifact, ctx) => (await c('checkpoints.restore', [ref, artifact], true, ctx)) as ProvisionResult,
+      fork: async (artifact, spec, ctx) => (await c('checkpoints.fork', [artifact, spec], true, ctx)) as ProvisionResult,
+      verify: async (artifact) => (await c('checkpoints.verify', [artifact], false)) as { ok: boolean; detail?: string },
+      removeCheckpoint: async (artifact) => void (await c('checkpoints.removeCheckpoint', [artifact], false)),
+      pause: async (ref) => void (await c('checkpoints.pause', [ref], false)),
+      resume: async (ref) => void (await c('checkpoints.resume', [ref], false)),
+    });
+  }
+  private cp: CheckpointCapability | undefined;
 
   get defaultCwd(): string | undefined {
     // A getter that threw in the host throws here too, so the app warns exactly as it does in-process.

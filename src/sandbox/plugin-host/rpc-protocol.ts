@@ -7,6 +7,8 @@
 import type { ErrorCode } from '../../shared/errors.js';
 import type {
   BackendStatus,
+  CheckpointArtifact,
+  CheckpointSpec,
   CreateEnvironmentOptions,
   Mount,
   ProgressEvent,
@@ -24,6 +26,8 @@ export interface ProviderDescriptor {
   defaultCwd: { value: unknown } | { error: string };
   description: string;
   hasDispose: boolean;
+  /** The provider has `checkpoints` (CheckpointCapability): its calls cross as `checkpoints.*`. */
+  hasCheckpoints?: boolean;
 }
 
 /** Keys of the precomputed prefixes: the sandbox's own user, and root; × interactive or not. */
@@ -52,6 +56,15 @@ export interface ProviderCalls {
   status: { args: [SandboxRef]; result: BackendStatus };
   createEnvironment: { args: [CreateEnvironmentOptions]; result: EnvironmentData };
   dispose: { args: []; result: void };
+  // CheckpointCapability's calls, forwarded as data (issue 15).
+  'checkpoints.memorySupport': { args: [SandboxRef]; result: { supported: boolean; reason?: string } };
+  'checkpoints.checkpoint': { args: [SandboxRef, CheckpointSpec]; result: CheckpointArtifact };
+  'checkpoints.restore': { args: [SandboxRef, CheckpointArtifact]; result: ProvisionResult };
+  'checkpoints.fork': { args: [CheckpointArtifact, ProvisionSpec]; result: ProvisionResult };
+  'checkpoints.verify': { args: [CheckpointArtifact]; result: { ok: boolean; detail?: string } };
+  'checkpoints.removeCheckpoint': { args: [CheckpointArtifact]; result: void };
+  'checkpoints.pause': { args: [SandboxRef]; result: void };
+  'checkpoints.resume': { args: [SandboxRef]; result: void };
 }
 export type ProviderMethod = keyof ProviderCalls;
 

@@ -1,6 +1,8 @@
 import { SandboxDeskError } from '../../shared/errors.js';
+import { guardCheckpoints } from './plugin-guard-checkpoints.js';
 import type {
   BackendStatus,
+  CheckpointCapability,
   CreateEnvironmentOptions,
   ExecPrefixOptions,
   LifecycleContext,
@@ -119,7 +121,7 @@ function describe(v: unknown): string {
   }
 }
 
-const STATES = new Set(['running', 'stopped', 'missing']);
+const STATES = new Set(['running', 'paused', 'stopped', 'missing']);
 
 function checkedStatus(v: unknown, who: string): BackendStatus {
   const s = v as Partial<BackendStatus> | null;
@@ -342,6 +344,25 @@ export class GuardedProvider implements SandboxProvider {
         return new GuardedEnvironment(v as SandboxEnvironment, this.who, () => this.isContainer);
       },
     );
+  }
+
+  private guardedCheckpoints: CheckpointCapability | undefined;
+
+  /** The plugin's checkpoints, each call timed and its answer checked (plugin-guard-checkpoints.ts); absent when it has none. */
+  get checkpoints(): CheckpointCapability | undefined {
+    let inner: CheckpointCapability | undefined;
+    try {
+      inner = this.inner.checkpoints;
+    } catch {
+      return undefined;
+    }
+    if (!inner || typeof inner !== 'object') return undefined;
+    return (this.guardedCheckpoints ??= guardCheckpoints(
+      inner,
+      this.who,
+      (method, long, fn, check) => this.call(`checkpoints.${method}`, long, fn, check),
+      checkedProvision,
+    ));
   }
 
   async dispose(): Promise<void> {

@@ -1,0 +1,102 @@
+/**
+ * The checkpoint commands as a user runs them: the real bin, one process per call, real Docker —
+ * including a checkpoint whose process is killed in the middle (the next start lists nothing half-done).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uniqueName } from './helpers.js';
+
+const BIN = resolve(import.meta.dirname, '../../bin/sandbox-desk.js');
+
+describe('sandbox-desk checkpoint commands', () => {
+  let home: string;
+  const name = uniqueName('cck');
+  const killedIds: string[] = [];
+  const cli = (...args: string[]) => {
+    const r = spawnSync(process.execPath, [BIN, ...args], {
+      env: { ...process.env, SANDBOX_DESK_HOME: home },
+      encoding: 'utf8',
+      timeout: 180_000,
+    });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) as unknown };
+  };
+  beforeAll(() => {
+    home = mkdtempSync(join(tmpdir(), 'sdesk-cck-'));
+  });
+  afterAll(() => {
+    for (const c of (cli('checkpoint', 'list', '--json').json() as Array<{ id: string }>) ?? []) cli('checkpoint', 'rm', c.id);
+    // A killed commit may still finish inside the engine after the cleanup: remove it by its label.
+    for (const id of killedIds) {
+      const ids = spawnSync('docker', ['images', '-q', '--filter', `label=io.sandbox-desk.checkpoint=${id}`], {
+        encoding: 'utf8',
+      }).stdout.trim();
+      if (ids) spawnSync('docker', ['rmi', '-f', ...ids.split('\n')]);
+    }
+    cli('sandbox', 'rm', name, '--force');
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('checkpoint → list → restore → pwd, fork refusals, pause/resume, rm', () => {
+    expect(cli('sandbox', 'create', name, '--backend', 'docker').code).toBe(0);
+    expect(cli('exec', name, '--session', 'agent', '--', 'mkdir -p ~/project && cd ~/project && echo x > f').code).toBe(0);
+    const made = cli('sandbox', 'checkpoint', name, '--label', 'before', '--json');
+    expect(made.code, made.stderr).toBe(0);
+    const { checkpoint } = made.json() as { checkpoint: { id: string; label: string } };
+    expect(checkpoint.label).toBe('before');
+    const listed = cli('checkpoint', 'list', name);
+    expect(listed.stdout).toMatch(new RegExp(`${checkpoint.id}\\s+${name}\\s+before`));
+
+    expect(cli('exec', name, '--session', 'agent', '--', 'cd ~ && rm -rf ~/project').code).toBe(0);
+    const restored = cli('sandbox', 'restore', name, checkpoint.id);
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(restored.stdout).toMatch(/Restored .* to checkpoint/);
+    const pwd = cli('exec', name, '--session', 'agent', '--json', '--', 'pwd');
+    expect(pwd.json()).toMatchObject({ stdout: '/home/agent/project\n', cwdObserved: true });
+    expect(cli('session', 'list', name).stdout).toMatch(/RESTORED FROM[\s\S]*agent .* /);
+
+    for (const count of ['0', '100']) {
+      const r = cli('sandbox', 'fork', name, checkpoint.id, '--as', 'nope', '--count', count);
+      expect(r.code).toBe(125);
+      expect(r.stderr).toMatch(/1 to 20/);
+    }
+    const taken = cli('sandbox', 'fork', name, checkpoint.id, '--as', name);
+    expect(taken.code).toBe(125);
+    expect(taken.stderr).toMatch(/already exists/);
+
+    expect(cli('sandbox', 'pause', name).stdout).toBe(`${name}: paused\n`);
+    expect(cli('sandbox', 'list').stdout).toMatch(new RegExp(`${name}\\s+\\S+\\s+paused`));
+    expect(cli('sandbox', 'resume', name).stdout).toBe(`${name}: running\n`);
+    expect(cli('checkpoint', 'rm', checkpoint.id).code).toBe(0);
+    expect(cli('checkpoint', 'list', name, '--json').json()).toEqual([]);
+  });
+
+  it('a checkpoint killed mid-way is never listed and is cleaned up by the next start', async () => {
+    // Something to commit that takes a moment.
+    expect(cli('exec', name, '--', 'head -c 64M /dev/urandom > ~/big').code).toBe(0);
+    const child = spawn(process.execPath, [BIN, 'sandbox', 'checkpoint', name], { env: { ...process.env, SANDBOX_DESK_HOME: home } });
+    let stderr = '';
+    const id = await new Promise<string>((resolveId, reject) => {
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        const m = /sandbox-desk\/checkpoint:([a-z0-9]+)/.exec(stderr);
+        if (m) resolveId(m[1]!);
+      });
+      child.on('exit', () => reject(new Error(`the checkpoint ended before its commit step: ${stderr}`)));
+    });
+    killedIds.push(id);
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    const list = cli('checkpoint', 'list', '--json');
+    expect(list.code, list.stderr).toBe(0);
+    expect((list.json() as Array<{ id: string }>).map((c) => c.id)).not.toContain(id);
+    // The record and its folder are gone, not only hidden.
+    const again = cli('checkpoint', 'rm', id);
+    expect(again.code).toBe(125);
+    expect(again.stderr).toMatch(/no checkpoint/);
+    // The sandbox kept running.
+    expect(cli('exec', name, '--', 'echo alive').stdout).toBe('alive\n');
+  });
+});
