@@ -18,7 +18,7 @@ import { resolveDockerEndpoint, type DockerEndpoint } from './docker-endpoint.js
 import { engineMessage, engineUnreachable, isUnreachable, statusOf } from './docker-errors.js';
 import { DockerImages, readOsRelease } from './docker-images.js';
 import { ensureDesktopImage } from './desktop-image.js';
-import { limitsHostConfig, parseDockerOptions } from './docker-options.js';
+import { parseDockerOptions } from './docker-options.js';
 import type { EngineInfo } from '../../shared/observability-types.js';
 import type { LogCapability, ResourceCapability } from '../observability.js';
 import { dockerEngineInfo, dockerLogs, dockerResources } from './docker-observability.js';
