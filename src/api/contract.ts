@@ -12,6 +12,8 @@ import type { TerminalInfo } from '../shared/terminal-types.js';
 import type { CallLogEntry } from '../shared/call-log-types.js';
 import type { Isolation } from '../shared/isolation.js';
 import type { ImageInfo, ImageTask } from '../shared/image-types.js';
+import type { CoreEvent, OperationView } from '../shared/core-events.js';
+export type { CoreEvent, CoreEventTopic, OperationView } from '../shared/core-events.js';
 
 export type { AgentActionView, DesktopStatus } from '../shared/desktop-types.js';
 export type { Lease } from '../shared/lease-types.js';
@@ -231,7 +233,16 @@ export const STREAM_PATHS = {
   desktop: '/ws/desktop/',
   /** + the terminal id (hex). */
   terminal: '/ws/terminal/',
+  /** The core's pushed state; `&since=SEQ&epoch=E` catches up after a reconnect. */
+  events: '/ws/events',
 } as const;
+
+/**
+ * What `/ws/events` sends, one JSON text frame each: first `hello` (the bus's epoch and last seq;
+ * `resync` when the asked-for `since` could not be served, so the client re-reads its state), then
+ * every event in order.
+ */
+export type EventFrame = { type: 'hello'; epoch: string; seq: number; resync: boolean } | { type: 'event'; event: CoreEvent };
 export { CLOSE as STREAM_CLOSE, TICKET_REFUSALS, type CloseCode } from '../shared/stream-close-codes.js';
 
 /** A stream the client opens itself: a WebSocket URL with a single-use ticket inside. */
@@ -335,6 +346,10 @@ export const API = {
   pullImage: { params: z.object({ ref: ImageRef }), result: returns<ImageTask>() },
   imageTask: { params: z.object({ id: z.string().min(1) }), result: returns<ImageTask>() },
   cancelImageTask: { params: z.object({ id: z.string().min(1) }), result: returns<ImageTask>() },
+  /** A single-use ticket for `/ws/events`, the core's pushed state (add `&since=SEQ&epoch=E` to catch up). */
+  eventsTicket: { params: z.object({}), result: returns<StreamGrant>() },
+  /** Recent long operations (create, boot, desktop start, image build…) of every process, newest first. */
+  listOperations: { params: z.object({ limit: z.number().int().min(1).max(200).optional() }), result: returns<OperationView[]>() },
 } as const;
 
 export type ApiMethod = keyof typeof API;

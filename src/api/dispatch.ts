@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { asSandboxDeskError } from '../shared/errors.js';
+import { asSandboxDeskError, SandboxDeskError } from '../shared/errors.js';
 import { readProviderDefaultCwd } from '../cwd/declared-default-cwd.js';
 import { isolationOf } from '../sandbox/provider.js';
 import { API, type ApiMethod, type ApiResponse, type ApiResult, type StreamGrant } from './contract.js';
@@ -10,6 +10,8 @@ import { validate } from './validate.js';
 export interface StreamIssuer {
   screenTicket(sandbox: string, viewerId?: string): StreamGrant & { viewerId: string };
   terminalTicket(terminalId: string): StreamGrant;
+  /** Absent where no server serves `/ws/events` (then the Electron bridge carries the events). */
+  eventsTicket?(): StreamGrant;
 }
 
 type Params<M extends ApiMethod> = z.output<(typeof API)[M]['params']>;
@@ -102,6 +104,11 @@ export function createDispatcher(
     pullImage: (p) => desk.images.pull(p.ref).task,
     imageTask: (p) => desk.images.tasks.get(p.id),
     cancelImageTask: (p) => desk.images.tasks.cancel(p.id),
+    eventsTicket: () => {
+      if (!streams.eventsTicket) throw new SandboxDeskError('unsupported', 'this transport serves no event stream');
+      return streams.eventsTicket();
+    },
+    listOperations: (p) => desk.listOperations(p.limit),
   };
 
   return async (method, params) => {

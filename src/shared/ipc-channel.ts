@@ -6,3 +6,11 @@
  */
 export const INVOKE_CHANNEL = 'sandbox-desk:invoke';
 export type InvokeChannel = typeof INVOKE_CHANNEL;
+
+/** Main → window: each core event (src/shared/core-events.ts), the bridge's twin of `/ws/events`. */
+export const EVENT_CHANNEL = 'sandbox-desk:event';
+export type EventChannel = typeof EVENT_CHANNEL;
+
+/** Window → main: a system notification (an operation ended while the window was not focused). */
+export const NOTIFY_CHANNEL = 'sandbox-desk:notify';
+export type NotifyChannel = typeof NOTIFY_CHANNEL;

@@ -13,6 +13,7 @@ import type {
   SandboxInfo,
   SessionInfo,
   TerminalInfo,
+  OperationView,
 } from '../../../src/api/contract.js';
 import { ApiError } from '../api-client.js';
 
@@ -215,6 +216,9 @@ export class FakeApi implements ApiClient {
     return s;
   }
 
+  /** What listOperations answers (the task list). */
+  operations: OperationView[] = [];
+
   private readonly defaults: Handlers = {
     backends: () => this.backends,
     plugins: () => this.plugins,
@@ -322,5 +326,10 @@ export class FakeApi implements ApiClient {
         .filter((e) => (p.sandbox === undefined || e.sandbox === p.sandbox) && (p.session === undefined || e.session === p.session))
         .slice(-(p.limit ?? 1000))
         .map((e) => ({ ...e, warnings: [...e.warnings] })),
+    // No event stream here: the panels poll, as against a core without one.
+    eventsTicket: () => {
+      throw new ApiError('unsupported', 'the fake API serves no event stream');
+    },
+    listOperations: () => this.operations.map((o) => ({ ...o })),
   };
 }

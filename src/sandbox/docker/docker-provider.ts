@@ -3,6 +3,7 @@ import { SandboxDeskError } from '../../shared/errors.js';
 import { closestImageName } from '../../shared/did-you-mean.js';
 import { measureHome } from '../measure-home.js';
 import type {
+  ProviderWatchListener,
   BackendStatus,
   CreateEnvironmentOptions,
   ExecPrefixOptions,
@@ -19,6 +20,8 @@ import { engineMessage, engineUnreachable, isUnreachable, statusOf } from './doc
 import { DockerImages, readOsRelease } from './docker-images.js';
 import { ensureDesktopImage } from './desktop-image.js';
 import { limitsHostConfig, parseDockerOptions } from './docker-options.js';
+import { DockerEventFeed } from './docker-event-feed.js';
+import type { IDisposable } from '../../shared/lifecycle.js';
 
 export const DEFAULT_DOCKER_IMAGE = 'sandbox-desk/base:latest';
 /** Images may name the user commands should run as, when they do not set USER. */
@@ -63,6 +66,12 @@ export class DockerProvider implements SandboxProvider {
     this.endpoint = endpoint;
     this.docker = new Docker(endpoint.options);
     this.images = new DockerImages(this.docker);
+  }
+
+  /** Follows the engine's events for containers carrying `labels` (see DockerEventFeed). */
+  watch(labels: Record<string, string>, listener: ProviderWatchListener): IDisposable {
+    const filters = { type: ['container' as const], label: Object.entries(labels).map(([k, v]) => `${k}=${v}`) };
+    return new DockerEventFeed(() => this.docker.getEvents({ filters }), labels, listener);
   }
 
   /** "No such image", with the engine's closest tag as a suggestion when it looks like a typo. */
