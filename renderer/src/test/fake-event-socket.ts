@@ -34,7 +34,7 @@ export class FakeEventSocket {
   }
 
   event(e: CoreEvent extends infer E ? (E extends CoreEvent ? Omit<E, 'at'> & { at?: string } : never) : never): void {
-    this.frame({ type: 'event', event: { at: '2026-01-01T00:00:00.000Z', ...e } as CoreEvent });
+    this.frame({ type: 'event', event: { at: '2026-01-01T00:00:00.000Z', ...e } });
   }
 
   /** The server (or the network) drops the stream. */
