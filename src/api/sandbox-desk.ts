@@ -109,7 +109,7 @@ export class SandboxDesk {
   /** Long operations of any kind, persisted and published (the window's task list). */
   readonly tracker: OperationTracker;
   /** How long listSandboxes waits for one backend before listing its sandboxes `unavailable`. */
-  listDeadlineMs = 1500;
+  listDeadlineMs = 4000;
   private readonly pushed: Array<{ dispose(): void }> = [];
 
   constructor(opts: SandboxDeskOptions = {}) {
