@@ -106,7 +106,7 @@ export function TaskList({ focused = () => document.hasFocus(), notify = systemN
                     {...(o.fraction !== null ? { value: o.fraction, max: 1 } : {})}
                   />
                 )}
-                <div className={`small mono ${o.state === 'failed' ? 'text-bad' : 'muted'}`}>{o.error ?? o.message ?? ''}</div>
+                <div className={`small mono ${o.state === 'failed' ? 'text-bad' : 'muted'}`}>{detail(o)}</div>
               </li>
             ))}
           </ul>
@@ -114,4 +114,12 @@ export function TaskList({ focused = () => document.hasFocus(), notify = systemN
       )}
     </>
   );
+}
+
+/** The line under a task: its latest step while it runs, how long it took once done, why it failed. */
+function detail(o: OperationView): string {
+  if (o.state === 'running') return o.message ?? 'starting…';
+  if (o.error) return o.error;
+  const s = (Date.parse(o.updatedAt) - Date.parse(o.startedAt)) / 1000;
+  return Number.isFinite(s) ? `${o.state === 'succeeded' ? 'done' : o.state} in ${s < 10 ? s.toFixed(1) : Math.round(s)} s` : o.state;
 }

@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { SandboxDeskError } from '../../shared/errors.js';
 import { measureHome } from '../measure-home.js';
 import type {
+  ProviderWatchListener,
   BackendStatus,
   CreateEnvironmentOptions,
   ExecPrefixOptions,
@@ -32,6 +33,8 @@ import { requireHostTools } from './host-tools.js';
 import { qemuArgv } from './qemu-argv.js';
 import { isPortClash, isVmProcess, kill, launchQemu, processStartTime, waitForExit } from './qemu-process.js';
 import { qmpCommand } from './qmp-client.js';
+import { QemuExitWatch } from './qemu-exit-watch.js';
+import type { IDisposable } from '../../shared/lifecycle.js';
 import { serialTail } from './serial-log.js';
 import { ensureKeyPair } from './ssh-keys.js';
 import { closeMaster, ensureMaster, sshExecPrefix, type SshTarget } from './ssh-transport.js';
@@ -83,6 +86,8 @@ export class QemuProvider implements SandboxProvider {
   readonly supportsStreams = true;
   readonly description = 'a QEMU virtual machine (default image debian-test), reached over SSH';
   private readonly root: string;
+
+  private readonly exits = new QemuExitWatch();
 
   constructor(private readonly ctx: ProviderContext) {
     this.root = join(ctx.dataDir, 'qemu');
@@ -315,6 +320,7 @@ export class QemuProvider implements SandboxProvider {
       }
       const run: VmRun = { pid, pidStart, accel, sshPort: port, startedAt: new Date().toISOString() };
       writeJson(files.run, run);
+      this.exits.add({ sandbox: ref.name, backendRef: ref.backendRef, pid, pidStart });
 
       const target = this.target(files, cfg, port);
       let outcome;
@@ -404,6 +410,11 @@ export class QemuProvider implements SandboxProvider {
   }
 
   // ---- state --------------------------------------------------------------------------------------
+
+  /** QEMU's exit for the VMs this provider started (see QemuExitWatch); the labels are not needed. */
+  watch(_labels: Record<string, string>, listener: ProviderWatchListener): IDisposable {
+    return this.exits.watch(listener);
+  }
 
   async status(ref: SandboxRef): Promise<BackendStatus> {
     const files = this.files(ref);
