@@ -49,6 +49,7 @@ import { OperationTracker } from './operation-tracker.js';
 import { publishDesktopChanges } from './desktop-events.js';
 import { withDeadline } from './backend-timeout.js';
 import { trackImageTasks } from './image-task-operations.js';
+import { PluginStatusWatch } from './plugin-status-watch.js';
 import type { OperationView } from '../shared/core-events.js';
 
 export interface SandboxDeskOptions {
@@ -187,6 +188,10 @@ export class SandboxDesk {
             .map((r) => r.name),
       }),
       trackImageTasks(this.images.tasks, this.tracker),
+      new PluginStatusWatch({
+        bus: this.events,
+        statuses: async () => (await this.plugins.list()).map((p) => ({ name: p.name, status: p.status, error: p.error })),
+      }),
     );
     publishDesktopChanges(this.desktop, this.events, this.tracker);
   }

@@ -98,7 +98,16 @@ export interface EngineEvent extends Base {
   detail: string | null;
 }
 
+/** A plugin's status changed (loaded, failed, its isolated host crashed). Publisher: src/api/plugin-status-watch.ts. */
+export interface PluginStatusEvent extends Base {
+  topic: 'plugin';
+  plugin: string;
+  status: string;
+  error: string | null;
+}
+
 export type CoreEvent =
+  | PluginStatusEvent
   | SandboxChangedEvent
   | SessionChangedEvent
   | CallLogEvent

@@ -2,7 +2,8 @@ import type { CoreEvent } from '../../../src/api/contract.js';
 
 /** Which events change which panel's value (usePoll's `live`): one place, so a new topic is added once. */
 export const touches = {
-  sandboxList: (e: CoreEvent) => e.topic === 'sandbox' || e.topic === 'engine' || (e.topic === 'operation' && e.operation.sandbox !== null),
+  sandboxList: (e: CoreEvent) =>
+    e.topic === 'sandbox' || e.topic === 'engine' || e.topic === 'plugin' || (e.topic === 'operation' && e.operation.sandbox !== null),
   sessionsOf: (sandbox: string) => (e: CoreEvent) => e.topic === 'session' && e.sandbox === sandbox,
   callLogOf: (sandbox: string) => (e: CoreEvent) => e.topic === 'callLog' && (e.sandbox === sandbox || e.sandbox === null),
   desktopOf: (sandbox: string) => (e: CoreEvent) => (e.topic === 'desktop' || e.topic === 'sandbox') && e.sandbox === sandbox,
