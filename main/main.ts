@@ -6,7 +6,7 @@
  */
 import { app, BrowserWindow, dialog, ipcMain, Notification, session, shell } from 'electron';
 import { fileURLToPath } from 'node:url';
-import { EVENT_CHANNEL, INVOKE_CHANNEL, NOTIFY_CHANNEL } from '../src/shared/ipc-channel.js';
+import { EVENT_CHANNEL, EVENTS_BRIDGED_CHANNEL, INVOKE_CHANNEL, NOTIFY_CHANNEL } from '../src/shared/ipc-channel.js';
 import { DEFAULT_CONFIG, loadConfig, type Config } from '../src/platform/config.js';
 import { openLog, silentLogger, type AppLog } from '../src/platform/log.js';
 import { resolvePaths } from '../src/platform/paths.js';
@@ -88,6 +88,7 @@ void app.whenReady().then(async () => {
     core = await startCore({ config, logger: log.logger });
     ipcMain.handle(INVOKE_CHANNEL, (_e, method: unknown, params: unknown) => core!.call(method, params));
     // Pushed state over the bridge, and the system notification the window asks for when a task ends.
+    ipcMain.handle(EVENTS_BRIDGED_CHANNEL, () => core?.onEvent !== undefined);
     core.onEvent?.((event) => {
       for (const w of BrowserWindow.getAllWindows()) if (!w.isDestroyed()) w.webContents.send(EVENT_CHANNEL, event);
     });

@@ -14,3 +14,7 @@ export type EventChannel = typeof EVENT_CHANNEL;
 /** Window → main: a system notification (an operation ended while the window was not focused). */
 export const NOTIFY_CHANNEL = 'sandbox-desk:notify';
 export type NotifyChannel = typeof NOTIFY_CHANNEL;
+
+/** Window → main: does main forward the core's events (an in-process core)? A child core's window uses `/ws/events`. */
+export const EVENTS_BRIDGED_CHANNEL = 'sandbox-desk:events-bridged';
+export type EventsBridgedChannel = typeof EVENTS_BRIDGED_CHANNEL;

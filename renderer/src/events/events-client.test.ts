@@ -106,12 +106,17 @@ describe('EventsClient', () => {
     expect(FakeEventSocket.opened).toEqual([]);
   });
 
-  it('the Electron bridge carries the events: live at once, no socket', () => {
+  it('a bridge whose main does not forward events (a child core): the socket after all', async () => {
+    make({ bridge: { eventsBridged: async () => false, onEvent: () => () => undefined } });
+    await until(() => FakeEventSocket.opened.length === 1);
+  });
+
+  it('the Electron bridge carries the events: live, no socket', async () => {
     let push: (e: unknown) => void = () => undefined;
-    const c = make({ bridge: { onEvent: (l) => ((push = l), () => undefined) } });
+    const c = make({ bridge: { eventsBridged: async () => true, onEvent: (l) => ((push = l), () => undefined) } });
     const seen: CoreEvent[] = [];
     c.onEvent((e) => seen.push(e));
-    expect(c.status).toBe('live');
+    await until(() => c.status === 'live');
     push({ topic: 'desktop', sandbox: 'a', running: true, seq: 1, at: 'x' });
     expect(seen).toHaveLength(1);
     expect(FakeEventSocket.opened).toEqual([]);

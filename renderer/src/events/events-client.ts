@@ -13,6 +13,8 @@ type Listener<T> = (value: T) => void;
 
 /** What the Electron preload exposes besides `invoke` (main/preload.cts). */
 export interface EventBridge {
+  /** Whether main forwards the core's events (an in-process core); a child core's window uses the socket. */
+  eventsBridged?(): Promise<boolean>;
   onEvent?(listener: (event: unknown) => void): () => void;
 }
 
@@ -53,10 +55,23 @@ export class EventsClient {
   constructor(private readonly opts: EventsClientOptions) {
     const bridge = opts.bridge;
     if (bridge?.onEvent) {
-      this.unsubscribe.push(bridge.onEvent((e) => this.deliver(e as CoreEvent)));
-      this.setStatus('live');
+      void (bridge.eventsBridged?.() ?? Promise.resolve(true)).then(
+        (bridged) => (bridged ? this.useBridge(bridge) : this.useSocket()),
+        () => this.useSocket(),
+      );
       return;
     }
+    this.useSocket();
+  }
+
+  private useBridge(bridge: EventBridge): void {
+    if (this.closed) return;
+    this.unsubscribe.push(bridge.onEvent!((e) => this.deliver(e as CoreEvent)));
+    this.setStatus('live');
+  }
+
+  private useSocket(): void {
+    const opts = this.opts;
     if (opts.onVisibility)
       this.unsubscribe.push(
         opts.onVisibility(() => {
