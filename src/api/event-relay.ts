@@ -41,11 +41,25 @@ export class EventRelay implements IDisposable {
     this.store.add(toDisposable(() => this.stopTail()));
   }
 
+  private pending: string[] = [];
+
+  /**
+   * Journalled at the end of the current task, together: a command writes its record, the cwd and
+   * its receipt in one go, and that becomes one commit (and one wake-up of the tailers), not three.
+   */
   private record(e: CoreEvent): void {
     if (e.remote) return; // someone else's: it is in the journal already
     const { seq: _seq, remote: _r, ...rest } = e;
+    if (this.pending.push(JSON.stringify(rest)) === 1) queueMicrotask(() => this.flush());
+  }
+
+  /** Writes what is pending (also on dispose, so a CLI that exits right after a change still tells). */
+  flush(): void {
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length === 0) return;
     try {
-      this.opts.journal.append(this.origin, JSON.stringify(rest));
+      this.opts.journal.appendMany(this.origin, batch);
     } catch (err) {
       this.opts.onError?.(err);
     }
@@ -94,6 +108,7 @@ export class EventRelay implements IDisposable {
   }
 
   dispose(): void {
+    this.flush();
     this.store.dispose();
   }
 }

@@ -22,8 +22,20 @@ export class EventJournal {
   constructor(private readonly db: Db) {}
 
   append(origin: string, event: string): number {
-    const id = Number(this.db.prepare(`INSERT INTO event_journal (origin, event) VALUES (?, ?)`).run(origin, event).lastInsertRowid);
-    if (++this.appended % PRUNE_EVERY === 0) this.db.prepare(`DELETE FROM event_journal WHERE id <= ?`).run(id - KEEP);
+    return this.appendMany(origin, [event]);
+  }
+
+  /** Several events in one transaction (a command's record, cwd and receipt: one commit, not three). */
+  appendMany(origin: string, events: readonly string[]): number {
+    const insert = this.db.prepare(`INSERT INTO event_journal (origin, event) VALUES (?, ?)`);
+    let id = 0;
+    this.db.transaction(() => {
+      for (const e of events) id = Number(insert.run(origin, e).lastInsertRowid);
+    })();
+    const before = this.appended;
+    this.appended += events.length;
+    if (Math.floor(before / PRUNE_EVERY) !== Math.floor(this.appended / PRUNE_EVERY))
+      this.db.prepare(`DELETE FROM event_journal WHERE id <= ?`).run(id - KEEP);
     return id;
   }
 
