@@ -7,6 +7,8 @@ import type { Logger } from '../src/platform/log.js';
 export interface CoreHost {
   call(method: unknown, params: unknown): Promise<unknown>;
   close(): Promise<void>;
+  /** The core's events, when it runs in this process (a child core's window uses `/ws/events` instead). */
+  onEvent?(listener: (event: unknown) => void): { dispose(): void };
 }
 
 const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
@@ -29,6 +31,11 @@ export async function startCore(opts: { config: Config; logger: Logger }): Promi
     await server.listen();
     return {
       call: (m, p) => server.call(m, p),
+      onEvent: (listener) => {
+        const listening = desk.events.listen();
+        const sub = desk.events.onEvent(listener);
+        return { dispose: () => (sub.dispose(), listening.dispose()) };
+      },
       close: async () => {
         await server.close();
         await desk.close();

@@ -4,9 +4,9 @@
  * single `invoke` function the preload exposes (the same contract methods the browser mode serves),
  * and opens its streams (terminal, screen) on the loopback server with single-use tickets.
  */
-import { app, BrowserWindow, dialog, ipcMain, Menu, nativeTheme, session, shell } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, Menu, nativeTheme, Notification, session, shell } from 'electron';
 import { fileURLToPath } from 'node:url';
-import { INVOKE_CHANNEL } from '../src/shared/ipc-channel.js';
+import { EVENT_CHANNEL, EVENTS_BRIDGED_CHANNEL, INVOKE_CHANNEL, NOTIFY_CHANNEL } from '../src/shared/ipc-channel.js';
 import { DEFAULT_CONFIG, loadConfig, type Config } from '../src/platform/config.js';
 import { openLog, silentLogger, type AppLog } from '../src/platform/log.js';
 import { resolvePaths } from '../src/platform/paths.js';
@@ -117,6 +117,14 @@ void app.whenReady().then(async () => {
     session.defaultSession.setPermissionCheckHandler(() => false);
     core = await startCore({ config, logger: log.logger });
     ipcMain.handle(INVOKE_CHANNEL, (_e, method: unknown, params: unknown) => core!.call(method, params));
+    // Pushed state over the bridge, and the system notification the window asks for when a task ends.
+    ipcMain.handle(EVENTS_BRIDGED_CHANNEL, () => core?.onEvent !== undefined);
+    core.onEvent?.((event) => {
+      for (const w of BrowserWindow.getAllWindows()) if (!w.isDestroyed()) w.webContents.send(EVENT_CHANNEL, event);
+    });
+    ipcMain.on(NOTIFY_CHANNEL, (_e, title: unknown, body: unknown) => {
+      if (Notification.isSupported()) new Notification({ title: String(title), body: String(body) }).show();
+    });
     installMenu();
     mainWindow = createWindow(paths.dataDir);
     mainWindow.on('closed', () => (mainWindow = null));

@@ -1,11 +1,23 @@
-// Preload (sandboxed, CommonJS): exposes exactly one function to the page.
+// Preload (sandboxed, CommonJS): exposes the contract's `invoke`, the core's events and notifications to the page.
 import { contextBridge, ipcRenderer } from 'electron';
-import type { InvokeChannel } from '../src/shared/ipc-channel.js';
+import type { EventChannel, EventsBridgedChannel, InvokeChannel, NotifyChannel } from '../src/shared/ipc-channel.js';
 
 // The shared channel name, spelled out: a sandboxed preload cannot require our modules at run time,
 // and the type makes any other spelling a typecheck error.
 const CHANNEL: InvokeChannel = 'sandbox-desk:invoke';
+const EVENTS: EventChannel = 'sandbox-desk:event';
+const NOTIFY: NotifyChannel = 'sandbox-desk:notify';
+const BRIDGED: EventsBridgedChannel = 'sandbox-desk:events-bridged';
 
 contextBridge.exposeInMainWorld('sandboxDesk', {
   invoke: (method: string, params?: unknown): Promise<unknown> => ipcRenderer.invoke(CHANNEL, method, params),
+  // The core's pushed state (the page never sees the IPC event object, only the core event), when
+  // main forwards it (`eventsBridged`); otherwise the page opens /ws/events itself.
+  eventsBridged: (): Promise<boolean> => ipcRenderer.invoke(BRIDGED) as Promise<boolean>,
+  onEvent: (listener: (event: unknown) => void): (() => void) => {
+    const handler = (_e: unknown, event: unknown) => listener(event);
+    ipcRenderer.on(EVENTS, handler);
+    return () => ipcRenderer.removeListener(EVENTS, handler);
+  },
+  notify: (title: string, body: string): void => ipcRenderer.send(NOTIFY, String(title).slice(0, 200), String(body).slice(0, 500)),
 });

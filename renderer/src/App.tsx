@@ -9,6 +9,7 @@ import { EngineStatus } from './EngineStatus.js';
 import { EmptyState, type QuickKind } from './EmptyState.js';
 import { describeError } from './api-client.js';
 import { usePoll } from './hooks/usePoll.js';
+import { touches } from './events/topics.js';
 import { SandboxActions } from './SandboxActions.js';
 import { CheckpointActions } from './CheckpointActions.js';
 import { SandboxDetails } from './SandboxDetails.js';
@@ -17,6 +18,10 @@ import { SandboxList, StateBadge } from './SandboxList.js';
 import { shortcutsFor, useShortcuts } from './shortcuts.js';
 import type { TerminalTabs } from './TerminalPane.js';
 import { warningLabel } from './warnings.js';
+import type { EventsClient } from './events/events-client.js';
+import { EventsProvider } from './events/events-context.js';
+import { ConnectionBanner } from './ConnectionBanner.js';
+import { TaskList } from './TaskList.js';
 
 // The workspace pulls in noVNC and xterm (most of the bundle, and noVNC's top-level await): loaded
 // when first opened, so the list and details show at once.
@@ -25,10 +30,13 @@ const Workspace = lazy(() => import('./Workspace.js').then((m) => ({ default: m.
 type View = 'details' | 'workspace' | 'logs';
 const VIEWS: View[] = ['details', 'workspace', 'logs'];
 
-export function App({ api }: { api: ApiClient }) {
+/** `events`: the core's pushed state (main.tsx makes it); without it every panel polls, as in tests. */
+export function App({ api, events = null }: { api: ApiClient; events?: EventsClient | null }) {
   return (
     <ApiProvider api={api}>
-      <Desk />
+      <EventsProvider events={events}>
+        <Desk />
+      </EventsProvider>
     </ApiProvider>
   );
 }
@@ -40,7 +48,7 @@ function nextTerminalName(tabs: string[]): string {
 
 function Desk() {
   const api = useApi();
-  const list = usePoll<SandboxInfo[]>(() => api.call('listSandboxes', {}), 2000, 'sandboxes');
+  const list = usePoll<SandboxInfo[]>(() => api.call('listSandboxes', {}), 2000, 'sandboxes', true, { live: touches.sandboxList });
   const [selected, setSelected] = useState<string | null>(null);
   const [view, setView] = useState<View>('details');
   const [creating, setCreating] = useState(false);
@@ -195,6 +203,7 @@ function Desk() {
     <div className="app">
       <SandboxList poll={list} selected={selected} onSelect={select} onCreate={() => setCreating(true)} newShortcut={shortcuts[0]!.keys} />
       <main className="main">
+        <ConnectionBanner />
         {current ? (
           <>
             <header className="toolbar">
@@ -299,6 +308,7 @@ function Desk() {
           ))}
           <span className="spacer" />
           <EngineStatus />
+          <TaskList />
           <button className="btn btn-small" data-testid="open-images" onClick={() => setImagesOpen(true)}>
             Images
           </button>

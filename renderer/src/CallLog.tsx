@@ -2,6 +2,7 @@ import type { CallLogEntry } from '../../src/api/contract.js';
 import { useApi } from './api-context.js';
 import { ago } from './format.js';
 import { usePoll } from './hooks/usePoll.js';
+import { touches } from './events/topics.js';
 import { WarningBadges } from './WarningBadges.js';
 
 /** How many of the newest calls the table shows (and exports). */
@@ -29,6 +30,7 @@ export function CallLog({ sandbox, visible, sessions, session, onSessionChange }
     2000,
     `${sandbox}\u0000${session ?? ''}`,
     visible,
+    { live: touches.callLogOf(sandbox) },
   );
   const entries = calls.data ?? [];
   const newestFirst = [...entries].reverse();

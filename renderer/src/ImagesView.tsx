@@ -6,6 +6,7 @@ import { humanSize } from './create-form.js';
 import { useFocusTrap } from './focus-trap.js';
 import { useInterval } from './hooks/useInterval.js';
 import { usePoll } from './hooks/usePoll.js';
+import { touches } from './events/topics.js';
 
 interface Props {
   onClose: () => void;
@@ -20,7 +21,7 @@ const LOG_LINES = 400;
  */
 export function ImagesView({ onClose }: Props) {
   const api = useApi();
-  const list = usePoll<ImageListing>(() => api.call('listImages', {}), 5000, 'images');
+  const list = usePoll<ImageListing>(() => api.call('listImages', {}), 5000, 'images', true, { live: touches.images });
   const [confirm, setConfirm] = useState<ImageInfo | null>(null);
   const [notice, setNotice] = useState<{ text: string; bad: boolean } | null>(null);
 

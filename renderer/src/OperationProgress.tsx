@@ -3,6 +3,7 @@ import type { SandboxOperation } from '../../src/api/contract.js';
 import { describeError } from './api-client.js';
 import { useApi } from './api-context.js';
 import { usePoll } from './hooks/usePoll.js';
+import { touches } from './events/topics.js';
 
 interface Props {
   sandbox: string;
@@ -33,7 +34,7 @@ export function offset(startedAt: string, at: string): string {
  */
 export function OperationProgress({ sandbox, onBackground, floating }: Props) {
   const api = useApi();
-  const poll = usePoll(() => api.call('sandboxProgress', { name: sandbox }), 1000, sandbox);
+  const poll = usePoll(() => api.call('sandboxProgress', { name: sandbox }), 1000, sandbox, true, { live: touches.operationOf(sandbox) });
   const [asked, setAsked] = useState(false);
   const [error, setError] = useState<{ message: string; hint?: string } | null>(null);
   const op = poll.data;

@@ -6,6 +6,7 @@ import { CallLog } from './CallLog.js';
 import { CheckpointsPanel } from './CheckpointsPanel.js';
 import { ago } from './format.js';
 import { usePoll } from './hooks/usePoll.js';
+import { touches } from './events/topics.js';
 import { SessionsTable } from './SessionsTable.js';
 import { SandboxResources } from './ResourceGraph.js';
 
@@ -25,7 +26,9 @@ const NOT_YET = 'resolved after connect';
  */
 export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
   const api = useApi();
-  const sessions = usePoll<SessionInfo[]>(() => api.call('listSessions', { sandbox: s.name }), 2000, s.name, visible);
+  const sessions = usePoll<SessionInfo[]>(() => api.call('listSessions', { sandbox: s.name }), 2000, s.name, visible, {
+    live: touches.sessionsOf(s.name),
+  });
   // Which session the agent calls are filtered to; remembered per sandbox, so switching sandboxes shows all.
   const [callFilter, setCallFilter] = useState<{ sandbox: string; session: string | null }>({ sandbox: s.name, session: null });
   const callSession = callFilter.sandbox === s.name ? callFilter.session : null;

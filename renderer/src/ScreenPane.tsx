@@ -7,6 +7,7 @@ import { useApi } from './api-context.js';
 import { elapsed } from './format.js';
 import { useInterval } from './hooks/useInterval.js';
 import { usePoll } from './hooks/usePoll.js';
+import { touches } from './events/topics.js';
 import { loadScreenMode, popOutUrl, saveScreenMode, type ScreenMode } from './screen-view-mode.js';
 import { ScreenToolbar } from './ScreenToolbar.js';
 import { VncScreen, type ScreenLink } from './VncScreen.js';
@@ -49,10 +50,12 @@ export function ScreenPane({ sandbox, visible, standalone = false, onCreateDeskt
   // Each status is a probe inside the sandbox: every 2 s while waiting for a desktop, every 5 s once
   // it runs (a stopped desktop also shows sooner as a dropped screen stream).
   const [statusEvery, setStatusEvery] = useState(2000);
-  const status = usePoll<DesktopStatus>(() => api.call('desktopStatus', { sandbox }), statusEvery, sandbox, visible);
+  const status = usePoll<DesktopStatus>(() => api.call('desktopStatus', { sandbox }), statusEvery, sandbox, visible, {
+    live: touches.desktopOf(sandbox),
+  });
   const running = status.data?.running === true;
   if ((running ? 5000 : 2000) !== statusEvery) setStatusEvery(running ? 5000 : 2000);
-  const lease = usePoll<Lease>(() => api.call('lease', { sandbox }), 2000, sandbox, visible && running);
+  const lease = usePoll<Lease>(() => api.call('lease', { sandbox }), 2000, sandbox, visible && running, { live: touches.leaseOf(sandbox) });
   // The agent's last action (from whichever process acted), shown over the screen for a few seconds.
   const lastAction = usePoll<AgentActionView | null>(() => api.call('desktopLastAction', { sandbox }), 1000, sandbox, visible && running);
   const [busy, setBusy] = useState<{ what: 'start' | 'stop' | 'control'; since: number } | null>(null);

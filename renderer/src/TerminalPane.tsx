@@ -5,6 +5,7 @@ import type { SessionInfo } from '../../src/api/contract.js';
 import { useApi } from './api-context.js';
 import { ago } from './format.js';
 import { usePoll } from './hooks/usePoll.js';
+import { touches } from './events/topics.js';
 import { TerminalView } from './TerminalView.js';
 import { warningLabel, warningTitle } from './warnings.js';
 
@@ -31,7 +32,9 @@ interface Props {
  */
 export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivate }: Props) {
   const api = useApi();
-  const sessions = usePoll<SessionInfo[]>(() => api.call('listSessions', { sandbox }), 2000, sandbox, visible && tabs.tabs.length > 0);
+  const sessions = usePoll<SessionInfo[]>(() => api.call('listSessions', { sandbox }), 2000, sandbox, visible && tabs.tabs.length > 0, {
+    live: touches.sessionsOf(sandbox),
+  });
   const [naming, setNaming] = useState<string | null>(null);
   const [startedIn, setStartedIn] = useState<Record<string, string>>({});
   const activeInfo = sessions.data?.find((s) => s.key === tabs.active);

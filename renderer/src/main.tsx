@@ -7,9 +7,13 @@ import { createApiClient } from './api-client.js';
 import { App } from './App.js';
 import { screenOnlySandbox } from './screen-view-mode.js';
 import { ScreenOnly } from './ScreenOnly.js';
+import { createEventsClient } from './events/events-client.js';
 
 // `?screen=NAME`: the screen popped out of a window, alone in its tab.
 const screenOnly = screenOnlySandbox();
+const api = createApiClient();
+// `?poll`: no event stream, every panel polls — the benchmark's baseline, and a way out should the stream misbehave.
+const events = new URLSearchParams(location.search).has('poll') ? null : createEventsClient(api);
 createRoot(document.getElementById('root')!).render(
-  <StrictMode>{screenOnly ? <ScreenOnly api={createApiClient()} sandbox={screenOnly} /> : <App api={createApiClient()} />}</StrictMode>,
+  <StrictMode>{screenOnly ? <ScreenOnly api={api} sandbox={screenOnly} /> : <App api={api} events={events} />}</StrictMode>,
 );

@@ -13,6 +13,8 @@ import type { CallLogEntry } from '../shared/call-log-types.js';
 import type { Isolation } from '../shared/isolation.js';
 import type { ImageInfo, ImageTask } from '../shared/image-types.js';
 import type { EngineInfo, LogSourceInfo, LogText, SandboxStats } from '../shared/observability-types.js';
+import type { CoreEvent, OperationView } from '../shared/core-events.js';
+export type { CoreEvent, CoreEventTopic, OperationView } from '../shared/core-events.js';
 
 export type { AgentActionView, DesktopStatus } from '../shared/desktop-types.js';
 export type { Lease } from '../shared/lease-types.js';
@@ -314,7 +316,16 @@ export const STREAM_PATHS = {
   terminal: '/ws/terminal/',
   /** + the sandbox name, percent-encoded: a log's text frames (logTicket). */
   logs: '/ws/logs/',
+  /** The core's pushed state; `&since=SEQ&epoch=E` catches up after a reconnect. */
+  events: '/ws/events',
 } as const;
+
+/**
+ * What `/ws/events` sends, one JSON text frame each: first `hello` (the bus's epoch and last seq;
+ * `resync` when the asked-for `since` could not be served, so the client re-reads its state), then
+ * every event in order.
+ */
+export type EventFrame = { type: 'hello'; epoch: string; seq: number; resync: boolean } | { type: 'event'; event: CoreEvent };
 export { CLOSE as STREAM_CLOSE, TICKET_REFUSALS, type CloseCode } from '../shared/stream-close-codes.js';
 
 /** A stream the client opens itself: a WebSocket URL with a single-use ticket inside. */
@@ -456,6 +467,10 @@ export const API = {
   removeCheckpoint: { params: z.object({ id: CheckpointId }), result: returns<{ removed: string }>() },
   pauseSandbox: { params: Named, result: returns<SandboxInfo>() },
   resumeSandbox: { params: Named, result: returns<SandboxInfo>() },
+  /** A single-use ticket for `/ws/events`, the core's pushed state (add `&since=SEQ&epoch=E` to catch up). */
+  eventsTicket: { params: z.object({}), result: returns<StreamGrant>() },
+  /** Recent long operations (create, boot, desktop start, image build…) of every process, newest first. */
+  listOperations: { params: z.object({ limit: z.number().int().min(1).max(200).optional() }), result: returns<OperationView[]>() },
 } as const;
 
 export type ApiMethod = keyof typeof API;

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { asSandboxDeskError } from '../shared/errors.js';
+import { asSandboxDeskError, SandboxDeskError } from '../shared/errors.js';
 import { readProviderDefaultCwd } from '../cwd/declared-default-cwd.js';
 import { isolationOf } from '../sandbox/provider.js';
 import { API, type ApiMethod, type ApiResponse, type ApiResult, type StreamGrant } from './contract.js';
@@ -12,6 +12,8 @@ export interface StreamIssuer {
   screenTicket(sandbox: string, viewerId?: string): StreamGrant & { viewerId: string };
   terminalTicket(terminalId: string): StreamGrant;
   logTicket(grant: { sandbox: string; source: string; tail: number }): StreamGrant;
+  /** Absent where no server serves `/ws/events` (then the Electron bridge carries the events). */
+  eventsTicket?(): StreamGrant;
 }
 
 type Params<M extends ApiMethod> = z.output<(typeof API)[M]['params']>;
@@ -120,6 +122,11 @@ export function createDispatcher(
     removeCheckpoint: (p) => desk.checkpoints.remove(p.id),
     pauseSandbox: (p) => desk.checkpoints.pause(p.name),
     resumeSandbox: (p) => desk.checkpoints.resume(p.name),
+    eventsTicket: () => {
+      if (!streams.eventsTicket) throw new SandboxDeskError('unsupported', 'this transport serves no event stream');
+      return streams.eventsTicket();
+    },
+    listOperations: (p) => desk.listOperations(p.limit),
   };
 
   return async (method, params) => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { asSandboxDeskError, SandboxDeskError } from '../shared/errors.js';
 import type { ImageTask, ImageTaskEvent } from '../shared/image-types.js';
-import type { IDisposable } from '../shared/lifecycle.js';
+import { Emitter, type Event, type IDisposable } from '../shared/lifecycle.js';
 
 /** Events kept per task: a whole Dockerfile's steps and the tail of their output; older ones are dropped and counted. */
 const MAX_EVENTS = 2000;
@@ -23,6 +23,9 @@ export interface TaskRun {
  */
 export class ImageTasks implements IDisposable {
   private readonly tasks = new Map<string, { task: ImageTask; abort: AbortController }>();
+  private readonly changed = new Emitter<ImageTask>();
+  /** Fires when a task starts, makes progress and ends (the pushed task list follows it). */
+  readonly onTaskChange: Event<ImageTask> = this.changed.event;
 
   /**
    * Runs `work` as a new task. Returns at once with the task (for clients that poll) and the promise
@@ -63,7 +66,9 @@ export class ImageTasks implements IDisposable {
       } catch {
         // A listener's failure (a closed pipe) must not break the build it watches.
       }
+      this.changed.fire(task);
     };
+    this.changed.fire(task);
     const done = (async () => {
       try {
         task.result = await work({ signal: abort.signal, emit });
@@ -78,6 +83,7 @@ export class ImageTasks implements IDisposable {
       } finally {
         opts.signal?.removeEventListener('abort', onOuter);
       }
+      this.changed.fire(task);
       return task;
     })();
     return { task, done };

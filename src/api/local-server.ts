@@ -144,6 +144,10 @@ export class LocalServer implements StreamIssuer {
     return this.streams.terminalTicket(terminalId);
   }
 
+  eventsTicket(): StreamGrant {
+    return this.streams.eventsTicket();
+  }
+
   /** Calls one contract method, as the Electron bridge does. */
   call(method: unknown, params: unknown): ReturnType<ReturnType<typeof createDispatcher>> {
     return this.dispatch(method, params);

@@ -45,6 +45,15 @@ import {
   type SessionInfo,
 } from './contract.js';
 import { validate } from './validate.js';
+import { publishStoreChanges } from './store-events.js';
+import { EventRelay } from './event-relay.js';
+import { EngineWatch } from './engine-watch.js';
+import { OperationTracker } from './operation-tracker.js';
+import { publishDesktopChanges } from './desktop-events.js';
+import { withDeadline } from './backend-timeout.js';
+import { trackImageTasks } from './image-task-operations.js';
+import { PluginStatusWatch } from './plugin-status-watch.js';
+import type { OperationView } from '../shared/core-events.js';
 
 export interface SandboxDeskOptions {
   dataDir?: string;
@@ -109,6 +118,11 @@ export class SandboxDesk {
   readonly logs: LogService;
   /** CPU and memory per sandbox, the engine's state, and `stats` events while watched. */
   readonly stats: StatsService;
+  /** Long operations of any kind, persisted and published (the window's task list). */
+  readonly tracker: OperationTracker;
+  /** How long listSandboxes waits for one backend before listing its sandboxes `unavailable`. */
+  listDeadlineMs = 4000;
+  private readonly pushed: Array<{ dispose(): void }> = [];
 
   constructor(opts: SandboxDeskOptions = {}) {
     this.store = Store.open(opts.dataDir ?? resolveDataDir());
@@ -122,7 +136,13 @@ export class SandboxDesk {
       logger: opts.pluginLogger ?? { info: (m) => pluginLog.info(m), warn: (m) => pluginLog.warn(m) },
     });
     this.environments = new EnvironmentManager({ sandboxes: this.store.sandboxes });
-    this.operations = new SandboxOperations((name, w) => this.environments.addWarning(name, w));
+    this.tracker = new OperationTracker(this.store.operations, this.events, (err) =>
+      this.log.warn({ err: String(err) }, 'an operation could not be persisted'),
+    );
+    this.operations = new SandboxOperations(
+      (name, w) => this.environments.addWarning(name, w),
+      (name, kind) => this.tracker.start(kind, name, name),
+    );
     this.shells = new ShellPool({ idleMs: opts.shellIdleMs ?? this.config.shell.idleMs, scopeOf: (env) => this.environments.scopeOf(env) });
     // A shell of an incarnation that changed behind the app's back is remembered (its next command says
     // so); one the app ended itself (stop, start, removal, a dropped transport) is forgotten.
@@ -186,6 +206,44 @@ export class SandboxDesk {
       },
       events: this.events,
     });
+    this.wirePushedState();
+  }
+
+  /** Every source of pushed state onto `events` (see docs/architecture.md, "Pushed state"). */
+  private wirePushedState(): void {
+    const onError = (err: unknown) => this.log.warn({ err: String(err) }, 'pushed state');
+    this.pushed.push(
+      publishStoreChanges(this.store.changes, this.events),
+      new EventRelay({ bus: this.events, journal: this.store.journal, onError }),
+      new EngineWatch({
+        bus: this.events,
+        providers: async () => {
+          await this.plugins.ready;
+          return this.registry.all();
+        },
+        labels: { 'io.sandbox-desk.instance': this.store.instanceId },
+        sandboxOf: (backend, ref, labelled) => {
+          const recs = this.store.sandboxes.list().filter((r) => r.backend === backend);
+          return (recs.find((r) => r.name === labelled) ?? recs.find((r) => r.backendRef !== null && r.backendRef === ref))?.name ?? null;
+        },
+        sandboxesOf: (backend) =>
+          this.store.sandboxes
+            .list()
+            .filter((r) => r.backend === backend)
+            .map((r) => r.name),
+      }),
+      trackImageTasks(this.images.tasks, this.tracker),
+      new PluginStatusWatch({
+        bus: this.events,
+        statuses: async () => (await this.plugins.list()).map((p) => ({ name: p.name, status: p.status, error: p.error })),
+      }),
+    );
+    publishDesktopChanges(this.desktop, this.events, this.tracker);
+  }
+
+  /** Recent long operations of every process on this data dir, the newest first. */
+  listOperations(limit?: number): OperationView[] {
+    return this.tracker.list(limit);
   }
 
   /** The config file of this core's home; a broken one is reported by `plugin list` and defaults are used. */
@@ -257,8 +315,10 @@ export class SandboxDesk {
       );
     } catch (err) {
       if (!provisioned || isCancelled(err)) await this.discard(req.name, provider);
+      this.events.publish({ topic: 'sandbox', sandbox: req.name, reason: 'create failed' });
       throw err;
     }
+    this.events.publish({ topic: 'sandbox', sandbox: req.name, reason: 'created' });
     return { sandbox: await this.inspectSandbox(req.name), warnings: [...warnings, ...this.environments.takeWarnings(req.name)] };
   }
 
@@ -297,15 +357,19 @@ export class SandboxDesk {
     return rec;
   }
 
-  /** Every sandbox; one whose backend cannot answer is listed as `unavailable`, never hides the others. */
+  /**
+   * Every sandbox; one whose backend cannot answer is listed as `unavailable`, never hides the others,
+   * and one that does not answer within `listDeadlineMs` does not hold them up: it is listed
+   * `unavailable` now, and a `sandbox` event follows when its answer comes.
+   */
   async listSandboxes(): Promise<SandboxInfo[]> {
     return Promise.all(
       this.store.sandboxes
         .list()
         .map((rec) =>
-          this.info(rec, false).catch((err: unknown) =>
-            unavailableInfo(rec, this.registry.has(rec.backend) ? this.registry.get(rec.backend) : null, err),
-          ),
+          withDeadline(this.info(rec, false), this.listDeadlineMs, () =>
+            this.events.publish({ topic: 'sandbox', sandbox: rec.name, reason: 'backend answered late' }),
+          ).catch((err: unknown) => unavailableInfo(rec, this.registry.has(rec.backend) ? this.registry.get(rec.backend) : null, err)),
         ),
     );
   }
@@ -343,8 +407,10 @@ export class SandboxDesk {
         this.environments.drop(name, 'stopped');
         await provider.stop(sandboxRef(rec)).catch(() => undefined);
       }
+      this.events.publish({ topic: 'sandbox', sandbox: name, reason: 'start failed' });
       throw err;
     }
+    this.events.publish({ topic: 'sandbox', sandbox: name, reason: 'started' });
     return this.info(this.record(name), false);
   }
 
@@ -360,7 +426,11 @@ export class SandboxDesk {
       });
     }
     this.environments.drop(name, 'stopped');
-    await this.operations.run(name, 'stop', opts.onProgress, (op) => provider.stop(sandboxRef(rec), op));
+    try {
+      await this.operations.run(name, 'stop', opts.onProgress, (op) => provider.stop(sandboxRef(rec), op));
+    } finally {
+      this.events.publish({ topic: 'sandbox', sandbox: name, reason: 'stopped' });
+    }
     return this.info(rec, false);
   }
 
@@ -389,6 +459,7 @@ export class SandboxDesk {
     this.environments.forget(name);
     await provider.remove(sandboxRef(rec), { force: Boolean(force) });
     this.store.sandboxes.delete(name);
+    this.events.publish({ topic: 'sandbox', sandbox: name, reason: 'removed' });
   }
 
   // ---- commands -------------------------------------------------------------------------------
@@ -478,6 +549,7 @@ export class SandboxDesk {
     await this.desktop.close();
     this.shells.closeAll();
     this.environments.dispose();
+    for (const d of this.pushed.splice(0)) d.dispose();
     this.events.dispose();
     await this.plugins.dispose();
     this.store.close();

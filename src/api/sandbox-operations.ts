@@ -2,6 +2,7 @@ import { SandboxDeskError } from '../shared/errors.js';
 import type { ExecWarning } from '../shared/exec-result.js';
 import type { LifecycleContext, ProgressEvent } from '../sandbox/provider.js';
 import type { SandboxOperation } from './contract.js';
+import type { TrackedOperation } from './operation-tracker.js';
 
 /** Events kept per operation: enough for any boot's story, bounded for a backend that chatters. */
 const MAX_EVENTS = 200;
@@ -33,7 +34,11 @@ export function isCancelled(err: unknown): boolean {
 export class SandboxOperations {
   private readonly latest = new Map<string, { op: SandboxOperation; abort: AbortController }>();
 
-  constructor(private readonly onWarning: (sandbox: string, warning: ExecWarning) => void) {}
+  constructor(
+    private readonly onWarning: (sandbox: string, warning: ExecWarning) => void,
+    /** Persists and publishes each operation (the task list, other processes' windows). */
+    private readonly track?: (sandbox: string, kind: SandboxOperation['kind']) => TrackedOperation,
+  ) {}
 
   /** Runs `work` as the sandbox's current operation, recording its progress, its end and its error. */
   async run<T>(
@@ -54,6 +59,7 @@ export class SandboxOperations {
     };
     const abort = new AbortController();
     this.latest.set(sandbox, { op, abort });
+    const tracked = this.track?.(sandbox, kind);
     const reason = cancelledError(sandbox, kind);
     const onCallerAbort = (): void => this.abort(op, abort, reason);
     if (signal?.aborted) onCallerAbort();
@@ -68,6 +74,7 @@ export class SandboxOperations {
       op.events.push(event);
       if (op.events.length > MAX_EVENTS) op.events.splice(0, op.events.length - MAX_EVENTS);
       if (event.level === 'warning') this.onWarning(sandbox, { code: 'backend_warning', message: event.message });
+      tracked?.progress(event.message);
       try {
         listener?.(event);
       } catch {
@@ -78,11 +85,13 @@ export class SandboxOperations {
       const result = await work({ progress, signal: abort.signal });
       // A provider that finished its step without looking at the signal: the cancel still wins.
       if (abort.signal.aborted) throw reason;
+      tracked?.end();
       return result;
     } catch (err) {
       // Providers end a cancelled boot with their own words ("cancelled while waiting for SSH"): one error for all.
       const final = abort.signal.aborted ? reason : err;
       op.error = final instanceof Error ? final.message : String(final);
+      tracked?.end({ code: final instanceof SandboxDeskError ? final.code : undefined, message: op.error });
       throw final;
     } finally {
       signal?.removeEventListener('abort', onCallerAbort);

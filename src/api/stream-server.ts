@@ -7,6 +7,7 @@ import { RfbInputFilter, RfbProtocolError } from '../desktop/rfb/rfb-input-filte
 import { asSandboxDeskError } from '../shared/errors.js';
 import { CLOSE } from '../shared/stream-close-codes.js';
 import { STREAM_PATHS, type StreamGrant } from './contract.js';
+import { pipeEvents } from './event-stream.js';
 import { statusFor } from './http-status.js';
 import { decodeSegment, parseRequestTarget } from './request-target.js';
 import type { SandboxDesk } from './sandbox-desk.js';
@@ -59,6 +60,7 @@ export class StreamServer {
   private readonly screenTickets: TicketBook<ScreenGrant>;
   private readonly terminalTickets: TicketBook<{ terminalId: string }>;
   private readonly logTickets: TicketBook<LogGrant>;
+  private readonly eventTickets: TicketBook<{ events: true }>;
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 1024 * 1024 });
   private readonly streams = new Set<WebSocket>();
 
@@ -66,11 +68,17 @@ export class StreamServer {
     this.screenTickets = new TicketBook<ScreenGrant>(opts.ticketTtlMs);
     this.terminalTickets = new TicketBook<{ terminalId: string }>(opts.ticketTtlMs);
     this.logTickets = new TicketBook<LogGrant>(opts.ticketTtlMs);
+    this.eventTickets = new TicketBook<{ events: true }>(opts.ticketTtlMs);
   }
 
   logTicket(grant: LogGrant): StreamGrant {
     const ticket = this.logTickets.issue(grant);
     return { ticket, url: `${this.wsOrigin()}${STREAM_PATHS.logs}${encodeURIComponent(grant.sandbox)}?ticket=${ticket}` };
+  }
+
+  eventsTicket(): StreamGrant {
+    const ticket = this.eventTickets.issue({ events: true });
+    return { ticket, url: `${this.wsOrigin()}${STREAM_PATHS.events}?ticket=${ticket}` };
   }
 
   private wsOrigin(): string {
@@ -115,6 +123,16 @@ export class StreamServer {
     const screen = DESKTOP_PATH.exec(target.pathname);
     const logs = LOGS_PATH.exec(target.pathname);
     if (logs) return this.routeLogs(req, socket, head, decodeSegment(logs[1]!), ticket);
+    if (target.pathname === STREAM_PATHS.events) {
+      return this.wss.handleUpgrade(req, socket, head, (ws) => {
+        if (!this.opts.originAllowed(req.headers.origin)) return ws.close(CLOSE.originRefused, 'origin refused');
+        const redeemed = this.eventTickets.redeem(ticket);
+        if (!redeemed.ok) return ws.close(redeemed.code, redeemed.reason);
+        this.streams.add(ws);
+        ws.on('close', () => this.streams.delete(ws));
+        pipeEvents(ws, this.opts.desk.events, { since: target.query.get('since'), epoch: target.query.get('epoch') });
+      });
+    }
     if (!term && !screen) return refuseUpgrade(socket, 404, `no stream at ${target.pathname.slice(0, 200)}`);
     // Decoded before the handshake, so a bad escape is a 400 here, not an exception in a callback.
     const sandbox = screen ? decodeSegment(screen[1]!) : null;

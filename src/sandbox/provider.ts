@@ -6,6 +6,7 @@
  * commands, session shells, the screen relay, the browser — goes through `execPrefix`, so a backend gets
  * the whole product by implementing this file.
  */
+import type { IDisposable } from '../shared/lifecycle.js';
 
 /** A host directory made visible inside the sandbox. Used to translate host paths, never to guess them. */
 export interface Mount {
@@ -178,6 +179,12 @@ export interface SandboxProvider {
   readonly logs?: LogCapability<SandboxRef>;
   /** Optional: a sandbox's CPU and memory use (src/sandbox/observability.ts). */
   readonly resources?: ResourceCapability<SandboxRef>;
+  /**
+   * Optional: the engine's own feed of changes to the resources carrying `labels` (Docker events), so
+   * a sandbox stopped or killed behind the app's back shows without polling. Runs until disposed;
+   * reconnects by itself, and says when the engine goes away and comes back.
+   */
+  watch?(labels: Record<string, string>, listener: ProviderWatchListener): IDisposable;
   /** Frees what the provider holds open in this process (connections, multiplexers). */
   dispose?(): Promise<void>;
 }
@@ -228,4 +235,12 @@ export interface CheckpointCapability {
   /** Freezes every process in the sandbox (cgroup freezer, QMP `stop`); status reads `paused`. */
   pause(ref: SandboxRef): Promise<void>;
   resume(ref: SandboxRef): Promise<void>;
+}
+
+/** What a provider's `watch` reports. */
+export interface ProviderWatchListener {
+  /** A resource of ours changed: `sandbox` from its labels when known, `action` as the engine says it. */
+  changed(change: { sandbox: string | null; backendRef: string | null; action: string }): void;
+  /** The engine became unreachable (detail says why) or reachable again. */
+  engine(reachable: boolean, detail: string | null): void;
 }

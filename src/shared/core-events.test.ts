@@ -23,3 +23,30 @@ describe('CoreEventBus', () => {
     expect(seen).toEqual([]);
   });
 });
+
+describe('CoreEventBus backlog and listeners', () => {
+  it('serves what came after a seq from a bounded backlog; null when it is gone or from the future', () => {
+    const bus = new CoreEventBus(3);
+    for (const s of ['a', 'b', 'c', 'd', 'e']) bus.publish({ topic: 'sandbox', sandbox: s, reason: 'created' });
+    expect(bus.since(5)).toEqual([]);
+    expect(bus.since(3)!.map((e) => e.seq)).toEqual([4, 5]);
+    expect(bus.since(2)!.map((e) => e.seq)).toEqual([3, 4, 5]);
+    expect(bus.since(1)).toBeNull(); // 2 fell out of the backlog
+    expect(bus.since(9)).toBeNull(); // another bus's seq (the server restarted)
+  });
+
+  it('says when the first transport listener comes and the last one goes', () => {
+    const bus = new CoreEventBus();
+    const seen: boolean[] = [];
+    bus.onListening((on) => seen.push(on));
+    const a = bus.listen();
+    const b = bus.listen();
+    expect(bus.listened).toBe(true);
+    a.dispose();
+    a.dispose(); // twice is once
+    expect(seen).toEqual([true]);
+    b.dispose();
+    expect(seen).toEqual([true, false]);
+    expect(bus.listened).toBe(false);
+  });
+});

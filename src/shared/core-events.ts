@@ -13,6 +13,8 @@ interface Base {
   at: string;
   /** Monotonic per bus; a client that reconnects asks for what came after the last one it saw. */
   seq: number;
+  /** Set when the event was made by another process on the same data directory (src/api/event-relay.ts). */
+  remote?: boolean;
 }
 
 /** Something about the sandbox's record or backend state changed; the client re-reads it. */
@@ -49,22 +51,161 @@ export interface CheckpointEvent extends Base {
   message?: string;
 }
 
-export type CoreEvent = SandboxChangedEvent | StatsEvent | CheckpointEvent;
+/** A session's record changed (its cwd, warnings, a new or removed session). Publisher: src/api/store-events.ts. */
+export interface SessionChangedEvent extends Base {
+  topic: 'session';
+  sandbox: string;
+  /** The raw session key; null when several changed at once (a sandbox's sessions were removed). */
+  session: string | null;
+}
+
+/** A call-log entry was appended. Publisher: src/api/store-events.ts. */
+export interface CallLogEvent extends Base {
+  topic: 'callLog';
+  sandbox: string | null;
+  session: string | null;
+}
+
+/** The desktop's control lease changed hands. Publisher: src/api/store-events.ts. */
+export interface LeaseChangedEvent extends Base {
+  topic: 'lease';
+  sandbox: string;
+}
+
+/** A desktop was started or stopped (or failed to). Publisher: src/api/desktop-events.ts. */
+export interface DesktopChangedEvent extends Base {
+  topic: 'desktop';
+  sandbox: string;
+  running: boolean | null;
+}
+
+/** What a long operation looks like on the wire; persisted (src/store/operation-store.ts). */
+export interface OperationView {
+  /** Unique across processes (random). */
+  id: string;
+  /** create, start, stop, desktop-start, image-build, image-pull, checkpoint…: any string. */
+  kind: string;
+  /** What it works on: a sandbox name, an image tag. */
+  target: string;
+  /** The sandbox it concerns, if any. */
+  sandbox: string | null;
+  state: 'running' | 'succeeded' | 'failed' | 'cancelled';
+  /** The latest step's message. */
+  message: string | null;
+  /** 0..1 when the worker can tell, else null. */
+  fraction: number | null;
+  error: string | null;
+  startedAt: string;
+  updatedAt: string;
+  /** The OS process that runs it (the window's core, a CLI, an MCP server). */
+  pid: number;
+}
+
+/** A long operation started, made progress or ended. Publisher: src/api/operation-tracker.ts. */
+export interface OperationEvent extends Base {
+  topic: 'operation';
+  operation: OperationView;
+}
+
+/**
+ * Another process changed the database in a way no journalled event describes (e.g. an older build):
+ * the client re-reads everything. Publisher: src/api/event-relay.ts.
+ */
+export interface StoreChangedEvent extends Base {
+  topic: 'store';
+  reason: string;
+}
+
+/** A backend's engine went away or came back (Docker restarted). Publisher: src/api/engine-watch.ts. */
+export interface EngineEvent extends Base {
+  topic: 'engine';
+  backend: string;
+  reachable: boolean;
+  detail: string | null;
+}
+
+/** A plugin's status changed (loaded, failed, its isolated host crashed). Publisher: src/api/plugin-status-watch.ts. */
+export interface PluginStatusEvent extends Base {
+  topic: 'plugin';
+  plugin: string;
+  status: string;
+  error: string | null;
+}
+
+export type CoreEvent =
+  | PluginStatusEvent
+  | SandboxChangedEvent
+  | SessionChangedEvent
+  | CallLogEvent
+  | LeaseChangedEvent
+  | DesktopChangedEvent
+  | OperationEvent
+  | StoreChangedEvent
+  | EngineEvent
+  | StatsEvent
+  | CheckpointEvent;
 
 export type CoreEventTopic = CoreEvent['topic'];
 
 /** What a publisher hands the bus: the event without its bookkeeping. */
 export type CoreEventInput = CoreEvent extends infer E ? (E extends CoreEvent ? Omit<E, 'at' | 'seq'> & { at?: string } : never) : never;
 
+/** Events kept for clients that reconnect (`since`); one that was away longer re-reads everything. */
+export const BACKLOG_SIZE = 1000;
+
 export class CoreEventBus implements IDisposable {
   private readonly emitter = new Emitter<CoreEvent>();
   private seq = 0;
+  private readonly backlog: CoreEvent[] = [];
+  /** Who is listening through a transport (see `listen`); feeds that cost something run only then. */
+  private listeners = 0;
+  private readonly listening = new Emitter<boolean>();
   readonly onEvent: Event<CoreEvent> = this.emitter.event;
+  /** Fires true when the first transport listener arrives, false when the last one leaves. */
+  readonly onListening: Event<boolean> = this.listening.event;
+  /**
+   * This bus's lifetime: seqs restart with a new core, so a client that reconnects with `since` from
+   * another epoch (the server restarted) must re-read everything instead.
+   */
+  readonly epoch = Math.random().toString(36).slice(2, 10);
+
+  constructor(private readonly backlogSize = BACKLOG_SIZE) {}
 
   publish(input: CoreEventInput): CoreEvent {
     const event = { ...input, at: input.at ?? new Date().toISOString(), seq: ++this.seq };
+    this.backlog.push(event);
+    if (this.backlog.length > this.backlogSize) this.backlog.splice(0, this.backlog.length - this.backlogSize);
     this.emitter.fire(event);
     return event;
+  }
+
+  /**
+   * The events after `seq`, oldest first; null when they are no longer all here (the client then
+   * re-reads its state): `seq` older than the backlog, or newer than anything this bus published.
+   */
+  since(seq: number): CoreEvent[] | null {
+    if (seq > this.seq || seq < 0) return null;
+    if (seq === this.seq) return [];
+    const first = this.backlog[0];
+    if (!first || first.seq > seq + 1) return null;
+    return this.backlog.slice(seq + 1 - first.seq);
+  }
+
+  /** A transport's client: while any is listening, the costly feeds (engine events, the relay) run. */
+  listen(): IDisposable {
+    if (++this.listeners === 1) this.listening.fire(true);
+    let done = false;
+    return {
+      dispose: () => {
+        if (done) return;
+        done = true;
+        if (--this.listeners === 0) this.listening.fire(false);
+      },
+    };
+  }
+
+  get listened(): boolean {
+    return this.listeners > 0;
   }
 
   /** The seq of the last event published (0 before the first). */
@@ -74,5 +215,6 @@ export class CoreEventBus implements IDisposable {
 
   dispose(): void {
     this.emitter.dispose();
+    this.listening.dispose();
   }
 }

@@ -13,3 +13,14 @@ export type InvokeChannel = typeof INVOKE_CHANNEL;
  * renderer's shortcut hook handles it like the key. No preload change: the bridge stays one function.
  */
 export const MENU_SHORTCUT_EVENT = 'sandbox-desk:shortcut';
+/** Main → window: each core event (src/shared/core-events.ts), the bridge's twin of `/ws/events`. */
+export const EVENT_CHANNEL = 'sandbox-desk:event';
+export type EventChannel = typeof EVENT_CHANNEL;
+
+/** Window → main: a system notification (an operation ended while the window was not focused). */
+export const NOTIFY_CHANNEL = 'sandbox-desk:notify';
+export type NotifyChannel = typeof NOTIFY_CHANNEL;
+
+/** Window → main: does main forward the core's events (an in-process core)? A child core's window uses `/ws/events`. */
+export const EVENTS_BRIDGED_CHANNEL = 'sandbox-desk:events-bridged';
+export type EventsBridgedChannel = typeof EVENTS_BRIDGED_CHANNEL;

@@ -16,6 +16,8 @@ export const CLOSE = {
   streamGone: 4001,
   /** The viewer broke the protocol. */
   protocolError: 1003,
+  /** An event stream's client read too slowly: it reconnects with `since` and catches up. */
+  tooSlow: 4008,
 } as const;
 
 export type CloseCode = (typeof CLOSE)[keyof typeof CLOSE];

@@ -94,6 +94,28 @@ const MIGRATIONS: string[] = [
    );
    CREATE INDEX checkpoints_by_sandbox ON checkpoints (sandbox, created_at);
    ALTER TABLE sessions ADD COLUMN restored_from TEXT;`,
+  // Long operations (create, boot, desktop start, image build…) as any process runs them, so a window
+  // shows the progress of one a CLI or an MCP server started; and the journal of every process's
+  // events, which the others tail (src/api/event-relay.ts). Both are pruned as they grow.
+  `CREATE TABLE operations (
+     id TEXT PRIMARY KEY,
+     kind TEXT NOT NULL,
+     target TEXT NOT NULL,
+     sandbox TEXT,
+     state TEXT NOT NULL,
+     message TEXT,
+     fraction REAL,
+     error TEXT,
+     started_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL,
+     pid INTEGER NOT NULL
+   );
+   CREATE INDEX operations_by_start ON operations (started_at);
+   CREATE TABLE event_journal (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     origin TEXT NOT NULL,
+     event TEXT NOT NULL
+   );`,
 ];
 
 /** The schema version this build writes: the number of migrations. */

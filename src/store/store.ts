@@ -5,6 +5,9 @@ import { CheckpointStore } from './checkpoint-store.js';
 import { LeaseStore } from './lease-store.js';
 import { SandboxStore } from './sandbox-store.js';
 import { SessionStore } from './session-store.js';
+import { OperationStore } from './operation-store.js';
+import { EventJournal } from './event-journal.js';
+import { StoreChanges } from './store-changes.js';
 
 /** The app's persisted state: one SQLite database in the data directory. */
 export class Store {
@@ -14,6 +17,12 @@ export class Store {
   readonly callLog: CallLogStore;
   readonly agentTokens: AgentTokenStore;
   readonly checkpoints: CheckpointStore;
+  /** Long operations of every process on this data dir (the task list). */
+  readonly operations: OperationStore;
+  /** Every process's events, for the others to tail (src/api/event-relay.ts). */
+  readonly journal: EventJournal;
+  /** Fires after each write to a table clients show (src/store/store-changes.ts). */
+  readonly changes = new StoreChanges();
   /** Unique to this data directory; used to keep backend resource names of two data dirs apart. */
   readonly instanceId: string;
 
@@ -27,7 +36,30 @@ export class Store {
     this.callLog = new CallLogStore(db);
     this.agentTokens = new AgentTokenStore(db);
     this.checkpoints = new CheckpointStore(db);
+    this.operations = new OperationStore(db);
+    this.journal = new EventJournal(db);
     this.instanceId = instanceId(db);
+    this.watchWrites();
+  }
+
+  private watchWrites(): void {
+    const c = this.changes;
+    const str = (v: unknown): string => String(v);
+    c.watch(this.sandboxes, ['insert', 'setProvisioned', 'setDeclaredDefaultCwd', 'setHome', 'setLastObservedCwd', 'delete'], (m, a) => ({
+      table: 'sandboxes',
+      sandbox: m === 'insert' ? (a[0] as { name: string }).name : str(a[0]),
+      what: m,
+    }));
+    c.watch(this.sessions, ['ensure', 'recordObserved', 'fillIfEmpty', 'setLastWarnings', 'delete'], (_m, a) => ({
+      table: 'sessions',
+      sandbox: str(a[0]),
+      session: str(a[1]),
+    }));
+    c.watch(this.leases, ['acquire', 'release'], (_m, a) => ({ table: 'leases', sandbox: str(a[0]) }));
+    c.watch(this.callLog, ['append'], (_m, a) => {
+      const e = a[0] as { sandbox?: string | null; session?: string | null };
+      return { table: 'call_log', sandbox: e.sandbox ?? null, session: e.session ?? null };
+    });
   }
 
   static open(dataDir: string): Store {
@@ -40,6 +72,7 @@ export class Store {
   }
 
   close(): void {
+    this.changes.dispose();
     if (this.db.open) this.db.close();
   }
 }

@@ -44,7 +44,12 @@ describe.skipIf(!HAS_ELECTRON)('Electron app (needs the Electron binary)', () =>
     expect(prefs).toMatchObject({ contextIsolation: true, sandbox: true, nodeIntegration: false });
     expect(await page.evaluate(() => typeof (window as unknown as { require?: unknown }).require)).toBe('undefined');
     expect(await page.evaluate(() => typeof (window as unknown as { process?: unknown }).process)).toBe('undefined');
-    expect(await page.evaluate(() => Object.keys((window as unknown as { sandboxDesk: object }).sandboxDesk))).toEqual(['invoke']);
+    expect(await page.evaluate(() => Object.keys((window as unknown as { sandboxDesk: object }).sandboxDesk))).toEqual([
+      'invoke',
+      'eventsBridged',
+      'onEvent',
+      'notify',
+    ]);
   });
 
   it('navigation away and new windows are refused', async () => {
@@ -99,5 +104,38 @@ describe.skipIf(!HAS_ELECTRON)('Electron app (needs the Electron binary)', () =>
     expect(code).toBe(0);
     expect(await app.evaluate(({ BrowserWindow }) => BrowserWindow.getAllWindows().length)).toBeGreaterThanOrEqual(1);
     await expect.poll(() => app.evaluate(({ BrowserWindow }) => BrowserWindow.getFocusedWindow() !== null), { timeout: 10_000 }).toBe(true);
+  });
+
+  it('a notification the window asks for is an Electron Notification from main', async () => {
+    await app.evaluate(({ Notification }) => {
+      const shown: string[] = [];
+      (globalThis as unknown as { __shown: string[] }).__shown = shown;
+      Notification.prototype.show = function (this: { title: string }) {
+        shown.push(this.title);
+      };
+    });
+    await page.evaluate(() =>
+      (window as unknown as { sandboxDesk: { notify(t: string, b: string): void } }).sandboxDesk.notify('Boot of vm-1 finished', 'ready'),
+    );
+    await expect
+      .poll(() => app.evaluate(() => (globalThis as unknown as { __shown: string[] }).__shown))
+      .toEqual(['Boot of vm-1 finished']);
+  });
+
+  it('the window keeps its state from events (over the bridge, or /ws/events with a child core)', async () => {
+    // Whichever way the core runs, the window learns of a session made behind its back without a reload.
+    const bridged = await page.evaluate(() =>
+      (window as unknown as { sandboxDesk: { eventsBridged(): Promise<boolean> } }).sandboxDesk.eventsBridged(),
+    );
+    expect(typeof bridged).toBe('boolean');
+    await page.getByTestId('sandbox-row-electron-smoke').click();
+    await page.evaluate(() =>
+      (window as unknown as { sandboxDesk: { invoke(m: string, p: unknown): Promise<unknown> } }).sandboxDesk.invoke('createSession', {
+        sandbox: 'electron-smoke',
+        key: 'from-events',
+        cwd: '/tmp',
+      }),
+    );
+    await expect.poll(() => page.getByTestId('session-row-from-events').count(), { timeout: 15_000 }).toBe(1);
   });
 });

@@ -14,6 +14,7 @@ import type {
   SandboxInfo,
   SessionInfo,
   TerminalInfo,
+  OperationView,
 } from '../../../src/api/contract.js';
 import { ApiError } from '../api-client.js';
 
@@ -229,6 +230,9 @@ export class FakeApi implements ApiClient {
     return s;
   }
 
+  /** What listOperations answers (the task list). */
+  operations: OperationView[] = [];
+
   private readonly defaults: Handlers = {
     backends: () => this.backends,
     plugins: () => this.plugins,
@@ -395,5 +399,10 @@ export class FakeApi implements ApiClient {
         disk: { images: 2 * 2 ** 30, containers: 0, volumes: 0, buildCache: 0 },
       },
     }),
+    // No event stream here: the panels poll, as against a core without one.
+    eventsTicket: () => {
+      throw new ApiError('unsupported', 'the fake API serves no event stream');
+    },
+    listOperations: () => this.operations.map((o) => ({ ...o })),
   };
 }

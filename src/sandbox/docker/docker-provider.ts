@@ -3,6 +3,7 @@ import { SandboxDeskError } from '../../shared/errors.js';
 import { closestImageName } from '../../shared/did-you-mean.js';
 import { measureHome } from '../measure-home.js';
 import type {
+  ProviderWatchListener,
   BackendStatus,
   CreateEnvironmentOptions,
   ExecPrefixOptions,
@@ -24,6 +25,8 @@ import type { LogCapability, ResourceCapability } from '../observability.js';
 import { dockerEngineInfo, dockerLogs, dockerResources } from './docker-observability.js';
 import { containerCreateOptions } from './docker-container-spec.js';
 import { DockerCheckpoints } from './docker-checkpoints.js';
+import { DockerEventFeed } from './docker-event-feed.js';
+import type { IDisposable } from '../../shared/lifecycle.js';
 
 export const DEFAULT_DOCKER_IMAGE = 'sandbox-desk/base:latest';
 /** Images may name the user commands should run as, when they do not set USER. */
@@ -86,6 +89,12 @@ export class DockerProvider implements SandboxProvider {
   /** The engine's own state: reachable, version, disk used (`docker system df`); never throws. */
   engineInfo(): Promise<NonNullable<EngineInfo['docker']>> {
     return dockerEngineInfo(this.docker, this.endpoint);
+  }
+
+  /** Follows the engine's events for containers carrying `labels` (see DockerEventFeed). */
+  watch(labels: Record<string, string>, listener: ProviderWatchListener): IDisposable {
+    const filters = { type: ['container' as const], label: Object.entries(labels).map(([k, v]) => `${k}=${v}`) };
+    return new DockerEventFeed(() => this.docker.getEvents({ filters }), labels, listener);
   }
 
   /** "No such image", with the engine's closest tag as a suggestion when it looks like a typo. */

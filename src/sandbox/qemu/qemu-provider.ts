@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { SandboxDeskError } from '../../shared/errors.js';
 import { measureHome } from '../measure-home.js';
 import type {
+  ProviderWatchListener,
   BackendStatus,
   CreateEnvironmentOptions,
   ExecPrefixOptions,
@@ -32,6 +33,8 @@ import { requireHostTools } from './host-tools.js';
 import { qemuArgv } from './qemu-argv.js';
 import { isPortClash, isVmProcess, kill, launchQemu, processStartTime, waitForExit } from './qemu-process.js';
 import { qmpCommand } from './qmp-client.js';
+import { QemuExitWatch } from './qemu-exit-watch.js';
+import type { IDisposable } from '../../shared/lifecycle.js';
 import { serialTail } from './serial-log.js';
 import type { LogCapability, ResourceCapability } from '../observability.js';
 import { vmLogs, vmResources } from './qemu-observability.js';
@@ -94,6 +97,8 @@ export class QemuProvider implements SandboxProvider {
     const cfg = readJson<VmConfig>(files.config);
     return run ? { pid: run.pid, memoryBytes: cfg ? cfg.memoryMiB * 2 ** 20 : null } : null;
   });
+
+  private readonly exits = new QemuExitWatch();
 
   constructor(private readonly ctx: ProviderContext) {
     this.root = join(ctx.dataDir, 'qemu');
@@ -326,6 +331,7 @@ export class QemuProvider implements SandboxProvider {
       }
       const run: VmRun = { pid, pidStart, accel, sshPort: port, startedAt: new Date().toISOString() };
       writeJson(files.run, run);
+      this.exits.add({ sandbox: ref.name, backendRef: ref.backendRef, pid, pidStart });
 
       const target = this.target(files, cfg, port);
       let outcome;
@@ -415,6 +421,11 @@ export class QemuProvider implements SandboxProvider {
   }
 
   // ---- state --------------------------------------------------------------------------------------
+
+  /** QEMU's exit for the VMs this provider started (see QemuExitWatch); the labels are not needed. */
+  watch(_labels: Record<string, string>, listener: ProviderWatchListener): IDisposable {
+    return this.exits.watch(listener);
+  }
 
   async status(ref: SandboxRef): Promise<BackendStatus> {
     const files = this.files(ref);

@@ -1,0 +1,13 @@
+import type { CoreEvent } from '../../../src/api/contract.js';
+
+/** Which events change which panel's value (usePoll's `live`): one place, so a new topic is added once. */
+export const touches = {
+  sandboxList: (e: CoreEvent) =>
+    e.topic === 'sandbox' || e.topic === 'engine' || e.topic === 'plugin' || (e.topic === 'operation' && e.operation.sandbox !== null),
+  sessionsOf: (sandbox: string) => (e: CoreEvent) => e.topic === 'session' && e.sandbox === sandbox,
+  callLogOf: (sandbox: string) => (e: CoreEvent) => e.topic === 'callLog' && (e.sandbox === sandbox || e.sandbox === null),
+  desktopOf: (sandbox: string) => (e: CoreEvent) => (e.topic === 'desktop' || e.topic === 'sandbox') && e.sandbox === sandbox,
+  leaseOf: (sandbox: string) => (e: CoreEvent) => (e.topic === 'lease' || e.topic === 'desktop') && e.sandbox === sandbox,
+  operationOf: (sandbox: string) => (e: CoreEvent) => e.topic === 'operation' && e.operation.sandbox === sandbox,
+  images: (e: CoreEvent) => e.topic === 'operation' && e.operation.kind.startsWith('image-'),
+};
