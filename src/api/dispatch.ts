@@ -1,5 +1,7 @@
 import type { z } from 'zod';
-import { asSandboxDeskError } from '../shared/errors.js';
+import { asSandboxDeskError, SandboxDeskError } from '../shared/errors.js';
+import { posix } from 'node:path';
+import type { FileTransferRoutes } from './file-transfer-routes.js';
 import { readProviderDefaultCwd } from '../cwd/declared-default-cwd.js';
 import { isolationOf } from '../sandbox/provider.js';
 import { API, type ApiMethod, type ApiResponse, type ApiResult, type StreamGrant } from './contract.js';
@@ -10,6 +12,14 @@ import { validate } from './validate.js';
 export interface StreamIssuer {
   screenTicket(sandbox: string, viewerId?: string): StreamGrant & { viewerId: string };
   terminalTicket(terminalId: string): StreamGrant;
+  /** The file panel's HTTP transfers (file-transfer-routes.ts); absent where no server serves them. */
+  fileTransfers?: Pick<FileTransferRoutes, 'uploadTicket' | 'downloadTicket'>;
+}
+
+function transfersOf(streams: StreamIssuer): Pick<FileTransferRoutes, 'uploadTicket' | 'downloadTicket'> {
+  if (!streams.fileTransfers)
+    throw new SandboxDeskError('unsupported', 'file transfers need the local server (the window or `sandbox-desk serve`)');
+  return streams.fileTransfers;
 }
 
 type Params<M extends ApiMethod> = z.output<(typeof API)[M]['params']>;
@@ -69,7 +79,7 @@ export function createDispatcher(
     desktopLastAction: (p) => desk.desktop.lastAction(p.sandbox),
     screenTicket: async (p) => {
       await desk.inspectSandbox(p.sandbox);
-      return streams.screenTicket(p.sandbox, p.viewerId);
+      return { ...streams.screenTicket(p.sandbox, p.viewerId), clipboardMaxBytes: desk.config.clipboard.maxBytes };
     },
     lease: (p) => desk.desktop.lease(p.sandbox),
     takeControl: (p) => desk.desktop.takeControl(p.sandbox, p.viewerId),
@@ -102,6 +112,39 @@ export function createDispatcher(
     pullImage: (p) => desk.images.pull(p.ref).task,
     imageTask: (p) => desk.images.tasks.get(p.id),
     cancelImageTask: (p) => desk.images.tasks.cancel(p.id),
+    listFiles: async (p) => {
+      const r = await desk.io.listDir({ sandbox: p.sandbox, session: p.session, path: p.path });
+      return { path: r.path, cwd: r.cwd, session: r.session, entries: r.entries };
+    },
+    makeDirectory: async (p) => {
+      const r = await desk.io.makeDirectory(p);
+      return { path: r.path, cwd: r.cwd };
+    },
+    fileUploadTicket: async (p) => {
+      const transfers = transfersOf(streams);
+      const checked = await desk.io.checkUpload(p);
+      // The ticket names the folder as resolved now: a cd before the bytes arrive does not move them.
+      const dir = posix.dirname(checked.path);
+      return { ...transfers.uploadTicket({ ...p, dir }), path: checked.path, cwd: checked.cwd };
+    },
+    fileDownloadTicket: async (p) => {
+      const transfers = transfersOf(streams);
+      const r = await desk.io.readFileRange({ sandbox: p.sandbox, session: p.session, path: p.path, offset: 0, length: 0 });
+      return {
+        ...transfers.downloadTicket({ sandbox: p.sandbox, session: p.session, path: r.path }),
+        path: r.path,
+        name: posix.basename(r.path),
+        size: r.size,
+      };
+    },
+    desktopClipboard: async (p) => {
+      const max = desk.config.clipboard.maxBytes;
+      if (p.text === undefined) {
+        const text = await desk.desktop.clipboard(p.sandbox, max);
+        return { text, bytes: Buffer.byteLength(text) };
+      }
+      return { text: p.text, bytes: await desk.desktop.setClipboard(p.sandbox, p.text, max) };
+    },
   };
 
   return async (method, params) => {
