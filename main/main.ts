@@ -4,9 +4,9 @@
  * single `invoke` function the preload exposes (the same contract methods the browser mode serves),
  * and opens its streams (terminal, screen) on the loopback server with single-use tickets.
  */
-import { app, BrowserWindow, dialog, ipcMain, session, shell } from 'electron';
+import { app, BrowserWindow, clipboard, dialog, ipcMain, session, shell } from 'electron';
 import { fileURLToPath } from 'node:url';
-import { INVOKE_CHANNEL } from '../src/shared/ipc-channel.js';
+import { CLIPBOARD_CHANNEL, INVOKE_CHANNEL } from '../src/shared/ipc-channel.js';
 import { DEFAULT_CONFIG, loadConfig, type Config } from '../src/platform/config.js';
 import { openLog, silentLogger, type AppLog } from '../src/platform/log.js';
 import { resolvePaths } from '../src/platform/paths.js';
@@ -87,6 +87,12 @@ void app.whenReady().then(async () => {
     session.defaultSession.setPermissionCheckHandler(() => false);
     core = await startCore({ config, logger: log.logger });
     ipcMain.handle(INVOKE_CHANNEL, (_e, method: unknown, params: unknown) => core!.call(method, params));
+    // The window's clipboard (the screen's cut text): text only; anything else asked is refused.
+    ipcMain.handle(CLIPBOARD_CHANNEL, (_e, op: unknown, text: unknown) => {
+      if (op === 'read') return clipboard.readText();
+      if (op === 'write' && typeof text === 'string') return clipboard.writeText(text);
+      throw new Error('clipboard: read, or write with a string');
+    });
     createWindow(paths.dataDir);
     log.logger.info({ dataDir: paths.dataDir }, 'window opened');
   } catch (err) {

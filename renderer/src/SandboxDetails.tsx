@@ -3,6 +3,8 @@ import type { SandboxInfo, SessionInfo } from '../../src/api/contract.js';
 import { ISOLATION_LABEL } from '../../src/shared/isolation.js';
 import { useApi } from './api-context.js';
 import { CallLog } from './CallLog.js';
+import { FileDropZone } from './FileDropZone.js';
+import { FilesPanel } from './FilesPanel.js';
 import { ago } from './format.js';
 import { usePoll } from './hooks/usePoll.js';
 import { SessionsTable } from './SessionsTable.js';
@@ -31,7 +33,9 @@ export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
   const declaredIsHome = s.declaredDefaultCwd === '~' || s.declaredDefaultCwd.startsWith('~/');
 
   return (
-    <div className="details">
+    // Files dropped anywhere on the details land in the selected session's cwd (the file panel's own
+    // drop area takes them into the folder it shows).
+    <FileDropZone sandbox={s.name} session={callSession ?? undefined} className="details" testId="details-drop">
       <section className="card">
         <h3>Directories</h3>
         <dl className="kv">
@@ -119,6 +123,8 @@ export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
         )}
       </section>
 
+      {s.state === 'running' && <FilesPanel sandbox={s.name} session={callSession ?? undefined} visible={visible} />}
+
       <CallLog
         sandbox={s.name}
         visible={visible}
@@ -126,7 +132,7 @@ export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
         session={callSession}
         onSessionChange={setCallSession}
       />
-    </div>
+    </FileDropZone>
   );
 }
 

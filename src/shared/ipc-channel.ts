@@ -6,3 +6,10 @@
  */
 export const INVOKE_CHANNEL = 'sandbox-desk:invoke';
 export type InvokeChannel = typeof INVOKE_CHANNEL;
+
+/**
+ * The person's clipboard for the window (read and write text): a sandboxed preload has no
+ * `clipboard` module, so main answers with its own. Spelled as a type in the preload, as above.
+ */
+export const CLIPBOARD_CHANNEL = 'sandbox-desk:clipboard';
+export type ClipboardChannel = typeof CLIPBOARD_CHANNEL;
