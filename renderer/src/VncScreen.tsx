@@ -126,6 +126,7 @@ export function VncScreen({ sandbox, viewerId, viewOnly, mode, onLink, onViewerI
         attempt = 0;
         window.__sdeskScreenConnected = true;
         callbacks.current.onLink({ state: 'connected' });
+        void pushClipboard.current();
       });
       rfb.addEventListener('disconnect', (e) => {
         if (rfbRef.current === rfb) rfbRef.current = null;
