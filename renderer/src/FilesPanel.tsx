@@ -180,7 +180,7 @@ export function FilesPanel({ sandbox, session, visible }: Props) {
                   <td>
                     {e.type === 'dir' ? (
                       <button type="button" className="link" onClick={() => setDir(join(here, e.name))}>
-                        📁 {e.name}
+                        {e.name}/
                       </button>
                     ) : (
                       <span className="mono">

@@ -19,6 +19,7 @@ import {
   sessionTable,
   type Out,
 } from './output.js';
+import { addCpCommand } from './cp-command.js';
 import { addDesktopCommands } from './desktop-commands.js';
 import { addImageCommands } from './image-command.js';
 import { addMcpCommands } from './mcp-command.js';
@@ -304,6 +305,7 @@ export async function main(
     );
 
   addDesktopCommands(program, core, out);
+  addCpCommand(program, core, out);
   addImageCommands(program, core, out, (code) => (exitCode = code));
   const agentPolicy = () => ({ allowOtherUsers: core().config.agents.allowOtherUsers });
   addServeCommand(program, core, out, agentPolicy);

@@ -4,7 +4,11 @@
  * names — a file bigger than the free space (checked against a real 1 MiB tmpfs), names with `/` or
  * NUL, an upload cut short — each leaving nothing under the final name.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { createHash, randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +27,9 @@ interface Ok {
   size: number;
   entries: Array<{ name: string; type: string; size: number }>;
 }
+
+const execFileP = promisify(execFile);
+const BIN = resolve(import.meta.dirname, '../../bin/sandbox-desk.js');
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
@@ -132,6 +139,33 @@ describe('files: upload, download, list, new folder (real Docker)', () => {
     }
     expect((await names()).filter((n) => n === 'cut.bin' || n.startsWith('.sdesk-upload-'))).toEqual([]);
   }, 90_000);
+});
+
+describe('files: sandbox-desk cp (real Docker, another process)', () => {
+  let t: TestDesk;
+  const sb = uniqueName('cp');
+  const local = mkdtempSync(join(tmpdir(), 'sdesk-cp-'));
+  const cli = (...args: string[]) =>
+    execFileP(process.execPath, [BIN, ...args], { env: { ...process.env, SANDBOX_DESK_HOME: t.dataDir }, encoding: 'utf8' });
+  beforeAll(async () => {
+    t = tempDesk();
+    await t.desk.createSandbox({ name: sb, backend: 'docker' });
+  }, 240_000);
+  afterAll(async () => {
+    rmSync(local, { recursive: true, force: true });
+    await t.dispose();
+  }, 120_000);
+
+  it('copies a file in (into the cwd, under its name) and back out byte-identical; a missing folder is refused', async () => {
+    const bytes = randomBytes(2 * 1024 * 1024 + 1);
+    writeFileSync(join(local, 'in.bin'), bytes);
+    const put = await cli('cp', join(local, 'in.bin'), `${sb}:`, '--json');
+    expect(JSON.parse(put.stdout)).toMatchObject({ path: expect.stringMatching(/\/in\.bin$/), bytes: bytes.length });
+    await cli('cp', `${sb}:in.bin`, join(local, 'back.bin'));
+    expect(sha(readFileSync(join(local, 'back.bin')))).toBe(sha(bytes));
+    const bad = await cli('cp', join(local, 'in.bin'), `${sb}:nope/`).catch((e: { code: number; stderr: string }) => e);
+    expect(bad).toMatchObject({ code: 125, stderr: expect.stringMatching(/does not exist/) });
+  }, 120_000);
 });
 
 describe('files: a real 1 MiB tmpfs in a container the test made', () => {
