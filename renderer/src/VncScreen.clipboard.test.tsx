@@ -86,7 +86,7 @@ describe('the screen clipboard', () => {
         <VncScreen sandbox="alpha" viewerId="v1" viewOnly={false} mode="fit" onLink={() => undefined} onViewerId={() => undefined} />
       </ApiProvider>,
     );
-    await waitFor(() => expect(rfbs.at(-1)!.pasted).toEqual(['hello']));
+    await waitFor(() => expect(rfbs.at(-1)!.pasted).toEqual(['hello']), { timeout: 5000 });
     personClip = 'over the ten bytes';
     await act(async () => {
       window.dispatchEvent(new Event('focus'));

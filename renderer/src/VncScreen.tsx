@@ -50,6 +50,7 @@ export function VncScreen({ sandbox, viewerId, viewOnly, mode, onLink, onViewerI
   const callbacks = useRef({ onLink, onViewerId });
   callbacks.current = { onLink, onViewerId };
   const clipboardMax = useRef(DEFAULT_CLIPBOARD_MAX);
+  const controlSince = useRef(0);
   /** The text last passed either way, so the same text is not sent back where it came from. */
   const lastClip = useRef<string | null>(null);
   const [clipNotice, setClipNotice] = useState<string | null>(null);
@@ -71,6 +72,9 @@ export function VncScreen({ sandbox, viewerId, viewOnly, mode, onLink, onViewerI
     const rfb = rfbRef.current;
     const clip = personClipboard();
     if (!rfb || !clip || viewOnlyRef.current) return;
+    // Just after taking control the server's gate may still read the old lease and drop the paste:
+    // the push scheduled for when it has settled (below) does it then.
+    if (Date.now() - controlSince.current < GATE_SETTLE_MS) return;
     let text: string;
     try {
       text = await clip.readText();
@@ -177,9 +181,13 @@ export function VncScreen({ sandbox, viewerId, viewOnly, mode, onLink, onViewerI
     };
   }, []);
 
-  // Taking control is a moment the person means to work in the sandbox: bring their clipboard along.
+  // Taking control is a moment the person means to work in the sandbox: bring their clipboard along —
+  // after the server's input gate has seen the new lease (as for the resize below), or it drops the paste.
   useEffect(() => {
-    if (!viewOnly) void pushClipboard.current();
+    if (viewOnly) return;
+    controlSince.current = Date.now();
+    const t = setTimeout(() => void pushClipboard.current(), GATE_SETTLE_MS + 50);
+    return () => clearTimeout(t);
   }, [viewOnly]);
 
   // Taking control in `resize` mode asks for the pane's size then (noVNC asks only when not view-only) —
