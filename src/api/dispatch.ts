@@ -118,6 +118,7 @@ export function createDispatcher(
     },
     makeDirectory: async (p) => {
       const r = await desk.io.makeDirectory(p);
+      desk.events.publish({ topic: 'files', sandbox: p.sandbox, path: r.path, reason: 'folder' });
       return { path: r.path, cwd: r.cwd };
     },
     fileUploadTicket: async (p) => {

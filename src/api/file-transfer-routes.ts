@@ -22,7 +22,7 @@ export interface DownloadGrant {
 }
 
 export interface FileTransferRoutesOptions {
-  desk: Pick<SandboxDesk, 'io'>;
+  desk: Pick<SandboxDesk, 'io' | 'events'>;
   ticketTtlMs: number;
   origin: () => string;
   originAllowed: (origin: string | undefined) => boolean;
@@ -116,6 +116,7 @@ export class FileTransferRoutes {
     });
     await pipeline(req, sink.input).catch(() => sink.abort());
     const done = await sink.done;
+    this.opts.desk.events.publish({ topic: 'files', sandbox: grant.sandbox, path: done.path, reason: 'uploaded' });
     send(res, 200, { ok: { path: done.path, bytes: done.bytes, name: grant.name } });
   }
 

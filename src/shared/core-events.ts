@@ -23,7 +23,17 @@ export interface SandboxChangedEvent extends Base {
   reason: string;
 }
 
-export type CoreEvent = SandboxChangedEvent;
+/** A file or folder appeared in a sandbox through the app (an upload, a new folder); a file panel showing its folder re-lists. */
+export interface FilesChangedEvent extends Base {
+  topic: 'files';
+  sandbox: string;
+  /** The absolute path in the sandbox that changed. */
+  path: string;
+  /** Published by src/api/file-transfer-routes.ts (`uploaded`) and the makeDirectory method (`folder`). */
+  reason: 'uploaded' | 'folder';
+}
+
+export type CoreEvent = SandboxChangedEvent | FilesChangedEvent;
 
 export type CoreEventTopic = CoreEvent['topic'];
 
@@ -36,7 +46,7 @@ export class CoreEventBus implements IDisposable {
   readonly onEvent: Event<CoreEvent> = this.emitter.event;
 
   publish(input: CoreEventInput): CoreEvent {
-    const event = { ...input, at: input.at ?? new Date().toISOString(), seq: ++this.seq } as CoreEvent;
+    const event = { ...input, at: input.at ?? new Date().toISOString(), seq: ++this.seq };
     this.emitter.fire(event);
     return event;
   }

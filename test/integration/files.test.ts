@@ -59,6 +59,8 @@ describe('files: upload, download, list, new folder (real Docker)', () => {
   }, 120_000);
 
   it('uploads several MiB into the session cwd (streamed), readable in the sandbox, and downloads it byte-identical', async () => {
+    const events: unknown[] = [];
+    const sub = t.desk.events.onEvent((e) => events.push(e));
     const bytes = randomBytes(6 * 1024 * 1024 + 123);
     const grant = await call('fileUploadTicket', { name: 'blob one.bin', size: bytes.length });
     expect(grant.status).toBe(200);
@@ -68,6 +70,10 @@ describe('files: upload, download, list, new folder (real Docker)', () => {
     expect(put.status).toBe(200);
     expect(await put.json()).toEqual({ ok: { path: `${cwd}/blob one.bin`, bytes: bytes.length, name: 'blob one.bin' } });
     // Read in the sandbox by a command of the same session.
+    sub.dispose();
+    expect(events).toContainEqual(
+      expect.objectContaining({ topic: 'files', sandbox: sb, path: `${cwd}/blob one.bin`, reason: 'uploaded' }),
+    );
     const inside = await t.desk.exec({ sandbox: sb, command: "sha256sum 'blob one.bin' | cut -d' ' -f1" });
     expect(inside.stdout.trim()).toBe(sha(bytes));
 
