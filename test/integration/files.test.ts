@@ -126,6 +126,12 @@ describe('files: upload, download, list, new folder (real Docker)', () => {
     expect(((await put.json()) as { error: { message: string } }).error.message).toMatch(/50 bytes, the ticket is for 100/);
     expect((await fetch(short.body.ok.url, { method: 'PUT', body: Buffer.alloc(100) })).status).toBe(409);
 
+    // No ticket, or a page of another origin: refused before anything runs in the sandbox.
+    expect((await fetch(`${server.origin}/files/upload`, { method: 'PUT', body: 'x' })).status).toBe(409);
+    const fresh = await call('fileUploadTicket', { name: 'evil.bin', size: 1 });
+    expect((await fetch(fresh.body.ok.url, { method: 'PUT', body: 'x', headers: { Origin: 'https://evil.example' } })).status).toBe(403);
+    expect(await names()).not.toContain('evil.bin');
+
     // The client goes away after 1 of 4 MiB: the script sees the input end early and removes its file.
     const cut = await call('fileUploadTicket', { name: 'cut.bin', size: 4 * 1024 * 1024 });
     await new Promise<void>((resolve) => {
@@ -136,12 +142,13 @@ describe('files: upload, download, list, new folder (real Docker)', () => {
         resolve();
       });
     });
-    // Until the sandbox has noticed, a temporary name may be there; never the final one.
-    for (let i = 0; i < 100; i++) {
+    // Until the sandbox has noticed, a temporary name may be there (the script may even start after the
+    // client left); never the final one. Settled = three listings in a row without a temporary name.
+    for (let i = 0, clean = 0; i < 150 && clean < 3; i++) {
       const now = await names();
       expect(now).not.toContain('cut.bin');
-      if (!now.some((n) => n.startsWith('.sdesk-upload-'))) break;
-      await new Promise((r) => setTimeout(r, 200));
+      clean = now.some((n) => n.startsWith('.sdesk-upload-')) ? 0 : clean + 1;
+      await new Promise((r) => setTimeout(r, 300));
     }
     expect((await names()).filter((n) => n === 'cut.bin' || n.startsWith('.sdesk-upload-'))).toEqual([]);
   }, 90_000);
