@@ -4,9 +4,9 @@
  * single `invoke` function the preload exposes (the same contract methods the browser mode serves),
  * and opens its streams (terminal, screen) on the loopback server with single-use tickets.
  */
-import { app, BrowserWindow, dialog, ipcMain, Menu, nativeTheme, Notification, session, shell } from 'electron';
+import { app, BrowserWindow, clipboard, dialog, ipcMain, Menu, nativeTheme, Notification, session, shell } from 'electron';
 import { fileURLToPath } from 'node:url';
-import { EVENT_CHANNEL, EVENTS_BRIDGED_CHANNEL, INVOKE_CHANNEL, NOTIFY_CHANNEL } from '../src/shared/ipc-channel.js';
+import { CLIPBOARD_CHANNEL, EVENT_CHANNEL, EVENTS_BRIDGED_CHANNEL, INVOKE_CHANNEL, NOTIFY_CHANNEL } from '../src/shared/ipc-channel.js';
 import { DEFAULT_CONFIG, loadConfig, type Config } from '../src/platform/config.js';
 import { openLog, silentLogger, type AppLog } from '../src/platform/log.js';
 import { resolvePaths } from '../src/platform/paths.js';
@@ -124,6 +124,12 @@ void app.whenReady().then(async () => {
     });
     ipcMain.on(NOTIFY_CHANNEL, (_e, title: unknown, body: unknown) => {
       if (Notification.isSupported()) new Notification({ title: String(title), body: String(body) }).show();
+    });
+    // The window's clipboard (the screen's cut text): text only; anything else asked is refused.
+    ipcMain.handle(CLIPBOARD_CHANNEL, (_e, op: unknown, text: unknown) => {
+      if (op === 'read') return clipboard.readText();
+      if (op === 'write' && typeof text === 'string') return clipboard.writeText(text);
+      throw new Error('clipboard: read, or write with a string');
     });
     installMenu();
     mainWindow = createWindow(paths.dataDir);

@@ -4,6 +4,8 @@ import { ISOLATION_LABEL } from '../../src/shared/isolation.js';
 import { useApi } from './api-context.js';
 import { CallLog } from './CallLog.js';
 import { CheckpointsPanel } from './CheckpointsPanel.js';
+import { FileDropZone } from './FileDropZone.js';
+import { FilesPanel } from './FilesPanel.js';
 import { ago } from './format.js';
 import { usePoll } from './hooks/usePoll.js';
 import { touches } from './events/topics.js';
@@ -36,7 +38,9 @@ export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
   const declaredIsHome = s.declaredDefaultCwd === '~' || s.declaredDefaultCwd.startsWith('~/');
 
   return (
-    <div className="details">
+    // Files dropped anywhere on the details land in the selected session's cwd (the file panel's own
+    // drop area takes them into the folder it shows).
+    <FileDropZone sandbox={s.name} session={callSession ?? undefined} className="details" testId="details-drop">
       <section className="card" data-testid="details-resources">
         <h3>Resources</h3>
         {visible && <SandboxResources sandbox={s.name} running={s.state === 'running'} />}
@@ -134,6 +138,7 @@ export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
       </section>
 
       <CheckpointsPanel sandbox={s} visible={visible} />
+      {s.state === 'running' && <FilesPanel sandbox={s.name} session={callSession ?? undefined} visible={visible} />}
 
       <CallLog
         sandbox={s.name}
@@ -142,7 +147,7 @@ export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
         session={callSession}
         onSessionChange={setCallSession}
       />
-    </div>
+    </FileDropZone>
   );
 }
 

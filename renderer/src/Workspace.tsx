@@ -1,5 +1,6 @@
 import type { SandboxInfo } from '../../src/api/contract.js';
 import { SandboxOffPane } from './SandboxOffPane.js';
+import { FileDropZone } from './FileDropZone.js';
 import { ScreenPane } from './ScreenPane.js';
 import { SplitView } from './SplitView.js';
 import { TerminalPane, type TerminalTabs } from './TerminalPane.js';
@@ -29,16 +30,23 @@ export function Workspace({ sandbox, visible, tabs, onAddTab, onCloseTab, onActi
   return (
     <SplitView
       storageKey="sdesk.split"
-      left={<ScreenPane sandbox={sandbox.name} visible={visible} onCreateDesktopSandbox={onCreateDesktopSandbox} />}
+      left={
+        // Dropped files land in the active terminal's session cwd, from the screen as from the terminal.
+        <FileDropZone sandbox={sandbox.name} session={tabs.active ?? undefined} className="drop-fill" testId="screen-drop">
+          <ScreenPane sandbox={sandbox.name} visible={visible} onCreateDesktopSandbox={onCreateDesktopSandbox} />
+        </FileDropZone>
+      }
       right={
-        <TerminalPane
-          sandbox={sandbox.name}
-          visible={visible}
-          tabs={tabs}
-          onAdd={onAddTab}
-          onClose={onCloseTab}
-          onActivate={onActivateTab}
-        />
+        <FileDropZone sandbox={sandbox.name} session={tabs.active ?? undefined} className="drop-fill" testId="terminal-drop">
+          <TerminalPane
+            sandbox={sandbox.name}
+            visible={visible}
+            tabs={tabs}
+            onAdd={onAddTab}
+            onClose={onCloseTab}
+            onActivate={onActivateTab}
+          />
+        </FileDropZone>
       }
     />
   );

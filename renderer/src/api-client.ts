@@ -3,6 +3,8 @@ import type { ApiClient, ApiMethod, ApiParams, ApiResponse, ApiResult } from '..
 /** What the Electron preload exposes; the only way the packaged app's page reaches the core. */
 interface Bridge {
   invoke(method: string, params?: unknown): Promise<unknown>;
+  /** The person's clipboard through main (person-clipboard.ts); absent in older preloads. */
+  clipboard?: { readText(): Promise<string>; writeText(text: string): Promise<void> };
 }
 
 declare global {

@@ -44,12 +44,14 @@ fi
 
 # SecurityTypes None is safe only because the socket is 0600 and reached through the exec stream; the
 # app authenticates viewers (single-use tickets) before a byte reaches it.
+# Cut text flows both ways (the window's clipboard): the app's RFB filter caps what viewers send at
+# `clipboard.maxBytes` (at most 16 MiB, hence MaxCutText) and lets only the lease holder paste at all.
 # -extension GLX: without it Xvnc loads Mesa's software GL into the X server, ~65 MiB of an idle
 # desktop's ~250 MiB (measured with the cgroup's rss); nothing here draws through server GLX
 # (xfwm4 runs without its compositor, Chromium renders in its own process and puts images).
 Xvnc ":$disp" -auth "$XAUTHORITY" -rfbport -1 -rfbunixpath "$dir/rfb.sock" -rfbunixmode 0600 -nolisten tcp \
   -SecurityTypes None -AlwaysShared -AcceptSetDesktopSize -geometry "$geometry" -depth 24 \
-  -FrameRate 60 -MaxCutText 262144 -SendCutText=0 -extension GLX >"$dir/xvnc.log" 2>&1 &
+  -FrameRate 60 -MaxCutText 16777216 -extension GLX >"$dir/xvnc.log" 2>&1 &
 xvnc=$!
 
 export DISPLAY=":$disp" XDG_RUNTIME_DIR="$dir/xdg"

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { cwdPathProblem } from '../shared/cwd-path.js';
+import { fileNameProblem } from '../shared/file-names.js';
 import type { AgentActionView, DesktopStatus } from '../shared/desktop-types.js';
 import type { ExecResult, ExecWarning } from '../shared/exec-result.js';
 import type { Lease } from '../shared/lease-types.js';
@@ -381,6 +382,50 @@ export const LogRequest = z.object({
     .max(LOG_TAIL_MAX, `tail is more than ${LOG_TAIL_MAX} lines`)
     .optional(),
 });
+// ---- files and clipboard (the file panel, drops, the screen's clipboard) ----------------------
+
+/** Where the local server takes uploads (PUT, body = the file) and serves downloads (GET); + `?ticket=`. */
+export const FILE_PATHS = { upload: '/files/upload', download: '/files/download' } as const;
+
+/** A single-use URL for one file transfer over HTTP (see FILE_PATHS). */
+export interface FileTransferGrant {
+  url: string;
+  ticket: string;
+}
+
+export interface FileEntry {
+  name: string;
+  type: 'file' | 'dir' | 'link' | 'other';
+  size: number;
+}
+
+/** A folder's entries; `path` is the folder as the sandbox resolved it, `cwd` the session's cwd it was anchored at. */
+export interface FileListing {
+  path: string;
+  cwd: string;
+  session: string;
+  entries: FileEntry[];
+}
+
+/** One path inside the sandbox: absolute, or relative to the session's cwd. */
+const SandboxPath = (what: string) =>
+  z
+    .string()
+    .min(1, `${what} is empty`)
+    .max(4096, `${what} is longer than 4096 characters`)
+    .refine((p) => !/[\0\n\r]/.test(p), `${what} contains a NUL byte or a line break`);
+/** One name in a folder (no / or NUL): what an upload or a new folder is called. */
+const EntryName = (what: string) =>
+  z.string().superRefine((name, ctx) => {
+    const problem = fileNameProblem(name);
+    if (problem) ctx.addIssue({ code: 'custom', message: `bad ${what} name: ${problem}` });
+  });
+const InFolder = {
+  sandbox: SandboxName,
+  session: SessionKey.optional(),
+  /** The folder: absolute, or relative to the session's cwd (default: the cwd itself). */
+  dir: SandboxPath('folder').optional(),
+};
 
 /** A phantom: carries a method's result type in the table, no value at run time. */
 const returns = <T>(): T => undefined as T;
@@ -417,7 +462,11 @@ export const API = {
   desktopStop: { params: OfSandbox, result: returns<DesktopStatus>() },
   /** The last agent action on the desktop (any process), for the viewer to show for a few seconds. */
   desktopLastAction: { params: OfSandbox, result: returns<AgentActionView | null>() },
-  screenTicket: { params: OfSandbox.extend({ viewerId: ViewerId.optional() }), result: returns<StreamGrant & { viewerId: string }>() },
+  screenTicket: {
+    params: OfSandbox.extend({ viewerId: ViewerId.optional() }),
+    // clipboardMaxBytes: the cap on cut text both ways (config `clipboard.maxBytes`); the viewer says when text is over it.
+    result: returns<StreamGrant & { viewerId: string; clipboardMaxBytes?: number }>(),
+  },
   lease: { params: OfSandbox, result: returns<Lease>() },
   takeControl: { params: OfSandbox.extend({ viewerId: ViewerId }), result: returns<Lease>() },
   giveBack: { params: OfSandbox.extend({ viewerId: ViewerId }), result: returns<Lease>() },
@@ -471,6 +520,34 @@ export const API = {
   eventsTicket: { params: z.object({}), result: returns<StreamGrant>() },
   /** Recent long operations (create, boot, desktop start, image build…) of every process, newest first. */
   listOperations: { params: z.object({ limit: z.number().int().min(1).max(200).optional() }), result: returns<OperationView[]>() },
+  /** A folder of the sandbox, anchored at the session's cwd (default: the cwd itself). */
+  listFiles: {
+    params: z.object({ sandbox: SandboxName, session: SessionKey.optional(), path: SandboxPath('path').optional() }),
+    result: returns<FileListing>(),
+  },
+  makeDirectory: { params: z.object({ ...InFolder, name: EntryName('folder') }), result: returns<{ path: string; cwd: string }>() },
+  /**
+   * Checks an upload (folder writable, no folder of that name, enough free space) and returns the URL
+   * to PUT the bytes to, once; `path` is where the file will be.
+   */
+  fileUploadTicket: {
+    params: z.object({
+      ...InFolder,
+      name: EntryName('file'),
+      size: z.number({ error: 'size is the file length in bytes' }).int().min(0).max(Number.MAX_SAFE_INTEGER),
+    }),
+    result: returns<FileTransferGrant & { path: string; cwd: string }>(),
+  },
+  /** Checks a file (there, regular, readable) and returns the URL to GET it from, once. */
+  fileDownloadTicket: {
+    params: z.object({ sandbox: SandboxName, session: SessionKey.optional(), path: SandboxPath('path') }),
+    result: returns<FileTransferGrant & { path: string; name: string; size: number }>(),
+  },
+  /** Reads the desktop's clipboard, or with `text` sets it (refused while a human holds control). */
+  desktopClipboard: {
+    params: OfSandbox.extend({ text: z.string().optional() }),
+    result: returns<{ text: string; bytes: number }>(),
+  },
 } as const;
 
 export type ApiMethod = keyof typeof API;

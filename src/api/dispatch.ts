@@ -1,5 +1,7 @@
 import type { z } from 'zod';
 import { asSandboxDeskError, SandboxDeskError } from '../shared/errors.js';
+import { posix } from 'node:path';
+import type { FileTransferRoutes } from './file-transfer-routes.js';
 import { readProviderDefaultCwd } from '../cwd/declared-default-cwd.js';
 import { isolationOf } from '../sandbox/provider.js';
 import { API, type ApiMethod, type ApiResponse, type ApiResult, type StreamGrant } from './contract.js';
@@ -14,6 +16,14 @@ export interface StreamIssuer {
   logTicket(grant: { sandbox: string; source: string; tail: number }): StreamGrant;
   /** Absent where no server serves `/ws/events` (then the Electron bridge carries the events). */
   eventsTicket?(): StreamGrant;
+  /** The file panel's HTTP transfers (file-transfer-routes.ts); absent where no server serves them. */
+  fileTransfers?: Pick<FileTransferRoutes, 'uploadTicket' | 'downloadTicket'>;
+}
+
+function transfersOf(streams: StreamIssuer): Pick<FileTransferRoutes, 'uploadTicket' | 'downloadTicket'> {
+  if (!streams.fileTransfers)
+    throw new SandboxDeskError('unsupported', 'file transfers need the local server (the window or `sandbox-desk serve`)');
+  return streams.fileTransfers;
 }
 
 type Params<M extends ApiMethod> = z.output<(typeof API)[M]['params']>;
@@ -73,7 +83,7 @@ export function createDispatcher(
     desktopLastAction: (p) => desk.desktop.lastAction(p.sandbox),
     screenTicket: async (p) => {
       await desk.inspectSandbox(p.sandbox);
-      return streams.screenTicket(p.sandbox, p.viewerId);
+      return { ...streams.screenTicket(p.sandbox, p.viewerId), clipboardMaxBytes: desk.config.clipboard.maxBytes };
     },
     lease: (p) => desk.desktop.lease(p.sandbox),
     takeControl: (p) => desk.desktop.takeControl(p.sandbox, p.viewerId),
@@ -127,6 +137,40 @@ export function createDispatcher(
       return streams.eventsTicket();
     },
     listOperations: (p) => desk.listOperations(p.limit),
+    listFiles: async (p) => {
+      const r = await desk.io.listDir({ sandbox: p.sandbox, session: p.session, path: p.path });
+      return { path: r.path, cwd: r.cwd, session: r.session, entries: r.entries };
+    },
+    makeDirectory: async (p) => {
+      const r = await desk.io.makeDirectory(p);
+      desk.events.publish({ topic: 'files', sandbox: p.sandbox, path: r.path, reason: 'folder' });
+      return { path: r.path, cwd: r.cwd };
+    },
+    fileUploadTicket: async (p) => {
+      const transfers = transfersOf(streams);
+      const checked = await desk.io.checkUpload(p);
+      // The ticket names the folder as resolved now: a cd before the bytes arrive does not move them.
+      const dir = posix.dirname(checked.path);
+      return { ...transfers.uploadTicket({ ...p, dir }), path: checked.path, cwd: checked.cwd };
+    },
+    fileDownloadTicket: async (p) => {
+      const transfers = transfersOf(streams);
+      const r = await desk.io.readFileRange({ sandbox: p.sandbox, session: p.session, path: p.path, offset: 0, length: 0 });
+      return {
+        ...transfers.downloadTicket({ sandbox: p.sandbox, session: p.session, path: r.path }),
+        path: r.path,
+        name: posix.basename(r.path),
+        size: r.size,
+      };
+    },
+    desktopClipboard: async (p) => {
+      const max = desk.config.clipboard.maxBytes;
+      if (p.text === undefined) {
+        const text = await desk.desktop.clipboard(p.sandbox, max);
+        return { text, bytes: Buffer.byteLength(text) };
+      }
+      return { text: p.text, bytes: await desk.desktop.setClipboard(p.sandbox, p.text, max) };
+    },
   };
 
   return async (method, params) => {

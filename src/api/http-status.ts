@@ -19,6 +19,7 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]: number } = {
   // The user stopped it: not the server's fault, and the request did not do what it asked.
   cancelled: 409,
   unsupported: 501,
+  no_space: 507,
   placement_refused: 409,
   sandbox_not_running: 409,
   desktop_not_running: 409,

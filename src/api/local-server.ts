@@ -14,6 +14,7 @@ import { noTokenPage, wantsPage } from './no-token-page.js';
 import { decodeSegment, parseRequestTarget, type RequestTarget } from './request-target.js';
 import type { SandboxDesk } from './sandbox-desk.js';
 import { StreamServer } from './stream-server.js';
+import { FileTransferRoutes } from './file-transfer-routes.js';
 
 /**
  * The agent bridge over HTTP, injected by whoever starts the server (the serve command): the API
@@ -65,6 +66,8 @@ export class LocalServer implements StreamIssuer {
   private readonly dispatch: ReturnType<typeof createDispatcher>;
   private readonly streams: StreamServer;
   private readonly server: Server;
+  /** Uploads and downloads of the file panel, ticketed like the streams (file-transfer-routes.ts). */
+  readonly fileTransfers: FileTransferRoutes;
   port = 0;
 
   constructor(private readonly opts: LocalServerOptions) {
@@ -74,6 +77,12 @@ export class LocalServer implements StreamIssuer {
       ticketTtlMs: opts.ticketTtlMs ?? 30_000,
       origin: () => this.origin,
       hostAllowed: (req) => this.hostAllowed(req),
+      originAllowed: (origin) => this.originAllowed(origin),
+    });
+    this.fileTransfers = new FileTransferRoutes({
+      desk: opts.desk,
+      ticketTtlMs: opts.ticketTtlMs ?? 30_000,
+      origin: () => this.origin,
       originAllowed: (origin) => this.originAllowed(origin),
     });
     this.dispatch = createDispatcher(opts.desk, this);
@@ -194,6 +203,9 @@ export class LocalServer implements StreamIssuer {
       return this.serveStatic(res, join(projectRoot(), 'node_modules', '@novnc', 'novnc'), decodeSegment(path.slice('/novnc/'.length)));
     if (req.method === 'GET' && path.startsWith('/viewer/'))
       return this.serveStatic(res, resourcePath('viewer'), decodeSegment(path.slice('/viewer/'.length)));
+
+    // The file transfers' ticket is their credential (the Electron window has no cookie for this origin).
+    if (await this.fileTransfers.handle(req, res, url)) return;
 
     const who = this.auth.authenticate(req, url.query);
     if (path === '/mcp' && this.opts.mcp) {

@@ -61,10 +61,13 @@ export class StreamServer {
   private readonly terminalTickets: TicketBook<{ terminalId: string }>;
   private readonly logTickets: TicketBook<LogGrant>;
   private readonly eventTickets: TicketBook<{ events: true }>;
-  private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 1024 * 1024 });
+  private readonly wss: WebSocketServer;
   private readonly streams = new Set<WebSocket>();
 
   constructor(private readonly opts: StreamServerOptions) {
+    // A pasted text arrives as one message: room for the clipboard cap, plus the other messages' headroom.
+    const maxPayload = Math.max(1024 * 1024, opts.desk.config.clipboard.maxBytes + 64 * 1024);
+    this.wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload });
     this.screenTickets = new TicketBook<ScreenGrant>(opts.ticketTtlMs);
     this.terminalTickets = new TicketBook<{ terminalId: string }>(opts.ticketTtlMs);
     this.logTickets = new TicketBook<LogGrant>(opts.ticketTtlMs);
@@ -223,6 +226,7 @@ export class StreamServer {
     let lease = desktop.lease(grant.sandbox);
     let leaseReadAt = Date.now();
     const filter = new RfbInputFilter({
+      maxClipboardBytes: this.opts.desk.config.clipboard.maxBytes,
       mayControl: () => {
         if (Date.now() - leaseReadAt > LEASE_REFRESH_MS) {
           lease = desktop.lease(grant.sandbox);

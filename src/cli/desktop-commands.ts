@@ -5,6 +5,7 @@ import type { DesktopStatus, ScreenAction } from '../desktop/desktop-service.js'
 import type { FrameFormat } from '../desktop/screen/frame-encode.js';
 import type { PlacementSetting } from '../desktop/placement.js';
 import { SandboxDeskError } from '../shared/errors.js';
+import { addClipboardCommand } from './clipboard-command.js';
 import { printJson, type Out } from './output.js';
 
 interface JsonFlag {
@@ -228,6 +229,8 @@ export function addDesktopCommands(program: Command, core: () => SandboxDesk, ou
         );
       await untilInterrupted();
     });
+
+  addClipboardCommand(desktop, core, out);
 
   desktop
     .command('view <name>')

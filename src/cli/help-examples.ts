@@ -41,6 +41,16 @@ export const HELP_EXAMPLES: Record<string, string[]> = {
   'desktop start': ['sandbox-desk desktop start web'],
   'desktop stop': ['sandbox-desk desktop stop web'],
   'desktop status': ['sandbox-desk desktop status web --json'],
+  cp: [
+    'sandbox-desk cp ./notes.txt web:',
+    'sandbox-desk cp web:results/report.pdf .',
+    'sandbox-desk cp big.tar web:/tmp/ --session agent-1',
+  ],
+  'desktop clipboard': [
+    'sandbox-desk desktop clipboard web',
+    "sandbox-desk desktop clipboard web --set 'https://example.org'",
+    'cat notes.txt | sandbox-desk desktop clipboard web --set -',
+  ],
   'desktop screenshot': ['sandbox-desk desktop screenshot web --out screen.png'],
   'desktop click': ['sandbox-desk desktop click web 640 400', 'sandbox-desk desktop click web 640 400 --button 3'],
   'desktop move': ['sandbox-desk desktop move web 100 200'],

@@ -20,6 +20,7 @@ import {
   sessionTable,
   type Out,
 } from './output.js';
+import { addCpCommand } from './cp-command.js';
 import { addDesktopCommands } from './desktop-commands.js';
 import { addCheckpointCommands } from './checkpoint-commands.js';
 import { addImageCommands } from './image-command.js';
@@ -322,6 +323,7 @@ export async function main(
 
   addCheckpointCommands(program, sandbox, core, out, progressPrinter);
   addDesktopCommands(program, core, out);
+  addCpCommand(program, core, out);
   addImageCommands(program, core, out, (code) => (exitCode = code));
   const agentPolicy = () => ({ allowOtherUsers: core().config.agents.allowOtherUsers });
   addServeCommand(program, core, out, agentPolicy);

@@ -18,6 +18,7 @@ import { runIn } from '../exec/run-in.js';
 import { remoteArgv } from '../exec/remote-argv.js';
 import { pointerLocation, runXdotool, runXdotoolKeys, type AgentAction } from './agent-actions.js';
 import { CdpBridge } from './cdp-bridge.js';
+import { readClipboard, writeClipboard } from './desktop-clipboard.js';
 import {
   DESKTOP_IMAGE,
   DISPLAY_USER,
@@ -542,6 +543,17 @@ export class DesktopService {
   async actWithXdotool(sandbox: string, action: AgentAction): Promise<void> {
     this.assertAgentMayAct(sandbox);
     await this.onDesktop(sandbox, ({ env, layout, user }) => runXdotool(env, layout, action, user));
+  }
+
+  /** The desktop's clipboard text (desktop-clipboard.ts); over `maxBytes` is refused. */
+  async clipboard(sandbox: string, maxBytes: number): Promise<string> {
+    return this.onDesktop(sandbox, ({ env, layout, user }) => readClipboard(env, layout, user, maxBytes));
+  }
+
+  /** Sets the desktop's clipboard, as an agent acts: refused while a human holds control. */
+  async setClipboard(sandbox: string, text: string, maxBytes: number): Promise<number> {
+    this.assertAgentMayAct(sandbox);
+    return this.onDesktop(sandbox, ({ env, layout, user }) => writeClipboard(env, layout, user, text, maxBytes));
   }
 
   async pointer(sandbox: string): Promise<{ x: number; y: number }> {

@@ -11,7 +11,8 @@ import { ENTER_FUNCTION } from './wrapper-script.js';
  *   bash -c SCRIPT sandbox-desk <session cwd> <tmpdir> <path> [<max bytes>]
  * Exit codes: 3 not found, 4 not a regular file / directory, 5 too large, 6 permission denied.
  */
-const PRELUDE = `${ENTER_FUNCTION}
+/** Shared with file-transfer.ts: enter the session's cwd, resolve $3 into `abs`, print it to stderr. */
+export const PRELUDE = `${ENTER_FUNCTION}
 __sd_enter "$1" "$2"
 p=$3
 case $p in /*) abs=$p ;; .) abs=$PWD ;; *) abs=$PWD/\${p#./} ;; esac

@@ -94,6 +94,17 @@ export const ConfigSchema = z.strictObject({
       files: z.number().int().min(1).max(20).describe('rotated log files kept besides the current one (1-20)').default(3),
     })
     .prefault({}),
+  clipboard: z
+    .strictObject({
+      maxBytes: z
+        .number()
+        .int()
+        .min(1024)
+        .max(16 * 1024 * 1024)
+        .describe('largest clipboard text passed to or from a sandbox desktop, in bytes (1024-16777216, e.g. 1048576)')
+        .default(1024 * 1024),
+    })
+    .prefault({}),
   agents: z
     .strictObject({
       allowOtherUsers: z

@@ -2,6 +2,14 @@ import { isHostOnly, isHostShapedPath, isUnderPath, isWindowsPath, translateMoun
 import { SandboxDeskError } from '../shared/errors.js';
 import { listSandboxDir, readSandboxFile, readSandboxFileRange, writeSandboxFile, type DirEntry } from '../exec/sandbox-files.js';
 import { TerminalSession } from '../exec/terminal.js';
+import {
+  checkUpload,
+  makeSandboxDirectory,
+  startDownload,
+  startUpload,
+  type DownloadSource,
+  type UploadSink,
+} from '../exec/file-transfer.js';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
 import { toDisposable, type DisposableStore } from '../shared/lifecycle.js';
 import type { SandboxStore } from '../store/sandbox-store.js';
@@ -178,6 +186,32 @@ export class SessionIo {
   }): Promise<{ path: string; entries: DirEntry[]; cwd: string; session: string }> {
     const t = await this.fileTarget(input.sandbox, input.path ?? '.', input.session, input.stepId);
     const r = await t.run(listSandboxDir(t.file, t.target));
+    return { ...r, cwd: t.cwd, session: t.key };
+  }
+
+  // ---- streamed transfers (the file panel, drops): the same anchoring as the file tools above ----
+
+  /** Checks that a file of `size` bytes named `name` can land in `dir` (default: the session's cwd). */
+  async checkUpload(input: { sandbox: string; session?: string; dir?: string; name: string; size: number }) {
+    const t = await this.fileTarget(input.sandbox, input.dir ?? '.', input.session, undefined);
+    const r = await t.run(checkUpload(t.file, { dir: t.target, name: input.name, size: input.size }));
+    return { ...r, cwd: t.cwd, session: t.key };
+  }
+
+  /** Starts an upload; the caller streams exactly `size` bytes into `input`. */
+  async startUpload(input: { sandbox: string; session?: string; dir?: string; name: string; size: number }): Promise<UploadSink> {
+    const t = await this.fileTarget(input.sandbox, input.dir ?? '.', input.session, undefined);
+    return t.run(startUpload(t.file, { dir: t.target, name: input.name, size: input.size }));
+  }
+
+  async startDownload(input: { sandbox: string; session?: string; path: string }): Promise<DownloadSource> {
+    const t = await this.fileTarget(input.sandbox, input.path, input.session, undefined);
+    return t.run(startDownload(t.file, t.target));
+  }
+
+  async makeDirectory(input: { sandbox: string; session?: string; dir?: string; name: string }) {
+    const t = await this.fileTarget(input.sandbox, input.dir ?? '.', input.session, undefined);
+    const r = await t.run(makeSandboxDirectory(t.file, t.target, input.name));
     return { ...r, cwd: t.cwd, session: t.key };
   }
 

@@ -143,7 +143,17 @@ export type CoreEvent =
   | StoreChangedEvent
   | EngineEvent
   | StatsEvent
-  | CheckpointEvent;
+  | CheckpointEvent
+  | FilesChangedEvent;
+/** A file or folder appeared in a sandbox through the app (an upload, a new folder); a file panel showing its folder re-lists. */
+export interface FilesChangedEvent extends Base {
+  topic: 'files';
+  sandbox: string;
+  /** The absolute path in the sandbox that changed. */
+  path: string;
+  /** Published by src/api/file-transfer-routes.ts (`uploaded`) and the makeDirectory method (`folder`). */
+  reason: 'uploaded' | 'folder';
+}
 
 export type CoreEventTopic = CoreEvent['topic'];
 

@@ -29,6 +29,8 @@ export type ErrorCode =
   | 'cancelled'
   /** The backend lacks a capability the operation needs (e.g. checkpoints, memory checkpoints, a network policy). */
   | 'unsupported'
+  /** The sandbox's filesystem has less free space than a file being written needs (an upload). */
+  | 'no_space'
   | 'internal';
 
 export class SandboxDeskError extends Error {

@@ -24,3 +24,10 @@ export type NotifyChannel = typeof NOTIFY_CHANNEL;
 /** Window → main: does main forward the core's events (an in-process core)? A child core's window uses `/ws/events`. */
 export const EVENTS_BRIDGED_CHANNEL = 'sandbox-desk:events-bridged';
 export type EventsBridgedChannel = typeof EVENTS_BRIDGED_CHANNEL;
+
+/**
+ * The person's clipboard for the window (read and write text): a sandboxed preload has no
+ * `clipboard` module, so main answers with its own. Spelled as a type in the preload, as above.
+ */
+export const CLIPBOARD_CHANNEL = 'sandbox-desk:clipboard';
+export type ClipboardChannel = typeof CLIPBOARD_CHANNEL;

@@ -10,6 +10,7 @@ import type {
   CallLogEntry,
   CheckpointInfo,
   DesktopStatus,
+  FileEntry,
   Lease,
   SandboxInfo,
   SessionInfo,
@@ -166,6 +167,10 @@ export class FakeApi implements ApiClient {
   ];
   tasks: Record<string, ImageTask> = {};
   checkpoints: CheckpointInfo[] = [];
+  /** The fake sandbox's files: folder path → entries (the file panel's tests fill it). */
+  files: Record<string, FileEntry[]> = {};
+  /** The fake desktop's clipboard. */
+  clipboard = '';
   private readonly overrides: Partial<Record<ApiMethod, (params: unknown) => unknown>> = {};
 
   constructor(
@@ -404,5 +409,42 @@ export class FakeApi implements ApiClient {
       throw new ApiError('unsupported', 'the fake API serves no event stream');
     },
     listOperations: () => this.operations.map((o) => ({ ...o })),
+    listFiles: (p) => {
+      const cwd = '/home/dev';
+      const path = !p.path || p.path === '.' ? cwd : p.path.startsWith('/') ? p.path : `${cwd}/${p.path}`;
+      const entries = this.files[path];
+      if (!entries) throw new ApiError('not_found', `${path} does not exist in the sandbox`);
+      return { path, cwd, session: p.session ?? 'default', entries: entries.map((e) => ({ ...e })) };
+    },
+    makeDirectory: (p) => {
+      const dir = p.dir ?? '/home/dev';
+      (this.files[dir] ??= []).push({ name: p.name, type: 'dir', size: 4096 });
+      this.files[`${dir}/${p.name}`] = [];
+      return { path: `${dir}/${p.name}`, cwd: '/home/dev' };
+    },
+    fileUploadTicket: (p) => {
+      const dir = p.dir ?? '/home/dev';
+      return {
+        url: `http://127.0.0.1:1/files/upload?ticket=u${this.calls.length}`,
+        ticket: `u${this.calls.length}`,
+        path: `${dir}/${p.name}`,
+        cwd: '/home/dev',
+      };
+    },
+    fileDownloadTicket: (p) => {
+      const path = p.path.startsWith('/') ? p.path : `/home/dev/${p.path}`;
+      const name = path.slice(path.lastIndexOf('/') + 1);
+      return {
+        url: `http://127.0.0.1:1/files/download?ticket=d${this.calls.length}`,
+        ticket: `d${this.calls.length}`,
+        path,
+        name,
+        size: 1,
+      };
+    },
+    desktopClipboard: (p) => {
+      if (p.text !== undefined) this.clipboard = p.text;
+      return { text: this.clipboard, bytes: this.clipboard.length };
+    },
   };
 }

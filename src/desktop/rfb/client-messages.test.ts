@@ -2,6 +2,10 @@ import { describe, expect, it } from 'vitest';
 import * as msg from './client-messages.js';
 
 describe('client messages', () => {
+  it('lays out ClientCutText: type 6, padding, a u32 length, latin-1 text', () => {
+    expect([...msg.clientCutText('hé')]).toEqual([6, 0, 0, 0, 0, 0, 0, 2, 0x68, 0xe9]);
+  });
+
   it('lays out ProtocolVersion, the security choice and ClientInit', () => {
     expect(msg.protocolVersion(8).toString('latin1')).toBe('RFB 003.008\n');
     expect(msg.protocolVersion(3).toString('latin1')).toBe('RFB 003.003\n');

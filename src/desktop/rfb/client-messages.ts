@@ -110,3 +110,13 @@ export function clientFence(flags: number, payload: Uint8Array): Buffer {
 function clampU16(v: number): number {
   return Math.max(0, Math.min(0xffff, Math.round(v)));
 }
+
+/** ClientCutText: clipboard text, latin-1 as the base protocol defines it (RFC 6143 §7.5.6). */
+export function clientCutText(text: string): Buffer {
+  const body = Buffer.from(text, 'latin1');
+  const msg = Buffer.alloc(ClientMessageLength.ClientCutTextHeader + body.length);
+  msg[0] = ClientMessage.ClientCutText;
+  msg.writeUInt32BE(body.length, 4);
+  body.copy(msg, ClientMessageLength.ClientCutTextHeader);
+  return msg;
+}

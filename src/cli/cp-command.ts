@@ -1,0 +1,82 @@
+import { createReadStream, createWriteStream, existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { posix } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Command } from 'commander';
+import type { SandboxDesk } from '../api/sandbox-desk.js';
+import { SandboxDeskError } from '../shared/errors.js';
+import { printJson, type Out } from './output.js';
+
+/** `NAME:PATH` (a sandbox path, relative to the session's cwd) or a local path; like `docker cp`. */
+export function parseCpArg(arg: string): { sandbox: string; path: string } | { local: string } {
+  const m = /^([A-Za-z0-9][A-Za-z0-9_.-]*):(.*)$/s.exec(arg);
+  // "./a:b" or "/x:y" are local paths with a colon; only NAME: at the very start names a sandbox.
+  if (m && !arg.startsWith('.') && !arg.startsWith('/')) return { sandbox: m[1]!, path: m[2] || '.' };
+  return { local: arg };
+}
+
+/**
+ * `sandbox-desk cp SRC DEST`: one file into or out of a sandbox, streamed through the exec prefix
+ * (file-transfer.ts): into a sandbox it lands under a temporary name and is renamed when complete,
+ * after a free-space check; out of one it is written next to the target and renamed, likewise.
+ */
+export function addCpCommand(program: Command, core: () => SandboxDesk, out: Out): void {
+  program
+    .command('cp <src> <dest>')
+    .description("copy a file into or out of a sandbox (NAME:PATH, relative to the session's cwd), streamed")
+    .option('--session <key>', 'whose cwd a relative sandbox path starts from (default: the default session)')
+    .option('--json', 'machine-readable output')
+    .action(async (src: string, dest: string, o: { session?: string; json?: boolean }) => {
+      const from = parseCpArg(src);
+      const to = parseCpArg(dest);
+      const desk = core();
+      const session = o.session;
+      if ('local' in from && 'sandbox' in to) {
+        if (!existsSync(from.local) || !statSync(from.local).isFile())
+          throw new SandboxDeskError('invalid_input', `${from.local} is not a file on this machine`, {
+            hint: 'cp copies one regular file',
+          });
+        const size = statSync(from.local).size;
+        // Into a folder that exists (or "NAME:" / a path ending in /): under the file's own name.
+        const intoDir =
+          to.path.endsWith('/') ||
+          to.path === '.' ||
+          (await desk.io.listDir({ sandbox: to.sandbox, path: to.path, ...(session ? { session } : {}) }).then(
+            () => true,
+            () => false,
+          ));
+        const dir = intoDir ? to.path : posix.dirname(to.path);
+        const name = intoDir ? basename(from.local) : posix.basename(to.path);
+        const sink = await desk.io.startUpload({ sandbox: to.sandbox, dir, name, size, ...(session ? { session } : {}) });
+        await pipeline(createReadStream(from.local), sink.input).catch(() => sink.abort());
+        const done = await sink.done;
+        if (o.json) printJson(out, done);
+        else out.stderr(`copied ${done.bytes} bytes to ${to.sandbox}:${done.path}\n`);
+        return;
+      }
+      if ('sandbox' in from && 'local' in to) {
+        const srcFile = await desk.io.startDownload({ sandbox: from.sandbox, path: from.path, ...(session ? { session } : {}) });
+        const target = existsSync(to.local) && statSync(to.local).isDirectory() ? join(to.local, srcFile.name) : to.local;
+        const part = join(dirname(target), `.${basename(target)}.sdesk-part-${process.pid}`);
+        try {
+          await pipeline(srcFile.output, createWriteStream(part));
+          await srcFile.done;
+          renameSync(part, target);
+        } catch (err) {
+          srcFile.abort();
+          rmSync(part, { force: true });
+          throw err;
+        }
+        if (o.json) printJson(out, { path: target, bytes: srcFile.size, from: srcFile.path });
+        else out.stderr(`copied ${srcFile.size} bytes from ${from.sandbox}:${srcFile.path} to ${target}\n`);
+        return;
+      }
+      throw new SandboxDeskError(
+        'invalid_input',
+        'cp copies between this machine and one sandbox: exactly one of SRC and DEST is NAME:PATH',
+        {
+          hint: 'e.g. sandbox-desk cp ./notes.txt web:  or  sandbox-desk cp web:report.pdf .',
+        },
+      );
+    });
+}

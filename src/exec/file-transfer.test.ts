@@ -1,0 +1,97 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { rejectsWith } from '../../test/expect-error.js';
+import type { SandboxEnvironment } from '../sandbox/provider.js';
+import { checkUpload, firstLine, makeSandboxDirectory, startDownload, startUpload } from './file-transfer.js';
+import type { FileTarget } from './sandbox-files.js';
+
+/** The sandbox boundary faked as this machine: the exec prefix is `env`, so the scripts run here. */
+const root = mkdtempSync(join(tmpdir(), 'sdesk-transfer-'));
+const env = { execPrefix: () => ['env'], joinsArgv: false, getTempDir: () => tmpdir() } as unknown as SandboxEnvironment;
+const t: FileTarget = { env, cwd: root };
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+describe('file transfer scripts', () => {
+  it('uploads into the session cwd under a temporary name, then renames', async () => {
+    const bytes = randomBytes(3 * 1024 * 1024 + 17);
+    const sink = await startUpload(t, { dir: '.', name: 'big file.bin', size: bytes.length });
+    expect(sink.path).toBe(join(root, 'big file.bin'));
+    // Once the sandbox is ready for the bytes, only the temporary name is there.
+    const src = new PassThrough();
+    const piping = pipeline(src, sink.input);
+    src.write(bytes.subarray(0, 1000));
+    expect(readdirSync(root).some((n) => n.startsWith('.sdesk-upload-'))).toBe(true);
+    expect(readdirSync(root)).not.toContain('big file.bin');
+    src.end(bytes.subarray(1000));
+    await piping;
+    expect(await sink.done).toEqual({ path: join(root, 'big file.bin'), bytes: bytes.length });
+    expect(sha(readFileSync(join(root, 'big file.bin')))).toBe(sha(bytes));
+    expect(readdirSync(root).filter((n) => n.startsWith('.sdesk-upload-'))).toEqual([]);
+  });
+
+  it('an upload cut short leaves nothing under the final name (and no temporary file)', async () => {
+    const sink = await startUpload(t, { dir: root, name: 'cut.bin', size: 1000 });
+    sink.input.end(Buffer.alloc(400));
+    const e = await rejectsWith(sink.done, 'invalid_input');
+    expect(e.message).toMatch(/ended after 400 of 1000 bytes/);
+    expect(readdirSync(root).filter((n) => n === 'cut.bin' || n.startsWith('.sdesk-upload-'))).toEqual([]);
+  });
+
+  it('refuses a file larger than the free space before any byte is sent', async () => {
+    const huge = 2 ** 52;
+    const e = await rejectsWith(checkUpload(t, { dir: '.', name: 'huge.bin', size: huge }), 'no_space');
+    expect(e.message).toMatch(/needs 4503599627370496 bytes, \d+ are free/);
+    expect(e.hint).toMatch(/nothing was written/);
+    await rejectsWith(startUpload(t, { dir: '.', name: 'huge.bin', size: huge }), 'no_space');
+    expect(readdirSync(root)).not.toContain('huge.bin');
+  });
+
+  it('refuses bad names, a missing folder, a folder in the way, and a file as the folder', async () => {
+    await rejectsWith(checkUpload(t, { dir: '.', name: 'a/b', size: 1 }), 'invalid_input');
+    await rejectsWith(checkUpload(t, { dir: '.', name: 'a\0b', size: 1 }), 'invalid_input');
+    await rejectsWith(checkUpload(t, { dir: 'nope', name: 'x', size: 1 }), 'not_found');
+    mkdirSync(join(root, 'taken'));
+    expect((await rejectsWith(checkUpload(t, { dir: '.', name: 'taken', size: 1 }), 'invalid_input')).message).toMatch(
+      /a folder named taken/,
+    );
+    writeFileSync(join(root, 'plain'), 'x');
+    await rejectsWith(checkUpload(t, { dir: 'plain', name: 'x', size: 1 }), 'invalid_input');
+    expect((await checkUpload(t, { dir: 'taken', name: 'ok', size: 1 })).path).toBe(join(root, 'taken', 'ok'));
+  });
+
+  it('downloads with the size first, byte for byte', async () => {
+    const bytes = randomBytes(2 * 1024 * 1024 + 5);
+    writeFileSync(join(root, 'down.bin'), bytes);
+    const src = await startDownload(t, 'down.bin');
+    expect(src).toMatchObject({ path: join(root, 'down.bin'), name: 'down.bin', size: bytes.length });
+    const parts: Buffer[] = [];
+    for await (const c of src.output) parts.push(c as Buffer);
+    await src.done;
+    expect(sha(Buffer.concat(parts))).toBe(sha(bytes));
+    await rejectsWith(startDownload(t, 'missing.bin'), 'not_found');
+    await rejectsWith(startDownload(t, '.'), 'invalid_input');
+  });
+
+  it('makes a folder; an existing name is name_taken; a bad name is refused', async () => {
+    expect(await makeSandboxDirectory(t, '.', 'new dir')).toEqual({ path: join(root, 'new dir') });
+    await rejectsWith(makeSandboxDirectory(t, '.', 'new dir'), 'name_taken');
+    await rejectsWith(makeSandboxDirectory(t, '.', '..'), 'invalid_input');
+  });
+
+  it('firstLine puts back what follows the line', async () => {
+    const s = new PassThrough();
+    s.write('head line\npay');
+    s.end('load');
+    expect(await firstLine(s)).toBe('head line');
+    const rest: Buffer[] = [];
+    for await (const c of s) rest.push(c as Buffer);
+    expect(Buffer.concat(rest).toString()).toBe('payload');
+  });
+});

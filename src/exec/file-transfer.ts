@@ -1,0 +1,281 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { posix } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { SandboxDeskError } from '../shared/errors.js';
+import { assertFileName } from '../shared/file-names.js';
+import { remoteArgv } from './remote-argv.js';
+import { PRELUDE, type FileTarget } from './sandbox-files.js';
+
+/**
+ * Streaming file transfers into and out of a sandbox, for files of any size: the bytes flow through
+ * the exec prefix (so every backend that can run a command can take a file) and are never held whole
+ * in memory. Same anchoring and user as sandbox-files.ts: the script enters the session's cwd as the
+ * sandbox user, so what a shell could not enter, an upload cannot write either.
+ *
+ * An upload lands under a temporary name in the target folder and is renamed only once every byte it
+ * announced has arrived: an upload cut short, or a disk that filled up, leaves nothing under the
+ * final name. Free space is checked first (`df`) so a file that cannot fit is refused before a byte
+ * is sent. Each script reports on its first stdout line (`ready …`, `size …`), so the caller knows
+ * the checks passed before it streams; failures are exit codes (see `failure`).
+ *   bash -c SCRIPT sandbox-desk <session cwd> <tmpdir> <dir or path> [<name> <size> <mode>]
+ */
+
+/** Checks a folder for a new entry named $4 of $5 bytes; $6 = check | write | mkdir. */
+const INTO_DIR = `${PRELUDE}
+name=$4 size=$5 mode=$6
+[ -e "$p" ] || __sd_absent
+[ -d "$p" ] || exit 4
+{ [ -x "$p" ] && [ -w "$p" ]; } || exit 6
+if [ "$abs" = / ]; then final=/$name; else final=$abs/$name; fi
+if [ "$mode" = mkdir ]; then
+  [ -e "$final" ] && exit 11
+  mkdir -- "$final" || exit 6
+  printf 'done %s\\n' "$final"; exit 0
+fi
+[ -d "$final" ] && exit 12
+free=$(df -Pk -- "$p" 2>/dev/null | awk 'NR == 2 { print $4 }')
+case $free in ''|*[!0-9]*) free= ;; esac
+if [ -n "$free" ] && [ "$((free * 1024))" -lt "$size" ]; then printf 'free %s\\n' "$((free * 1024))" >&2; exit 8; fi
+if [ "$mode" = check ]; then printf 'ready %s\\n' "$final"; exit 0; fi
+tmp=$abs/.sdesk-upload-$$-$RANDOM
+trap 'rm -f -- "$tmp"' EXIT
+: > "$tmp" || exit 6
+printf 'ready %s\\n' "$final"
+err=$(cat 2>&1 > "$tmp") || { printf '%s\\n' "$err" >&2; exit 9; }
+got=$(stat -c %s -- "$tmp") || exit 9
+[ "$got" = "$size" ] || { printf 'got %s\\n' "$got" >&2; exit 10; }
+mv -f -- "$tmp" "$final" || exit 6
+trap - EXIT
+printf 'done %s\\n' "$final"
+`;
+
+const DOWNLOAD = `${PRELUDE}
+[ -e "$p" ] || __sd_absent
+[ -d "$p" ] && exit 4
+[ -f "$p" ] || exit 4
+[ -r "$p" ] || exit 6
+size=$(stat -c %s -- "$p") || exit 6
+printf 'size %s %s\\n' "$size" "$abs"
+exec cat -- "$p"
+`;
+
+/** What a script's exit code means, as an error the person can act on. */
+function failure(code: number | null, path: string, stderr: string, ctx: { size?: number; name?: string } = {}): SandboxDeskError {
+  const num = (re: RegExp) => Number(re.exec(stderr)?.[1] ?? NaN);
+  switch (code) {
+    case 3:
+      return new SandboxDeskError('not_found', `${path} does not exist in the sandbox`);
+    case 4:
+      return new SandboxDeskError('invalid_input', `${path} is not ${ctx.name === undefined ? 'a regular file' : 'a folder'}`);
+    case 6:
+      return new SandboxDeskError('refused', `${path} is not writable or not accessible to the sandbox user`, {
+        hint: 'choose a folder the sandbox user owns (the session cwd or home)',
+      });
+    case 8: {
+      const free = num(/^free (\d+)$/m);
+      return new SandboxDeskError('no_space', `not enough space in ${path}: ${ctx.name} needs ${ctx.size} bytes, ${free} are free`, {
+        hint: 'free space in the sandbox (or choose a folder on another filesystem); nothing was written',
+        details: { free, size: ctx.size },
+      });
+    }
+    case 9:
+      if (/No space left/i.test(stderr))
+        return new SandboxDeskError('no_space', `the sandbox ran out of space while writing ${ctx.name} into ${path}`, {
+          hint: 'free space in the sandbox and try again; the partial file was removed',
+        });
+      return new SandboxDeskError('backend_unavailable', `writing ${ctx.name} into ${path} failed: ${stderr.trim().slice(0, 300)}`);
+    case 10:
+      return new SandboxDeskError(
+        'invalid_input',
+        `the upload of ${ctx.name} ended after ${num(/^got (\d+)$/m)} of ${ctx.size} bytes; nothing was kept under its name`,
+        { hint: 'send it again' },
+      );
+    case 11:
+      return new SandboxDeskError('name_taken', `${path}/${ctx.name} already exists`);
+    case 12:
+      return new SandboxDeskError('invalid_input', `a folder named ${ctx.name} is already in ${path}`, {
+        hint: 'rename the file, or upload it into that folder',
+      });
+    default:
+      return new SandboxDeskError('backend_unavailable', `the file transfer failed (exit ${code}: ${stderr.trim().slice(0, 300)})`);
+  }
+}
+
+/** A running transfer script: its first stdout line, then its exit. */
+interface Script {
+  child: ChildProcessWithoutNullStreams;
+  /** The first line of stdout, or null when stdout ended without one (the script failed its checks). */
+  header: Promise<string | null>;
+  exit: Promise<{ code: number | null; stderr: string; path: string }>;
+}
+
+function runScript(t: FileTarget, script: string, args: string[], asked: string): Script {
+  const argv = remoteArgv(t.env, { user: t.user, interactive: false }, [
+    'bash',
+    '-c',
+    script,
+    'sandbox-desk',
+    t.cwd,
+    t.env.getTempDir(),
+    ...args,
+  ]);
+  const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
+  const err: Buffer[] = [];
+  let errBytes = 0;
+  child.stderr.on('data', (c: Buffer) => {
+    // Only diagnostics come this way: keep the first 64 KiB.
+    if (errBytes < 65_536) err.push(c);
+    errBytes += c.length;
+  });
+  child.stdin.on('error', () => undefined);
+  const exit = new Promise<{ code: number | null; stderr: string; path: string }>((resolve, reject) => {
+    child.on('error', (e) => reject(new SandboxDeskError('backend_unavailable', `could not run ${argv[0]}: ${e.message}`)));
+    child.on('close', (code) => {
+      const stderr = Buffer.concat(err).toString('utf8');
+      resolve({ code, stderr, path: stderr.split('\n')[0] || asked });
+    });
+  });
+  exit.catch(() => undefined);
+  return { child, header: firstLine(child.stdout), exit };
+}
+
+/** Reads stdout up to its first newline and puts the rest back, so a later pipe() sees only the payload. */
+export function firstLine(stream: Readable, max = 16_384): Promise<string | null> {
+  return new Promise((resolve) => {
+    let buf: Buffer = Buffer.alloc(0);
+    const done = (line: string | null) => {
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.off('close', onEnd);
+      resolve(line);
+    };
+    const onData = (c: Buffer) => {
+      buf = buf.length ? Buffer.concat([buf, c]) : c;
+      const nl = buf.indexOf(10);
+      if (nl >= 0) {
+        stream.pause();
+        const rest = buf.subarray(nl + 1);
+        done(buf.subarray(0, nl).toString('utf8'));
+        if (rest.length) stream.unshift(rest);
+      } else if (buf.length > max) done(null);
+    };
+    const onEnd = () => done(null);
+    stream.on('data', onData);
+    stream.on('end', onEnd);
+    stream.on('close', onEnd);
+  });
+}
+
+export interface UploadTarget {
+  /** The folder (relative to the session's cwd, or absolute). */
+  dir: string;
+  name: string;
+  size: number;
+}
+
+function checkSize(size: number): void {
+  if (!Number.isSafeInteger(size) || size < 0)
+    throw new SandboxDeskError('invalid_input', `size must be a whole number of bytes, got ${size}`);
+}
+
+/**
+ * Checks that `name` can be uploaded into `dir` (folder there and writable, no folder of that name,
+ * enough free space) without writing anything: what the window asks before it sends the bytes.
+ */
+export async function checkUpload(t: FileTarget, u: UploadTarget): Promise<{ path: string }> {
+  assertFileName(u.name);
+  checkSize(u.size);
+  const s = runScript(t, INTO_DIR, [u.dir, u.name, String(u.size), 'check'], u.dir);
+  s.child.stdin.end();
+  const [header, exit] = await Promise.all([s.header, s.exit]);
+  if (exit.code !== 0 || !header?.startsWith('ready ')) throw failure(exit.code, exit.path, exit.stderr, u);
+  return { path: header.slice('ready '.length) };
+}
+
+export interface UploadSink {
+  /** Where the file will be once complete (absolute, in the sandbox). */
+  path: string;
+  /** Write exactly `size` bytes here, then end it. */
+  input: Writable;
+  /** Settles once the file is under its final name (or fails: then nothing is under that name). */
+  done: Promise<{ path: string; bytes: number }>;
+  /** Stops the transfer; the partial file is removed. */
+  abort(): void;
+}
+
+/** Starts an upload: resolves once the sandbox has checked the target and waits for the bytes. */
+export async function startUpload(t: FileTarget, u: UploadTarget): Promise<UploadSink> {
+  assertFileName(u.name);
+  checkSize(u.size);
+  const s = runScript(t, INTO_DIR, [u.dir, u.name, String(u.size), 'write'], u.dir);
+  const header = await s.header;
+  if (!header?.startsWith('ready ')) {
+    s.child.stdin.destroy();
+    const exit = await s.exit;
+    throw failure(exit.code, exit.path, exit.stderr, u);
+  }
+  s.child.stdout.resume();
+  const path = header.slice('ready '.length);
+  const done = s.exit.then((exit) => {
+    if (exit.code !== 0) throw failure(exit.code, posix.dirname(path), exit.stderr, u);
+    return { path, bytes: u.size };
+  });
+  done.catch(() => undefined);
+  return {
+    path,
+    input: s.child.stdin,
+    done,
+    // Ending stdin early is enough: the script sees fewer bytes than announced and removes its file.
+    // The kill is for a transport that would not pass the EOF on.
+    abort: () => {
+      s.child.stdin.destroy();
+      setTimeout(() => s.child.kill('SIGKILL'), 10_000).unref();
+    },
+  };
+}
+
+export interface DownloadSource {
+  path: string;
+  /** The file's own name (for Content-Disposition). */
+  name: string;
+  size: number;
+  output: Readable;
+  done: Promise<void>;
+  abort(): void;
+}
+
+/** Starts a download: resolves with the file's size once the sandbox has opened it. */
+export async function startDownload(t: FileTarget, path: string): Promise<DownloadSource> {
+  const s = runScript(t, DOWNLOAD, [path], path);
+  s.child.stdin.end();
+  const header = await s.header;
+  const m = header ? /^size (\d+) (.*)$/.exec(header) : null;
+  if (!m) {
+    s.child.stdout.resume();
+    const exit = await s.exit;
+    throw failure(exit.code, exit.path, exit.stderr);
+  }
+  const abs = m[2] || path;
+  const done = s.exit.then((exit) => {
+    if (exit.code !== 0) throw failure(exit.code, exit.path, exit.stderr);
+  });
+  done.catch(() => undefined);
+  return {
+    path: abs,
+    name: posix.basename(abs),
+    size: Number(m[1]),
+    output: s.child.stdout,
+    done,
+    abort: () => s.child.kill('SIGKILL'),
+  };
+}
+
+/** Makes folder `name` in `dir` (as the sandbox user); an existing entry of that name is `name_taken`. */
+export async function makeSandboxDirectory(t: FileTarget, dir: string, name: string): Promise<{ path: string }> {
+  assertFileName(name, 'folder');
+  const s = runScript(t, INTO_DIR, [dir, name, '0', 'mkdir'], dir);
+  s.child.stdin.end();
+  const [header, exit] = await Promise.all([s.header, s.exit]);
+  if (exit.code !== 0 || !header?.startsWith('done ')) throw failure(exit.code, exit.path, exit.stderr, { name });
+  return { path: header.slice('done '.length) };
+}
