@@ -31,7 +31,7 @@ describe('__complete', () => {
   });
 
   it('subcommands, and sandbox names where a sandbox is expected (read from the store, no core opened)', async () => {
-    expect(await complete('sandbox', '')).toEqual(['create', 'list', 'inspect', 'start', 'stop', 'rm']);
+    expect(await complete('sandbox', '')).toEqual(['create', 'list', 'inspect', 'start', 'stop', 'rm', 'network']);
     expect(await complete('sandbox', 'inspect', 'w')).toEqual(['web', 'worker']);
     expect(await complete('sandbox', 'ls', '')).toEqual([]);
     expect(await complete('exec', '')).toEqual(['vm1', 'web', 'worker']);

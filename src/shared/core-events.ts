@@ -7,6 +7,7 @@
  * member to `CoreEvent` below (with a comment saying who publishes it), never by a free-form string.
  */
 import { Emitter, type Event, type IDisposable } from './lifecycle.js';
+import type { NetworkLogEntry, NetworkPolicy } from './network-policy.js';
 
 interface Base {
   /** When it happened (ISO 8601), filled in by the bus when the publisher leaves it out. */
@@ -23,7 +24,25 @@ export interface SandboxChangedEvent extends Base {
   reason: string;
 }
 
-export type CoreEvent = SandboxChangedEvent;
+/**
+ * The network of a sandbox: one connection its egress proxy allowed or denied (`connection`), its
+ * policy changed (`policy`), or the egress proxy died and was restarted (`proxy-restarted`: until then
+ * the sandbox had no network at all — it fails closed). Published by NetworkService
+ * (src/api/network-service.ts) from the proxy's per-sandbox log and from policy changes.
+ */
+export interface NetworkEvent extends Base {
+  topic: 'network';
+  sandbox: string;
+  kind: 'connection' | 'policy' | 'proxy-restarted';
+  /** For `connection`: the log line (src/shared/network-policy.ts NetworkLogEntry). */
+  entry?: NetworkLogEntry;
+  /** For `policy`: the policy now in force. */
+  policy?: NetworkPolicy;
+  /** For `proxy-restarted`: what happened, in words. */
+  message?: string;
+}
+
+export type CoreEvent = SandboxChangedEvent | NetworkEvent;
 
 export type CoreEventTopic = CoreEvent['topic'];
 
@@ -36,7 +55,7 @@ export class CoreEventBus implements IDisposable {
   readonly onEvent: Event<CoreEvent> = this.emitter.event;
 
   publish(input: CoreEventInput): CoreEvent {
-    const event = { ...input, at: input.at ?? new Date().toISOString(), seq: ++this.seq } as CoreEvent;
+    const event: CoreEvent = { ...input, at: input.at ?? new Date().toISOString(), seq: ++this.seq };
     this.emitter.fire(event);
     return event;
   }

@@ -1,3 +1,4 @@
+import { NetworkPolicyStore } from './network-policy-store.js';
 import { openDatabase, instanceId, type Db } from './database.js';
 import { AgentTokenStore } from './agent-token-store.js';
 import { CallLogStore } from './call-log-store.js';
@@ -12,6 +13,8 @@ export class Store {
   readonly leases: LeaseStore;
   readonly callLog: CallLogStore;
   readonly agentTokens: AgentTokenStore;
+  /** Network policy per sandbox (its own table, see network-policy-store.ts). */
+  readonly networkPolicies: NetworkPolicyStore;
   /** Unique to this data directory; used to keep backend resource names of two data dirs apart. */
   readonly instanceId: string;
 
@@ -24,6 +27,7 @@ export class Store {
     this.leases = new LeaseStore(db);
     this.callLog = new CallLogStore(db);
     this.agentTokens = new AgentTokenStore(db);
+    this.networkPolicies = new NetworkPolicyStore(db);
     this.instanceId = instanceId(db);
   }
 

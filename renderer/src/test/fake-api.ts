@@ -8,6 +8,7 @@ import type {
   ImageTask,
   PluginInfo,
   CallLogEntry,
+  NetworkLogEntry,
   DesktopStatus,
   Lease,
   SandboxInfo,
@@ -121,6 +122,7 @@ export class FakeApi implements ApiClient {
   leases: Record<string, Lease> = {};
   /** The agent bridge's call log, oldest first (as the server keeps it). Seed it, or push to it between polls. */
   callLogEntries: CallLogEntry[] = [];
+  networkLogEntries: NetworkLogEntry[] = [];
   backends: BackendInfo[] = [
     { name: 'docker', description: 'Docker containers', isContainer: true, isolation: 'container', supportsStreams: true, defaultCwd: '~' },
     {
@@ -322,5 +324,14 @@ export class FakeApi implements ApiClient {
         .filter((e) => (p.sandbox === undefined || e.sandbox === p.sandbox) && (p.session === undefined || e.session === p.session))
         .slice(-(p.limit ?? 1000))
         .map((e) => ({ ...e, warnings: [...e.warnings] })),
+    // Network policy: kept on the sandbox like the core keeps it; the log is whatever a test put in.
+    sandboxNetwork: (p) => {
+      const s = this.find(p.name);
+      const before = s.network ?? { mode: 'open' as const, allow: [] };
+      const allow = [...new Set([...before.allow, ...(p.allow ?? [])])].filter((e) => !(p.deny ?? []).includes(e));
+      s.network = { mode: p.mode ?? (p.allow?.length && before.mode !== 'allow' ? 'allow' : before.mode), allow };
+      return { ...s.network, allow: [...s.network.allow] };
+    },
+    networkLog: (p) => this.networkLogEntries.filter((e) => e.sandbox === p.sandbox).slice(-(p.limit ?? 500)),
   };
 }

@@ -19,6 +19,8 @@ import { engineMessage, engineUnreachable, isUnreachable, statusOf } from './doc
 import { DockerImages, readOsRelease } from './docker-images.js';
 import { ensureDesktopImage } from './desktop-image.js';
 import { limitsHostConfig, parseDockerOptions } from './docker-options.js';
+import { DockerNetworkPolicy } from './docker-network.js';
+import type { NetworkCapability } from '../provider.js';
 
 export const DEFAULT_DOCKER_IMAGE = 'sandbox-desk/base:latest';
 /** Images may name the user commands should run as, when they do not set USER. */
@@ -34,11 +36,14 @@ class DockerEnvironment implements SandboxEnvironment {
     readonly defaultCwd: string,
     readonly mounts: readonly Mount[],
     readonly incarnation: string,
+    /** The network policy's proxy settings (docker-network.ts), given to every process started. */
+    private readonly extraEnv: Record<string, string> = {},
   ) {}
 
   execPrefix(opts: ExecPrefixOptions): string[] {
     const user = opts.user ?? this.user;
-    return ['docker', 'exec', '-i', ...(opts.interactive ? ['-t'] : []), ...(user ? ['-u', user] : []), this.containerId];
+    const env = Object.entries(this.extraEnv).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+    return ['docker', 'exec', '-i', ...(opts.interactive ? ['-t'] : []), ...(user ? ['-u', user] : []), ...env, this.containerId];
   }
 
   getTempDir(): string {
@@ -59,11 +64,33 @@ export class DockerProvider implements SandboxProvider {
   /** The engine's images: list, build, remove, pull (the `image` commands use it too). */
   readonly images: DockerImages;
 
+  private readonly net: DockerNetworkPolicy;
+
   constructor(endpoint: DockerEndpoint = resolveDockerEndpoint()) {
     this.endpoint = endpoint;
     this.docker = new Docker(endpoint.options);
     this.images = new DockerImages(this.docker);
+    this.net = new DockerNetworkPolicy(this.docker, DEFAULT_DOCKER_IMAGE);
   }
+
+  /** Network policy: an internal network per sandbox and an egress relay (docker-network.ts). */
+  readonly networkPolicy: NetworkCapability = {
+    modes: ['open', 'offline', 'allow'],
+    liveModeSwitch: true,
+    apply: (ref, plan) =>
+      this.call(() => this.net.apply(this.container(ref).id, plan.policy, plan.socketDir, plan.labels)).catch((err: unknown) => {
+        if (err instanceof SandboxDeskError) throw err;
+        throw new SandboxDeskError(
+          'backend_unavailable',
+          `Docker could not apply the network policy of ${ref.name}: ${engineMessage(err)}`,
+          {
+            cause: err,
+          },
+        );
+      }),
+    release: (_ref, plan, when) =>
+      this.call(() => (when === 'removed' ? this.net.removeAll(plan.resourceName) : this.net.stopRelay(plan.resourceName))),
+  };
 
   /** "No such image", with the engine's closest tag as a suggestion when it looks like a typo. */
   private async imageNotFound(image: string): Promise<SandboxDeskError> {
@@ -255,6 +282,7 @@ export class DockerProvider implements SandboxProvider {
       opts.cachedHome && opts.cachedHome.incarnation === st.incarnation
         ? opts.cachedHome.home
         : await measureHome(probe.execPrefix({ interactive: false }));
+    const extraEnv = await this.call(() => this.net.proxyEnvFor(opts.sandbox.backendRef!));
     return new DockerEnvironment(
       opts.sandbox.backendRef!,
       opts.sandbox.user,
@@ -262,6 +290,7 @@ export class DockerProvider implements SandboxProvider {
       opts.cwd === '~' ? home : opts.cwd,
       opts.sandbox.mounts,
       st.incarnation,
+      extraEnv,
     );
   }
 }
