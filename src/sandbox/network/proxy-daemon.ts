@@ -56,24 +56,33 @@ async function main(dataDir: string): Promise<void> {
     }
   };
   if (!takeLock(pidFile)) return;
-  let policies: Record<string, NetworkPolicy> = readPolicies(dataDir);
-  let mtime = -1;
+  let policies: Record<string, NetworkPolicy> = {};
+  let seen = '';
+  // The file is replaced by rename on every change: a new inode means new policies. Checked on every
+  // connection (one stat), so a change takes effect on the very next connection.
+  const refresh = (): void => {
+    let key = 'none';
+    try {
+      const st = statSync(policiesFile(dataDir));
+      key = `${st.ino}:${st.mtimeMs}:${st.size}`;
+    } catch {
+      // no policies yet
+    }
+    if (key !== seen) {
+      seen = key;
+      policies = readPolicies(dataDir);
+    }
+  };
   const proxy = new EgressProxy({
-    policyOf: (s) => policies[s] ?? null,
+    policyOf: (s) => {
+      refresh();
+      return policies[s] ?? null;
+    },
     log: (e) => appendLog(dataDir, e),
   });
   let idleSince = Date.now();
   const sync = async (): Promise<void> => {
-    let m = -1;
-    try {
-      m = statSync(policiesFile(dataDir)).mtimeMs;
-    } catch {
-      // no policies yet
-    }
-    if (m !== mtime) {
-      mtime = m;
-      policies = readPolicies(dataDir);
-    }
+    refresh();
     const want = Object.entries(policies)
       .filter(([, p]) => p.mode === 'allow')
       .map(([s]) => s);
