@@ -1,4 +1,4 @@
-import { addNetworkCommands, collect, parseNetworkMode } from './network-commands.js';
+import { addNetworkCommands, checkEntries, collect, parseNetworkMode } from './network-commands.js';
 import { Command, CommanderError, Option } from 'commander';
 import type { ExecResult, SandboxInfo } from '../api/contract.js';
 import type { ProgressEvent } from '../sandbox/provider.js';
@@ -176,6 +176,9 @@ export async function main(
             desktop?: boolean;
           },
       ) => {
+        // Checked before the core opens: a bad --network or --allow is refused at once (exit 125).
+        const network = parseNetworkMode(o.network);
+        const allow = checkEntries(o.allow);
         const r = await cancelOnInterrupt(out, (signal) =>
           core().createSandbox(
             {
@@ -188,8 +191,8 @@ export async function main(
               mounts: parseMounts(o.mount),
               env: parseKeyValues(o.env, '--env'),
               options: { ...parseKeyValues(o.option, '--option'), ...vmFlagOptions(o), ...(o.desktop ? { desktop: 'true' } : {}) },
-              network: parseNetworkMode(o.network),
-              allow: o.allow,
+              network,
+              allow,
             },
             { onProgress: progressPrinter(out, o.json), signal },
           ),

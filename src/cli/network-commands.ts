@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import type { NetworkLogEntry, NetworkMode, NetworkPolicy } from '../api/contract.js';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
 import { SandboxDeskError } from '../shared/errors.js';
-import { NETWORK_MODES } from '../shared/network-policy.js';
+import { NETWORK_MODES, normalizeAllowEntry } from '../shared/network-policy.js';
 import { readLogSince } from '../sandbox/network/network-files.js';
 import { cancelOnInterrupt } from './interrupt.js';
 import { printJson, type Out } from './output.js';
@@ -21,6 +21,11 @@ export function parseNetworkMode(v: string | undefined): NetworkMode | undefined
       hint: 'give open (the default), offline (no network at all) or allow (only the --allow entries)',
     });
   return v as NetworkMode;
+}
+
+/** Checks `--allow`/`--deny` entries before the core is opened: a bad one is refused with what a valid one looks like. */
+export function checkEntries(entries: readonly string[]): string[] {
+  return entries.map(normalizeAllowEntry);
 }
 
 export function policyLine(p: NetworkPolicy): string {
@@ -47,7 +52,9 @@ export function addNetworkCommands(program: Command, sandbox: Command, core: () 
     .option('--deny <entry>', 'take an entry off the allow list (repeatable)', collect, [] as string[])
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: { mode?: string; allow: string[]; deny: string[]; json?: boolean }) => {
-      const policy = await core().sandboxNetwork(name, { mode: parseNetworkMode(o.mode), allow: o.allow, deny: o.deny });
+      const mode = parseNetworkMode(o.mode);
+      const change = { mode, allow: checkEntries(o.allow), deny: checkEntries(o.deny) };
+      const policy = await core().sandboxNetwork(name, change);
       if (o.json) printJson(out, policy);
       else out.stdout(`${name}: network ${policyLine(policy)}\n`);
     });

@@ -4,7 +4,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { SandboxName, SessionKey } from '../api/contract.js';
+import { AllowEntry, SandboxName, SessionKey } from '../api/contract.js';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
 import type { AgentPolicy, AgentScope } from '../shared/agent-scope.js';
 import { asSandboxDeskError, SandboxDeskError } from '../shared/errors.js';
@@ -158,6 +158,28 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
       result: text({ ...(await desk.inspectSandbox(a.sandbox)), sessions: desk.listSessions(a.sandbox) }),
       receipt: {},
     })),
+  );
+
+  server.registerTool(
+    'sandbox_network',
+    {
+      description:
+        "A sandbox's network policy (mode open/offline/allow and the allow list) and its newest connections (allowed and denied, from the egress proxy). An agent may only tighten it — deny entries, or mode offline — never widen it: allowing a host or opening the network is for a person (`sandbox-desk sandbox network NAME --allow HOST`).",
+      inputSchema: {
+        sandbox,
+        deny: z.array(AllowEntry).max(100).optional().describe('take these entries off the allow list'),
+        mode: z.enum(['offline']).optional().describe('offline: cut the sandbox off the network entirely'),
+        logLimit: z.number().int().min(0).max(1000).optional().describe('how many of the newest connections to return (default 50)'),
+      },
+    },
+    tool('sandbox_network', async (a: { sandbox: string; deny?: string[]; mode?: 'offline'; logLimit?: number }) => {
+      const policy =
+        a.deny?.length || a.mode
+          ? await desk.sandboxNetwork(a.sandbox, { deny: a.deny, mode: a.mode })
+          : await desk.sandboxNetwork(a.sandbox);
+      const limit = a.logLimit ?? 50;
+      return { result: text({ policy, connections: limit > 0 ? desk.network.log(a.sandbox, limit) : [] }), receipt: {} };
+    }),
   );
 
   server.registerTool(
