@@ -3,6 +3,7 @@ import type { SandboxInfo, SessionInfo } from '../../src/api/contract.js';
 import { ISOLATION_LABEL } from '../../src/shared/isolation.js';
 import { useApi } from './api-context.js';
 import { CallLog } from './CallLog.js';
+import { NetworkPanel } from './NetworkPanel.js';
 import { ago } from './format.js';
 import { usePoll } from './hooks/usePoll.js';
 import { SessionsTable } from './SessionsTable.js';
@@ -118,6 +119,8 @@ export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
           />
         )}
       </section>
+
+      <NetworkPanel sandbox={s.name} visible={visible} />
 
       <CallLog
         sandbox={s.name}
