@@ -43,7 +43,7 @@ describe('the Network panel', () => {
     setup();
     const rows = await screen.findAllByTestId('network-row');
     expect(rows.map((r) => within(r).getAllByRole('cell')[2]!.textContent)).toEqual(['evil.example', 'pypi.org']);
-    expect((screen.getByTestId('network-mode') as HTMLSelectElement).value).toBe('allow');
+    expect(screen.getByTestId<HTMLSelectElement>('network-mode').value).toBe('allow');
     expect(screen.getByTestId('network-entry-pypi.org')).toBeTruthy();
     expect(within(rows[0]!).getByTestId('network-allow-host')).toBeTruthy();
     expect(within(rows[1]!).queryByTestId('network-allow-host')).toBeNull();
@@ -61,7 +61,7 @@ describe('the Network panel', () => {
     const input = await screen.findByTestId('network-add');
     fireEvent.change(input, { target: { value: 'foo.*.com' } });
     expect(screen.getByText(/wildcard may only be the whole leftmost label/)).toBeTruthy();
-    expect((screen.getByRole('button', { name: 'Allow' }) as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.getByRole<HTMLButtonElement>('button', { name: 'Allow' }).disabled).toBe(true);
   });
 
   it('the mode changes from the select', async () => {
