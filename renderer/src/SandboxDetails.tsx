@@ -76,6 +76,12 @@ export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
           </Row>
           <Row label="Image">{s.image ?? <span className="muted">none</span>}</Row>
           <Row label="User">{s.user ?? <span className="muted">image default</span>}</Row>
+          <Row label="Network" hint="The network policy: open, offline, or allow (only the allow list, through the egress proxy).">
+            <span data-testid="details-network">
+              {s.network?.mode ?? 'open'}
+              {s.network?.mode === 'allow' && <span className="muted"> — {s.network.allow.join(', ') || 'nothing allowed yet'}</span>}
+            </span>
+          </Row>
           <Row label="Isolation">
             {s.isolation === 'host' ? 'none — runs on this machine' : `${ISOLATION_LABEL[s.isolation]} — host paths do not exist inside`}
           </Row>

@@ -25,8 +25,16 @@ describe.skipIf(SKIP)('network policy of a qemu sandbox (slow: a real VM)', () =
     if (!found) throw new Error('the qemu tests need the debian-test VM image: run `npm run setup` (it builds it)');
     srv = startTestServers();
     t = tempDesk();
-    await t.desk.createSandbox({ name: vm, backend: 'qemu', image: 'debian-test', network: 'allow', allow: [`${srv.ip.a}:8000`] });
-  }, 600_000);
+    // A generous boot timeout: TCG on a shared 2-core machine under load.
+    await t.desk.createSandbox({
+      name: vm,
+      backend: 'qemu',
+      image: 'debian-test',
+      options: { bootTimeout: '1200' },
+      network: 'allow',
+      allow: [`${srv.ip.a}:8000`],
+    });
+  }, 1_500_000);
   afterAll(async () => {
     await t?.dispose();
     srv?.dispose();
@@ -59,5 +67,5 @@ describe.skipIf(SKIP)('network policy of a qemu sandbox (slow: a real VM)', () =
     );
     expect(off).toContain('proxy=[]');
     expect(off).not.toContain('server-a');
-  }, 600_000);
+  }, 1_500_000);
 });
