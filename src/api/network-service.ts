@@ -167,7 +167,9 @@ export class NetworkService implements IDisposable {
   }
 
   private async ensureProxy(sandboxes: string[]): Promise<void> {
-    const { pid } = await ensureProxy(this.dataDir, sandboxes);
+    const { pid, started } = await ensureProxy(this.dataDir, sandboxes);
+    // Started here: the first time for this data dir, or again after it died with no core watching.
+    if (started) this.deps.log.info({ pid, sandboxes }, 'started the egress proxy');
     this.knownPid.pid = pid;
     this.watch();
   }
