@@ -88,6 +88,16 @@ export class NetworkService implements IDisposable {
     this.mirror();
   }
 
+  /**
+   * A fork or a restored copy keeps its source's policy (issue 17 §4): the seam for the checkpoint
+   * work — call it before the new sandbox first starts.
+   */
+  inherit(source: string, target: string): NetworkPolicy {
+    const policy = this.policy(source);
+    this.remember(target, policy);
+    return policy;
+  }
+
   private mirror(): void {
     writePolicies(this.dataDir, this.deps.store.networkPolicies.all());
   }
