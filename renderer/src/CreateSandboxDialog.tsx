@@ -2,10 +2,10 @@
 // Advanced); its parsing and the image choices are in create-form.ts, the suggestions in src/shared.
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { useFocusTrap } from './focus-trap.js';
-import type { BackendInfo, CreateSandboxResult, ImageInfo, PluginInfo } from '../../src/api/contract.js';
+import type { BackendInfo, CreateSandboxResult, ImageInfo, NetworkMode, PluginInfo } from '../../src/api/contract.js';
 import { closestImageName } from '../../src/shared/did-you-mean.js';
 import { ISOLATION_LABEL } from '../../src/shared/isolation.js';
-import { humanSize, imagesFor, parseEnvLines, parseMountLines } from './create-form.js';
+import { humanSize, imagesFor, parseAllowLines, parseEnvLines, parseMountLines } from './create-form.js';
 import { describeError } from './api-client.js';
 import { useApi } from './api-context.js';
 import { elapsed } from './format.js';
@@ -63,6 +63,9 @@ export function CreateSandboxDialog({ onClose, onCreated, initialImage }: Props)
   const [desktop, setDesktop] = useState(false);
   const [mountsText, setMountsText] = useState('');
   const [envText, setEnvText] = useState('');
+  // Network policy (docs/network-policy.md): open unless asked; allow entries one per line.
+  const [networkMode, setNetworkMode] = useState<NetworkMode>('open');
+  const [allowText, setAllowText] = useState('');
   const [images, setImages] = useState<ImageInfo[]>([]);
   const [busySince, setBusySince] = useState<number | null>(null);
   const [, setTick] = useState(0);
@@ -140,13 +143,14 @@ export function CreateSandboxDialog({ onClose, onCreated, initialImage }: Props)
       : null;
   const mounts = parseMountLines(mountsText);
   const env = parseEnvLines(envText);
+  const allow = parseAllowLines(allowText);
   const busy = busySince !== null;
   const progress = useSandboxProgress(busy ? name.trim() : null);
 
   async function submit(e: FormEvent) {
     e.preventDefault();
     if (busy) return;
-    const advancedProblem = mounts.error ?? env.error;
+    const advancedProblem = mounts.error ?? env.error ?? (networkMode === 'allow' ? allow.error : null);
     if (advancedProblem) {
       setError({ field: 'advanced', message: advancedProblem });
       return;
@@ -163,6 +167,7 @@ export function CreateSandboxDialog({ onClose, onCreated, initialImage }: Props)
         ...(defaultCwd.trim() ? { defaultCwd: defaultCwd.trim() } : {}),
         ...(mounts.mounts.length ? { mounts: mounts.mounts } : {}),
         ...(Object.keys(env.env).length ? { env: env.env } : {}),
+        ...(networkMode !== 'open' ? { network: networkMode, ...(networkMode === 'allow' ? { allow: allow.entries } : {}) } : {}),
         ...(isQemu ? { options: vmOptions(vm) } : {}),
         ...(isDocker && (desktop || limits.cpus.trim() || limits.memory.trim())
           ? { options: { ...vmOptions({ ...limits, disk: '', accel: '' }), ...(desktop ? { desktop: 'true' } : {}) } }
@@ -360,7 +365,7 @@ export function CreateSandboxDialog({ onClose, onCreated, initialImage }: Props)
           </p>
 
           <details className="advanced" data-testid="create-advanced" open={error?.field === 'advanced' || undefined}>
-            <summary>Advanced: mounts, environment{isDocker ? ', CPU and memory limits' : ''}</summary>
+            <summary>Advanced: mounts, environment, network{isDocker ? ', CPU and memory limits' : ''}</summary>
             <label className="field">
               <span className="label">Mounts</span>
               <textarea
@@ -383,6 +388,29 @@ export function CreateSandboxDialog({ onClose, onCreated, initialImage }: Props)
                 spellCheck={false}
               />
             </label>
+            <div className="field-row">
+              <label className="field">
+                <span className="label">Network</span>
+                <select data-testid="create-network" value={networkMode} onChange={(e) => setNetworkMode(e.target.value as NetworkMode)}>
+                  <option value="open">open — this machine’s network</option>
+                  <option value="allow">allow — only the hosts below, through the egress proxy</option>
+                  <option value="offline">offline — no network at all</option>
+                </select>
+              </label>
+              {networkMode === 'allow' && (
+                <label className="field">
+                  <span className="label">Allowed hosts</span>
+                  <textarea
+                    data-testid="create-allow"
+                    rows={2}
+                    value={allowText}
+                    onChange={(e) => setAllowText(e.target.value)}
+                    placeholder="pypi.org, *.example.com:443, 10.0.0.0/8 — one per line"
+                    spellCheck={false}
+                  />
+                </label>
+              )}
+            </div>
             {isDocker && (
               <div className="field-row">
                 <label className="field">

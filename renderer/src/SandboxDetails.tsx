@@ -6,6 +6,7 @@ import { CallLog } from './CallLog.js';
 import { CheckpointsPanel } from './CheckpointsPanel.js';
 import { FileDropZone } from './FileDropZone.js';
 import { FilesPanel } from './FilesPanel.js';
+import { NetworkPanel } from './NetworkPanel.js';
 import { ago } from './format.js';
 import { usePoll } from './hooks/usePoll.js';
 import { touches } from './events/topics.js';
@@ -93,6 +94,12 @@ export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
           </Row>
           <Row label="Image">{s.image ?? <span className="muted">none</span>}</Row>
           <Row label="User">{s.user ?? <span className="muted">image default</span>}</Row>
+          <Row label="Network" hint="The network policy: open, offline, or allow (only the allow list, through the egress proxy).">
+            <span data-testid="details-network">
+              {s.network?.mode ?? 'open'}
+              {s.network?.mode === 'allow' && <span className="muted"> — {s.network.allow.join(', ') || 'nothing allowed yet'}</span>}
+            </span>
+          </Row>
           <Row label="Isolation">
             {s.isolation === 'host' ? 'none — runs on this machine' : `${ISOLATION_LABEL[s.isolation]} — host paths do not exist inside`}
           </Row>
@@ -139,6 +146,7 @@ export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
 
       <CheckpointsPanel sandbox={s} visible={visible} />
       {s.state === 'running' && <FilesPanel sandbox={s.name} session={callSession ?? undefined} visible={visible} />}
+      <NetworkPanel sandbox={s.name} visible={visible} />
 
       <CallLog
         sandbox={s.name}

@@ -84,6 +84,9 @@ export function SandboxList({ poll, selected, onSelect, onCreate, newShortcut }:
             </div>
             <div className="sandbox-row-line muted small">
               <span className="backend-tag">{s.backend}</span>
+              <span className="backend-tag" data-testid={`sandbox-network-${s.name}`} title="network policy (docs/network-policy.md)">
+                net: {s.network?.mode ?? 'open'}
+              </span>
               <span className="ellipsis" title={s.image ?? undefined}>
                 {s.image ?? 'no image'}
               </span>

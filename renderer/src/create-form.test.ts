@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { humanSize, imagesFor, parseEnvLines, parseMountLines } from './create-form.js';
+import { humanSize, imagesFor, parseAllowLines, parseEnvLines, parseMountLines } from './create-form.js';
 import { imageInfo } from './test/fake-api.js';
 
 describe('create form fields', () => {
@@ -32,5 +32,15 @@ describe('create form fields', () => {
     expect(humanSize(512)).toBe('512 B');
     expect(humanSize(1536)).toBe('1.5 KiB');
     expect(humanSize(315e6)).toBe('300 MiB');
+  });
+});
+
+describe('allow lines', () => {
+  it('one entry per line, blank lines skipped; the first bad one is named with the valid forms', () => {
+    expect(parseAllowLines('pypi.org\n\n *.example.com:443 \n10.0.0.0/8')).toEqual({
+      entries: ['pypi.org', '*.example.com:443', '10.0.0.0/8'],
+      error: null,
+    });
+    expect(parseAllowLines('ok.com\nexample.com:70000').error).toMatch(/port 70000 is outside 1-65535/);
   });
 });

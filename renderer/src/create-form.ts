@@ -1,3 +1,4 @@
+import { allowEntryProblem } from '../../src/shared/network-policy.js';
 /**
  * The create dialog's Advanced fields, parsed as the CLI parses --mount and --env, so a mistake is
  * shown under the field before anything is sent.
@@ -55,4 +56,17 @@ export function humanSize(bytes: number): string {
     i++;
   }
   return `${i === 0 ? v : v.toFixed(v >= 100 ? 0 : 1)} ${units[i]}`;
+}
+
+/** The create dialog's allow entries, one per line (blank lines skipped); the first bad one is named. */
+export function parseAllowLines(text: string): { entries: string[]; error: string | null } {
+  const entries = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+  for (const e of entries) {
+    const problem = allowEntryProblem(e);
+    if (problem) return { entries, error: problem };
+  }
+  return { entries, error: null };
 }

@@ -86,6 +86,9 @@ if command -v chromium >/dev/null && python3 -c 'import json' 2>/dev/null; then
     --disable-component-update --disable-sync --password-store=basic --disable-dev-shm-usage
     "${memory_flags[@]}" --start-maximized about:blank)
   [ "$chromium_sandbox" = 1 ] || browser+=(--no-sandbox --test-type)
+  # Network policy `allow`: the egress relay, said explicitly (enforcement does not depend on it: the
+  # sandbox's network has no other route out). SANDBOX_DESK_PROXY comes from the exec's environment.
+  [ -z "${SANDBOX_DESK_PROXY:-}" ] || browser+=("--proxy-server=$SANDBOX_DESK_PROXY" "--proxy-bypass-list=<-loopback>")
 fi
 
 # Xfce piece by piece (no xfce4-session: no screensaver, no logout dialog), all in one D-Bus session.

@@ -16,6 +16,9 @@ import type { ImageInfo, ImageTask } from '../shared/image-types.js';
 import type { EngineInfo, LogSourceInfo, LogText, SandboxStats } from '../shared/observability-types.js';
 import type { CoreEvent, OperationView } from '../shared/core-events.js';
 export type { CoreEvent, CoreEventTopic, OperationView } from '../shared/core-events.js';
+import { ALLOW_ENTRY_HINT, NETWORK_MODES, allowEntryProblem, type NetworkLogEntry, type NetworkPolicy } from '../shared/network-policy.js';
+export type { NetworkLogEntry, NetworkMode, NetworkPolicy } from '../shared/network-policy.js';
+export { NETWORK_MODES } from '../shared/network-policy.js';
 
 export type { AgentActionView, DesktopStatus } from '../shared/desktop-types.js';
 export type { Lease } from '../shared/lease-types.js';
@@ -60,6 +63,13 @@ export const MountSpec = z.object({
   readOnly: z.boolean().optional(),
 });
 
+/** Network policy (docs/network-policy.md): the mode, and allow-list entries as `--allow` takes them. */
+export const NetworkModeSchema = z.enum(NETWORK_MODES as ['open', 'offline', 'allow'], { error: 'network mode is open, offline or allow' });
+export const AllowEntry = z.string().superRefine((entry, ctx) => {
+  const problem = allowEntryProblem(entry);
+  if (problem) ctx.addIssue({ code: 'custom', message: `${problem} (${ALLOW_ENTRY_HINT})` });
+});
+
 export const CreateSandboxRequest = z.object({
   name: SandboxName,
   backend: z.string().min(1, 'backend is required'),
@@ -75,6 +85,9 @@ export const CreateSandboxRequest = z.object({
     .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'), z.string())
     .default({}),
   options: z.record(z.string(), z.string()).default({}),
+  /** Default `open` (or `allow` when allow entries are given). */
+  network: NetworkModeSchema.optional(),
+  allow: z.array(AllowEntry).max(1000, 'at most 1000 allow entries').optional(),
 });
 export type CreateSandboxRequest = z.input<typeof CreateSandboxRequest>;
 
@@ -158,6 +171,8 @@ export interface SandboxInfo {
   details: Record<string, string | number | boolean | null> | null;
   /** The create/start/stop under way, with its latest step (for the list's row); null when none is. */
   operation: OperationSummary | null;
+  /** The network policy in force: mode and allow list (docs/network-policy.md). */
+  network?: NetworkPolicy;
 }
 
 export interface OperationSummary {
@@ -548,6 +563,17 @@ export const API = {
     params: OfSandbox.extend({ text: z.string().optional() }),
     result: returns<{ text: string; bytes: number }>(),
   },
+  /** Changes a sandbox's network policy (live when it runs: takes effect on the next connection); no change: reads it. */
+  sandboxNetwork: {
+    params: Named.extend({
+      mode: NetworkModeSchema.optional(),
+      allow: z.array(AllowEntry).max(1000).optional(),
+      deny: z.array(AllowEntry).max(1000).optional(),
+    }),
+    result: returns<NetworkPolicy>(),
+  },
+  /** The newest connections the sandbox's egress proxy allowed or denied, oldest first. */
+  networkLog: { params: OfSandbox.extend({ limit: z.number().int().min(1).max(10_000).optional() }), result: returns<NetworkLogEntry[]>() },
 } as const;
 
 export type ApiMethod = keyof typeof API;

@@ -92,6 +92,8 @@ export function createDispatcher(
       const { terminal, session, cwd } = await desk.io.openTerminal(p);
       return { ...streams.terminalTicket(terminal.id), terminalId: terminal.id, session, cwd };
     },
+    sandboxNetwork: (p) => desk.sandboxNetwork(p.name, { mode: p.mode, allow: p.allow, deny: p.deny }),
+    networkLog: (p) => desk.network.log(p.sandbox, p.limit),
     callLog: (p) => desk.store.callLog.list({ sandbox: p.sandbox, session: p.session, limit: p.limit }),
     terminalResize: (p) => {
       desk.io.terminal(p.terminalId).resize(p.cols, p.rows);

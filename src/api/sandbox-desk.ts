@@ -54,6 +54,8 @@ import { withDeadline } from './backend-timeout.js';
 import { trackImageTasks } from './image-task-operations.js';
 import { PluginStatusWatch } from './plugin-status-watch.js';
 import type { OperationView } from '../shared/core-events.js';
+import { NetworkService, type NetworkChange } from './network-service.js';
+import type { NetworkPolicy } from '../shared/network-policy.js';
 
 export interface SandboxDeskOptions {
   dataDir?: string;
@@ -123,6 +125,8 @@ export class SandboxDesk {
   /** How long listSandboxes waits for one backend before listing its sandboxes `unavailable`. */
   listDeadlineMs = 4000;
   private readonly pushed: Array<{ dispose(): void }> = [];
+  /** Network policy per sandbox: the egress proxy, the backend's enforcement, the connection log. */
+  readonly network: NetworkService;
 
   constructor(opts: SandboxDeskOptions = {}) {
     this.store = Store.open(opts.dataDir ?? resolveDataDir());
@@ -206,6 +210,17 @@ export class SandboxDesk {
       },
       events: this.events,
     });
+    this.network = new NetworkService({
+      store: this.store,
+      events: this.events,
+      log: this.log.child({ scope: 'network' }),
+      providerOf: (b) => this.providerOf(b),
+      record: (n) => this.record(n),
+      resourceName: (rec) => provisionSpec(rec, this.store.instanceId).resourceName,
+      labels: (rec) => provisionSpec(rec, this.store.instanceId).labels,
+      reconnect: (n) => this.environments.drop(n, 'restarting'),
+    });
+    if (Object.keys(this.store.networkPolicies.all()).length > 0) this.network.watch();
     this.wirePushedState();
   }
 
@@ -294,10 +309,12 @@ export class SandboxDesk {
     }
     const warnings: ExecWarning[] = [];
     const declared = this.environments.declareDefaultCwd(provider, req.defaultCwd, warnings);
+    const networkPolicy = this.network.initial(provider, req.network, req.allow);
     const record = newSandboxRecord({ ...req, backend: provider.name, declaredDefaultCwd: declared });
     // The row reserves the name first; if provisioning fails — or the create is cancelled at any step,
     // the boot included — what was made is removed again, so nothing half-made stays.
     this.store.sandboxes.insert(record);
+    this.network.remember(req.name, networkPolicy);
     let provisioned = false;
     try {
       await this.operations.run(
@@ -324,6 +341,7 @@ export class SandboxDesk {
 
   /** Starts a sandbox and connects to it, inside an operation (its progress and its signal). */
   private async boot(rec: SandboxRecord, provider: SandboxProvider, op: LifecycleContext): Promise<void> {
+    await this.network.beforeStart(rec, provider);
     await provider.start(sandboxRef(rec), op);
     op.signal?.throwIfAborted();
     this.environments.drop(rec.name, 'restarting');
@@ -339,6 +357,7 @@ export class SandboxDesk {
         this.log.warn({ err: String(err), sandbox: name }, 'could not remove what a cancelled create made');
       });
     }
+    if (rec) await this.network.onRemove(rec, provider);
     this.store.sandboxes.delete(name);
   }
 
@@ -364,13 +383,14 @@ export class SandboxDesk {
    */
   async listSandboxes(): Promise<SandboxInfo[]> {
     return Promise.all(
-      this.store.sandboxes
-        .list()
-        .map((rec) =>
-          withDeadline(this.info(rec, false), this.listDeadlineMs, () =>
-            this.events.publish({ topic: 'sandbox', sandbox: rec.name, reason: 'backend answered late' }),
-          ).catch((err: unknown) => unavailableInfo(rec, this.registry.has(rec.backend) ? this.registry.get(rec.backend) : null, err)),
-        ),
+      this.store.sandboxes.list().map((rec) =>
+        withDeadline(this.info(rec, false), this.listDeadlineMs, () =>
+          this.events.publish({ topic: 'sandbox', sandbox: rec.name, reason: 'backend answered late' }),
+        ).catch((err: unknown) => ({
+          ...unavailableInfo(rec, this.registry.has(rec.backend) ? this.registry.get(rec.backend) : null, err),
+          network: this.network.policy(rec.name),
+        })),
+      ),
     );
   }
 
@@ -386,14 +406,17 @@ export class SandboxDesk {
     let env = this.environments.cached(rec.name) ?? null;
     if (!env && connect && status.state === 'running') env = await this.environments.connect(rec, provider);
     const fresh = this.store.sandboxes.get(rec.name) ?? rec;
-    return sandboxInfo(
-      fresh,
-      provider,
-      status,
-      env,
-      this.environments.effectiveDeclaredCwd(fresh, provider).value,
-      this.operations.running(rec.name),
-    );
+    return {
+      ...sandboxInfo(
+        fresh,
+        provider,
+        status,
+        env,
+        this.environments.effectiveDeclaredCwd(fresh, provider).value,
+        this.operations.running(rec.name),
+      ),
+      network: this.network.policy(rec.name),
+    };
   }
 
   async startSandbox(name: string, opts: OperationOptions = {}): Promise<SandboxInfo> {
@@ -428,6 +451,7 @@ export class SandboxDesk {
     this.environments.drop(name, 'stopped');
     try {
       await this.operations.run(name, 'stop', opts.onProgress, (op) => provider.stop(sandboxRef(rec), op));
+      await this.network.afterStop(rec, provider);
     } finally {
       this.events.publish({ topic: 'sandbox', sandbox: name, reason: 'stopped' });
     }
@@ -458,8 +482,18 @@ export class SandboxDesk {
     }
     this.environments.forget(name);
     await provider.remove(sandboxRef(rec), { force: Boolean(force) });
+    await this.network.onRemove(rec, provider);
     this.store.sandboxes.delete(name);
     this.events.publish({ topic: 'sandbox', sandbox: name, reason: 'removed' });
+  }
+
+  /** `sandbox network`: changes (or, with no change, reads) the policy; live when the sandbox runs. */
+  async sandboxNetwork(name: string, change: NetworkChange = {}): Promise<NetworkPolicy> {
+    const rec = this.record(name);
+    if (change.mode === undefined && !change.allow?.length && !change.deny?.length) return this.network.policy(name);
+    const provider = await this.providerOf(rec.backend);
+    const running = (await provider.status(sandboxRef(rec))).state === 'running';
+    return this.network.change(name, change, running);
   }
 
   // ---- commands -------------------------------------------------------------------------------
@@ -550,6 +584,7 @@ export class SandboxDesk {
     this.shells.closeAll();
     this.environments.dispose();
     for (const d of this.pushed.splice(0)) d.dispose();
+    this.network.dispose();
     this.events.dispose();
     await this.plugins.dispose();
     this.store.close();

@@ -43,6 +43,7 @@ describe('__complete', () => {
       'fork',
       'pause',
       'resume',
+      'network',
     ]);
     expect(await complete('sandbox', 'inspect', 'w')).toEqual(['web', 'worker']);
     expect(await complete('sandbox', 'ls', '')).toEqual([]);

@@ -11,6 +11,8 @@ export const HELP_EXAMPLES: Record<string, string[]> = {
     "sandbox-desk sandbox create demo --default-cwd '~'             # docker, sandbox-desk/base:latest",
     'sandbox-desk sandbox create web --image sandbox-desk/desktop:latest',
     'sandbox-desk sandbox create vm --backend qemu --memory 2048',
+    'sandbox-desk sandbox create agent --network allow --allow github.com:443 --allow 10.0.0.0/8',
+    'sandbox-desk sandbox create quiet --network offline',
   ],
   'sandbox list': ['sandbox-desk sandbox ls', 'sandbox-desk sandbox list --json'],
   'sandbox inspect': ['sandbox-desk sandbox inspect demo', 'sandbox-desk sandbox inspect demo --json'],
@@ -28,6 +30,14 @@ export const HELP_EXAMPLES: Record<string, string[]> = {
   checkpoint: ['sandbox-desk checkpoint ls', 'sandbox-desk checkpoint rm 3f2a9c1b0d4e'],
   'checkpoint list': ['sandbox-desk checkpoint ls demo', 'sandbox-desk checkpoint list --json'],
   'checkpoint rm': ['sandbox-desk checkpoint rm 3f2a9c1b0d4e'],
+  'sandbox network': [
+    'sandbox-desk sandbox network demo                                   # show the policy',
+    'sandbox-desk sandbox network demo --allow pypi.org --allow *.pythonhosted.org:443',
+    'sandbox-desk sandbox network demo --deny pypi.org',
+    'sandbox-desk sandbox network demo --mode offline                    # live: the next connection fails',
+  ],
+  network: ['sandbox-desk network log demo --follow'],
+  'network log': ['sandbox-desk network log demo', 'sandbox-desk network log demo --follow --json'],
   exec: [
     'sandbox-desk exec demo -- ls -la',
     'sandbox-desk exec demo --session a -- cd /tmp      # session a now records /tmp',

@@ -1,3 +1,4 @@
+import { addNetworkCommands, checkEntries, collect, parseNetworkMode } from './network-commands.js';
 import { Command, CommanderError, Option } from 'commander';
 import type { ExecResult, SandboxInfo } from '../api/contract.js';
 import type { ProgressEvent } from '../sandbox/provider.js';
@@ -172,12 +173,16 @@ export async function main(
     .option('--desktop', "add the bot desktop's parts: docker builds (once, cached) a desktop variant of a Debian/Ubuntu-based --image")
     .option('--disk <GiB>', "qemu: disk size in GiB (default: the image's)")
     .option('--accel <auto|kvm|tcg>', 'qemu: acceleration; auto uses KVM only when a guest really runs under it (default auto)')
+    .option('--network <mode>', 'network policy: open (default), offline (no network), allow (only --allow entries, via the egress proxy)')
+    .option('--allow <entry>', 'with --network allow: HOST[:PORT], *.DOMAIN or a CIDR (repeatable)', collect, [] as string[])
     .option('--json', 'machine-readable output')
     .action(
       async (
         name: string,
         o: JsonFlag &
           VmFlags & {
+            network?: string;
+            allow: string[];
             backend: string;
             image?: string;
             defaultCwd?: string;
@@ -189,6 +194,9 @@ export async function main(
             desktop?: boolean;
           },
       ) => {
+        // Checked before the core opens: a bad --network or --allow is refused at once (exit 125).
+        const network = parseNetworkMode(o.network);
+        const allow = checkEntries(o.allow);
         const r = await cancelOnInterrupt(out, (signal) =>
           core().createSandbox(
             {
@@ -201,6 +209,8 @@ export async function main(
               mounts: parseMounts(o.mount),
               env: parseKeyValues(o.env, '--env'),
               options: { ...parseKeyValues(o.option, '--option'), ...vmFlagOptions(o), ...(o.desktop ? { desktop: 'true' } : {}) },
+              network,
+              allow,
             },
             { onProgress: progressPrinter(out, o.json), signal },
           ),
@@ -365,6 +375,7 @@ export async function main(
       else out.stdout(`Removed session ${displayKey(key)}.\n`);
     });
 
+  addNetworkCommands(program, sandbox, core, out);
   addStandardAliases(program);
   addHelpExamples(program);
 

@@ -40,8 +40,8 @@ function table(rows: string[][]): string {
 export function sandboxTable(list: SandboxInfo[]): string {
   if (list.length === 0) return 'No sandboxes yet. Create one: sandbox-desk sandbox create NAME --backend docker\n';
   return table([
-    ['NAME', 'BACKEND', 'STATE', 'IMAGE', 'USER', 'DEFAULT CWD'],
-    ...list.map((s) => [s.name, s.backend, s.state, s.image ?? '-', s.user ?? '-', s.declaredDefaultCwd]),
+    ['NAME', 'BACKEND', 'STATE', 'IMAGE', 'USER', 'NETWORK', 'DEFAULT CWD'],
+    ...list.map((s) => [s.name, s.backend, s.state, s.image ?? '-', s.user ?? '-', s.network?.mode ?? 'open', s.declaredDefaultCwd]),
   ]);
 }
 
@@ -59,6 +59,10 @@ export function sandboxDetails(s: SandboxInfo): string {
     ['temp dir', s.tempDir ?? '-'],
     ['last observed cwd', s.lastObservedCwd ?? '-'],
     ['streams', s.supportsStreams ? 'yes' : 'no'],
+    [
+      'network',
+      s.network ? (s.network.mode === 'allow' ? `allow ${s.network.allow.join(', ') || '(nothing yet)'}` : s.network.mode) : 'open',
+    ],
     ...Object.entries(s.details ?? {}).map(([k, v]): [string, string] => [k, v === null ? '-' : String(v)]),
   ];
   const w = Math.max(...rows.map(([k]) => k.length));

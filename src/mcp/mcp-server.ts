@@ -4,7 +4,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { LogRequest, SandboxName, SessionKey } from '../api/contract.js';
+import { AllowEntry, LogRequest, SandboxName, SessionKey } from '../api/contract.js';
 import { APP_LOG_SOURCE } from '../api/log-service.js';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
 import type { AgentPolicy, AgentScope } from '../shared/agent-scope.js';
@@ -189,6 +189,28 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
       }
       const log = await desk.logs.read(a.sandbox, source, a.tail);
       return { result: text(a.source ? log : { ...log, sources }), receipt: {} };
+    }),
+  );
+
+  server.registerTool(
+    'sandbox_network',
+    {
+      description:
+        "A sandbox's network policy (mode open/offline/allow and the allow list) and its newest connections (allowed and denied, from the egress proxy). An agent may only tighten it — deny entries, or mode offline — never widen it: allowing a host or opening the network is for a person (`sandbox-desk sandbox network NAME --allow HOST`).",
+      inputSchema: {
+        sandbox,
+        deny: z.array(AllowEntry).max(100).optional().describe('take these entries off the allow list'),
+        mode: z.enum(['offline']).optional().describe('offline: cut the sandbox off the network entirely'),
+        logLimit: z.number().int().min(0).max(1000).optional().describe('how many of the newest connections to return (default 50)'),
+      },
+    },
+    tool('sandbox_network', async (a: { sandbox: string; deny?: string[]; mode?: 'offline'; logLimit?: number }) => {
+      const policy =
+        a.deny?.length || a.mode
+          ? await desk.sandboxNetwork(a.sandbox, { deny: a.deny, mode: a.mode })
+          : await desk.sandboxNetwork(a.sandbox);
+      const limit = a.logLimit ?? 50;
+      return { result: text({ policy, connections: limit > 0 ? desk.network.log(a.sandbox, limit) : [] }), receipt: {} };
     }),
   );
 

@@ -185,6 +185,11 @@ export interface SandboxProvider {
    * reconnects by itself, and says when the engine goes away and comes back.
    */
   watch?(labels: Record<string, string>, listener: ProviderWatchListener): IDisposable;
+  /**
+   * Optional: enforcing a network policy (src/shared/network-policy.ts) where the sandbox's root cannot
+   * lift it. Absent: only `open` is accepted; any other mode is refused with the reason.
+   */
+  readonly networkPolicy?: NetworkCapability;
   /** Frees what the provider holds open in this process (connections, multiplexers). */
   dispose?(): Promise<void>;
 }
@@ -243,4 +248,33 @@ export interface ProviderWatchListener {
   changed(change: { sandbox: string | null; backendRef: string | null; action: string }): void;
   /** The engine became unreachable (detail says why) or reachable again. */
   engine(reachable: boolean, detail: string | null): void;
+}
+
+import type { NetworkMode, NetworkPolicy } from '../shared/network-policy.js';
+
+/** What the app hands a backend to enforce a sandbox's network policy. */
+export interface NetworkPlan {
+  policy: NetworkPolicy;
+  /**
+   * A host folder holding the egress proxy's Unix socket (`proxy.sock`) for this sandbox: the backend
+   * routes the sandbox's only way out to it (a relay container's bind mount, QEMU's guestfwd).
+   */
+  socketDir: string;
+  /** The sandbox's resource name (as in ProvisionSpec), for the backend's own extra resources. */
+  resourceName: string;
+  labels: Record<string, string>;
+}
+
+export interface NetworkCapability {
+  /** The modes this backend can enforce. */
+  readonly modes: readonly NetworkMode[];
+  /** The mode of a running sandbox can change (else: only while stopped; the allow list always can). */
+  readonly liveModeSwitch: boolean;
+  /**
+   * Enforces `plan` for the sandbox, stopped or running; called before every start and on every change.
+   * Takes effect on the sandbox's next connection.
+   */
+  apply(ref: SandboxRef, plan: NetworkPlan): Promise<void>;
+  /** Frees what apply made (a relay, a network) when the sandbox stops (`stopped`) or goes (`removed`). */
+  release(ref: SandboxRef, plan: NetworkPlan, when: 'stopped' | 'removed'): Promise<void>;
 }

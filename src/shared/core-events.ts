@@ -7,6 +7,7 @@
  * member to `CoreEvent` below (with a comment saying who publishes it), never by a free-form string.
  */
 import { Emitter, type Event, type IDisposable } from './lifecycle.js';
+import type { NetworkLogEntry, NetworkPolicy } from './network-policy.js';
 
 interface Base {
   /** When it happened (ISO 8601), filled in by the bus when the publisher leaves it out. */
@@ -144,7 +145,8 @@ export type CoreEvent =
   | EngineEvent
   | StatsEvent
   | CheckpointEvent
-  | FilesChangedEvent;
+  | FilesChangedEvent
+  | NetworkEvent;
 /** A file or folder appeared in a sandbox through the app (an upload, a new folder); a file panel showing its folder re-lists. */
 export interface FilesChangedEvent extends Base {
   topic: 'files';
@@ -153,6 +155,24 @@ export interface FilesChangedEvent extends Base {
   path: string;
   /** Published by src/api/file-transfer-routes.ts (`uploaded`) and the makeDirectory method (`folder`). */
   reason: 'uploaded' | 'folder';
+}
+
+/**
+ * The network of a sandbox: one connection its egress proxy allowed or denied (`connection`), its
+ * policy changed (`policy`), or the egress proxy died and was restarted (`proxy-restarted`: until then
+ * the sandbox had no network at all — it fails closed). Published by NetworkService
+ * (src/api/network-service.ts) from the proxy's per-sandbox log and from policy changes.
+ */
+export interface NetworkEvent extends Base {
+  topic: 'network';
+  sandbox: string;
+  kind: 'connection' | 'policy' | 'proxy-restarted';
+  /** For `connection`: the log line (src/shared/network-policy.ts NetworkLogEntry). */
+  entry?: NetworkLogEntry;
+  /** For `policy`: the policy now in force. */
+  policy?: NetworkPolicy;
+  /** For `proxy-restarted`: what happened, in words. */
+  message?: string;
 }
 
 export type CoreEventTopic = CoreEvent['topic'];
@@ -182,7 +202,7 @@ export class CoreEventBus implements IDisposable {
   constructor(private readonly backlogSize = BACKLOG_SIZE) {}
 
   publish(input: CoreEventInput): CoreEvent {
-    const event = { ...input, at: input.at ?? new Date().toISOString(), seq: ++this.seq };
+    const event: CoreEvent = { ...input, at: input.at ?? new Date().toISOString(), seq: ++this.seq };
     this.backlog.push(event);
     if (this.backlog.length > this.backlogSize) this.backlog.splice(0, this.backlog.length - this.backlogSize);
     this.emitter.fire(event);

@@ -1,3 +1,4 @@
+import { NetworkPolicyStore } from './network-policy-store.js';
 import { openDatabase, instanceId, type Db } from './database.js';
 import { AgentTokenStore } from './agent-token-store.js';
 import { CallLogStore } from './call-log-store.js';
@@ -23,6 +24,8 @@ export class Store {
   readonly journal: EventJournal;
   /** Fires after each write to a table clients show (src/store/store-changes.ts). */
   readonly changes = new StoreChanges();
+  /** Network policy per sandbox (its own table, see network-policy-store.ts). */
+  readonly networkPolicies: NetworkPolicyStore;
   /** Unique to this data directory; used to keep backend resource names of two data dirs apart. */
   readonly instanceId: string;
 
@@ -38,6 +41,7 @@ export class Store {
     this.checkpoints = new CheckpointStore(db);
     this.operations = new OperationStore(db);
     this.journal = new EventJournal(db);
+    this.networkPolicies = new NetworkPolicyStore(db);
     this.instanceId = instanceId(db);
     this.watchWrites();
   }

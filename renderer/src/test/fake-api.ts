@@ -9,6 +9,7 @@ import type {
   PluginInfo,
   CallLogEntry,
   CheckpointInfo,
+  NetworkLogEntry,
   DesktopStatus,
   FileEntry,
   Lease,
@@ -136,6 +137,7 @@ export class FakeApi implements ApiClient {
   callLogEntries: CallLogEntry[] = [];
   /** What readLog answers (every source). */
   logText = 'line one\nline two\n';
+  networkLogEntries: NetworkLogEntry[] = [];
   backends: BackendInfo[] = [
     { name: 'docker', description: 'Docker containers', isContainer: true, isolation: 'container', supportsStreams: true, defaultCwd: '~' },
     {
@@ -446,5 +448,14 @@ export class FakeApi implements ApiClient {
       if (p.text !== undefined) this.clipboard = p.text;
       return { text: this.clipboard, bytes: this.clipboard.length };
     },
+    // Network policy: kept on the sandbox like the core keeps it; the log is whatever a test put in.
+    sandboxNetwork: (p) => {
+      const s = this.find(p.name);
+      const before = s.network ?? { mode: 'open' as const, allow: [] };
+      const allow = [...new Set([...before.allow, ...(p.allow ?? [])])].filter((e) => !(p.deny ?? []).includes(e));
+      s.network = { mode: p.mode ?? (p.allow?.length && before.mode !== 'allow' ? 'allow' : before.mode), allow };
+      return { ...s.network, allow: [...s.network.allow] };
+    },
+    networkLog: (p) => this.networkLogEntries.filter((e) => e.sandbox === p.sandbox).slice(-(p.limit ?? 500)),
   };
 }

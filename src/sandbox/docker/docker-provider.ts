@@ -27,6 +27,8 @@ import { containerCreateOptions } from './docker-container-spec.js';
 import { DockerCheckpoints } from './docker-checkpoints.js';
 import { DockerEventFeed } from './docker-event-feed.js';
 import type { IDisposable } from '../../shared/lifecycle.js';
+import { DockerNetworkPolicy } from './docker-network.js';
+import type { NetworkCapability } from '../provider.js';
 
 export const DEFAULT_DOCKER_IMAGE = 'sandbox-desk/base:latest';
 /** Images may name the user commands should run as, when they do not set USER. */
@@ -42,11 +44,14 @@ class DockerEnvironment implements SandboxEnvironment {
     readonly defaultCwd: string,
     readonly mounts: readonly Mount[],
     readonly incarnation: string,
+    /** The network policy's proxy settings (docker-network.ts), given to every process started. */
+    private readonly extraEnv: Record<string, string> = {},
   ) {}
 
   execPrefix(opts: ExecPrefixOptions): string[] {
     const user = opts.user ?? this.user;
-    return ['docker', 'exec', '-i', ...(opts.interactive ? ['-t'] : []), ...(user ? ['-u', user] : []), this.containerId];
+    const env = Object.entries(this.extraEnv).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+    return ['docker', 'exec', '-i', ...(opts.interactive ? ['-t'] : []), ...(user ? ['-u', user] : []), ...env, this.containerId];
   }
 
   getTempDir(): string {
@@ -73,6 +78,8 @@ export class DockerProvider implements SandboxProvider {
   /** Checkpoints (docker commit), restore, fork and pause: docker-checkpoints.ts. */
   readonly checkpoints: DockerCheckpoints;
 
+  private readonly net: DockerNetworkPolicy;
+
   constructor(endpoint: DockerEndpoint = resolveDockerEndpoint()) {
     this.endpoint = endpoint;
     this.docker = new Docker(endpoint.options);
@@ -84,6 +91,7 @@ export class DockerProvider implements SandboxProvider {
       call: (fn) => this.call(fn),
       localEngine: Boolean((endpoint.options as { socketPath?: string }).socketPath),
     });
+    this.net = new DockerNetworkPolicy(this.docker, DEFAULT_DOCKER_IMAGE);
   }
 
   /** The engine's own state: reachable, version, disk used (`docker system df`); never throws. */
@@ -96,6 +104,25 @@ export class DockerProvider implements SandboxProvider {
     const filters = { type: ['container' as const], label: Object.entries(labels).map(([k, v]) => `${k}=${v}`) };
     return new DockerEventFeed(() => this.docker.getEvents({ filters }), labels, listener);
   }
+
+  /** Network policy: an internal network per sandbox and an egress relay (docker-network.ts). */
+  readonly networkPolicy: NetworkCapability = {
+    modes: ['open', 'offline', 'allow'],
+    liveModeSwitch: true,
+    apply: (ref, plan) =>
+      this.call(() => this.net.apply(this.container(ref).id, plan.policy, plan.socketDir, plan.labels)).catch((err: unknown) => {
+        if (err instanceof SandboxDeskError) throw err;
+        throw new SandboxDeskError(
+          'backend_unavailable',
+          `Docker could not apply the network policy of ${ref.name}: ${engineMessage(err)}`,
+          {
+            cause: err,
+          },
+        );
+      }),
+    release: (_ref, plan, when) =>
+      this.call(() => (when === 'removed' ? this.net.removeAll(plan.resourceName) : this.net.stopRelay(plan.resourceName))),
+  };
 
   /** "No such image", with the engine's closest tag as a suggestion when it looks like a typo. */
   private async imageNotFound(image: string): Promise<SandboxDeskError> {
@@ -267,6 +294,7 @@ export class DockerProvider implements SandboxProvider {
       opts.cachedHome && opts.cachedHome.incarnation === st.incarnation
         ? opts.cachedHome.home
         : await measureHome(probe.execPrefix({ interactive: false }));
+    const extraEnv = await this.call(() => this.net.proxyEnvFor(opts.sandbox.backendRef!));
     return new DockerEnvironment(
       opts.sandbox.backendRef!,
       opts.sandbox.user,
@@ -274,6 +302,7 @@ export class DockerProvider implements SandboxProvider {
       opts.cwd === '~' ? home : opts.cwd,
       opts.sandbox.mounts,
       st.incarnation,
+      extraEnv,
     );
   }
 }

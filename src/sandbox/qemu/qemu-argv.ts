@@ -8,6 +8,8 @@ const opt = (path: string): string => path.replace(/,/g, ',,');
 export interface BootPlan {
   accel: 'kvm' | 'tcg';
   sshPort: number;
+  /** The network policy's `-netdev` suffix (vm-network.ts): `,restrict=on` and the proxy's guestfwd. */
+  netdevSuffix?: string;
 }
 
 /**
@@ -34,7 +36,7 @@ export function qemuArgv(cfg: VmConfig, files: VmFiles, plan: BootPlan, shares: 
     '-drive',
     `file=${opt(files.seed)},if=virtio,format=raw,readonly=on`,
     '-netdev',
-    `user,id=net0,hostfwd=tcp:127.0.0.1:${plan.sshPort}-:22`,
+    `user,id=net0,hostfwd=tcp:127.0.0.1:${plan.sshPort}-:22${plan.netdevSuffix ?? ''}`,
     '-device',
     'virtio-net-pci,netdev=net0',
     '-device',

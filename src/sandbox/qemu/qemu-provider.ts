@@ -18,6 +18,7 @@ import type {
   ExecPrefixOptions,
   LifecycleContext,
   Mount,
+  NetworkCapability,
   ProviderContext,
   ProvisionResult,
   ProvisionSpec,
@@ -31,6 +32,7 @@ import { writeSeedIso } from './cloud-init-seed.js';
 import { freeLoopbackPort } from './free-port.js';
 import { requireHostTools } from './host-tools.js';
 import { qemuArgv } from './qemu-argv.js';
+import { guestProxyEnv, netdevPolicySuffix, readVmNetwork, writeVmNetwork } from './vm-network.js';
 import { isPortClash, isVmProcess, kill, launchQemu, processStartTime, waitForExit } from './qemu-process.js';
 import { qmpCommand } from './qmp-client.js';
 import { QemuExitWatch } from './qemu-exit-watch.js';
@@ -64,10 +66,13 @@ class QemuEnvironment implements SandboxEnvironment {
     readonly home: string,
     readonly defaultCwd: string,
     readonly incarnation: string,
+    /** The network policy's proxy settings, as `env` words before the remote command (vm-network.ts). */
+    private readonly envWords: string[] = [],
   ) {}
 
   execPrefix(opts: ExecPrefixOptions): string[] {
-    return sshExecPrefix(this.target, { user: opts.user ?? this.user, interactive: opts.interactive });
+    const prefix = sshExecPrefix(this.target, { user: opts.user ?? this.user, interactive: opts.interactive });
+    return this.envWords.length ? [...prefix, 'env', ...this.envWords] : prefix;
   }
 
   getTempDir(): string {
@@ -284,7 +289,8 @@ export class QemuProvider implements SandboxProvider {
       });
       // virtiofsd serves one QEMU connection: fresh ones for every attempt.
       const sharePids = await startShares(shares);
-      const launched = await launchQemu(qemuArgv(cfg, files, { accel, sshPort: port }, shares));
+      const netdevSuffix = netdevPolicySuffix(readVmNetwork(files.dir));
+      const launched = await launchQemu(qemuArgv(cfg, files, { accel, sshPort: port, netdevSuffix }, shares));
       if (!launched.ok) {
         stopShares(sharePids);
         if (isPortClash(launched.message)) {
@@ -474,6 +480,23 @@ export class QemuProvider implements SandboxProvider {
         ? opts.cachedHome.home
         : await measureHome(sshExecPrefix(target, { user, interactive: false }), true);
     const defaultCwd = opts.cwd === '~' ? home : opts.cwd;
-    return new QemuEnvironment(target, opts.sandbox.mounts, user, home, defaultCwd, incarnation);
+    return new QemuEnvironment(target, opts.sandbox.mounts, user, home, defaultCwd, incarnation, guestProxyEnv(readVmNetwork(files.dir)));
   }
+
+  /** Network policy: slirp's restrict=on, and a guestfwd to the egress proxy (vm-network.ts). */
+  readonly networkPolicy: NetworkCapability = {
+    modes: ['open', 'offline', 'allow'],
+    liveModeSwitch: false,
+    apply: async (ref, plan) => {
+      const dir = this.files(ref).dir;
+      const running = this.liveRun(this.files(ref));
+      const now = readVmNetwork(dir);
+      if (running && now.mode !== plan.policy.mode)
+        throw new SandboxDeskError('unsupported', `a running VM's network mode cannot change (it is part of its QEMU command line)`, {
+          hint: `stop ${ref.name}, change the mode, start it again; the allow list changes while it runs`,
+        });
+      writeVmNetwork(dir, { mode: plan.policy.mode, socket: plan.policy.mode === 'allow' ? join(plan.socketDir, 'proxy.sock') : null });
+    },
+    release: async () => undefined,
+  };
 }

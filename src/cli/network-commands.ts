@@ -1,0 +1,102 @@
+/**
+ * The network policy's commands: `sandbox network NAME [--mode …] [--allow …] [--deny …]` and
+ * `network log NAME [--follow] [--json]`. The create flags (`--network`, `--allow`) are in main.ts.
+ */
+import type { Command } from 'commander';
+import type { NetworkLogEntry, NetworkMode, NetworkPolicy } from '../api/contract.js';
+import type { SandboxDesk } from '../api/sandbox-desk.js';
+import { SandboxDeskError } from '../shared/errors.js';
+import { NETWORK_MODES, normalizeAllowEntry } from '../shared/network-policy.js';
+import { readLogSince } from '../sandbox/network/network-files.js';
+import { cancelOnInterrupt } from './interrupt.js';
+import { printJson, type Out } from './output.js';
+
+export const collect = (v: string, acc: string[]): string[] => [...acc, v];
+
+/** `--network` as given, refused with the valid ones when it is not one. */
+export function parseNetworkMode(v: string | undefined): NetworkMode | undefined {
+  if (v === undefined) return undefined;
+  if (!(NETWORK_MODES as readonly string[]).includes(v))
+    throw new SandboxDeskError('invalid_input', `--network ${JSON.stringify(v)} is not a network mode`, {
+      hint: 'give open (the default), offline (no network at all) or allow (only the --allow entries)',
+    });
+  return v as NetworkMode;
+}
+
+/** Checks `--allow`/`--deny` entries before the core is opened: a bad one is refused with what a valid one looks like. */
+export function checkEntries(entries: readonly string[]): string[] {
+  return entries.map(normalizeAllowEntry);
+}
+
+export function policyLine(p: NetworkPolicy): string {
+  if (p.mode !== 'allow') return p.mode;
+  return `allow ${p.allow.length ? p.allow.join(', ') : '(nothing yet)'}`;
+}
+
+export function logLine(e: NetworkLogEntry): string {
+  const verdict = e.verdict === 'allowed' ? 'ALLOW' : 'DENY ';
+  return `${e.at}  ${verdict}  ${e.host}:${e.port}  ${e.kind}${e.reason ? `  (${e.reason})` : ''}${e.process ? `  [${e.process}]` : ''}\n`;
+}
+
+export function addNetworkCommands(program: Command, sandbox: Command, core: () => SandboxDesk, out: Out): void {
+  sandbox
+    .command('network <name>')
+    .description('show or change a sandbox’s network policy (live while it runs: takes effect on the next connection)')
+    .option('--mode <mode>', 'open | offline | allow')
+    .option(
+      '--allow <entry>',
+      'allow HOST[:PORT], *.DOMAIN or a CIDR (repeatable; switches an open sandbox to allow)',
+      collect,
+      [] as string[],
+    )
+    .option('--deny <entry>', 'take an entry off the allow list (repeatable)', collect, [] as string[])
+    .option('--json', 'machine-readable output')
+    .action(async (name: string, o: { mode?: string; allow: string[]; deny: string[]; json?: boolean }) => {
+      const mode = parseNetworkMode(o.mode);
+      const change = { mode, allow: checkEntries(o.allow), deny: checkEntries(o.deny) };
+      const policy = await core().sandboxNetwork(name, change);
+      if (o.json) printJson(out, policy);
+      else out.stdout(`${name}: network ${policyLine(policy)}\n`);
+    });
+
+  const network = program.command('network').description('the connection log of a sandbox’s network policy');
+  network
+    .command('log <name>')
+    .description('connections the egress proxy allowed or denied, oldest first')
+    .option('--follow', 'keep printing new connections until Ctrl-C')
+    .option('--limit <n>', 'how many of the newest to show first (default 100)')
+    .option('--json', 'one JSON object per line (with --follow) or a JSON array')
+    .action(async (name: string, o: { follow?: boolean; limit?: string; json?: boolean }) => {
+      const desk = core();
+      const limit = o.limit !== undefined ? Number(o.limit) : 100;
+      if (!Number.isInteger(limit) || limit < 1)
+        throw new SandboxDeskError('invalid_input', `--limit ${JSON.stringify(o.limit)} is not a positive whole number`, {
+          hint: 'e.g. --limit 50',
+        });
+      const first = desk.network.log(name, limit);
+      if (!o.follow) {
+        if (o.json) printJson(out, first);
+        else out.stdout(first.length ? first.map(logLine).join('') : `No connections logged for ${name} yet.\n`);
+        return;
+      }
+      const show = (e: NetworkLogEntry): void => out.stdout(o.json ? `${JSON.stringify(e)}\n` : logLine(e));
+      first.forEach(show);
+      // From the end of the file as it is now: every line appended after this point is printed once.
+      let offset = readLogSince(desk.store.dataDir, name, 0).offset;
+      await cancelOnInterrupt(
+        { stdout: () => undefined, stderr: () => undefined },
+        (signal) =>
+          new Promise<void>((resolve) => {
+            const timer = setInterval(() => {
+              const r = readLogSince(desk.store.dataDir, name, offset);
+              offset = r.offset;
+              r.entries.forEach(show);
+            }, 250);
+            signal.addEventListener('abort', () => {
+              clearInterval(timer);
+              resolve();
+            });
+          }),
+      );
+    });
+}

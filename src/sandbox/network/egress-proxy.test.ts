@@ -1,0 +1,148 @@
+import http from 'node:http';
+import net from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NetworkLogEntry, NetworkPolicy } from '../../shared/network-policy.js';
+import { EgressProxy, splitAuthority } from './egress-proxy.js';
+
+/** Sends raw bytes to the proxy's socket and returns everything it answers until it closes. */
+function raw(sock: string, text: string | Buffer, then?: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const c = net.connect(sock);
+    let out = '';
+    let sentThen = false;
+    c.on('data', (d) => {
+      out += d.toString('latin1');
+      if (then && !sentThen && out.includes('\r\n\r\n') && out.startsWith('HTTP/1.1 200')) {
+        sentThen = true;
+        c.write(then);
+      }
+    });
+    c.on('error', reject);
+    c.on('close', () => resolve(out));
+    c.write(text);
+  });
+}
+
+describe('the egress proxy (real sockets: a Unix socket in, a loopback server out)', () => {
+  let dir: string;
+  let sock: string;
+  let server: http.Server;
+  let port: number;
+  let policy: NetworkPolicy = { mode: 'allow', allow: [] };
+  const log: NetworkLogEntry[] = [];
+  const proxy = new EgressProxy({ policyOf: () => policy, log: (e) => log.push(e) });
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'egress-'));
+    sock = join(dir, 'p.sock');
+    server = http.createServer((req, res) => res.end(`hello ${req.url}`));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    port = (server.address() as net.AddressInfo).port;
+    await proxy.listen('sb', sock);
+  });
+  afterAll(async () => {
+    await proxy.close();
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('plain HTTP: an allowed host is forwarded, another is refused with 403 and how to allow it; both logged', async () => {
+    policy = { mode: 'allow', allow: [`localhost:${port}`] };
+    const ok = await raw(sock, `GET http://localhost:${port}/x HTTP/1.1\r\nHost: localhost:${port}\r\nConnection: close\r\n\r\n`);
+    expect(ok).toMatch(/^HTTP\/1.1 200/);
+    expect(ok).toContain('hello /x');
+    const no = await raw(sock, `GET http://127.0.0.1:${port}/ HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
+    expect(no).toMatch(/^HTTP\/1.1 403/);
+    expect(no).toContain('--allow 127.0.0.1');
+    expect(log.slice(-2).map((e) => [e.host, e.verdict, e.kind])).toEqual([
+      ['localhost', 'allowed', 'http'],
+      ['127.0.0.1', 'denied', 'http'],
+    ]);
+    expect(log.at(-1)!.reason).toContain('raw IP');
+  });
+
+  it('a Host header that disagrees with the URL is refused', async () => {
+    policy = { mode: 'allow', allow: [`localhost:${port}`] };
+    const r = await raw(sock, `GET http://localhost:${port}/ HTTP/1.1\r\nHost: evil.example:${port}\r\nConnection: close\r\n\r\n`);
+    expect(r).toMatch(/^HTTP\/1.1 403/);
+    expect(log.at(-1)).toMatchObject({ verdict: 'denied', reason: expect.stringContaining('Host header') });
+  });
+
+  it('CONNECT: an allowed authority tunnels, a raw IP or an IPv6 address without a CIDR is refused', async () => {
+    policy = { mode: 'allow', allow: [`localhost:${port}`] };
+    const ok = await raw(
+      sock,
+      `CONNECT localhost:${port} HTTP/1.1\r\nHost: localhost:${port}\r\n\r\n`,
+      `GET /t HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`,
+    );
+    expect(ok).toMatch(/^HTTP\/1.1 200 Connection Established/);
+    expect(ok).toContain('hello /t');
+    for (const target of [`127.0.0.1:${port}`, '[::1]:443', '1.1.1.1:443', 'dns.google:443']) {
+      const no = await raw(sock, `CONNECT ${target} HTTP/1.1\r\n\r\n`);
+      expect(no, target).toMatch(/^HTTP\/1.1 403/);
+    }
+    expect(log.slice(-4).every((e) => e.verdict === 'denied')).toBe(true);
+  });
+
+  it('a CIDR allows a raw IP; the list is read per connection (a change takes effect on the next one)', async () => {
+    policy = { mode: 'allow', allow: ['127.0.0.0/8'] };
+    expect(
+      await raw(sock, `CONNECT 127.0.0.1:${port} HTTP/1.1\r\n\r\n`, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
+    ).toContain('hello /');
+    policy = { mode: 'offline', allow: ['127.0.0.0/8'] };
+    expect(await raw(sock, `CONNECT 127.0.0.1:${port} HTTP/1.1\r\n\r\n`)).toMatch(/^HTTP\/1.1 403/);
+    expect(log.at(-1)!.reason).toBe('the sandbox is offline');
+  });
+
+  it('a TLS ClientHello whose SNI names another host than CONNECT did is cut off and logged', async () => {
+    policy = { mode: 'allow', allow: [`localhost:${port}`] };
+    const hello = clientHello('evil.example');
+    const r = await raw(sock, `CONNECT localhost:${port} HTTP/1.1\r\n\r\n`, hello.toString('latin1'));
+    expect(r).toMatch(/^HTTP\/1.1 200/);
+    expect(log.at(-1)).toMatchObject({ verdict: 'denied', reason: expect.stringContaining('SNI evil.example') });
+  });
+
+  it('an unreachable allowed destination answers 502, never hangs', async () => {
+    const closed = net.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
+    const p = (closed.address() as net.AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    policy = { mode: 'allow', allow: ['127.0.0.1'] };
+    expect(await raw(sock, `CONNECT 127.0.0.1:${p} HTTP/1.1\r\n\r\n`)).toMatch(/^HTTP\/1.1 502/);
+  });
+
+  it('splits authorities', () => {
+    expect(splitAuthority('Example.com:443', null)).toEqual({ host: 'example.com', port: 443 });
+    expect(splitAuthority('[::1]:80', null)).toEqual({ host: '::1', port: 80 });
+    expect(splitAuthority('example.com', null)).toBeNull();
+    expect(splitAuthority('example.com:0', null)).toBeNull();
+  });
+});
+
+/** A minimal TLS 1.2 ClientHello with one server_name extension. */
+function clientHello(name: string): Buffer {
+  const host = Buffer.from(name, 'ascii');
+  const sniList = Buffer.concat([Buffer.from([0]), u16(host.length), host]);
+  const sniExt = Buffer.concat([u16(0), u16(sniList.length + 2), u16(sniList.length), sniList]);
+  const exts = Buffer.concat([u16(sniExt.length), sniExt]);
+  const body = Buffer.concat([
+    Buffer.from([3, 3]),
+    Buffer.alloc(32),
+    Buffer.from([0]),
+    u16(2),
+    Buffer.from([0x13, 0x01]),
+    Buffer.from([1, 0]),
+    exts,
+  ]);
+  const hs = Buffer.concat([Buffer.from([1]), Buffer.from([0, body.length >> 8, body.length & 0xff]), body]);
+  return Buffer.concat([Buffer.from([0x16, 3, 1]), u16(hs.length), hs]);
+}
+
+function u16(n: number): Buffer {
+  const b = Buffer.alloc(2);
+  b.writeUInt16BE(n);
+  return b;
+}

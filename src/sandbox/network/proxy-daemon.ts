@@ -1,0 +1,123 @@
+/**
+ * The egress proxy as a process of its own, one per data directory: it must outlive the CLI call that
+ * created a sandbox, and it must not die with a window. It serves every sandbox whose policy is `allow`
+ * (policies.json), re-reading that file when it changes, and logs each connection to the sandbox's log.
+ * It holds `proxy.pid` as its lock (a second one exits at once) and exits on its own when its data
+ * directory is gone or no sandbox has needed it for IDLE_EXIT_MS. `ensureProxy` (proxy-supervisor.ts)
+ * starts it; the serving app restarts it when it dies.
+ *
+ * Run as: node proxy-daemon.js DATA_DIR
+ */
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync, appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { EgressProxy } from './egress-proxy.js';
+import { appendLog, networkDir, policiesFile, readPolicies, socketDirOf, SOCKET_NAME } from './network-files.js';
+import type { NetworkPolicy } from '../../shared/network-policy.js';
+
+const POLL_MS = 250;
+const IDLE_EXIT_MS = 60_000;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Takes `proxy.pid` exclusively; a stale one (its process gone) is replaced. false: another proxy runs. */
+export function takeLock(pidFile: string): boolean {
+  for (let i = 0; i < 2; i++) {
+    try {
+      const fd = openSync(pidFile, 'wx', 0o600);
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const pid = Number(readFileSync(pidFile, 'utf8').trim());
+      if (pid > 0 && alive(pid)) return false;
+      rmSync(pidFile, { force: true });
+    }
+  }
+  return false;
+}
+
+async function main(dataDir: string): Promise<void> {
+  const dir = networkDir(dataDir);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const pidFile = join(dir, 'proxy.pid');
+  const say = (m: string): void => {
+    try {
+      appendFileSync(join(dir, 'proxy.log'), `${new Date().toISOString()} [${process.pid}] ${m}\n`);
+    } catch {
+      // the data dir went away: the loop below notices and exits
+    }
+  };
+  if (!takeLock(pidFile)) return;
+  let policies: Record<string, NetworkPolicy> = {};
+  let seen = '';
+  // The file is replaced by rename on every change: a new inode means new policies. Checked on every
+  // connection (one stat), so a change takes effect on the very next connection.
+  const refresh = (): void => {
+    let key = 'none';
+    try {
+      const st = statSync(policiesFile(dataDir));
+      key = `${st.ino}:${st.mtimeMs}:${st.size}`;
+    } catch {
+      // no policies yet
+    }
+    if (key !== seen) {
+      seen = key;
+      policies = readPolicies(dataDir);
+    }
+  };
+  const proxy = new EgressProxy({
+    policyOf: (s) => {
+      refresh();
+      return policies[s] ?? null;
+    },
+    log: (e) => appendLog(dataDir, e),
+  });
+  let idleSince = Date.now();
+  const sync = async (): Promise<void> => {
+    refresh();
+    const want = Object.entries(policies)
+      .filter(([, p]) => p.mode === 'allow')
+      .map(([s]) => s);
+    for (const s of proxy.serving()) if (!want.includes(s)) await proxy.unlisten(s);
+    for (const s of want) {
+      const sockDir = socketDirOf(dataDir, s);
+      const sock = join(sockDir, SOCKET_NAME);
+      if (proxy.serving().includes(s) && existsSync(sock)) continue;
+      await proxy.unlisten(s);
+      mkdirSync(sockDir, { recursive: true, mode: 0o755 });
+      await proxy.listen(s, sock).catch((err: unknown) => say(`cannot listen for ${s}: ${String(err)}`));
+    }
+    if (want.length > 0) idleSince = Date.now();
+  };
+  const shutdown = async (why: string): Promise<never> => {
+    say(`exiting: ${why}`);
+    await proxy.close();
+    try {
+      if (readFileSync(pidFile, 'utf8').trim() === String(process.pid)) rmSync(pidFile, { force: true });
+    } catch {
+      // already gone
+    }
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  await sync();
+  say(`serving ${proxy.serving().length} sandbox(es)`);
+  for (;;) {
+    await new Promise((r) => setTimeout(r, POLL_MS));
+    if (!existsSync(dataDir) || !existsSync(pidFile)) await shutdown('the data directory or the pid file is gone');
+    if (Date.now() - idleSince > IDLE_EXIT_MS) await shutdown('no sandbox needs it');
+    await sync().catch((err: unknown) => say(`sync failed: ${String(err)}`));
+  }
+}
+
+const dataDir = process.argv[2];
+if (dataDir && process.env.SANDBOX_DESK_PROXY_DAEMON === '1') void main(dataDir);

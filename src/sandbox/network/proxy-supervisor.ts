@@ -1,0 +1,57 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SandboxDeskError } from '../../shared/errors.js';
+import { networkDir, socketDirOf, SOCKET_NAME } from './network-files.js';
+
+/** The pid of the data directory's egress proxy when it runs, else null. */
+export function proxyPid(dataDir: string): number | null {
+  try {
+    const pid = Number(readFileSync(join(networkDir(dataDir), 'proxy.pid'), 'utf8').trim());
+    if (!(pid > 0)) return null;
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Makes sure the data directory's egress proxy runs and serves `sandboxes` (their policies must already
+ * be in policies.json). Starts it detached when it does not run (it outlives this process). Returns
+ * whether it had to start it. Waits for the sockets, so a sandbox started right after can connect;
+ * fails with `backend_unavailable` rather than hang.
+ */
+export async function ensureProxy(
+  dataDir: string,
+  sandboxes: readonly string[],
+  timeoutMs = 15_000,
+): Promise<{ started: boolean; pid: number }> {
+  let started = false;
+  if (proxyPid(dataDir) === null) {
+    mkdirSync(networkDir(dataDir), { recursive: true, mode: 0o700 });
+    const fromSource = import.meta.url.endsWith('.ts');
+    const script = fileURLToPath(new URL(fromSource ? './proxy-daemon.ts' : './proxy-daemon.js', import.meta.url));
+    const out = openSync(join(networkDir(dataDir), 'proxy.log'), 'a');
+    const child = spawn(process.execPath, [...(fromSource ? ['--import', 'tsx'] : []), script, dataDir], {
+      detached: true,
+      stdio: ['ignore', out, out],
+      // Inside Electron, process.execPath is the Electron binary: make it behave as plain Node.
+      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', SANDBOX_DESK_PROXY_DAEMON: '1' },
+    });
+    child.unref();
+    started = true;
+  }
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const pid = proxyPid(dataDir);
+    const ready = sandboxes.every((s) => existsSync(join(socketDirOf(dataDir, s), SOCKET_NAME)));
+    if (pid !== null && ready) return { started, pid };
+    if (Date.now() > deadline)
+      throw new SandboxDeskError('backend_unavailable', 'the egress proxy did not start', {
+        hint: `see ${join(networkDir(dataDir), 'proxy.log')}`,
+      });
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
