@@ -39,6 +39,11 @@ export interface CheckpointServiceDeps {
   beforeReplace(name: string, provider: SandboxProvider): Promise<void>;
   /** Runs a no-op in the session so its cwd is measured (or walked, with the usual warning) in the sandbox. */
   remeasure(sandbox: string, session: string): Promise<ExecWarning[]>;
+  /**
+   * A restored or forked sandbox keeps its network policy (a fork inherits its source's): called with
+   * the source and the new sandbox once the backend made it, before its first command.
+   */
+  keepNetworkPolicy?(source: string, target: string, provider: SandboxProvider): Promise<void>;
 }
 
 interface Progress {
@@ -260,6 +265,7 @@ export class CheckpointService {
       cap.restore(sandboxRef(rec), usable.artifact, op),
     );
     this.d.store.sandboxes.setProvisioned(rec.name, made);
+    await this.d.keepNetworkPolicy?.(rec.name, rec.name, provider);
     this.writeCwdLayers(rec.name, cp);
     const warnings = await this.reconnectAndRemeasure(rec.name, provider, cp);
     this.d.events.publish({ topic: 'checkpoint', sandbox: rec.name, checkpoint: id, phase: 'restored' });
@@ -318,6 +324,7 @@ export class CheckpointService {
             op.progress?.({ step: 'fork', message: `making ${rec.name} from checkpoint ${cp.id}` });
             const res = await cap.fork(usable.artifact, provisionSpec(rec, this.d.store.instanceId), op);
             this.d.store.sandboxes.setProvisioned(rec.name, res);
+            await this.d.keepNetworkPolicy?.(req.sandbox, rec.name, provider);
           }),
         );
         const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');

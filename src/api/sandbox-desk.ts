@@ -174,6 +174,10 @@ export class SandboxDesk {
       providerOf: (b) => this.providerOf(b),
       record: (n) => this.record(n),
       info: (n) => this.info(this.record(n), false),
+      keepNetworkPolicy: async (source, target, provider) => {
+        this.network.inherit(source, target);
+        await this.network.beforeStart(this.record(target), provider);
+      },
       // No graceful desktop stop (as `stop` does): the disk it would tidy is replaced by the checkpoint's;
       // the desktop connection ends with the incarnation's scope.
       beforeReplace: async (n) => {
