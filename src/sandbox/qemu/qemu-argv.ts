@@ -8,6 +8,11 @@ const opt = (path: string): string => path.replace(/,/g, ',,');
 export interface BootPlan {
   accel: 'kvm' | 'tcg';
   sshPort: number;
+  /**
+   * Start paused, waiting for a saved state (`-incoming defer`; the state is then sent with QMP
+   * migrate-incoming): a restore or a fork of a checkpoint with memory.
+   */
+  incoming?: boolean;
 }
 
 /**
@@ -36,7 +41,7 @@ export function qemuArgv(cfg: VmConfig, files: VmFiles, plan: BootPlan, shares: 
     '-netdev',
     `user,id=net0,hostfwd=tcp:127.0.0.1:${plan.sshPort}-:22`,
     '-device',
-    'virtio-net-pci,netdev=net0',
+    cfg.mac ? `virtio-net-pci,netdev=net0,mac=${cfg.mac}` : 'virtio-net-pci,netdev=net0',
     '-device',
     'virtio-rng-pci',
     '-serial',
@@ -50,6 +55,7 @@ export function qemuArgv(cfg: VmConfig, files: VmFiles, plan: BootPlan, shares: 
     files.pidFile,
   ];
   argv.push(...virtiofsQemuArgs(shares, cfg.memoryMiB));
+  if (plan.incoming) argv.push('-incoming', 'defer');
   if (cfg.base.kernel) {
     argv.push('-kernel', cfg.base.kernel);
     if (cfg.base.initrd) argv.push('-initrd', cfg.base.initrd);
