@@ -15,7 +15,7 @@ import { runArgv } from '../../src/sandbox/run-argv.js';
 import { qemuProcessesOf, uniqueName } from './helpers.js';
 
 const SKIP = process.env.SANDBOX_DESK_SKIP_SLOW === '1';
-const BOOT = 900_000;
+const BOOT = 1_600_000;
 
 describe.skipIf(SKIP)('qemu checkpoints, restore, fork, pause (slow: real VMs)', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sdesk-ckq-'));
@@ -33,7 +33,7 @@ describe.skipIf(SKIP)('qemu checkpoints, restore, fork, pause (slow: real VMs)',
     mounts: [],
     env: {},
     // 512 MiB: three guests at once under TCG on a shared 2-core host; accel tcg: KVM does not work here.
-    options: { memory: '512', accel: 'tcg', cpus: '1' },
+    options: { memory: '512', accel: 'tcg', cpus: '1', bootTimeout: '1500' },
     labels: {},
     resourceName: n,
   });
