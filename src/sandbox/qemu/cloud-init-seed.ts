@@ -37,10 +37,13 @@ export const READY_MARKER = '/run/sdesk-ready';
 
 /**
  * Succeeds once this boot's cloud-init is done: our marker, or (for a guest whose per-boot scripts did
- * not run) cloud-init's own status, which lives under /run and so is per boot too. `error` counts as
- * done: cloud-init finished, and SSH already works.
+ * not run) cloud-init's own result file, which it writes when its last stage ends, with or without
+ * errors (what `cloud-init status` reads for done/error); it lives under /run and so is per boot too.
+ * A file test, not `cloud-init status`: that is a Python start-up costing a minute of a slow TCG guest's
+ * only CPU, and the probes, killed on our side after 20 s, kept running in the guest, piling up until
+ * they starved the boot itself (seen: a second boot stuck 20 min behind e2scrub_reap).
  */
-export const CLOUD_INIT_DONE_PROBE = `test -e ${READY_MARKER} || cloud-init status 2>/dev/null | grep -Eq '^status: (done|error|degraded)'`;
+export const CLOUD_INIT_DONE_PROBE = `test -e ${READY_MARKER} || test -e /run/cloud-init/result.json`;
 
 /** YAML's double-quoted scalar is a superset of JSON strings, so JSON.stringify quotes safely. */
 const q = (s: string): string => JSON.stringify(s);

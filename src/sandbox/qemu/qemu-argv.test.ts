@@ -77,4 +77,16 @@ describe('qemuArgv', () => {
     const argv = qemuArgv(cfg(), vmFiles('/data,x/a'), { accel: 'tcg', sshPort: 1 });
     expect(value(argv, '-drive')[0]).toMatch(/^file=\/data,,x\/a\/disk\.qcow2,/);
   });
+
+  it("gives the NIC the VM's own MAC when it has one (forks never share one), QEMU's default otherwise", () => {
+    expect(value(qemuArgv(cfg({ mac: '52:54:00:ab:cd:ef' }), files, { accel: 'tcg', sshPort: 1 }), '-device')).toContain(
+      'virtio-net-pci,netdev=net0,mac=52:54:00:ab:cd:ef',
+    );
+    expect(value(qemuArgv(cfg(), files, { accel: 'tcg', sshPort: 1 }), '-device')).toContain('virtio-net-pci,netdev=net0');
+  });
+
+  it('waits for a saved state only when asked (restore/fork of a checkpoint with memory)', () => {
+    expect(value(qemuArgv(cfg(), files, { accel: 'tcg', sshPort: 1, incoming: true }), '-incoming')).toEqual(['defer']);
+    expect(qemuArgv(cfg(), files, { accel: 'tcg', sshPort: 1 })).not.toContain('-incoming');
+  });
 });

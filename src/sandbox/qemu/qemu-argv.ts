@@ -10,6 +10,11 @@ export interface BootPlan {
   sshPort: number;
   /** The network policy's `-netdev` suffix (vm-network.ts): `,restrict=on` and the proxy's guestfwd. */
   netdevSuffix?: string;
+  /**
+   * Start paused, waiting for a saved state (`-incoming defer`; the state is then sent with QMP
+   * migrate-incoming): a restore or a fork of a checkpoint with memory.
+   */
+  incoming?: boolean;
 }
 
 /**
@@ -38,7 +43,7 @@ export function qemuArgv(cfg: VmConfig, files: VmFiles, plan: BootPlan, shares: 
     '-netdev',
     `user,id=net0,hostfwd=tcp:127.0.0.1:${plan.sshPort}-:22${plan.netdevSuffix ?? ''}`,
     '-device',
-    'virtio-net-pci,netdev=net0',
+    cfg.mac ? `virtio-net-pci,netdev=net0,mac=${cfg.mac}` : 'virtio-net-pci,netdev=net0',
     '-device',
     'virtio-rng-pci',
     '-serial',
@@ -52,6 +57,7 @@ export function qemuArgv(cfg: VmConfig, files: VmFiles, plan: BootPlan, shares: 
     files.pidFile,
   ];
   argv.push(...virtiofsQemuArgs(shares, cfg.memoryMiB));
+  if (plan.incoming) argv.push('-incoming', 'defer');
   if (cfg.base.kernel) {
     argv.push('-kernel', cfg.base.kernel);
     if (cfg.base.initrd) argv.push('-initrd', cfg.base.initrd);

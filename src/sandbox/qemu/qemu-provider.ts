@@ -46,6 +46,9 @@ import { ensureSocketDir, readJson, vmFiles, writeJson, type VmConfig, type VmFi
 import { checkBaseUnchanged, DEFAULT_VM_IMAGE, diskFingerprint, resolveBaseImage } from './vm-image.js';
 import { parseVmOptions } from './vm-options.js';
 import { waitUntilReady } from './vm-readiness.js';
+import { QemuCheckpoints } from './vm-checkpoints.js';
+import { PAUSED_STATES, vmRunState } from './vm-migration.js';
+import { randomMac } from './fork-identity.js';
 import { checkMounts, guestMounts, sharesFor, startShares, stopShares } from './virtiofs.js';
 
 /** One boot of one VM: a restarted QEMU has another pid or start time. */
@@ -104,9 +107,20 @@ export class QemuProvider implements SandboxProvider {
   });
 
   private readonly exits = new QemuExitWatch();
+  /** Checkpoints with memory, restore, fork, pause (vm-checkpoints.ts); it borrows the VM plumbing below. */
+  readonly checkpoints: QemuCheckpoints;
 
   constructor(private readonly ctx: ProviderContext) {
     this.root = join(ctx.dataDir, 'qemu');
+    this.checkpoints = new QemuCheckpoints({
+      root: this.root,
+      files: (ref) => this.files(ref),
+      config: (files) => this.config(files),
+      target: (files, cfg, port) => this.target(files, cfg, port),
+      liveRun: (files) => this.liveRun(files),
+      hardStop: (files, run) => this.hardStop(files, run),
+      start: (ref, ctx) => this.start(ref, ctx),
+    });
   }
 
   private get verdictPath(): string {
@@ -228,6 +242,7 @@ export class QemuProvider implements SandboxProvider {
         },
         user,
         hostKeyAlias,
+        mac: randomMac(),
       };
       writeJson(files.config, cfg);
       return { backendRef: dir, user, image: base.name ?? base.disk };
@@ -445,7 +460,10 @@ export class QemuProvider implements SandboxProvider {
       serialLog: files.serialLog,
     });
     if (run && isVmProcess(run.pid, run.pidStart, files.qmpSocket)) {
-      return { state: 'running', incarnation: incarnationOf(run), details: details(run, true) };
+      // Paused by pause() (QMP stop), or for a moment while a checkpoint saves: commands wait until it runs.
+      const vmState = await vmRunState(files.qmpSocket).catch(() => 'running');
+      const state = PAUSED_STATES.has(vmState) ? 'paused' : 'running';
+      return { state, incarnation: incarnationOf(run), details: { ...details(run, true), vmState, memoryMiB: cfg.memoryMiB } };
     }
     if (run) {
       // run.json outlived its process: QEMU died without a stop from us (killed, crashed, or the guest powered off).

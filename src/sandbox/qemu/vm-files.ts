@@ -42,6 +42,8 @@ export interface VmConfig extends VmOptions {
   user: string;
   /** Used in known_hosts instead of host:port, so the pinned key holds whatever port a boot gets. */
   hostKeyAlias: string;
+  /** The NIC's MAC, unique per VM (forks get their own); absent on VMs made before it: QEMU's default. */
+  mac?: string;
 }
 
 /** How the current (or last) boot runs; rewritten at every start, removed by a clean stop. */

@@ -1,0 +1,68 @@
+/**
+ * What makes a fork of a running VM its own machine. Its memory is a copy of the source's, so at first
+ * the guest still holds the source's SSH host key, hostname and MAC (the NIC's address lives in the
+ * guest kernel's memory, whatever QEMU's `mac=` says). Right after the fork's saved state is loaded,
+ * over one SSH connection pinned to the *source's* known key (never trusted blindly), this script gives
+ * the guest the fork's own host key (from stdin), hostname and MAC; the caller then re-pins known_hosts
+ * to the new key and checks it answers. A reboot keeps them: the fork's seed carries the same values.
+ */
+import { randomBytes } from 'node:crypto';
+import { shellQuote } from '../shell-quote.js';
+
+/** A random MAC in QEMU's locally used range 52:54:00:xx:xx:xx. */
+export function randomMac(): string {
+  const b = randomBytes(3);
+  return ['52', '54', '00', ...[...b].map((x) => x.toString(16).padStart(2, '0'))].join(':');
+}
+
+export const MAC_RE = /^([0-9a-f]{2}:){5}[0-9a-f]{2}$/;
+
+/** A guest hostname from a sandbox name, as provision makes it. */
+export function vmHostname(name: string): string {
+  return `sdesk-${name}`
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .slice(0, 63);
+}
+
+export interface ForkIdentity {
+  hostname: string;
+  mac: string;
+  /** `ssh-ed25519 AAAA… comment`: the public half; the private half is the script's stdin. */
+  hostPublicKey: string;
+}
+
+/**
+ * The remote script (one line for ssh, values quoted). It runs as the seed's user, who has
+ * passwordless sudo. The MAC changes last: with arp_notify the guest announces its new address
+ * (gratuitous ARP), which QEMU's user network learns, and the neighbour cache is flushed so the guest
+ * asks again; the connection that ran the script may drop then, which the caller tolerates.
+ */
+export function forkIdentityScript(id: ForkIdentity): string {
+  const host = shellQuote(id.hostname);
+  const mac = shellQuote(id.mac);
+  const pub = shellQuote(id.hostPublicKey.trim());
+  return [
+    'set -e',
+    'k=/etc/ssh/ssh_host_ed25519_key',
+    'sudo -n sh -c "umask 077; cat > $k.sdesk-new"',
+    'sudo -n mv -f $k.sdesk-new $k',
+    `printf '%s\\n' ${pub} | sudo -n tee $k.pub >/dev/null`,
+    'sudo -n rm -f /etc/ssh/ssh_host_rsa_key /etc/ssh/ssh_host_rsa_key.pub /etc/ssh/ssh_host_ecdsa_key /etc/ssh/ssh_host_ecdsa_key.pub',
+    // sshd re-reads its host keys on SIGHUP (it re-executes itself); open sessions stay.
+    'if [ -s /run/sshd.pid ]; then sudo -n kill -HUP "$(cat /run/sshd.pid)"; fi',
+    `sudo -n hostname ${host}`,
+    `printf '%s\\n' ${host} | sudo -n tee /etc/hostname >/dev/null`,
+    `sudo -n sed -i "s/^127\\.0\\.1\\.1[[:space:]].*/127.0.1.1 "${host}" "${host}"/" /etc/hosts`,
+    'i=$(ip -o -4 route show default | cut -d" " -f5)',
+    'test -n "$i" || i=$(ls /sys/class/net | grep -v "^lo$" | head -n1)',
+    'sudo -n sysctl -qw "net.ipv4.conf.$i.arp_notify=1" || true',
+    `sudo -n ip link set dev "$i" address ${mac}`,
+    'sudo -n ip neigh flush dev "$i" || true',
+    'echo identity-ok',
+  ].join('\n');
+}
+
+/** The guest's answer to this probe is "hostname mac": what a fork is checked against afterwards. */
+export const IDENTITY_PROBE =
+  'i=$(ip -o -4 route show default | cut -d" " -f5); test -n "$i" || i=$(ls /sys/class/net | grep -v "^lo$" | head -n1); echo "$(hostname) $(cat /sys/class/net/$i/address)"';
