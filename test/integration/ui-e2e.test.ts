@@ -8,6 +8,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalServer } from '../../src/api/local-server.js';
 import { HEADLESS_CHROMIUM, tempDesk, uniqueName, type TestDesk } from './helpers.js';
+import { bufferOf } from './ui-terminal-text.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const ARTIFACTS = join(ROOT, 'test', 'artifacts');
@@ -67,20 +68,7 @@ describe('the app in a browser, end to end', () => {
     session = (await tab.getAttribute('data-testid'))!.slice('terminal-tab-'.length);
     const term = page.getByTestId(`terminal-${session}`);
     await term.waitFor();
-    const buffer = () =>
-      page.evaluate((s) => {
-        const tm = (
-          window as unknown as {
-            __sdeskTerminals?: Record<
-              string,
-              { buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } } }
-            >;
-          }
-        ).__sdeskTerminals?.[s];
-        if (!tm) return '';
-        const b = tm.buffer.active;
-        return Array.from({ length: b.length }, (_, i) => b.getLine(i)?.translateToString(true) ?? '').join('\n');
-      }, session);
+    const buffer = () => bufferOf(page, session);
     await expect.poll(buffer, { timeout: 30_000 }).toMatch(/[$#] *$/m);
     await term.click();
     await page.keyboard.type('cd /tmp && pwd');

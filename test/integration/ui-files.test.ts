@@ -12,6 +12,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalServer } from '../../src/api/local-server.js';
 import { HEADLESS_CHROMIUM, tempDesk, uniqueName, type TestDesk } from './helpers.js';
+import { bufferOf } from './ui-terminal-text.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const ARTIFACTS = join(ROOT, 'test', 'artifacts');
@@ -20,21 +21,6 @@ const SIZE = 3 * 1024 * 1024 + 7;
 
 /** The dropped file's bytes, made the same way here and in the page: i*7+3 mod 251. */
 const pattern = () => Buffer.from(Array.from({ length: SIZE }, (_, i) => (i * 7 + 3) % 251));
-
-const bufferOf = (page: Page, session: string) =>
-  page.evaluate((s) => {
-    const tm = (
-      window as unknown as {
-        __sdeskTerminals?: Record<
-          string,
-          { buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } } }
-        >;
-      }
-    ).__sdeskTerminals?.[s];
-    if (!tm) return '';
-    const b = tm.buffer.active;
-    return Array.from({ length: b.length }, (_, i) => b.getLine(i)?.translateToString(true) ?? '').join('\n');
-  }, session);
 
 describe('files in the window: drop on the terminal, read it there, download it back (browser)', () => {
   let t: TestDesk;

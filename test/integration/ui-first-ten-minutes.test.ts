@@ -20,28 +20,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalServer } from '../../src/api/local-server.js';
 import { seriousViolations } from './axe.js';
 import { HEADLESS_CHROMIUM, qemuProcessesOf, tempDesk, uniqueName, type TestDesk } from './helpers.js';
+import { bufferOf } from './ui-terminal-text.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const ARTIFACTS = join(ROOT, 'test', 'artifacts');
 const DOCS = process.env.SDESK_UPDATE_DOCS === '1' ? join(ROOT, 'docs') : ARTIFACTS;
 const SKIP_SLOW = process.env.SANDBOX_DESK_SKIP_SLOW === '1';
 const shot = (n: string) => join(DOCS, `first-ten-minutes-${n}.png`);
-
-/** The text of a terminal's xterm buffer (the renderer exposes each live xterm for tests). */
-const bufferOf = (page: Page, session: string) =>
-  page.evaluate((s) => {
-    const tm = (
-      window as unknown as {
-        __sdeskTerminals?: Record<
-          string,
-          { buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } } }
-        >;
-      }
-    ).__sdeskTerminals?.[s];
-    if (!tm) return '';
-    const b = tm.buffer.active;
-    return Array.from({ length: b.length }, (_, i) => b.getLine(i)?.translateToString(true) ?? '').join('\n');
-  }, session);
 
 describe('the first ten minutes (browser mode)', () => {
   let t: TestDesk;

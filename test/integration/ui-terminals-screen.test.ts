@@ -13,27 +13,12 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalServer } from '../../src/api/local-server.js';
 import { HEADLESS_CHROMIUM, tempDesk, uniqueName, type TestDesk } from './helpers.js';
+import { bufferOf } from './ui-terminal-text.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const ARTIFACTS = join(ROOT, 'test', 'artifacts');
 // The pictures land in test/artifacts/; with SDESK_UPDATE_DOCS=1 in docs/ (the README's), so a plain run leaves the tree clean.
 const DOCS = process.env.SDESK_UPDATE_DOCS === '1' ? join(ROOT, 'docs') : ARTIFACTS;
-
-/** The text of a terminal's xterm buffer (the renderer exposes each live xterm for tests). */
-const bufferOf = (page: Page, session: string) =>
-  page.evaluate((s) => {
-    const tm = (
-      window as unknown as {
-        __sdeskTerminals?: Record<
-          string,
-          { buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } } }
-        >;
-      }
-    ).__sdeskTerminals?.[s];
-    if (!tm) return '';
-    const b = tm.buffer.active;
-    return Array.from({ length: b.length }, (_, i) => b.getLine(i)?.translateToString(true) ?? '').join('\n');
-  }, session);
 
 /** Distinct colours on the screen's canvas: more than a cursor on black once Xfce has painted. */
 const paintedColours = (page: Page) =>

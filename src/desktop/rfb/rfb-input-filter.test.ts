@@ -208,6 +208,16 @@ describe('RfbInputFilter messages', () => {
     expect(f.stats.dropped).toBe(0);
   });
 
+  it('tells onForwarded of each message that went through, by name (a resize only with the lease)', () => {
+    for (const allowed of [false, true]) {
+      const names: string[] = [];
+      const f = new RfbInputFilter({ mayControl: () => allowed, onForwarded: (n) => names.push(n) });
+      feed(f, Buffer.concat([handshake38(), ...interleave(harmless, inputs)]));
+      expect(names.filter((n) => n === 'SetDesktopSize')).toHaveLength(allowed ? 2 : 0);
+      expect(names).toContain('FramebufferUpdateRequest');
+    }
+  });
+
   it('asks mayControl once per input message, when it completes, and never for picture messages', () => {
     let allowed = false;
     let calls = 0;

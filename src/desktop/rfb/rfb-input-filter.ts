@@ -42,6 +42,8 @@ export interface RfbInputFilterOptions {
   mayControl: () => boolean;
   /** Largest client clipboard accepted (default 256 KiB). */
   maxClipboardBytes?: number;
+  /** Told of each message that goes through (after the lease check), by name, e.g. `SetDesktopSize`. */
+  onForwarded?: (name: string) => void;
 }
 
 const DEFAULT_MAX_CLIPBOARD = 256 * 1024;
@@ -68,6 +70,7 @@ export class RfbInputFilter {
   private readonly mayControl: () => boolean;
   private readonly maxClipboard: number;
   private readonly maxBuffered: number;
+  private readonly onForwarded: ((name: string) => void) | undefined;
   private stage: Stage = 'version';
   /** Unconsumed bytes, kept as a list of slices so byte-by-byte input of a large message stays linear. */
   private parts: Buffer[] = [];
@@ -81,6 +84,7 @@ export class RfbInputFilter {
     this.mayControl = opts.mayControl;
     this.maxClipboard = opts.maxClipboardBytes ?? DEFAULT_MAX_CLIPBOARD;
     this.maxBuffered = BUFFER_HEADROOM + this.maxClipboard;
+    this.onForwarded = opts.onForwarded;
   }
 
   /** Bytes held back as the start of an incomplete message (diagnostics; never above the cap). */
@@ -115,6 +119,7 @@ export class RfbInputFilter {
         }
         this.stats.forwarded++;
         out.push(bytes);
+        this.onForwarded?.(frame.name);
       }
     } catch (err) {
       if (err instanceof RfbProtocolError) this.failure = err;
