@@ -60,7 +60,15 @@ describe('checkpoints panel and toolbar', () => {
     fireEvent.click(screen.getByTestId('checkpoint-fork-c1'));
     fireEvent.change(screen.getByLabelText('Fork name'), { target: { value: 'try' } });
     fireEvent.click(screen.getByTestId('confirm-fork'));
-    expect((await screen.findByRole('alert')).textContent).toMatch(/already exists — choose another/);
+    // Other panels (the files panel) may show alerts of their own: the fork's is among them.
+    await waitFor(() =>
+      expect(
+        screen
+          .getAllByRole('alert')
+          .map((el) => el.textContent)
+          .join('\n'),
+      ).toMatch(/already exists — choose another/),
+    );
   });
 
   it('the toolbar Checkpoint button saves one; Pause and Resume switch', async () => {
