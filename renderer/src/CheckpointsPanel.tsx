@@ -4,6 +4,7 @@ import { describeError } from './api-client.js';
 import { useApi } from './api-context.js';
 import { ago } from './format.js';
 import { usePoll } from './hooks/usePoll.js';
+import { touches } from './events/topics.js';
 
 interface Props {
   sandbox: SandboxInfo;
@@ -34,7 +35,9 @@ type Asking =
  */
 export function CheckpointsPanel({ sandbox: s, visible }: Props) {
   const api = useApi();
-  const list = usePoll<CheckpointInfo[]>(() => api.call('listCheckpoints', { sandbox: s.name }), 5000, s.name, visible);
+  const list = usePoll<CheckpointInfo[]>(() => api.call('listCheckpoints', { sandbox: s.name }), 5000, s.name, visible, {
+    live: touches.checkpointsOf(s.name),
+  });
   const [label, setLabel] = useState('');
   const [asking, setAsking] = useState<Asking>(null);
   const [forkName, setForkName] = useState('');

@@ -5,6 +5,7 @@ import { allowEntryProblem } from '../../src/shared/network-policy.js';
 import { describeError } from './api-client.js';
 import { useApi } from './api-context.js';
 import { usePoll } from './hooks/usePoll.js';
+import { touches } from './events/topics.js';
 import { CALL_LOG_LIMIT } from './CallLog.js';
 
 /** How many of the newest connections the panel shows. */
@@ -32,10 +33,16 @@ export function callAt(calls: readonly CallLogEntry[], at: string): CallLogEntry
  */
 export function NetworkPanel({ sandbox, visible }: Props) {
   const api = useApi();
-  const policy = usePoll<NetworkPolicy>(() => api.call('sandboxNetwork', { name: sandbox }), 3000, sandbox, visible);
-  const log = usePoll<NetworkLogEntry[]>(() => api.call('networkLog', { sandbox, limit: NETWORK_LOG_LIMIT }), 1500, sandbox, visible);
+  const policy = usePoll<NetworkPolicy>(() => api.call('sandboxNetwork', { name: sandbox }), 3000, sandbox, visible, {
+    live: touches.networkOf(sandbox),
+  });
+  const log = usePoll<NetworkLogEntry[]>(() => api.call('networkLog', { sandbox, limit: NETWORK_LOG_LIMIT }), 1500, sandbox, visible, {
+    live: touches.networkOf(sandbox),
+  });
   // The same query as the calls table below, so both read one answer's worth of calls.
-  const calls = usePoll<CallLogEntry[]>(() => api.call('callLog', { sandbox, limit: CALL_LOG_LIMIT }), 3000, sandbox, visible);
+  const calls = usePoll<CallLogEntry[]>(() => api.call('callLog', { sandbox, limit: CALL_LOG_LIMIT }), 3000, sandbox, visible, {
+    live: touches.callLogOf(sandbox),
+  });
   const [entry, setEntry] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);

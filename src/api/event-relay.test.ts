@@ -73,6 +73,18 @@ describe('EventRelay', () => {
     listening.dispose();
   });
 
+  it("a process's own stats samples stay in it: never journalled, never seen by another", async () => {
+    const seenA: CoreEvent[] = [];
+    a.bus.onEvent((e) => seenA.push(e));
+    const listening = a.bus.listen();
+    b.bus.publish({ topic: 'stats', sandbox: 'box', cpuPercent: 50, memoryBytes: 1, memoryLimitBytes: null });
+    b.bus.publish({ topic: 'sandbox', sandbox: 'after', reason: 'created' });
+    await until(() => seenA.length === 1);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(seenA.map((e) => e.topic)).toEqual(['sandbox']);
+    listening.dispose();
+  });
+
   it("a session record another process writes (a CLI's `cd /tmp`) reaches the listening one", async () => {
     const listening = a.bus.listen();
     const seenA: CoreEvent[] = [];

@@ -8,6 +8,9 @@ import type { EventJournal } from '../store/event-journal.js';
  * change under 300 ms to the window (p50, bench/ui-events.ts) while an idle core wakes only 4 times a
  * second: every wake-up is most of what an idle core costs.
  */
+/** Topics that stay in the process that published them (never journalled for the others). */
+const LOCAL_TOPICS: ReadonlySet<CoreEvent['topic']> = new Set(['stats']);
+
 export const RELAY_POLL_MS = 250;
 
 export interface EventRelayOptions {
@@ -49,6 +52,8 @@ export class EventRelay implements IDisposable {
    */
   private record(e: CoreEvent): void {
     if (e.remote) return; // someone else's: it is in the journal already
+    // A process's own samples, published only while its own clients watch: no other process needs them.
+    if (LOCAL_TOPICS.has(e.topic)) return;
     const { seq: _seq, remote: _r, ...rest } = e;
     if (this.pending.push(JSON.stringify(rest)) === 1) queueMicrotask(() => this.flush());
   }

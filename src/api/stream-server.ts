@@ -134,7 +134,12 @@ export class StreamServer {
         const redeemed = this.eventTickets.redeem(ticket);
         if (!redeemed.ok) return ws.close(redeemed.code, redeemed.reason);
         this.streams.add(ws);
-        ws.on('close', () => this.streams.delete(ws));
+        // While a window listens, the core samples every running sandbox's CPU and memory (`stats` events).
+        const stats = this.opts.desk.stats.watch();
+        ws.on('close', () => {
+          this.streams.delete(ws);
+          stats.dispose();
+        });
         pipeEvents(ws, this.opts.desk.events, { since: target.query.get('since'), epoch: target.query.get('epoch') });
       });
     }

@@ -9,5 +9,7 @@ export const touches = {
   desktopOf: (sandbox: string) => (e: CoreEvent) => (e.topic === 'desktop' || e.topic === 'sandbox') && e.sandbox === sandbox,
   leaseOf: (sandbox: string) => (e: CoreEvent) => (e.topic === 'lease' || e.topic === 'desktop') && e.sandbox === sandbox,
   operationOf: (sandbox: string) => (e: CoreEvent) => e.topic === 'operation' && e.operation.sandbox === sandbox,
+  networkOf: (sandbox: string) => (e: CoreEvent) => e.topic === 'network' && e.sandbox === sandbox,
+  checkpointsOf: (sandbox: string) => (e: CoreEvent) => (e.topic === 'checkpoint' || e.topic === 'sandbox') && e.sandbox === sandbox,
   images: (e: CoreEvent) => e.topic === 'operation' && e.operation.kind.startsWith('image-'),
 };

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import type { SandboxStats } from '../../../src/api/contract.js';
 import { useApi } from '../api-context.js';
+import { useEvents, useEventsStatus } from '../events/events-context.js';
 import { usePageVisible } from './usePageVisible.js';
 
 export const STATS_POINTS = 30;
@@ -16,32 +17,44 @@ export interface StatsHistory {
 
 /**
  * A running sandbox's CPU and memory, every 2 s while shown and while the page is visible (a hidden
- * window asks nothing). Until the core's `stats` events reach the window (/ws/events), this polls
- * `sandboxStats`; the history lives here, per sandbox and mount.
+ * window asks nothing). With the event stream live the core pushes them (`stats` events, sampled while
+ * a window listens); only without it (or while it reconnects) does this poll `sandboxStats`. The
+ * history lives here, per sandbox and mount.
  */
 export function useSandboxStats(sandbox: string, enabled: boolean): StatsHistory {
   const api = useApi();
   const pageVisible = usePageVisible();
   const [h, setH] = useState<StatsHistory & { sandbox: string }>({ sandbox, latest: null, cpu: [], memory: [], error: null });
   const on = enabled && pageVisible;
+  const events = useEvents();
+  const pushed = useEventsStatus() === 'live';
+  const add = (s: SandboxStats) =>
+    setH((prev) => {
+      const base = prev.sandbox === sandbox ? prev : { sandbox, latest: null, cpu: [], memory: [], error: null };
+      return {
+        sandbox,
+        latest: s,
+        cpu: [...base.cpu, s.cpuPercent].slice(-STATS_POINTS),
+        memory: [...base.memory, s.memoryBytes].slice(-STATS_POINTS),
+        error: null,
+      };
+    });
   useEffect(() => {
-    if (!on) return;
+    if (!on || !pushed || !events) return;
+    return events.onEvent((e) => {
+      if (e.topic === 'stats' && e.sandbox === sandbox) add({ ...e });
+    });
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- add only closes over sandbox, a dependency
+  }, [events, sandbox, on, pushed]);
+  useEffect(() => {
+    if (!on || pushed) return;
     let alive = true;
     let timer: ReturnType<typeof setTimeout> | null = null;
     const tick = async () => {
       try {
         const s = await api.call('sandboxStats', { sandbox });
         if (!alive) return;
-        setH((prev) => {
-          const base = prev.sandbox === sandbox ? prev : { sandbox, latest: null, cpu: [], memory: [], error: null };
-          return {
-            sandbox,
-            latest: s,
-            cpu: [...base.cpu, s.cpuPercent].slice(-STATS_POINTS),
-            memory: [...base.memory, s.memoryBytes].slice(-STATS_POINTS),
-            error: null,
-          };
-        });
+        add(s);
       } catch (err) {
         if (!alive) return;
         setH((prev) => ({
@@ -57,6 +70,7 @@ export function useSandboxStats(sandbox: string, enabled: boolean): StatsHistory
       alive = false;
       if (timer) clearTimeout(timer);
     };
-  }, [api, sandbox, on]);
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- add only closes over sandbox, a dependency
+  }, [api, sandbox, on, pushed]);
   return h.sandbox === sandbox ? h : { latest: null, cpu: [], memory: [], error: null };
 }
