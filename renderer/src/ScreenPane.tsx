@@ -57,7 +57,9 @@ export function ScreenPane({ sandbox, visible, standalone = false, onCreateDeskt
   if ((running ? 5000 : 2000) !== statusEvery) setStatusEvery(running ? 5000 : 2000);
   const lease = usePoll<Lease>(() => api.call('lease', { sandbox }), 2000, sandbox, visible && running, { live: touches.leaseOf(sandbox) });
   // The agent's last action (from whichever process acted), shown over the screen for a few seconds.
-  const lastAction = usePoll<AgentActionView | null>(() => api.call('desktopLastAction', { sandbox }), 1000, sandbox, visible && running);
+  const lastAction = usePoll<AgentActionView | null>(() => api.call('desktopLastAction', { sandbox }), 1000, sandbox, visible && running, {
+    live: touches.agentActionOf(sandbox),
+  });
   const [busy, setBusy] = useState<{ what: 'start' | 'stop' | 'control'; since: number } | null>(null);
   const [error, setError] = useState<{ message: string; hint?: string } | null>(null);
   const [link, setLink] = useState<ScreenLink>({ state: 'connecting', attempt: 0 });

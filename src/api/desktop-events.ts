@@ -1,4 +1,5 @@
 import type { CoreEventBus } from '../shared/core-events.js';
+import type { Event } from '../shared/lifecycle.js';
 import { asSandboxDeskError } from '../shared/errors.js';
 import type { DesktopStatus } from '../shared/desktop-types.js';
 import type { OperationTracker } from './operation-tracker.js';
@@ -6,6 +7,7 @@ import type { OperationTracker } from './operation-tracker.js';
 interface DesktopLike {
   start(sandbox: string, ...rest: never[]): Promise<DesktopStatus>;
   stop(sandbox: string): Promise<DesktopStatus>;
+  onActionRecorded?: Event<{ sandbox: string }>;
 }
 
 /**
@@ -14,6 +16,7 @@ interface DesktopLike {
  * methods once, so every caller — dispatch, the CLI, MCP — is covered without each remembering to.
  */
 export function publishDesktopChanges(desktop: DesktopLike, bus: CoreEventBus, ops: OperationTracker): void {
+  desktop.onActionRecorded?.(({ sandbox }) => bus.publish({ topic: 'agentAction', sandbox }));
   const start = desktop.start.bind(desktop);
   const stop = desktop.stop.bind(desktop);
   desktop.start = async (sandbox: string, ...rest: never[]) => {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { SandboxDeskError } from '../shared/errors.js';
 import { LocalProvider } from '../sandbox/local/local-provider.js';
 import type { SandboxEnvironment, SandboxProvider } from '../sandbox/provider.js';
-import { toDisposable, type DisposableStore } from '../shared/lifecycle.js';
+import { Emitter, toDisposable, type DisposableStore, type Event } from '../shared/lifecycle.js';
 import type { Lease, LeaseStore } from '../store/lease-store.js';
 import type { AgentActionView, DesktopStatus } from '../shared/desktop-types.js';
 import { MIME } from './screen/frame-encode.js';
@@ -115,6 +115,9 @@ export class DesktopService {
   private readonly screens = new Map<string, LiveScreen>();
   /** Sandboxes whose desktop is being stopped: actions are refused meanwhile. */
   private readonly stopping = new Set<string>();
+  private readonly actionRecorded = new Emitter<{ sandbox: string }>();
+  /** An agent action was recorded (lastAction now returns it): viewers are told instead of polling. */
+  readonly onActionRecorded: Event<{ sandbox: string }> = this.actionRecorded.event;
   private hostEnv: Promise<SandboxEnvironment> | null = null;
 
   constructor(private readonly host: DesktopHost) {}
@@ -525,6 +528,7 @@ export class DesktopService {
     void mkdir(dir, { recursive: true })
       .then(() => writeFile(`${file}.tmp`, JSON.stringify(view)))
       .then(() => rename(`${file}.tmp`, file))
+      .then(() => this.actionRecorded.fire({ sandbox }))
       .catch(() => undefined);
   }
 
@@ -683,6 +687,7 @@ export class DesktopService {
   }
 
   async close(): Promise<void> {
+    this.actionRecorded.dispose();
     for (const name of [...this.screens.keys()]) this.closeScreen(name);
     for (const name of [...this.bridges.keys()]) await this.closeBridge(name);
   }

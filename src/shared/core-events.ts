@@ -146,7 +146,8 @@ export type CoreEvent =
   | StatsEvent
   | CheckpointEvent
   | FilesChangedEvent
-  | NetworkEvent;
+  | NetworkEvent
+  | AgentActionEvent;
 /** A file or folder appeared in a sandbox through the app (an upload, a new folder); a file panel showing its folder re-lists. */
 export interface FilesChangedEvent extends Base {
   topic: 'files';
@@ -173,6 +174,15 @@ export interface NetworkEvent extends Base {
   policy?: NetworkPolicy;
   /** For `proxy-restarted`: what happened, in words. */
   message?: string;
+}
+
+/**
+ * An agent acted on a desktop (click, type, key…): its last action is there to show for a few
+ * seconds (desktopLastAction). Publisher: src/api/desktop-events.ts, in the process that acted.
+ */
+export interface AgentActionEvent extends Base {
+  topic: 'agentAction';
+  sandbox: string;
 }
 
 export type CoreEventTopic = CoreEvent['topic'];

@@ -11,5 +11,6 @@ export const touches = {
   operationOf: (sandbox: string) => (e: CoreEvent) => e.topic === 'operation' && e.operation.sandbox === sandbox,
   networkOf: (sandbox: string) => (e: CoreEvent) => e.topic === 'network' && e.sandbox === sandbox,
   checkpointsOf: (sandbox: string) => (e: CoreEvent) => (e.topic === 'checkpoint' || e.topic === 'sandbox') && e.sandbox === sandbox,
+  agentActionOf: (sandbox: string) => (e: CoreEvent) => e.topic === 'agentAction' && e.sandbox === sandbox,
   images: (e: CoreEvent) => e.topic === 'operation' && e.operation.kind.startsWith('image-'),
 };
