@@ -23,18 +23,18 @@ describe('publishDesktopChanges', () => {
     bus.onEvent((e) => seen.push(e));
     let fail = false;
     const desktop = {
-      start: async () => {
+      start: async (_sandbox: string) => {
         if (fail) throw new Error('no X');
         return status(true);
       },
-      stop: async () => status(false),
+      stop: async (_sandbox: string) => status(false),
     };
     const { tracker, ended } = fakeTracker();
     publishDesktopChanges(desktop, bus, tracker);
-    await desktop.start('a' as never);
+    await desktop.start('a');
     await desktop.stop('a');
     fail = true;
-    await expect(desktop.start('a' as never)).rejects.toThrow('no X');
+    await expect(desktop.start('a')).rejects.toThrow('no X');
     expect(seen.map((e) => e.topic === 'desktop' && [e.sandbox, e.running])).toEqual([
       ['a', true],
       ['a', false],
