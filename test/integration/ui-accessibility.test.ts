@@ -7,17 +7,16 @@
  * Real core, Docker, Xvnc, noVNC. Screenshots: theme-light.png / theme-dark.png (docs/ with
  * SDESK_UPDATE_DOCS=1, else test/artifacts/).
  */
-import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalServer } from '../../src/api/local-server.js';
+import type { LocalServer } from '../../src/api/local-server.js';
 import { TERMINAL_THEMES } from '../../renderer/src/color-scheme.js';
 import { seriousViolations } from './axe.js';
-import { HEADLESS_CHROMIUM, tempDesk, uniqueName, type TestDesk } from './helpers.js';
+import { uniqueName, type TestDesk } from './helpers.js';
+import { ARTIFACTS, openUi, type UiHarness } from './ui-harness.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const ARTIFACTS = join(ROOT, 'test', 'artifacts');
 const DOCS = process.env.SDESK_UPDATE_DOCS === '1' ? join(ROOT, 'docs') : ARTIFACTS;
 
 const bg = (page: Page) =>
@@ -33,7 +32,7 @@ const xtermBackground = (page: Page, session: string) =>
 describe('accessibility and theme (browser)', () => {
   let t: TestDesk;
   let server: LocalServer;
-  let browser: Browser;
+  let ui: UiHarness | undefined;
   let page: Page;
   const name = uniqueName('a11y');
   /** Serious/critical axe findings per view and scheme; asserted empty at the end so one run shows them all. */
@@ -50,19 +49,11 @@ describe('accessibility and theme (browser)', () => {
   }
 
   beforeAll(async () => {
-    if (!existsSync(join(ROOT, 'dist', 'renderer', 'index.html')))
-      throw new Error('the renderer is not built: run `npm run build:renderer` (setup does)');
-    mkdirSync(ARTIFACTS, { recursive: true });
-    t = tempDesk();
-    server = new LocalServer({ desk: t.desk });
-    await server.listen();
-    browser = await chromium.launch(HEADLESS_CHROMIUM);
-    page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    ui = await openUi({ width: 1440, height: 900 });
+    ({ t, server, page } = ui);
   }, 60_000);
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await t?.dispose();
+    await ui?.close();
   }, 120_000);
 
   it('the empty state and the create dialog; the dialog returns the focus to its opener', async () => {

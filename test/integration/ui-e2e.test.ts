@@ -2,39 +2,28 @@
  * End to end, the way a person uses it: the real renderer in headless Chromium (browser mode), the
  * real core, a real Docker engine, a real desktop. Screenshots of every step go to test/artifacts/.
  */
-import { existsSync, mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalServer } from '../../src/api/local-server.js';
-import { HEADLESS_CHROMIUM, tempDesk, uniqueName, type TestDesk } from './helpers.js';
+import type { LocalServer } from '../../src/api/local-server.js';
+import { uniqueName, type TestDesk } from './helpers.js';
+import { ARTIFACTS, openUi, type UiHarness } from './ui-harness.js';
 import { bufferOf } from './ui-terminal-text.js';
-
-const ROOT = resolve(import.meta.dirname, '../..');
-const ARTIFACTS = join(ROOT, 'test', 'artifacts');
 
 describe('the app in a browser, end to end', () => {
   let t: TestDesk;
   let server: LocalServer;
-  let browser: Browser;
+  let ui: UiHarness | undefined;
   let page: Page;
   const name = uniqueName('ui');
   const shot = (step: string) => page.screenshot({ path: join(ARTIFACTS, `${step}.png`) });
 
   beforeAll(async () => {
-    if (!existsSync(join(ROOT, 'dist', 'renderer', 'index.html')))
-      throw new Error('the renderer is not built: run `npm run build:renderer` (setup does)');
-    mkdirSync(ARTIFACTS, { recursive: true });
-    t = tempDesk();
-    server = new LocalServer({ desk: t.desk });
-    await server.listen();
-    browser = await chromium.launch(HEADLESS_CHROMIUM);
-    page = await browser.newPage({ viewport: { width: 1500, height: 920 } });
+    ui = await openUi({ width: 1500, height: 920 });
+    ({ t, server, page } = ui);
   }, 60_000);
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await t?.dispose();
+    await ui?.close();
   });
 
   it('refuses the UI without the token', async () => {

@@ -13,17 +13,17 @@
  * SDESK_UPDATE_DOCS=1, else test/artifacts/. The details of each part are tested more closely in
  * ui-create-flow, ui-terminals-screen and images-ui; this file is the walk.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalServer } from '../../src/api/local-server.js';
+import type { LocalServer } from '../../src/api/local-server.js';
 import { seriousViolations } from './axe.js';
-import { HEADLESS_CHROMIUM, qemuProcessesOf, tempDesk, uniqueName, type TestDesk } from './helpers.js';
+import { qemuProcessesOf, uniqueName, type TestDesk } from './helpers.js';
+import { ARTIFACTS, openUi, type UiHarness } from './ui-harness.js';
 import { bufferOf } from './ui-terminal-text.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const ARTIFACTS = join(ROOT, 'test', 'artifacts');
 const DOCS = process.env.SDESK_UPDATE_DOCS === '1' ? join(ROOT, 'docs') : ARTIFACTS;
 const SKIP_SLOW = process.env.SANDBOX_DESK_SKIP_SLOW === '1';
 const shot = (n: string) => join(DOCS, `first-ten-minutes-${n}.png`);
@@ -31,7 +31,7 @@ const shot = (n: string) => join(DOCS, `first-ten-minutes-${n}.png`);
 describe('the first ten minutes (browser mode)', () => {
   let t: TestDesk;
   let server: LocalServer;
-  let browser: Browser;
+  let ui: UiHarness | undefined;
   let page: Page;
   const desk1 = uniqueName('first');
   const other = uniqueName('other');
@@ -44,19 +44,11 @@ describe('the first ten minutes (browser mode)', () => {
   const noSeriousViolations = async () => expect(await seriousViolations(page)).toEqual([]);
 
   beforeAll(async () => {
-    if (!existsSync(join(ROOT, 'dist', 'renderer', 'index.html')))
-      throw new Error('the renderer is not built: run `npm run build:renderer` (setup does)');
-    mkdirSync(ARTIFACTS, { recursive: true });
-    t = tempDesk();
-    server = new LocalServer({ desk: t.desk });
-    await server.listen();
-    browser = await chromium.launch(HEADLESS_CHROMIUM);
-    page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    ui = await openUi({ width: 1440, height: 900 });
+    ({ t, server, page } = ui);
   }, 60_000);
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await t?.dispose();
+    await ui?.close();
   }, 180_000);
 
   it('1. from the empty state, with the image picked from the list: the new sandbox is selected', async () => {
