@@ -460,6 +460,8 @@ export class DesktopService {
     // Tied to the incarnation: a restart or stop kills the relay, and the next use reconnects.
     const relay = this.tied(env, openRelay(env, { unix: layout.socket }, user));
     const probe = new PointerProbe(remoteArgv(env, { user, interactive: false }, pointerProbeWords(displayEnv(layout))));
+    // The input-only RFB connection's relays (input-channel.ts): opened on the first action, again after a drop.
+    const inputRelays = new Set<ChildProcessWithoutNullStreams>();
     return {
       transport: transportFromStreams(relay.stdout, relay.stdin, () => relay.kill()),
       desktopId: createHash('sha256')
@@ -478,8 +480,15 @@ export class DesktopService {
           () => undefined,
         ),
       xdotoolKeys: (combos) => runXdotoolKeys(env, layout, combos, user),
+      openInput: () => {
+        const input = this.tied(env, openRelay(env, { unix: layout.socket }, user));
+        inputRelays.add(input);
+        input.once('close', () => inputRelays.delete(input));
+        return transportFromStreams(input.stdout, input.stdin, () => input.kill());
+      },
       dispose: () => {
         relay.kill();
+        for (const input of inputRelays) input.kill();
         probe.dispose();
       },
     };

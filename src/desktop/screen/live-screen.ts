@@ -9,6 +9,7 @@ import { CONTINUOUS_ENCODINGS, RfbClient, type ByteTransport } from '../rfb/rfb-
 import { encodeFrame, type FrameFormat } from './frame-encode.js';
 import { checkPoint, fitFrame, frameToScreen, scaleRgba, screenToFrame, type FrameGeometry } from './frame-geometry.js';
 import { keysymsForText, planKeys } from './keysyms.js';
+import { InputChannel } from './input-channel.js';
 
 /**
  * The core's own live RFB connection to one running desktop: updates stream into a framebuffer,
@@ -81,6 +82,11 @@ export interface LiveLink extends IDisposable {
   generation?(): Promise<string | undefined>;
   /** Presses key combinations with `xdotool key` (keysyms RFB's table lacks); refuses names X does not know. */
   xdotoolKeys?(combos: string[]): Promise<void>;
+  /**
+   * A second byte pipe to the same Xvnc, for input only (input-channel.ts): its fences wait for no
+   * pixels. Without it, input and its fences go over the live connection.
+   */
+  openInput?(): ByteTransport;
 }
 
 interface FrameRecord extends FrameGeometry {
@@ -115,6 +121,7 @@ export const LIVE_CONNECT_TIMEOUT_MS = 60_000;
 export class LiveScreen implements IDisposable {
   private client: RfbClient | undefined;
   private link: LiveLink | undefined;
+  private input: InputChannel | undefined;
   private connecting: Promise<RfbClient> | undefined;
   private connection = new DisposableStore();
   /** Bumps with every connection and every size change: frames of an older epoch are stale. */
@@ -202,6 +209,8 @@ export class LiveScreen implements IDisposable {
     client.askForUpdate(true);
     this.client = client;
     this.link = link;
+    const openInput = link.openInput?.bind(link);
+    this.input = openInput ? conn.add(new InputChannel(openInput, LIVE_CONNECT_TIMEOUT_MS)) : undefined;
     this.desktopId = link.desktopId;
     return client;
   }
@@ -247,8 +256,7 @@ export class LiveScreen implements IDisposable {
   }
 
   /** A point of an action, in screen pixels: checked against the frame it names (or the screen). */
-  private resolve(client: RfbClient, frameId: string | undefined, x: number, y: number): { x: number; y: number } {
-    const screen = { width: client.width, height: client.height };
+  private resolve(screen: { width: number; height: number }, frameId: string | undefined, x: number, y: number): { x: number; y: number } {
     if (frameId === undefined) {
       checkPoint(screen, x, y, 'the screen');
       return { x, y };
@@ -256,6 +264,11 @@ export class LiveScreen implements IDisposable {
     const f = this.frame(frameId, screen);
     checkPoint(f, x, y, `frame ${frameId}`);
     return frameToScreen(f, x, y);
+  }
+
+  /** The geometry generation a frame carries (taken here, or named in its id), if any. */
+  private frameGeneration(frameId: string): string | undefined {
+    return this.frames.get(frameId)?.generation ?? FRAME_ID.exec(frameId)?.[6];
   }
 
   private frame(frameId: string, screen: { width: number; height: number }): FrameRecord {
@@ -338,14 +351,20 @@ export class LiveScreen implements IDisposable {
           `scroll direction must be up, down, left or right, got ${JSON.stringify(action.direction)}`,
         );
     }
-    const client = await this.live();
+    const live = await this.live();
     const link = this.link!;
+    const input = this.input;
     // A size change another viewer made may still be on its way to us: a fence round trip brings
-    // everything the server sent before it, so the frame check below sees the screen as it is.
+    // everything the server sent before it, so the frame check below sees the screen as it is. Where
+    // the frame and the X server both carry the geometry generation, that check alone is exact (every
+    // resize bumps it) and the fence — behind whatever pixels the live connection is receiving — is not needed.
     if (frameId !== undefined) {
-      await client.sync();
-      await this.checkGeneration(link, frameId, { width: client.width, height: client.height });
+      if (!(link.generation && this.frameGeneration(frameId) !== undefined)) await live.sync();
+      await this.checkGeneration(link, frameId, { width: live.width, height: live.height });
     }
+    // Geometry from the live connection; the events and their fences over the input one when there is one.
+    const screen = { width: live.width, height: live.height };
+    const client = input ? await input.get() : live;
     let target: { x: number; y: number } | undefined;
     let via: Pick<ActionResult, 'via' | 'note'> = { via: 'rfb' };
     const button = 'button' in action && action.button !== undefined ? action.button : 1;
@@ -354,11 +373,11 @@ export class LiveScreen implements IDisposable {
     const mask = BUTTON_MASK[button];
     switch (action.kind) {
       case 'move':
-        target = this.resolve(client, frameId, action.x, action.y);
+        target = this.resolve(screen, frameId, action.x, action.y);
         client.pointer(target.x, target.y, 0);
         break;
       case 'click':
-        target = this.resolve(client, frameId, action.x, action.y);
+        target = this.resolve(screen, frameId, action.x, action.y);
         client.pointer(target.x, target.y, 0);
         for (let i = 0; i < (action.double ? 2 : 1); i++) {
           client.pointer(target.x, target.y, mask);
@@ -366,8 +385,8 @@ export class LiveScreen implements IDisposable {
         }
         break;
       case 'drag': {
-        const from = this.resolve(client, frameId, action.x, action.y);
-        target = this.resolve(client, frameId, action.toX, action.toY);
+        const from = this.resolve(screen, frameId, action.x, action.y);
+        target = this.resolve(screen, frameId, action.toX, action.toY);
         client.pointer(from.x, from.y, 0);
         client.pointer(from.x, from.y, mask);
         // Intermediate moves, so pages see a drag rather than a jump.
@@ -383,7 +402,7 @@ export class LiveScreen implements IDisposable {
         break;
       }
       case 'scroll':
-        target = this.resolve(client, frameId, action.x, action.y);
+        target = this.resolve(screen, frameId, action.x, action.y);
         client.pointer(target.x, target.y, 0);
         for (let i = 0; i < (action.amount ?? 3); i++) {
           client.pointer(target.x, target.y, SCROLL_MASK[action.direction]);
