@@ -192,32 +192,44 @@ function wsTransport(url: string): Promise<ByteTransport> {
 /**
  * What each hop costs, with the same RFB client on each path: a fence round trip (latency: Xvnc →
  * relay → … → client and back, no pixels) and a full non-incremental 1280×800 Raw frame (4 MB:
- * throughput). Paths are taken in turn, several rounds, so load swings spread over all of them.
+ * throughput). Every path's connection is open throughout, and the paths take turns sample by
+ * sample (the order rotating), so each sample of one path sits between samples of the others: on a
+ * loaded 2-core machine the load swings within seconds, and path-by-path blocks (as before) measured
+ * those swings — 447 ms against 135 ms in one run, while taken in turn the same hop was within
+ * 0.8–1.35× of direct TCP.
  */
 async function hopCosts(
   paths: [string, () => Promise<ByteTransport>][],
-  rounds = 3,
+  rounds = 12,
 ): Promise<Record<string, { rttMs: number; fullFrameMs: number }>> {
-  const got: Record<string, { rtt: number[]; full: number[] }> = {};
-  for (const [n] of paths) got[n] = { rtt: [], full: [] };
-  for (let round = 0; round < rounds; round++) {
-    for (const [n, open] of paths) {
-      const rfb = await RfbClient.connect(await open(), { encodings: CONTINUOUS_ENCODINGS });
+  const open = await Promise.all(
+    paths.map(async ([n, opener]) => {
+      const rfb = await RfbClient.connect(await opener(), { encodings: CONTINUOUS_ENCODINGS });
       await rfb.requestUpdate(false);
-      for (let i = 0; i < 30; i++) {
-        const t = performance.now();
-        await rfb.sync();
-        got[n]!.rtt.push(performance.now() - t);
+      return { n, rfb, rtt: [] as number[], full: [] as number[] };
+    }),
+  );
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const order = open.map((_, i) => open[(i + round) % open.length]!);
+      for (const p of order) {
+        for (let i = 0; i < 5; i++) {
+          const t = performance.now();
+          await p.rfb.sync();
+          p.rtt.push(performance.now() - t);
+        }
       }
-      for (let i = 0; i < 3; i++) {
+      for (const p of order) {
         const t = performance.now();
-        await rfb.requestUpdate(false);
-        got[n]!.full.push(performance.now() - t);
+        await p.rfb.requestUpdate(false);
+        p.full.push(performance.now() - t);
       }
-      rfb.close();
     }
+  } finally {
+    for (const p of open) p.rfb.close();
   }
-  return Object.fromEntries(Object.entries(got).map(([n, g]) => [n, { rttMs: median(g.rtt), fullFrameMs: median(g.full) }]));
+  const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
+  return Object.fromEntries(open.map((p) => [p.n, { rttMs: median(sorted(p.rtt)), fullFrameMs: median(sorted(p.full)) }]));
 }
 
 const STREAM_RUNS = 5;
@@ -350,11 +362,19 @@ export default async function run(): Promise<Metric[]> {
     // 2. The bare transport: our Node client, Raw pixels, exec relay vs a TCP socket.
     const rawOurs: Rate[] = [];
     const rawDirect: Rate[] = [];
-    for (let round = 0; round < 2; round++) {
-      rawDirect.push(await streamRate(await tcpTransport(ip, 5999)));
-      const stream = await desk.desktop.openScreenStream(sb);
-      rawOurs.push(await streamRate(transportFromStreams(stream.stdout, stream.stdin, () => stream.kill())));
-      stream.kill();
+    // One after the other (both at once would share Xvnc's encoding time and hide the transport's
+    // cost), three rounds with the order alternating, so neither path always follows the other.
+    for (let round = 0; round < 3; round++) {
+      const direct = async () => rawDirect.push(await streamRate(await tcpTransport(ip, 5999)));
+      const ours = async () => {
+        const stream = await desk.desktop.openScreenStream(sb);
+        rawOurs.push(await streamRate(transportFromStreams(stream.stdout, stream.stdin, () => stream.kill())));
+        stream.kill();
+      };
+      for (const step of round % 2 ? [ours, direct] : [direct, ours]) await step();
+      console.log(
+        `raw stream run ${round + 1}/3: ours ${rawOurs[round]!.fps.toFixed(1)} fps, direct ${rawDirect[round]!.fps.toFixed(1)} fps`,
+      );
     }
     await cdp.close();
 
@@ -370,6 +390,16 @@ export default async function run(): Promise<Metric[]> {
     const shotLive = await measure(() => desk.desktop.screenshot(sb), { warmup: 1, runs: 15 });
     const shot = shotLive;
     const click = clickLive;
+    for (const [what, ours, base, goal] of [
+      ['click-p50', click, clickXdotool, 10],
+      ['type-100-chars', typeLive, typeXdotool, 3],
+      ['screenshot-p50', shot, shotFresh, 4],
+    ] as const) {
+      const ratio = median(base) / median(ours);
+      console.log(
+        `${what}: ${median(ours).toFixed(1)} ms vs ${median(base).toFixed(1)} ms on the old path, ratio ${ratio.toFixed(2)} (goal ≥ ${goal}) — ${ratio >= goal ? 'MET' : 'NOT MET'}`,
+      );
+    }
 
     const fps = avg(novncOurs, 'fps');
     const directFps = avg(novncDirect, 'fps');
