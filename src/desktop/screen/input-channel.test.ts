@@ -65,9 +65,26 @@ function liveWithInput() {
   return { screen, pixels, pipe, inputs };
 }
 
+/** Until the input connection that the first action started is up. */
+async function inputUp(screen: LiveScreen, inputs: FakeRfbServer[]): Promise<void> {
+  await screen.act({ kind: 'move', x: 0, y: 0 });
+  for (let i = 0; i < 100 && !inputs.some((s) => s.received.some((c) => c.length === 20 && c[0] === 0)); i++)
+    await new Promise((r) => setTimeout(r, 10));
+  await new Promise((r) => setTimeout(r, 20));
+}
+
 describe('input over its own RFB connection', () => {
+  it('the first action goes over the live connection and starts the input one: a one-shot process waits for no second handshake', async () => {
+    const { screen, pixels, inputs } = liveWithInput();
+    await screen.act({ kind: 'move', x: 2, y: 3 });
+    expect(pointerEvents(pixels)).toEqual([[0, 2, 3]]);
+    expect(inputs).toHaveLength(1);
+  });
+
   it('sends the events on the input connection and measures the pointer after its fence, while the pixel connection is stuck', async () => {
     const { screen, pixels, pipe, inputs } = liveWithInput();
+    await inputUp(screen, inputs);
+    const before = pointerEvents(pixels).length;
     const { frame } = await screen.screenshot({ maxWidth: 20 });
     // The live connection is mid-update: nothing it would answer (a fence) arrives until released.
     pipe.hold(true);
@@ -80,7 +97,7 @@ describe('input over its own RFB connection', () => {
       [1, 21, 11],
       [0, 21, 11],
     ]);
-    expect(pointerEvents(pixels)).toEqual([]);
+    expect(pointerEvents(pixels)).toHaveLength(before);
     await screen.act({ kind: 'type', text: 'a' });
     expect(inputs[0]!.received.filter((c) => c.length === 8 && c[0] === 4)).toHaveLength(2);
     pipe.hold(false);
@@ -88,12 +105,14 @@ describe('input over its own RFB connection', () => {
 
   it('opens the input connection again after it drops', async () => {
     const { screen, inputs } = liveWithInput();
-    await screen.act({ kind: 'move', x: 1, y: 1 });
+    await inputUp(screen, inputs);
     inputs[0]!.close();
     await new Promise((r) => setTimeout(r, 50));
-    const r = await screen.act({ kind: 'move', x: 3, y: 4 });
+    await inputUp(screen, inputs);
     expect(inputs).toHaveLength(2);
+    const r = await screen.act({ kind: 'move', x: 3, y: 4 });
     expect(r.pointer).toEqual({ x: 3, y: 4 });
+    expect(pointerEvents(inputs[1]!).at(-1)).toEqual([0, 3, 4]);
   });
 
   it('refuses use after dispose, and a connection that finishes after dispose is closed', async () => {

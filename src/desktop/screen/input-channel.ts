@@ -21,10 +21,13 @@ import { RfbClient, type ByteTransport } from '../rfb/rfb-client.js';
 /** Fence is all this connection needs (its replies); Raw only because SetEncodings must name a pixel encoding. */
 export const INPUT_ENCODINGS = [Encoding.Raw, Encoding.Fence];
 
+const RETRY_AFTER_MS = 10_000;
+
 export class InputChannel implements IDisposable {
   private client: RfbClient | undefined;
   private connecting: Promise<RfbClient> | undefined;
   private disposed = false;
+  private failedAt = 0;
 
   constructor(
     private readonly open: () => ByteTransport,
@@ -37,6 +40,20 @@ export class InputChannel implements IDisposable {
     if (this.client) return this.client;
     this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
     return this.connecting;
+  }
+
+  /**
+   * The input connection if it is up; otherwise starts making it (in the background) and says none.
+   * The caller then uses the live connection for this action: a one-shot process (a CLI click) does
+   * not wait for a second handshake, and a long-lived one has the input connection from its next
+   * action on.
+   */
+  ready(): RfbClient | undefined {
+    if (this.client || this.disposed) return this.client;
+    // After a failed attempt, a pause: a relay that cannot start must not cost an exec per action.
+    if (Date.now() - this.failedAt < RETRY_AFTER_MS) return undefined;
+    this.get().catch(() => (this.failedAt = Date.now()));
+    return undefined;
   }
 
   private async connect(): Promise<RfbClient> {

@@ -364,7 +364,7 @@ export class LiveScreen implements IDisposable {
     }
     // Geometry from the live connection; the events and their fences over the input one when there is one.
     const screen = { width: live.width, height: live.height };
-    const client = input ? await input.get() : live;
+    const client = input?.ready() ?? live;
     let target: { x: number; y: number } | undefined;
     let via: Pick<ActionResult, 'via' | 'note'> = { via: 'rfb' };
     const button = 'button' in action && action.button !== undefined ? action.button : 1;
