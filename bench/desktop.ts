@@ -195,8 +195,7 @@ function wsTransport(url: string): Promise<ByteTransport> {
  * throughput). Every path's connection is open throughout, and the paths take turns sample by
  * sample (the order rotating), so each sample of one path sits between samples of the others: on a
  * loaded 2-core machine the load swings within seconds, and path-by-path blocks (as before) measured
- * those swings — 447 ms against 135 ms in one run, while taken in turn the same hop was within
- * 0.8–1.35× of direct TCP.
+ * those swings as much as the hops.
  */
 async function hopCosts(
   paths: [string, () => Promise<ByteTransport>][],
