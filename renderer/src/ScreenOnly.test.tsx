@@ -69,10 +69,17 @@ describe('the popped-out screen (?screen=)', () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(counts(api).status).toBe(before);
 
-    // The desktop dies: the event alone brings the page to "not running".
-    api.desktops.alpha = desktopStatus({ sandbox: 'alpha', running: false });
-    act(() => FakeEventSocket.last().event({ topic: 'desktop', sandbox: 'alpha', running: false, seq: 4 }));
+    // The desktop dies inside the sandbox: the event alone brings the page to "crashed", with where its log is.
+    api.desktops.alpha = desktopStatus({
+      sandbox: 'alpha',
+      running: false,
+      ended: { how: 'crashed', at: '2026-01-01T00:00:00.000Z', detail: 'Xvnc closed its RFB socket' },
+    });
+    act(() => FakeEventSocket.last().event({ topic: 'desktop', sandbox: 'alpha', running: false, cause: 'crashed', seq: 4 }));
     expect(await screen.findByText('The desktop is not running')).toBeTruthy();
+    const crash = await screen.findByTestId('desktop-crashed');
+    expect(crash.textContent).toContain('Xvnc closed its RFB socket');
+    expect(crash.textContent).toContain('sandbox-desk logs alpha --source desktop');
 
     // Cut: the page says so and polls until the stream is back.
     act(() => FakeEventSocket.last().cut());
