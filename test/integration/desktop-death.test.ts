@@ -2,21 +2,28 @@
  * A desktop that dies inside its sandbox is pushed, not found out on the next action: with a client on
  * `/ws/events` (the window), the core watches each running desktop over an idle RFB connection, and
  * Xvnc's socket closing becomes a `desktop` event (running: false, cause: crashed); the status then
- * says it crashed. A resize is told the same way, when the X server applied it. Real parts: the
- * desktop image (Xvnc, Xfce, Chromium) in Docker, the local server's ticketed event stream.
+ * says it crashed — and the window, open on the screen, shows it without any action. A resize is told
+ * the same way, when the X server applied it. Real parts: the desktop image (Xvnc, Xfce, Chromium) in
+ * Docker, the local server's ticketed event stream, the renderer in Debian's Chromium.
  */
 import { execFileSync } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { CoreEvent, EventFrame, StreamGrant } from '../../src/api/contract.js';
-import { LocalServer } from '../../src/api/local-server.js';
-import { tempDesk, uniqueName, type TestDesk } from './helpers.js';
+import type { LocalServer } from '../../src/api/local-server.js';
+import { uniqueName, type TestDesk } from './helpers.js';
+import { openUi, type UiHarness } from './ui-harness.js';
 
 const DESKTOP_IMAGE = 'sandbox-desk/desktop:latest';
+const DOCS = join(resolve(import.meta.dirname, '../..'), 'docs');
 
 describe('a desktop dying inside its sandbox is pushed', () => {
+  let ui: UiHarness;
   let t: TestDesk;
   let server: LocalServer;
+  let page: Page;
   let ws: WebSocket;
   const events: CoreEvent[] = [];
   const sb = uniqueName('death');
@@ -33,9 +40,8 @@ describe('a desktop dying inside its sandbox is pushed', () => {
   const desktopEvents = () => events.flatMap((e) => (e.topic === 'desktop' && e.sandbox === sb ? [e] : []));
 
   beforeAll(async () => {
-    t = tempDesk();
-    server = new LocalServer({ desk: t.desk });
-    await server.listen();
+    ui = await openUi({ width: 1280, height: 800 });
+    ({ t, server, page } = ui);
     await t.desk.createSandbox({ name: sb, backend: 'docker', image: DESKTOP_IMAGE });
     // The window's event stream: while it listens, the core watches desktops.
     const grant = await call<StreamGrant>('eventsTicket', {});
@@ -48,8 +54,7 @@ describe('a desktop dying inside its sandbox is pushed', () => {
   }, 180_000);
   afterAll(async () => {
     ws?.close();
-    await server?.close();
-    await t.dispose();
+    await ui?.close();
   });
 
   it('a resize is told when the X server applied it; Xvnc killed is a `desktop` event running:false, cause crashed', async () => {
@@ -68,6 +73,12 @@ describe('a desktop dying inside its sandbox is pushed', () => {
       )
       .toBe(true);
 
+    // The window, on the screen of that sandbox (it reads the status once: from then on, events).
+    await page.goto(server.appUrl());
+    await page.getByTestId(`sandbox-row-${sb}`).click({ timeout: 30_000 });
+    await page.getByTestId('view-workspace').click();
+    await page.getByTestId('lease-indicator').waitFor({ timeout: 60_000 });
+
     // Kill Xvnc inside this test's own container (exact process name: no pattern that could match the exec itself).
     const ref = t.desk.store.sandboxes.get(sb)!.backendRef!;
     execFileSync('docker', ['exec', ref, 'pkill', '-KILL', '-x', 'Xvnc']);
@@ -77,7 +88,13 @@ describe('a desktop dying inside its sandbox is pushed', () => {
     expect(status.running).toBe(false);
     expect(status.ended?.how).toBe('crashed');
     expect(status.ended?.detail).toMatch(/Xvnc/);
-  }, 240_000);
+    // The window shows it, with no click: pushed.
+    await page.getByTestId('desktop-crashed').waitFor({ timeout: 60_000 });
+    expect(await page.getByTestId('desktop-crashed').textContent()).toMatch(/The desktop crashed at .*Xvnc/);
+    await page.getByTestId('screen-pane').screenshot({ path: join(DOCS, 'desktop-crashed.png') });
+    await page.getByTestId('desktop-crash-log').click();
+    await expect.poll(() => page.getByTestId('logs-source').inputValue(), { timeout: 30_000 }).toBe('desktop');
+  }, 420_000);
 
   it('a start after the crash clears it; a stop made here is `stopped`, never `crashed`', async () => {
     expect((await call<{ running: boolean }>('desktopStart', { sandbox: sb })).running).toBe(true);
