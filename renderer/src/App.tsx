@@ -51,6 +51,8 @@ function Desk() {
   const list = usePoll<SandboxInfo[]>(() => api.call('listSandboxes', {}), 2000, 'sandboxes', true, { live: touches.sandboxList });
   const [selected, setSelected] = useState<string | null>(null);
   const [view, setView] = useState<View>('details');
+  // The Logs view's first source when opened from a link (the desktop's crash notice); else its own pick.
+  const [logsSource, setLogsSource] = useState<string | undefined>(undefined);
   const [creating, setCreating] = useState(false);
   const [imagesOpen, setImagesOpen] = useState(false);
   // The image the create dialog opens with ("Create a desktop sandbox" prefills the desktop image).
@@ -268,7 +270,14 @@ function Desk() {
               {view === 'details' && (
                 <SandboxDetails sandbox={current} visible={view === 'details'} onOpenTerminal={(s) => addTab(current.name, s)} />
               )}
-              {view === 'logs' && <LogsView key={current.name} sandbox={current.name} visible={view === 'logs'} />}
+              {view === 'logs' && (
+                <LogsView
+                  key={`${current.name}:${logsSource ?? ''}`}
+                  sandbox={current.name}
+                  visible={view === 'logs'}
+                  initialSource={logsSource}
+                />
+              )}
               {showWorkspace && (
                 <div className="workspace" hidden={view !== 'workspace'}>
                   <Suspense fallback={<div className="center muted">Loading the workspace…</div>}>
@@ -283,6 +292,10 @@ function Desk() {
                       onCreateDesktopSandbox={() => {
                         setCreateImage(DESKTOP_IMAGE);
                         setCreating(true);
+                      }}
+                      onShowLogs={(source) => {
+                        setLogsSource(source);
+                        setView('logs');
                       }}
                     />
                   </Suspense>

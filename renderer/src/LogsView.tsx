@@ -10,6 +10,8 @@ interface Props {
   sandbox: string;
   /** Nothing is fetched or followed while another view is shown. */
   visible: boolean;
+  /** The source to show first, when it exists (a link from elsewhere, e.g. the desktop's crash notice). */
+  initialSource?: string | undefined;
 }
 
 type FollowState = { kind: 'idle' } | { kind: 'connecting' } | { kind: 'live' } | { kind: 'ended'; reason: string };
@@ -19,10 +21,10 @@ type FollowState = { kind: 'idle' } | { kind: 'connecting' } | { kind: 'live' } 
  * with the reason), the last lines, following over a ticketed WebSocket, search with highlights and
  * next/previous, and copy. What is kept is bounded (log-buffer.ts).
  */
-export function LogsView({ sandbox, visible }: Props) {
+export function LogsView({ sandbox, visible, initialSource }: Props) {
   const api = useApi();
   const [sources, setSources] = useState<LogSourceInfo[] | null>(null);
-  const [source, setSource] = useState<string | null>(null);
+  const [source, setSource] = useState<string | null>(initialSource ?? null);
   const [text, setText] = useState('');
   const [dropped, setDropped] = useState(false);
   const [follow, setFollow] = useState(true);

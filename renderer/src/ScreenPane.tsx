@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { AgentActionView, DesktopStatus, Lease } from '../../src/api/contract.js';
 import { DESKTOP_IMAGE } from '../../src/shared/desktop-types.js';
 import { AgentActionOverlay, AGENT_ACTION_SHOWN_MS } from './AgentActionOverlay.js';
+import { DesktopCrashNotice } from './DesktopCrashNotice.js';
 import { describeError } from './api-client.js';
 import { useApi } from './api-context.js';
 import { elapsed } from './format.js';
@@ -19,6 +20,8 @@ interface Props {
   standalone?: boolean;
   /** Opens the create dialog for a sandbox with a desktop (offered when this one's image has none). */
   onCreateDesktopSandbox?: () => void;
+  /** Opens the Logs view at a source (the crash notice links the desktop launcher's log). */
+  onShowLogs?: (source: string) => void;
 }
 
 /** How long the "View only — Take control" overlay stays after a click on a view-only screen. */
@@ -44,7 +47,7 @@ function leaseView(lease: Lease | undefined, viewerId: string): { mine: boolean;
  * A click on a view-only screen says so on the screen, with Take control; having control draws a
  * coloured frame. The toolbar sets how the desktop meets the pane (remembered), fullscreen, pop out.
  */
-export function ScreenPane({ sandbox, visible, standalone = false, onCreateDesktopSandbox }: Props) {
+export function ScreenPane({ sandbox, visible, standalone = false, onCreateDesktopSandbox, onShowLogs }: Props) {
   const api = useApi();
   const [viewerId, setViewerId] = useState(newViewerId);
   // Each status is a probe inside the sandbox: every 2 s while waiting for a desktop, every 5 s once
@@ -235,6 +238,7 @@ export function ScreenPane({ sandbox, visible, standalone = false, onCreateDeskt
             onStart={start}
             disabled={busy !== null}
             onCreateDesktopSandbox={onCreateDesktopSandbox}
+            onShowLogs={onShowLogs}
           />
         )}
       </div>
@@ -253,12 +257,14 @@ function DesktopOff({
   onStart,
   disabled,
   onCreateDesktopSandbox,
+  onShowLogs,
 }: {
   status: DesktopStatus;
   starting: number | null;
   onStart: () => void;
   disabled: boolean;
   onCreateDesktopSandbox?: (() => void) | undefined;
+  onShowLogs?: ((source: string) => void) | undefined;
 }) {
   const refused = status.placement === 'refused';
   if (blockingMissing(status.missing)) {
@@ -284,6 +290,7 @@ function DesktopOff({
     <div className="center desktop-off">
       <div className="desktop-off-card">
         <h4>The desktop is not running</h4>
+        {status.ended && <DesktopCrashNotice sandbox={status.sandbox} ended={status.ended} onShowLogs={onShowLogs} />}
         <dl className="kv kv-compact">
           <dt>Placement</dt>
           <dd data-testid="desktop-placement">{refused ? <span className="text-bad">refused</span> : `in the ${status.placement}`}</dd>

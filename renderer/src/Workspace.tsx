@@ -14,10 +14,12 @@ interface Props {
   onActivateTab: (session: string) => void;
   /** Opens the create dialog for a desktop sandbox (offered when this sandbox's image has no desktop). */
   onCreateDesktopSandbox?: () => void;
+  /** Opens the Logs view at a source (from the screen's crash notice). */
+  onShowLogs?: (source: string) => void;
 }
 
 /** The desktop and the terminals of one sandbox, side by side. */
-export function Workspace({ sandbox, visible, tabs, onAddTab, onCloseTab, onActivateTab, onCreateDesktopSandbox }: Props) {
+export function Workspace({ sandbox, visible, tabs, onAddTab, onCloseTab, onActivateTab, onCreateDesktopSandbox, onShowLogs }: Props) {
   if (sandbox.state !== 'running') return <SandboxOffPane sandbox={sandbox} />;
   if (!sandbox.supportsStreams) {
     return (
@@ -33,7 +35,7 @@ export function Workspace({ sandbox, visible, tabs, onAddTab, onCloseTab, onActi
       left={
         // Dropped files land in the active terminal's session cwd, from the screen as from the terminal.
         <FileDropZone sandbox={sandbox.name} session={tabs.active ?? undefined} className="drop-fill" testId="screen-drop">
-          <ScreenPane sandbox={sandbox.name} visible={visible} onCreateDesktopSandbox={onCreateDesktopSandbox} />
+          <ScreenPane sandbox={sandbox.name} visible={visible} onCreateDesktopSandbox={onCreateDesktopSandbox} onShowLogs={onShowLogs} />
         </FileDropZone>
       }
       right={

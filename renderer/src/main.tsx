@@ -15,5 +15,5 @@ const api = createApiClient();
 // `?poll`: no event stream, every panel polls — the benchmark's baseline, and a way out should the stream misbehave.
 const events = new URLSearchParams(location.search).has('poll') ? null : createEventsClient(api);
 createRoot(document.getElementById('root')!).render(
-  <StrictMode>{screenOnly ? <ScreenOnly api={api} sandbox={screenOnly} /> : <App api={api} events={events} />}</StrictMode>,
+  <StrictMode>{screenOnly ? <ScreenOnly api={api} sandbox={screenOnly} events={events} /> : <App api={api} events={events} />}</StrictMode>,
 );

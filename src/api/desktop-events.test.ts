@@ -1,59 +1,90 @@
 import { describe, expect, it } from 'vitest';
 import { CoreEventBus, type CoreEvent } from '../shared/core-events.js';
-import type { DesktopStatus } from '../shared/desktop-types.js';
 import { Emitter } from '../shared/lifecycle.js';
+import { SandboxDeskError } from '../shared/errors.js';
+import type { DesktopStatusChange } from '../desktop/desktop-watch.js';
 import { publishDesktopChanges } from './desktop-events.js';
 import type { OperationTracker } from './operation-tracker.js';
 
-const status = (running: boolean) => ({ running }) as DesktopStatus;
-
 /** A tracker that only counts what it was told (the store behind the real one is not under test here). */
 function fakeTracker() {
+  const started: string[] = [];
   const ended: Array<{ message: string } | null> = [];
   const tracker = {
-    start: () => ({ progress: () => undefined, end: (e: { message: string } | null) => ended.push(e) }),
+    start: (kind: string) => {
+      started.push(kind);
+      return { progress: () => undefined, end: (e: { message: string } | null) => ended.push(e) };
+    },
   } as unknown as OperationTracker;
-  return { tracker, ended };
+  return { tracker, started, ended };
+}
+
+function setup() {
+  const bus = new CoreEventBus();
+  const seen: CoreEvent[] = [];
+  bus.onEvent((e) => seen.push(e));
+  const changed = new Emitter<DesktopStatusChange>();
+  const recorded = new Emitter<{ sandbox: string }>();
+  const watching: boolean[] = [];
+  const t = fakeTracker();
+  const sub = publishDesktopChanges(
+    { onStatusChanged: changed.event, onActionRecorded: recorded.event, watchDesktops: (on) => watching.push(on) },
+    bus,
+    t.tracker,
+  );
+  const desktops = () => seen.flatMap((e) => (e.topic === 'desktop' ? [[e.sandbox, e.running, e.cause]] : []));
+  return { bus, seen, changed, recorded, watching, sub, desktops, ...t };
 }
 
 describe('publishDesktopChanges', () => {
-  it('a start is a tracked operation and a `desktop` event; a stop and a failed start are events too', async () => {
-    const bus = new CoreEventBus();
-    const seen: CoreEvent[] = [];
-    bus.onEvent((e) => seen.push(e));
-    let fail = false;
-    const desktop = {
-      start: async (_sandbox: string) => {
-        if (fail) throw new Error('no X');
-        return status(true);
-      },
-      stop: async (_sandbox: string) => status(false),
-    };
-    const { tracker, ended } = fakeTracker();
-    publishDesktopChanges(desktop, bus, tracker);
-    await desktop.start('a');
-    await desktop.stop('a');
-    fail = true;
-    await expect(desktop.start('a')).rejects.toThrow('no X');
-    expect(seen.map((e) => e.topic === 'desktop' && [e.sandbox, e.running])).toEqual([
-      ['a', true],
-      ['a', false],
-      ['a', null],
+  it('a start is a tracked operation ended by its outcome; start, stop and failures are `desktop` events', () => {
+    const t = setup();
+    t.changed.fire({ sandbox: 'a', cause: 'starting', running: null });
+    expect(t.started).toEqual(['desktop-start']);
+    expect(t.ended).toEqual([]);
+    t.changed.fire({ sandbox: 'a', cause: 'started', running: true, reason: null });
+    t.changed.fire({ sandbox: 'a', cause: 'stopped', running: false, reason: null });
+    t.changed.fire({ sandbox: 'a', cause: 'starting', running: null });
+    t.changed.fire({ sandbox: 'a', cause: 'start-failed', running: null, error: new SandboxDeskError('backend_unavailable', 'no X') });
+    t.changed.fire({ sandbox: 'a', cause: 'starting', running: null });
+    t.changed.fire({ sandbox: 'a', cause: 'started', running: false, reason: 'Xvnc exited' });
+    expect(t.desktops()).toEqual([
+      ['a', true, 'started'],
+      ['a', false, 'stopped'],
+      ['a', null, undefined],
+      ['a', false, 'started'],
     ]);
-    expect(ended).toEqual([null, { code: 'internal', message: 'no X' }]);
+    expect(t.ended).toEqual([null, { code: 'backend_unavailable', message: 'no X' }, { message: 'Xvnc exited' }]);
+  });
+
+  it('a death inside the sandbox and a resize are `desktop` events with their cause', () => {
+    const t = setup();
+    t.changed.fire({ sandbox: 'a', cause: 'crashed', running: false, reason: 'Xvnc closed its RFB socket' });
+    t.changed.fire({ sandbox: 'b', cause: 'resized', running: true, width: 800, height: 600 });
+    expect(t.desktops()).toEqual([
+      ['a', false, 'crashed'],
+      ['b', true, 'resized'],
+    ]);
+    expect(t.started).toEqual([]);
+  });
+
+  it('desktops are watched only while someone listens to the event stream', () => {
+    const t = setup();
+    expect(t.watching).toEqual([]);
+    const a = t.bus.listen();
+    const b = t.bus.listen();
+    expect(t.watching).toEqual([true]);
+    a.dispose();
+    b.dispose();
+    expect(t.watching).toEqual([true, false]);
+    t.bus.listen();
+    t.sub.dispose();
+    expect(t.watching).toEqual([true, false, true, false]);
   });
 
   it('an agent action recorded on a desktop becomes an `agentAction` event (viewers stop polling for it)', () => {
-    const bus = new CoreEventBus();
-    const seen: CoreEvent[] = [];
-    bus.onEvent((e) => seen.push(e));
-    const recorded = new Emitter<{ sandbox: string }>();
-    publishDesktopChanges(
-      { start: async () => status(true), stop: async () => status(false), onActionRecorded: recorded.event },
-      bus,
-      fakeTracker().tracker,
-    );
-    recorded.fire({ sandbox: 'b' });
-    expect(seen).toMatchObject([{ topic: 'agentAction', sandbox: 'b' }]);
+    const t = setup();
+    t.recorded.fire({ sandbox: 'b' });
+    expect(t.seen).toMatchObject([{ topic: 'agentAction', sandbox: 'b' }]);
   });
 });

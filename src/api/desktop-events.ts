@@ -1,47 +1,67 @@
 import type { CoreEventBus } from '../shared/core-events.js';
-import type { Event } from '../shared/lifecycle.js';
+import { DisposableStore, type Event, type IDisposable } from '../shared/lifecycle.js';
 import { asSandboxDeskError } from '../shared/errors.js';
-import type { DesktopStatus } from '../shared/desktop-types.js';
+import type { DesktopStatusChange } from '../desktop/desktop-watch.js';
 import type { OperationTracker } from './operation-tracker.js';
 
 interface DesktopLike {
-  start(sandbox: string, ...rest: never[]): Promise<DesktopStatus>;
-  stop(sandbox: string): Promise<DesktopStatus>;
+  onStatusChanged: Event<DesktopStatusChange>;
   onActionRecorded?: Event<{ sandbox: string }>;
+  /** Follow running desktops (resizes, deaths inside the sandbox) while someone listens. */
+  watchDesktops?(on: boolean): void;
 }
 
+type Op = ReturnType<OperationTracker['start']>;
+
 /**
- * Desktop start and stop as pushed state: a start is a tracked operation (it takes seconds; the task
- * list shows it), and both publish a `desktop` event with the outcome. Wraps the instance's own two
- * methods once, so every caller — dispatch, the CLI, MCP — is covered without each remembering to.
+ * The desktop's own changes as pushed state: a start is a tracked operation (it takes seconds; the
+ * task list shows it), and every change DesktopService tells (`onStatusChanged`: start, stop, a
+ * resize, a death inside the sandbox) is a `desktop` event. Desktops are watched only while a client
+ * listens to the event stream (a watch is a live connection into the sandbox).
  */
-export function publishDesktopChanges(desktop: DesktopLike, bus: CoreEventBus, ops: OperationTracker): void {
-  desktop.onActionRecorded?.(({ sandbox }) => bus.publish({ topic: 'agentAction', sandbox }));
-  const start = desktop.start.bind(desktop);
-  const stop = desktop.stop.bind(desktop);
-  desktop.start = async (sandbox: string, ...rest: never[]) => {
-    const op = ops.start('desktop-start', sandbox, sandbox);
-    op.progress('starting the desktop (X server, window manager, browser)');
-    try {
-      const status = await start(sandbox, ...rest);
-      op.end(status.running ? null : { message: status.reason ?? 'the desktop did not start' });
-      bus.publish({ topic: 'desktop', sandbox, running: status.running });
-      return status;
-    } catch (err) {
-      const e = asSandboxDeskError(err);
-      op.end({ code: e.code, message: e.message });
-      bus.publish({ topic: 'desktop', sandbox, running: null });
-      throw err;
-    }
+export function publishDesktopChanges(desktop: DesktopLike, bus: CoreEventBus, ops: OperationTracker): IDisposable {
+  const store = new DisposableStore();
+  if (desktop.onActionRecorded) store.add(desktop.onActionRecorded(({ sandbox }) => bus.publish({ topic: 'agentAction', sandbox })));
+  if (desktop.watchDesktops) {
+    const watch = desktop.watchDesktops.bind(desktop);
+    store.add(bus.onListening(watch));
+    if (bus.listened) watch(true);
+    store.add({ dispose: () => watch(false) });
+  }
+  // Starts of one sandbox end in the order they began (DesktopService fires starting, then the outcome).
+  const starts = new Map<string, Op[]>();
+  const endStart = (sandbox: string, error: { code?: string; message: string } | null) => {
+    const queue = starts.get(sandbox);
+    queue?.shift()?.end(error);
+    if (queue?.length === 0) starts.delete(sandbox);
   };
-  desktop.stop = async (sandbox: string) => {
-    try {
-      const status = await stop(sandbox);
-      bus.publish({ topic: 'desktop', sandbox, running: status.running });
-      return status;
-    } catch (err) {
-      bus.publish({ topic: 'desktop', sandbox, running: null });
-      throw err;
-    }
-  };
+  store.add(
+    desktop.onStatusChanged((c) => {
+      const { sandbox } = c;
+      switch (c.cause) {
+        case 'starting': {
+          const op = ops.start('desktop-start', sandbox, sandbox);
+          op.progress('starting the desktop (X server, window manager, browser)');
+          starts.set(sandbox, [...(starts.get(sandbox) ?? []), op]);
+          return;
+        }
+        case 'started':
+          endStart(sandbox, c.running ? null : { message: c.reason ?? 'the desktop did not start' });
+          return bus.publish({ topic: 'desktop', sandbox, running: c.running, cause: 'started' });
+        case 'start-failed': {
+          const e = asSandboxDeskError(c.error);
+          endStart(sandbox, { code: e.code, message: e.message });
+          return bus.publish({ topic: 'desktop', sandbox, running: null });
+        }
+        case 'stop-failed':
+          return bus.publish({ topic: 'desktop', sandbox, running: null });
+        case 'stopped':
+        case 'crashed':
+          return bus.publish({ topic: 'desktop', sandbox, running: false, cause: c.cause });
+        case 'resized':
+          return bus.publish({ topic: 'desktop', sandbox, running: true, cause: 'resized' });
+      }
+    }),
+  );
+  return store;
 }

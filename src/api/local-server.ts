@@ -7,7 +7,7 @@ import { asSandboxDeskError } from '../shared/errors.js';
 import { projectRoot, resourcePath } from '../platform/project-root.js';
 import { Authenticator, UI_COOKIE, type AgentTokenVerifier } from './auth.js';
 import { readJsonObject } from './body-reader.js';
-import type { StreamGrant } from './contract.js';
+import { FILE_PATHS, type StreamGrant } from './contract.js';
 import { createDispatcher, type StreamIssuer } from './dispatch.js';
 import { statusFor } from './http-status.js';
 import { noTokenPage, wantsPage } from './no-token-page.js';
@@ -15,6 +15,7 @@ import { decodeSegment, parseRequestTarget, type RequestTarget } from './request
 import type { SandboxDesk } from './sandbox-desk.js';
 import { StreamServer } from './stream-server.js';
 import { FileTransferRoutes } from './file-transfer-routes.js';
+import { applyRequestTimeouts, DEFAULT_REQUEST_TIMEOUTS, pathIs } from './request-timeouts.js';
 
 /**
  * The agent bridge over HTTP, injected by whoever starts the server (the serve command): the API
@@ -41,6 +42,13 @@ export interface LocalServerOptions {
    * and one that lives as long as this server (`agentToken`), scoped as `sessionAgentScope` says.
    */
   mcp?: { handler: McpHttpHandler; sessionAgentScope?: AgentScope; agentTokens?: AgentTokenVerifier } | undefined;
+  /**
+   * How long a request may take to arrive whole (default 300 s, Node's) — except file uploads and
+   * downloads, which stream as long as they take (request-timeouts.ts). Lowered by tests.
+   */
+  requestTimeoutMs?: number;
+  /** How long any request's headers may take (default 60 s, Node's). */
+  headersTimeoutMs?: number;
 }
 
 const MIME: Record<string, string> = {
@@ -87,6 +95,14 @@ export class LocalServer implements StreamIssuer {
     });
     this.dispatch = createDispatcher(opts.desk, this);
     this.server = createServer((req, res) => void this.handle(req, res));
+    applyRequestTimeouts(
+      this.server,
+      {
+        requestMs: opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUTS.requestMs,
+        headersMs: opts.headersTimeoutMs ?? DEFAULT_REQUEST_TIMEOUTS.headersMs,
+      },
+      (req) => pathIs(req, [FILE_PATHS.upload, FILE_PATHS.download]),
+    );
     this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.streams.upgrade(req, socket, head));
     // CONNECT is not ours to serve; without a listener Node would drop the connection unanswered.
     this.server.on('connect', (_req: IncomingMessage, socket: Socket) => {

@@ -257,7 +257,7 @@ export class SandboxDesk {
         statuses: async () => (await this.plugins.list()).map((p) => ({ name: p.name, status: p.status, error: p.error })),
       }),
     );
-    publishDesktopChanges(this.desktop, this.events, this.tracker);
+    this.pushed.push(publishDesktopChanges(this.desktop, this.events, this.tracker));
   }
 
   /** Recent long operations of every process on this data dir, the newest first. */

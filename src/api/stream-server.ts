@@ -20,8 +20,6 @@ interface ScreenGrant {
 }
 
 /** Above this many bytes queued for a viewer, stop reading from the sandbox until it drains. */
-/** When, after a viewer's SetDesktopSize went through, clients are told to re-read the desktop's status. */
-const RESIZE_SETTLE_MS = [750, 2500];
 const HIGH_WATER = 4 * 1024 * 1024;
 const LOW_WATER = 1024 * 1024;
 /** How often a viewer's input gate re-reads the lease from the store (other processes may change it). */
@@ -240,14 +238,6 @@ export class StreamServer {
           leaseReadAt = Date.now();
         }
         return lease.holder === 'human' && lease.viewerId === grant.viewerId;
-      },
-      // A resize the holder asked for changes the desktop's geometry once the X server applied it: the
-      // `desktop` event tells the clients to re-read its status (the X server answers within a second).
-      onForwarded: (name) => {
-        if (name !== 'SetDesktopSize') return;
-        for (const ms of RESIZE_SETTLE_MS) {
-          setTimeout(() => this.opts.desk.events.publish({ topic: 'desktop', sandbox: grant.sandbox, running: true }), ms).unref();
-        }
       },
     });
 

@@ -44,9 +44,11 @@ import {
   type ScreenshotOptions,
 } from './screen/live-screen.js';
 import { PointerProbe, pointerProbeWords } from './screen/pointer-probe.js';
+import { DesktopWatch, type DesktopStatusChange } from './desktop-watch.js';
 import type { RectArea } from './rfb/framebuffer.js';
 
 export type { ActionResult, Frame, ScreenAction, ScreenshotOptions } from './screen/live-screen.js';
+export type { DesktopStatusChange } from './desktop-watch.js';
 
 /** A frame and its encoded image. */
 export interface Shot {
@@ -118,9 +120,60 @@ export class DesktopService {
   private readonly actionRecorded = new Emitter<{ sandbox: string }>();
   /** An agent action was recorded (lastAction now returns it): viewers are told instead of polling. */
   readonly onActionRecorded: Event<{ sandbox: string }> = this.actionRecorded.event;
+  private readonly statusChanged = new Emitter<DesktopStatusChange>();
+  /**
+   * A desktop's status changed: a start began and ended (or failed), a stop, a resize, a death inside
+   * the sandbox. Start and stop fire it for every caller (dispatch, CLI, MCP); resizes and deaths only
+   * while `watchDesktops(true)` (someone listens to pushed state).
+   */
+  readonly onStatusChanged: Event<DesktopStatusChange> = this.statusChanged.event;
+  /** Follows each running desktop this process saw, while watching is on (see desktop-watch.ts). */
+  private readonly watch: DesktopWatch;
+  private watchingDesktops = false;
+  /** Desktops that died inside the sandbox, until the next start: status() says so. */
+  private readonly crashes = new Map<string, { how: 'crashed'; at: string; detail: string }>();
   private hostEnv: Promise<SandboxEnvironment> | null = null;
 
-  constructor(private readonly host: DesktopHost) {}
+  constructor(private readonly host: DesktopHost) {
+    this.watch = new DesktopWatch({
+      open: async (sandbox) => {
+        const { env, layout, user } = await this.running(sandbox);
+        const relay = this.tied(env, openRelay(env, { unix: layout.socket }, user));
+        return Object.assign(
+          transportFromStreams(relay.stdout, relay.stdin, () => relay.kill()),
+          { dispose: () => void relay.kill() },
+        );
+      },
+      probe: async (sandbox) => {
+        const { probe } = await this.locate(sandbox, await this.target(sandbox));
+        return { running: probe.running, dirExists: probe.owner !== null, failed: probe.failed };
+      },
+    });
+    this.watch.onEnded(({ sandbox, how, detail }) => {
+      if (this.stopping.has(sandbox)) return; // this process is stopping it: stop() says so
+      if (how === 'crashed') this.crashes.set(sandbox, { how, at: new Date().toISOString(), detail });
+      this.dropConnection(sandbox);
+      this.accounts.delete(sandbox);
+      this.statusChanged.fire({ sandbox, cause: how, running: false, reason: detail });
+    });
+    this.watch.onResized(({ sandbox, width, height }) =>
+      this.statusChanged.fire({ sandbox, cause: 'resized', running: true, width, height }),
+    );
+  }
+
+  /**
+   * Whether to follow running desktops (an idle RFB connection each), so a resize or a death inside
+   * the sandbox is told as it happens. On while a client listens to pushed state; a one-shot CLI call
+   * leaves it off (it would hold the process open).
+   */
+  watchDesktops(on: boolean): void {
+    this.watchingDesktops = on;
+    if (!on) this.watch.unwatchAll();
+  }
+
+  private follow(sandbox: string): void {
+    if (this.watchingDesktops) this.watch.watch(sandbox);
+  }
 
   private async placementFor(sandbox: string, setting?: PlacementSetting): Promise<Placement> {
     const provider = await this.host.provider(sandbox);
@@ -181,7 +234,10 @@ export class DesktopService {
     const located = await this.locate(sandbox, await this.target(sandbox, opts.placement));
     const { layout, probe } = located;
     const reason = probe.missing.length ? missingReason(probe.missing, placement.where) : probe.failed;
+    const crash = probe.running ? undefined : this.crashes.get(sandbox);
+    if (probe.running) this.follow(sandbox);
     return {
+      ...(crash ? { ended: crash } : {}),
       ...(await this.isolation(located)),
       ...base,
       running: probe.running,
@@ -295,6 +351,19 @@ export class DesktopService {
 
   /** Starts the desktop, or adopts the one already running; never starts a second one. */
   async start(sandbox: string, opts: DesktopStartOptions = {}): Promise<DesktopStatus> {
+    this.statusChanged.fire({ sandbox, cause: 'starting', running: null });
+    try {
+      const status = await this.startDesktop(sandbox, opts);
+      if (status.running) this.crashes.delete(sandbox);
+      this.statusChanged.fire({ sandbox, cause: 'started', running: status.running, reason: status.reason });
+      return status;
+    } catch (err) {
+      this.statusChanged.fire({ sandbox, cause: 'start-failed', running: null, error: err });
+      throw err;
+    }
+  }
+
+  private async startDesktop(sandbox: string, opts: DesktopStartOptions): Promise<DesktopStatus> {
     const geometry = opts.geometry ?? this.host.defaultGeometry ?? '1280x800';
     const m = GEOMETRY_RE.exec(geometry);
     if (!m || Number(m[1]) < 320 || Number(m[2]) < 240) {
@@ -322,16 +391,23 @@ export class DesktopService {
 
   async stop(sandbox: string): Promise<DesktopStatus> {
     this.stopping.add(sandbox);
+    this.crashes.delete(sandbox);
     try {
+      this.watch.unwatch(sandbox);
       this.dropConnection(sandbox);
       await this.closeBridge(sandbox);
       const { env, layout, user } = await this.locate(sandbox, await this.target(sandbox));
       await stopDesktopProcess(env, layout, user);
       this.accounts.delete(sandbox);
+    } catch (err) {
+      this.statusChanged.fire({ sandbox, cause: 'stop-failed', running: null, error: err });
+      throw err;
     } finally {
       this.stopping.delete(sandbox);
     }
-    return this.status(sandbox);
+    const status = await this.status(sandbox);
+    this.statusChanged.fire({ sandbox, cause: 'stopped', running: false, reason: null });
+    return status;
   }
 
   /**
@@ -696,6 +772,8 @@ export class DesktopService {
   }
 
   async close(): Promise<void> {
+    this.watch.dispose();
+    this.statusChanged.dispose();
     this.actionRecorded.dispose();
     for (const name of [...this.screens.keys()]) this.closeScreen(name);
     for (const name of [...this.bridges.keys()]) await this.closeBridge(name);

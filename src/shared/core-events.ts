@@ -73,11 +73,16 @@ export interface LeaseChangedEvent extends Base {
   sandbox: string;
 }
 
-/** A desktop was started or stopped (or failed to). Publisher: src/api/desktop-events.ts. */
+/**
+ * A desktop was started or stopped (or failed to), resized, or died inside its sandbox. Publisher:
+ * src/api/desktop-events.ts (from DesktopService.onStatusChanged).
+ */
 export interface DesktopChangedEvent extends Base {
   topic: 'desktop';
   sandbox: string;
   running: boolean | null;
+  /** What happened, when known; `crashed`: it ended without being asked to (Xvnc killed, the launcher gone). */
+  cause?: 'started' | 'stopped' | 'crashed' | 'resized';
 }
 
 /** What a long operation looks like on the wire; persisted (src/store/operation-store.ts). */

@@ -29,6 +29,11 @@ export interface DesktopStatus {
   displayUser: string | null;
   /** true when the desktop was started with grantShellDisplay (`--grant-shell-display`). */
   shellDisplayGranted: boolean;
+  /**
+   * Set while the desktop is not running because it died inside the sandbox (Xvnc killed, the launcher
+   * gone) rather than being stopped, as the core watching it saw (desktop-watch.ts); cleared by a start.
+   */
+  ended?: { how: 'crashed'; at: string; detail: string };
 }
 
 /**

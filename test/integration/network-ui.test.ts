@@ -3,41 +3,34 @@
  * test's own server containers; the window shows each connection, and "Allow this host" on a denied
  * line lets the next connection through. Saves docs/network-tab.png.
  */
-import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalServer } from '../../src/api/local-server.js';
-import { HEADLESS_CHROMIUM, tempDesk, uniqueName, type TestDesk } from './helpers.js';
+import type { LocalServer } from '../../src/api/local-server.js';
+import { uniqueName, type TestDesk } from './helpers.js';
+import { openUi, type UiHarness } from './ui-harness.js';
 import { CLIENT, startTestServers, type TestServers } from './network/test-servers.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
 describe('the Network panel in the window, end to end', () => {
+  let ui: UiHarness;
   let t: TestDesk;
   let srv: TestServers;
   let server: LocalServer;
-  let browser: Browser;
   let page: Page;
   const name = uniqueName('netui');
   const sh = async (script: string) =>
     (await t.desk.exec({ sandbox: name, command: `${CLIENT}\n${script}`, timeoutSeconds: 60 })).stdout.trim();
 
   beforeAll(async () => {
-    if (!existsSync(join(ROOT, 'dist', 'renderer', 'index.html')))
-      throw new Error('the renderer is not built: run `npm run build:renderer` (setup does)');
     srv = startTestServers();
-    t = tempDesk();
+    ui = await openUi({ width: 1280, height: 900 });
+    ({ t, server, page } = ui);
     await t.desk.createSandbox({ name, backend: 'docker', network: 'allow', allow: [`${srv.ip.a}:8000`] });
-    server = new LocalServer({ desk: t.desk });
-    await server.listen();
-    browser = await chromium.launch(HEADLESS_CHROMIUM);
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   }, 180_000);
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await t?.dispose();
+    await ui?.close();
     srv?.dispose();
   });
 

@@ -3,38 +3,31 @@
  * and Docker engine: a checkpoint from the toolbar, one with a label from the panel, a restore with its
  * confirmation that brings a deleted project back. Saves docs/checkpoints-panel.png.
  */
-import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalServer } from '../../src/api/local-server.js';
-import { HEADLESS_CHROMIUM, tempDesk, uniqueName, type TestDesk } from './helpers.js';
+import type { LocalServer } from '../../src/api/local-server.js';
+import { uniqueName, type TestDesk } from './helpers.js';
+import { openUi, type UiHarness } from './ui-harness.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
 describe('checkpoints in the window, end to end', () => {
+  let ui: UiHarness;
   let t: TestDesk;
   let server: LocalServer;
-  let browser: Browser;
   let page: Page;
   const sb = uniqueName('uck');
 
   beforeAll(async () => {
-    if (!existsSync(join(ROOT, 'dist', 'renderer', 'index.html')))
-      throw new Error('the renderer is not built: run `npm run build:renderer` (setup does)');
-    t = tempDesk({ plugins: false });
+    ui = await openUi({ width: 1280, height: 900 }, { desk: { plugins: false } });
+    ({ t, server, page } = ui);
     await t.desk.createSandbox({ name: sb, backend: 'docker' });
     await t.desk.exec({ sandbox: sb, session: 'agent', command: 'mkdir -p ~/project && cd ~/project && echo v1 > notes.txt' });
-    server = new LocalServer({ desk: t.desk });
-    await server.listen();
-    browser = await chromium.launch(HEADLESS_CHROMIUM);
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   }, 120_000);
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
     for (const id of t?.desk.store.checkpoints.ids() ?? []) await t.desk.checkpoints.remove(id).catch(() => undefined);
-    await t?.dispose();
+    await ui?.close();
   });
 
   it('checkpoint from the toolbar and the panel, restore with confirmation, the project comes back', async () => {

@@ -3,42 +3,31 @@
  * reaches the sandbox desktop's X clipboard through noVNC's cut text once they hold control, and text
  * copied inside the sandbox (xclip) lands on the person's clipboard. Real core, Docker, Xvnc, noVNC.
  */
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalServer } from '../../src/api/local-server.js';
+import type { LocalServer } from '../../src/api/local-server.js';
 import { writeClipboard } from '../../src/desktop/desktop-clipboard.js';
 import { desktopLayout } from '../../src/desktop/desktop-runtime.js';
-import { HEADLESS_CHROMIUM, tempDesk, uniqueName, type TestDesk } from './helpers.js';
-
-const ROOT = resolve(import.meta.dirname, '../..');
+import { uniqueName, type TestDesk } from './helpers.js';
+import { openUi, type UiHarness } from './ui-harness.js';
 
 describe('clipboard both ways in the window (browser, real desktop sandbox)', () => {
+  let ui: UiHarness;
   let t: TestDesk;
   let server: LocalServer;
-  let browser: Browser;
   let page: Page;
   const sb = uniqueName('uiclip');
   const mark = uniqueName('clip-text');
 
   beforeAll(async () => {
-    if (!existsSync(join(ROOT, 'dist', 'renderer', 'index.html')))
-      throw new Error('the renderer is not built: run `npm run build:renderer` (setup does)');
-    t = tempDesk();
+    ui = await openUi({ width: 1440, height: 900 });
+    ({ t, server, page } = ui);
+    await ui.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.origin });
     await t.desk.createSandbox({ name: sb, backend: 'docker', image: 'sandbox-desk/desktop:latest' });
     await t.desk.desktop.start(sb, { geometry: '1024x768' });
-    server = new LocalServer({ desk: t.desk });
-    await server.listen();
-    browser = await chromium.launch(HEADLESS_CHROMIUM);
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.origin });
-    page = await context.newPage();
   }, 240_000);
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await t?.dispose();
+    await ui?.close();
   }, 120_000);
 
   it("the person's clipboard reaches the sandbox once they hold control; and what a program inside copies comes back", async () => {

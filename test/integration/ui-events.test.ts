@@ -6,24 +6,24 @@
  * behind the app's back becomes an event.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { chromium, type Browser, type BrowserContext, type Page, type WebSocketRoute } from 'playwright-core';
+import type { BrowserContext, Page, WebSocketRoute } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalServer } from '../../src/api/local-server.js';
+import type { LocalServer } from '../../src/api/local-server.js';
 import type { CoreEvent } from '../../src/shared/core-events.js';
-import { HEADLESS_CHROMIUM, tempDesk, uniqueName, type TestDesk } from './helpers.js';
+import { uniqueName, type TestDesk } from './helpers.js';
+import { ARTIFACTS, openUi, type UiHarness } from './ui-harness.js';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin', 'sandbox-desk.js');
-const ARTIFACTS = join(ROOT, 'test', 'artifacts');
 
 describe('pushed state in the window', () => {
+  let ui: UiHarness;
   let t: TestDesk;
   let server: LocalServer;
-  let browser: Browser;
   let context: BrowserContext;
   let page: Page;
   const name = uniqueName('ev');
@@ -40,17 +40,10 @@ describe('pushed state in the window', () => {
   const cwdCell = () => page.getByTestId(`session-cwd-${session}`).textContent();
 
   beforeAll(async () => {
-    if (!existsSync(join(ROOT, 'dist', 'renderer', 'index.html')))
-      throw new Error('the renderer is not built: run `npm run build:renderer`');
     if (!existsSync(join(ROOT, 'dist', 'src', 'cli', 'main.js'))) throw new Error('the CLI is not built: run `npm run build`');
-    mkdirSync(ARTIFACTS, { recursive: true });
-    t = tempDesk();
+    ui = await openUi({ width: 1400, height: 860 });
+    ({ t, server, context, page } = ui);
     await t.desk.createSandbox({ name, backend: 'docker', image: 'sandbox-desk/base:latest' });
-    server = new LocalServer({ desk: t.desk });
-    await server.listen();
-    browser = await chromium.launch(HEADLESS_CHROMIUM);
-    context = await browser.newContext({ viewport: { width: 1400, height: 860 } });
-    page = await context.newPage();
     page.on('request', (r) => {
       if (r.url().includes('/api/call/')) requests.push(r.url().replace(/^.*\/api\/call\//, ''));
     });
@@ -61,9 +54,7 @@ describe('pushed state in the window', () => {
     });
   }, 180_000);
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await t?.dispose();
+    await ui?.close();
   });
 
   it('the window opens on the sandbox; the event stream goes live', async () => {

@@ -6,16 +6,16 @@
  * (in docs/ with SDESK_UPDATE_DOCS=1, else test/artifacts/).
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalServer } from '../../src/api/local-server.js';
-import { HEADLESS_CHROMIUM, tempDesk, uniqueName, type TestDesk } from './helpers.js';
+import type { LocalServer } from '../../src/api/local-server.js';
+import { uniqueName, type TestDesk } from './helpers.js';
+import { ARTIFACTS, openUi, type UiHarness } from './ui-harness.js';
 import { bufferOf } from './ui-terminal-text.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const ARTIFACTS = join(ROOT, 'test', 'artifacts');
 const DOCS = process.env.SDESK_UPDATE_DOCS === '1' ? join(ROOT, 'docs') : ARTIFACTS;
 const SIZE = 3 * 1024 * 1024 + 7;
 
@@ -23,30 +23,21 @@ const SIZE = 3 * 1024 * 1024 + 7;
 const pattern = () => Buffer.from(Array.from({ length: SIZE }, (_, i) => (i * 7 + 3) % 251));
 
 describe('files in the window: drop on the terminal, read it there, download it back (browser)', () => {
+  let ui: UiHarness;
   let t: TestDesk;
   let server: LocalServer;
-  let browser: Browser;
   let page: Page;
   const sb = uniqueName('uifiles');
   const folder = uniqueName('dropdir');
   let home = '';
 
   beforeAll(async () => {
-    if (!existsSync(join(ROOT, 'dist', 'renderer', 'index.html')))
-      throw new Error('the renderer is not built: run `npm run build:renderer` (setup does)');
-    mkdirSync(ARTIFACTS, { recursive: true });
-    t = tempDesk();
+    ui = await openUi({ width: 1440, height: 900 }, { context: { acceptDownloads: true } });
+    ({ t, server, page } = ui);
     home = (await t.desk.createSandbox({ name: sb, backend: 'docker', image: 'sandbox-desk/base:latest' })).sandbox.home!;
-    server = new LocalServer({ desk: t.desk });
-    await server.listen();
-    browser = await chromium.launch(HEADLESS_CHROMIUM);
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
-    page = await context.newPage();
   }, 180_000);
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await t?.dispose();
+    await ui?.close();
   }, 120_000);
 
   it('a file dropped on the terminal lands in its cwd; the toast names the path; the terminal reads it', async () => {

@@ -5,8 +5,9 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { LocalServer } from '../../src/api/local-server.js';
+import type { SandboxDeskOptions } from '../../src/api/sandbox-desk.js';
 import { HEADLESS_CHROMIUM, tempDesk, type TestDesk } from './helpers.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -17,23 +18,34 @@ export interface UiHarness {
   t: TestDesk;
   server: LocalServer;
   browser: Browser;
+  /** The page's own context (permissions, downloads, second pages of the same session). */
+  context: BrowserContext;
   page: Page;
   close(): Promise<void>;
 }
 
-export async function openUi(viewport: { width: number; height: number }): Promise<UiHarness> {
+export interface OpenUiOptions {
+  /** Options of the temp core (e.g. `plugins: false`). */
+  desk?: Omit<SandboxDeskOptions, 'dataDir'>;
+  /** More of the browser context's options (`acceptDownloads`…). */
+  context?: BrowserContextOptions;
+}
+
+export async function openUi(viewport: { width: number; height: number }, opts: OpenUiOptions = {}): Promise<UiHarness> {
   if (!existsSync(join(ROOT, 'dist', 'renderer', 'index.html')))
     throw new Error('the renderer is not built: run `npm run build:renderer` (setup does)');
   mkdirSync(ARTIFACTS, { recursive: true });
-  const t = tempDesk();
+  const t = tempDesk(opts.desk);
   const server = new LocalServer({ desk: t.desk });
   await server.listen();
   const browser = await chromium.launch(HEADLESS_CHROMIUM);
-  const page = await browser.newPage({ viewport });
+  const context = await browser.newContext({ viewport, ...opts.context });
+  const page = await context.newPage();
   return {
     t,
     server,
     browser,
+    context,
     page,
     close: async () => {
       await browser.close();

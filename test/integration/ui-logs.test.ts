@@ -5,42 +5,36 @@
  * Screenshots go to docs/ (the README shows them).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalServer } from '../../src/api/local-server.js';
-import { HEADLESS_CHROMIUM, tempDesk, uniqueName, type TestDesk } from './helpers.js';
+import type { LocalServer } from '../../src/api/local-server.js';
+import { uniqueName, type TestDesk } from './helpers.js';
+import { openUi, type UiHarness } from './ui-harness.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const DOCS = join(ROOT, 'docs');
 
 describe('Logs tab and resources in a browser', () => {
+  let ui: UiHarness;
   let t: TestDesk;
   let server: LocalServer;
-  let browser: Browser;
   let page: Page;
   const name = uniqueName('ui-logs');
   const say = (line: string) => t.desk.exec({ sandbox: name, command: `echo ${line} > /proc/1/fd/1`, user: 'root', mode: 'oneshot' });
 
   beforeAll(async () => {
-    if (!existsSync(join(ROOT, 'dist', 'renderer', 'index.html')))
-      throw new Error('the renderer is not built: run `npm run build:renderer` (setup does)');
     mkdirSync(DOCS, { recursive: true });
-    t = tempDesk();
-    server = new LocalServer({ desk: t.desk });
-    await server.listen();
+    ui = await openUi({ width: 1400, height: 800 });
+    ({ t, server, page } = ui);
     const ref = (await t.desk.createSandbox({ name, backend: 'docker' })).sandbox.backendRef!;
     // Some CPU for the graphs to draw (test-owned container, ends by itself).
     execFileSync('docker', ['exec', '-d', ref, 'sh', '-c', 'timeout 20 yes > /dev/null']);
     for (const l of ['starting service', 'listening on 127.0.0.1:8080', 'warning: cache cold', 'ready']) await say(l);
-    browser = await chromium.launch(HEADLESS_CHROMIUM);
-    page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
   }, 180_000);
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await t?.dispose();
+    await ui?.close();
   }, 120_000);
 
   it('follows the container output in the Logs tab: a new line shows without a reload', async () => {

@@ -7,16 +7,15 @@
  * (in docs/ with SDESK_UPDATE_DOCS=1, else test/artifacts/).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalServer } from '../../src/api/local-server.js';
-import { HEADLESS_CHROMIUM, tempDesk, uniqueName, type TestDesk } from './helpers.js';
+import type { LocalServer } from '../../src/api/local-server.js';
+import { uniqueName, type TestDesk } from './helpers.js';
+import { ARTIFACTS, openUi, type UiHarness } from './ui-harness.js';
 import { bufferOf } from './ui-terminal-text.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const ARTIFACTS = join(ROOT, 'test', 'artifacts');
 // The pictures land in test/artifacts/; with SDESK_UPDATE_DOCS=1 in docs/ (the README's), so a plain run leaves the tree clean.
 const DOCS = process.env.SDESK_UPDATE_DOCS === '1' ? join(ROOT, 'docs') : ARTIFACTS;
 
@@ -32,6 +31,7 @@ const paintedColours = (page: Page) =>
   });
 
 describe('terminals that survive a click elsewhere, and the screen at a readable size (browser)', () => {
+  let ui: UiHarness;
   let t: TestDesk;
   let server: LocalServer;
   let browser: Browser;
@@ -43,25 +43,16 @@ describe('terminals that survive a click elsewhere, and the screen at a readable
   let containerA = '';
 
   beforeAll(async () => {
-    if (!existsSync(join(ROOT, 'dist', 'renderer', 'index.html')))
-      throw new Error('the renderer is not built: run `npm run build:renderer` (setup does)');
-    mkdirSync(ARTIFACTS, { recursive: true });
-    t = tempDesk();
+    // The newcomer's window: 1440x900.
+    ui = await openUi({ width: 1440, height: 900 });
+    ({ t, server, browser, context, page } = ui);
     // Made through the core: creating through the window is ui-e2e's; here the window only uses them.
     const created = await t.desk.createSandbox({ name: a, backend: 'docker', image: 'sandbox-desk/desktop:latest' });
     containerA = created.sandbox.backendRef!;
     await t.desk.createSandbox({ name: b, backend: 'docker', image: 'sandbox-desk/base:latest' });
-    server = new LocalServer({ desk: t.desk });
-    await server.listen();
-    browser = await chromium.launch(HEADLESS_CHROMIUM);
-    // The newcomer's window: 1440x900.
-    context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    page = await context.newPage();
   }, 120_000);
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await t?.dispose();
+    await ui?.close();
   });
 
   /** Two screenshots side by side with captions, laid out and shot by the same browser. */
