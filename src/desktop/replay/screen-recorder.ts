@@ -62,7 +62,7 @@ export interface ScreenRecorderOptions {
   dir: string;
   /** A keyframe at least this often while the screen changes (default 10 s). */
   keyframeIntervalMs?: number;
-  /** A keyframe once this many update bytes (uncompressed) came since the last one, as a multiple of the framebuffer's size (default 3). */
+  /** A keyframe once this many update bytes (uncompressed) came since the last one, as a multiple of the framebuffer's size (default 2: a seek applies at most that). */
   keyframeEveryFrames?: number;
   /** A new segment this often (default 2 min) or past segmentMaxBytes (default 64 MiB). */
   segmentMs?: number;
@@ -108,7 +108,7 @@ export class ScreenRecorder implements IDisposable {
   ) {
     this.opts = {
       keyframeIntervalMs: opts.keyframeIntervalMs ?? 10_000,
-      keyframeEveryFrames: opts.keyframeEveryFrames ?? 3,
+      keyframeEveryFrames: opts.keyframeEveryFrames ?? 2,
       segmentMs: opts.segmentMs ?? 120_000,
       segmentMaxBytes: opts.segmentMaxBytes ?? 64 * 1024 * 1024,
       tickMs: opts.tickMs ?? 2000,

@@ -276,14 +276,39 @@ export async function renderScreenAt(
     await c.cursor.moveTo(at.getTime());
     const { fb } = c.cursor;
     const g = fitFrame(fb.width, fb.height, opts);
-    const rgba = scaleRgba(g.width === fb.width && g.height === fb.height ? fb.data.slice() : fb.data, g);
+    // No copy: calls on this cursor take turns, so nothing paints into the pixels while they are encoded.
+    const rgba = scaleRgba(fb.data, g);
     const shownAt = c.cursor.shownAt;
     const format = opts.format ?? 'png';
-    const image = await encodeFrame(rgba, g.width, g.height, format);
+    const image = await encodeReplayFrame(rgba, g.width, g.height, format);
     return { at: iso(shownAt), width: g.width, height: g.height, scale: g.scale, format, data: image.toString('base64') };
   });
   c.busy = run.catch(() => undefined);
   return run;
+}
+
+type Sharp = (typeof import('sharp'))['default'];
+let sharpLoad: Promise<Sharp | null> | undefined;
+
+/**
+ * PNG through sharp (libvips, on its own threads: ~5 ms for 1280x800 where the JS encoder the live
+ * screenshots use takes ~100 ms on a loaded machine) — a seek is mostly this; the pixels are the same.
+ * JPEG/WebP, and PNG where sharp does not load, go through encodeFrame.
+ */
+async function encodeReplayFrame(rgba: Uint8Array, width: number, height: number, format: FrameFormat): Promise<Buffer> {
+  if (format === 'png') {
+    sharpLoad ??= import('sharp').then(
+      (m) => m.default,
+      () => null,
+    );
+    const sharp = await sharpLoad;
+    if (sharp) {
+      return sharp(Buffer.from(rgba.buffer, rgba.byteOffset, rgba.byteLength), { raw: { width, height, channels: 4 } })
+        .png({ compressionLevel: 1, adaptiveFiltering: false })
+        .toBuffer();
+    }
+  }
+  return encodeFrame(rgba, width, height, format);
 }
 
 function iso(ms: number): string {
