@@ -46,6 +46,7 @@ import {
 import { PointerProbe, pointerProbeWords } from './screen/pointer-probe.js';
 import { DesktopWatch, type DesktopStatusChange } from './desktop-watch.js';
 import type { RectArea } from './rfb/framebuffer.js';
+import { DesktopRecordings } from './replay/desktop-recordings.js';
 
 export type { ActionResult, Frame, ScreenAction, ScreenshotOptions } from './screen/live-screen.js';
 export type { DesktopStatusChange } from './desktop-watch.js';
@@ -71,6 +72,10 @@ export interface DesktopHost {
    * while the agent runs `sandbox-desk mcp`) can show it. None: not recorded.
    */
   actionsDir?: string;
+  /** `<dataDir>/recordings`: where screen recordings go (issue 16). None: nothing is recorded. */
+  recordingsDir?: string;
+  /** Config `replay.record`: record running desktops' screens (default true). */
+  record?: boolean;
 }
 
 export interface DesktopStartOptions {
@@ -81,6 +86,8 @@ export interface DesktopStartOptions {
    * and the browser; `status` then says `displayIsolation: "shared"`. Off by default.
    */
   grantShellDisplay?: boolean;
+  /** false: do not record this desktop's screen (`--no-record`; remembered until a start with true or without it). */
+  record?: boolean;
 }
 
 /** Where a desktop is (or would be) and which account reaches it. */
@@ -133,6 +140,13 @@ export class DesktopService {
   /** Desktops that died inside the sandbox, until the next start: status() says so. */
   private readonly crashes = new Map<string, { how: 'crashed'; at: string; detail: string }>();
   private hostEnv: Promise<SandboxEnvironment> | null = null;
+  /** The screen recordings of running desktops (replay/desktop-recordings.ts); null without a recordings dir. */
+  private readonly recordings: DesktopRecordings | null;
+  private readonly recordingChanged = new Emitter<{ sandbox: string }>();
+  /** A screen recording started, stopped (status.recording.warning says why when on its own) or began a segment. */
+  readonly onRecordingChanged: Event<{ sandbox: string }> = this.recordingChanged.event;
+  /** Record desktops found running too (a long-lived core: the app, serve, mcp), not only those started here. */
+  private adoptRunning = false;
 
   constructor(private readonly host: DesktopHost) {
     this.watch = new DesktopWatch({
@@ -159,6 +173,10 @@ export class DesktopService {
     this.watch.onResized(({ sandbox, width, height }) =>
       this.statusChanged.fire({ sandbox, cause: 'resized', running: true, width, height }),
     );
+    this.recordings = host.recordingsDir
+      ? new DesktopRecordings({ dir: host.recordingsDir, enabled: host.record ?? true, live: (sandbox) => this.screen(sandbox).live() })
+      : null;
+    this.recordings?.onDidChange((e) => this.recordingChanged.fire(e));
   }
 
   /**
@@ -173,6 +191,27 @@ export class DesktopService {
 
   private follow(sandbox: string): void {
     if (this.watchingDesktops) this.watch.watch(sandbox);
+  }
+
+  /** A long-lived core records every running desktop it sees (status), not only the ones it starts. */
+  recordRunningDesktops(): void {
+    this.adoptRunning = true;
+  }
+
+  /** The screen dir of a sandbox's recording (`<dataDir>/recordings/<sandbox>/screen`), or null when nothing records. */
+  screenRecordingDir(sandbox: string): string | null {
+    return this.recordings?.screenDir(sandbox) ?? null;
+  }
+
+  /** Removes the sandbox's screen recording (recording goes on afresh if it was on); the bytes removed. */
+  removeScreenRecording(sandbox: string): Promise<number> {
+    return this.recordings?.remove(sandbox) ?? Promise.resolve(0);
+  }
+
+  private recordingStatus(sandbox: string, running: boolean): DesktopStatus['recording'] {
+    if (!this.recordings) return { on: false, bytes: 0, since: null, warning: null };
+    if (running && this.adoptRunning && !this.stopping.has(sandbox)) this.recordings.ensure(sandbox);
+    return this.recordings.status(sandbox);
   }
 
   private async placementFor(sandbox: string, setting?: PlacementSetting): Promise<Placement> {
@@ -229,6 +268,7 @@ export class DesktopService {
         displayIsolationReason: null,
         displayUser: null,
         shellDisplayGranted: false,
+        recording: this.recordingStatus(sandbox, false),
       };
     }
     const located = await this.locate(sandbox, await this.target(sandbox, opts.placement));
@@ -247,6 +287,7 @@ export class DesktopService {
       missing: probe.missing,
       reason,
       chromiumSandbox: probe.chromiumSandbox,
+      recording: this.recordingStatus(sandbox, probe.running),
     };
   }
 
@@ -375,7 +416,8 @@ export class DesktopService {
     const t = await this.target(sandbox, opts.placement);
     if (opts.placement) this.placements.set(sandbox, opts.placement);
     const { env, layout, probe, noDisplayUser } = await this.locate(sandbox, t);
-    if (probe.running) return this.status(sandbox);
+    if (opts.record !== undefined) this.recordings?.setWanted(sandbox, opts.record);
+    if (probe.running) return this.startRecording(sandbox);
     if (probe.missing.some((b) => b !== 'chromium')) {
       throw new SandboxDeskError(
         'backend_unavailable',
@@ -386,6 +428,16 @@ export class DesktopService {
     const user = mode === 'isolated' ? DISPLAY_USER : undefined;
     await startDesktopProcess(env, layout, { geometry, mode, user });
     this.accounts.set(sandbox, { env, user });
+    return this.startRecording(sandbox);
+  }
+
+  /**
+   * The live connection opens with the desktop (not at the first screenshot), so the recording starts
+   * with it — in a long-lived core (recordRunningDesktops); a one-shot CLI process records nothing,
+   * the app or an MCP server on the same data dir records the desktop once it sees it running.
+   */
+  private async startRecording(sandbox: string): Promise<DesktopStatus> {
+    if (this.adoptRunning) this.recordings?.ensure(sandbox);
     return this.status(sandbox);
   }
 
@@ -394,6 +446,7 @@ export class DesktopService {
     this.crashes.delete(sandbox);
     try {
       this.watch.unwatch(sandbox);
+      await this.recordings?.stop(sandbox);
       this.dropConnection(sandbox);
       await this.closeBridge(sandbox);
       const { env, layout, user } = await this.locate(sandbox, await this.target(sandbox));
@@ -774,6 +827,8 @@ export class DesktopService {
   async close(): Promise<void> {
     this.watch.dispose();
     this.statusChanged.dispose();
+    await this.recordings?.close();
+    this.recordingChanged.dispose();
     this.actionRecorded.dispose();
     for (const name of [...this.screens.keys()]) this.closeScreen(name);
     for (const name of [...this.bridges.keys()]) await this.closeBridge(name);
