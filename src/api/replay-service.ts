@@ -36,6 +36,8 @@ export interface ReplayHost {
   recordingTerminals(sandbox: string): string[];
   /** Is the screen being recorded now (recscreen's recorder)? */
   screenRecording?(sandbox: string): boolean;
+  /** Why the screen recording stopped on its own (disk full), if it did. */
+  screenWarning?(sandbox: string): string | null;
   /** A tracked operation (src/api/operation-tracker.ts). */
   startOperation(kind: string, sandbox: string): TrackedOperation;
   /** Tell clients the recording changed (the `replay` CoreEvent topic). */
@@ -158,6 +160,7 @@ export class ReplayService {
       ...new Set([
         ...journal.filter((e) => e.kind === 'recording').flatMap((e) => e.warnings ?? []),
         ...(this.warnings.get(sandbox) ?? []),
+        ...(screen ? [this.host.screenWarning?.(sandbox)].filter((w): w is string => !!w) : []),
       ]),
     ];
     return {

@@ -60,7 +60,6 @@ import { ReplayJournal } from './replay-journal.js';
 import { ReplayService } from './replay-service.js';
 import { screenRecordings } from './replay-screen-binding.js';
 import { commandEvent, wireReplay } from './replay-wiring.js';
-import type { Event as LifecycleEvent } from '../shared/lifecycle.js';
 
 export interface SandboxDeskOptions {
   dataDir?: string;
@@ -216,6 +215,8 @@ export class SandboxDesk {
       defaultGeometry: this.config.desktop.geometry,
       scopeOf: (env) => this.environments.scopeOf(env),
       actionsDir: join(this.store.dataDir, 'desktop-actions'),
+      recordingsDir: join(this.store.dataDir, 'recordings'),
+      record: this.config.replay.record,
     });
     const observed = async (name: string) => {
       const rec = this.record(name);
@@ -254,6 +255,8 @@ export class SandboxDesk {
       calls: (sandbox) => this.store.callLog.list({ sandbox, limit: 100_000 }),
       checkpoints: (sandbox) => this.store.checkpoints.listReady(sandbox),
       recordingTerminals: (sandbox) => this.io.recordingTerminals(sandbox),
+      screenRecording: (sandbox) => this.desktop.screenRecordingStatus(sandbox)?.on ?? false,
+      screenWarning: (sandbox) => this.desktop.screenRecordingStatus(sandbox)?.warning ?? null,
       startOperation: (kind, sandbox) => this.tracker.start(kind, sandbox, sandbox),
       changed: (sandbox) => this.events.publish({ topic: 'replay', sandbox }),
     });
@@ -297,8 +300,8 @@ export class SandboxDesk {
         replay: this.replay,
         lease: (sandbox) => this.store.leases.get(sandbox),
         onActionRecorded: this.desktop.onActionRecorded,
-        // recscreen's screen recorder says when a screen recording starts, stops or is cut.
-        onRecordingChanged: (this.desktop as { onRecordingChanged?: LifecycleEvent<{ sandbox: string }> }).onRecordingChanged,
+        // The screen recorder says when a screen recording starts, stops or is cut.
+        onRecordingChanged: this.desktop.onRecordingChanged,
       }),
     );
   }
