@@ -256,6 +256,7 @@ export class SandboxDesk {
       checkpoints: (sandbox) => this.store.checkpoints.listReady(sandbox),
       recordingTerminals: (sandbox) => this.io.recordingTerminals(sandbox),
       screenRecording: (sandbox) => this.desktop.screenRecordingStatus(sandbox)?.on ?? false,
+      removeScreen: (sandbox) => this.desktop.removeScreenRecording(sandbox),
       screenWarning: (sandbox) => this.desktop.screenRecordingStatus(sandbox)?.warning ?? null,
       startOperation: (kind, sandbox) => this.tracker.start(kind, sandbox, sandbox),
       changed: (sandbox) => this.events.publish({ topic: 'replay', sandbox }),

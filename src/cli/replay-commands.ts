@@ -164,8 +164,8 @@ export function addReplayCommands(program: Command, core: () => SandboxDesk, out
     .command('rm <name>')
     .description("remove a sandbox's recording (a sandbox's recording stays after the sandbox is removed, until this)")
     .option('--json', 'machine-readable output')
-    .action((name: string, o: JsonFlag) => {
-      const r = core().replay.remove(name);
+    .action(async (name: string, o: JsonFlag) => {
+      const r = await core().replay.remove(name);
       if (o.json) printJson(out, r);
       else out.stdout(`Removed the recording of ${name} (${formatBytes(r.removedBytes)}).\n`);
     });

@@ -78,7 +78,7 @@ const MAX_QUEUED_BYTES = 96 * 1024 * 1024;
 type Queued =
   | { kind: 'segment'; startMs: number }
   | { kind: 'keyframe'; timeMs: number; width: number; height: number; rgba: Uint8Array }
-  | { kind: 'update'; timeMs: number; parts: readonly Buffer[]; bytes: number }
+  | { kind: 'update'; timeMs: number; parts: readonly Buffer[]; bytes: number; full: boolean }
   | { kind: 'tick'; timeMs: number };
 
 export class ScreenRecorder implements IDisposable {
@@ -174,8 +174,14 @@ export class ScreenRecorder implements IDisposable {
     const now = this.opts.now();
     const bytes = parts.reduce((n, p) => n + p.length, 0);
     if (this.segStartMs >= 0 && !this.needKeyframe) {
-      this.enqueue({ kind: 'update', timeMs: now, parts, bytes }, bytes);
+      const full = repaintsAll(parts, src.width, src.height);
+      this.enqueue({ kind: 'update', timeMs: now, parts, bytes, full }, bytes);
       this.bytesSinceKey += bytes;
+      // A full repaint is a starting point for seeks: no keyframe needed for a while.
+      if (full) {
+        this.lastKeyMs = now;
+        this.bytesSinceKey = 0;
+      }
     }
     const frameBytes = Math.max(1, src.width * src.height * 4);
     if (
@@ -303,11 +309,33 @@ export class ScreenRecorder implements IDisposable {
         return encodeRecord(RecordType.Keyframe, item.timeMs, Buffer.concat([keyframeHeader(item.width, item.height), z]));
       }
       case 'update':
-        return encodeRecord(RecordType.Update, item.timeMs, await deflate(Buffer.concat(item.parts), { level: 1 }));
+        return encodeRecord(
+          item.full ? RecordType.FullUpdate : RecordType.Update,
+          item.timeMs,
+          await deflate(Buffer.concat(item.parts), { level: 1 }),
+        );
       case 'tick':
         return encodeRecord(RecordType.Tick, item.timeMs, Buffer.alloc(0));
     }
   }
+}
+
+/** Whether a FramebufferUpdate's first rect is Raw over the whole width x height screen (it repaints everything). */
+export function repaintsAll(parts: readonly Buffer[], width: number, height: number): boolean {
+  const head = Buffer.alloc(16);
+  let filled = 0;
+  for (const p of parts) {
+    if (filled >= 16) break;
+    filled += p.copy(head, filled, 0, Math.min(p.length, 16 - filled));
+  }
+  if (filled < 16 || head.readUInt16BE(2) === 0) return false;
+  return (
+    head.readUInt16BE(4) === 0 &&
+    head.readUInt16BE(6) === 0 &&
+    head.readUInt16BE(8) === width &&
+    head.readUInt16BE(10) === height &&
+    head.readInt32BE(12) === 0 // Raw
+  );
 }
 
 /** Bytes of the segments in a screen dir (0 when there is none). */

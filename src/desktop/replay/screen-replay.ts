@@ -58,7 +58,7 @@ function indexOf(file: string): SegmentIndex {
       );
       const shift = known.validBytes - MAGIC.length;
       for (const r of more.records) {
-        if (r.type === RecordType.Keyframe) known.keyframes.push(known.records.length);
+        if (startsScreen(r)) known.keyframes.push(known.records.length);
         known.records.push({ ...r, offset: r.offset + shift });
       }
       known.validBytes = more.validBytes + shift;
@@ -66,16 +66,27 @@ function indexOf(file: string): SegmentIndex {
       return known;
     }
     const { records, validBytes } = scanRecords(f.size, f.read);
-    const keyframes = records.flatMap((r, i) => (r.type === RecordType.Keyframe ? [i] : []));
+    const keyframes = records.flatMap((r, i) => (startsScreen(r) ? [i] : []));
     // A segment replays from its first keyframe: records before one (there are none when written by the recorder) are dropped.
-    const first = keyframes[0];
-    const usable = first === undefined ? [] : records.slice(first);
-    const idx = { file, size: f.size, validBytes, records: usable, keyframes: keyframes.map((k) => k - (first ?? 0)) };
+    const first = records.findIndex((r) => r.type === RecordType.Keyframe);
+    const usable = first < 0 ? [] : records.slice(first);
+    const idx = {
+      file,
+      size: f.size,
+      validBytes,
+      records: usable,
+      keyframes: first < 0 ? [] : keyframes.filter((k) => k >= first).map((k) => k - first),
+    };
     indexes.set(file, idx);
     return idx;
   } finally {
     f.close();
   }
+}
+
+/** A record a seek can start from: a keyframe, or an update that repaints the whole screen. */
+function startsScreen(r: RecordRef): boolean {
+  return r.type === RecordType.Keyframe || r.type === RecordType.FullUpdate;
 }
 
 /** The segments of a screen dir, oldest first, with at least one keyframe. */
@@ -111,7 +122,7 @@ export function screenRecordingInfo(dir: string): ReplayScreenInfo | null {
   const s = span(segs);
   if (!s) return null;
   const latest = segs.at(-1)!;
-  const lastKey = latest.records[latest.keyframes.at(-1)!]!;
+  const lastKey = latest.records.findLast((r) => r.type === RecordType.Keyframe)!;
   const f = readAt(latest.file);
   let size: { width: number; height: number };
   try {
@@ -214,15 +225,22 @@ export class ScreenCursor {
       if (!ahead) {
         const k = seg.records[key]!;
         const p = readPayload(k, f.read);
-        const rgba = await inflate(p.subarray(4));
-        this.fb.keyframe(p.readUInt16BE(0), p.readUInt16BE(2), rgba);
+        if (k.type === RecordType.FullUpdate) {
+          // Its first rect is Raw over the whole screen (x, y, width, height after the 4-byte header).
+          const message = await inflate(p);
+          const [width, height] = [message.readUInt16BE(8), message.readUInt16BE(10)];
+          this.fb.keyframe(width, height, new Uint8Array(width * height * 4));
+          this.fb.update(message);
+        } else {
+          this.fb.keyframe(p.readUInt16BE(0), p.readUInt16BE(2), await inflate(p.subarray(4)));
+        }
         this.seg = seg;
         this.pos = key;
         this.shownAt = k.timeMs;
       }
       for (let i = this.pos + 1; i < seg.records.length && seg.records[i]!.timeMs <= t; i++) {
         const r = seg.records[i]!;
-        if (r.type === RecordType.Update) {
+        if (r.type === RecordType.Update || r.type === RecordType.FullUpdate) {
           this.fb.update(await inflate(readPayload(r, f.read)));
           this.shownAt = r.timeMs;
         } else if (r.type === RecordType.Keyframe) {
