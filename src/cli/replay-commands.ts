@@ -86,7 +86,8 @@ export function addReplayCommands(program: Command, core: () => SandboxDesk, out
         until: o.until === undefined ? undefined : parseCliTime(o.until, '--until'),
       });
       if (o.json) return printJson(out, r);
-      if (r.events.length === 0) return out.stdout(`No events of ${name} in that range.\n`);
+      if (r.events.length === 0)
+        return out.stdout(o.since || o.until ? `No events of ${name} in that range.\n` : `No events recorded for ${name}.\n`);
       out.stdout(r.events.map(eventLine).join('\n') + '\n');
     });
 
