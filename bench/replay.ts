@@ -12,6 +12,7 @@
  * - `export-realtime-factor`: minutes of recording exported to MP4 (10 fps) per minute of wall time.
  */
 import { closeSync, mkdirSync, openSync, readdirSync, readSync, fstatSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { CONTINUOUS_ENCODINGS, RfbClient, transportFromStreams } from '../src/desktop/rfb/rfb-client.js';
@@ -113,6 +114,8 @@ function loopTo(src: string, dst: string, totalMs: number): void {
 export default async function run(): Promise<Metric[]> {
   return withTempDesk(async (desk) => {
     desk.desktop.recordRunningDesktops();
+    // The machine is shared (2 cores, load 10–60): the load is part of the result, so one reads the figures with it.
+    const loadAtStart = loadavg()[0]!;
     const sb = uniqueName('replay');
     await desk.createSandbox({ name: sb, backend: 'docker', image: IMAGE });
     await desk.desktop.start(sb, { geometry: '1280x800' });
@@ -196,6 +199,7 @@ export default async function run(): Promise<Metric[]> {
       metric('seek-ms-median', 'ms', median(seeks)),
       metric('seek-ms-p95', 'ms', percentile(seeks, 95)),
       metric('export-realtime-factor', 'x', factor),
+      metric('machine-load-1min-mean', 'load', (loadAtStart + loadavg()[0]!) / 2),
     ];
   });
 }
