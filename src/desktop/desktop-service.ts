@@ -124,9 +124,9 @@ export class DesktopService {
   private readonly screens = new Map<string, LiveScreen>();
   /** Sandboxes whose desktop is being stopped: actions are refused meanwhile. */
   private readonly stopping = new Set<string>();
-  private readonly actionRecorded = new Emitter<{ sandbox: string }>();
-  /** An agent action was recorded (lastAction now returns it): viewers are told instead of polling. */
-  readonly onActionRecorded: Event<{ sandbox: string }> = this.actionRecorded.event;
+  private readonly actionRecorded = new Emitter<{ sandbox: string; action?: AgentActionView }>();
+  /** An agent action was recorded (lastAction now returns it): viewers are told instead of polling. `action`: what it was (the replay's events keep it). */
+  readonly onActionRecorded: Event<{ sandbox: string; action?: AgentActionView }> = this.actionRecorded.event;
   private readonly statusChanged = new Emitter<DesktopStatusChange>();
   /**
    * A desktop's status changed: a start began and ended (or failed), a stop, a resize, a death inside
@@ -201,6 +201,11 @@ export class DesktopService {
   /** The screen dir of a sandbox's recording (`<dataDir>/recordings/<sandbox>/screen`), or null when nothing records. */
   screenRecordingDir(sandbox: string): string | null {
     return this.recordings?.screenDir(sandbox) ?? null;
+  }
+
+  /** The screen recording's state without probing the desktop (replay's list: on now, and a warning it stopped with). */
+  screenRecordingStatus(sandbox: string): DesktopStatus['recording'] | null {
+    return this.recordings?.status(sandbox) ?? null;
   }
 
   /** Removes the sandbox's screen recording (recording goes on afresh if it was on); the bytes removed. */
@@ -659,14 +664,20 @@ export class DesktopService {
       screen: screen.lastScreen,
       frame:
         shot && frameId
-          ? { frameId, width: shot.width, height: shot.height, image: `data:${MIME[shot.format]};base64,${shot.image.toString('base64')}` }
+          ? {
+              frameId,
+              width: shot.width,
+              height: shot.height,
+              image: `data:${MIME[shot.format]};base64,${shot.image.toString('base64')}`,
+              ...(shot.takenAt ? { takenAt: shot.takenAt } : {}),
+            }
           : null,
     };
     const file = actionFile(dir, sandbox);
     void mkdir(dir, { recursive: true })
       .then(() => writeFile(`${file}.tmp`, JSON.stringify(view)))
       .then(() => rename(`${file}.tmp`, file))
-      .then(() => this.actionRecorded.fire({ sandbox }))
+      .then(() => this.actionRecorded.fire({ sandbox, action: view }))
       .catch(() => undefined);
   }
 

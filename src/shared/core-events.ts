@@ -152,7 +152,8 @@ export type CoreEvent =
   | CheckpointEvent
   | FilesChangedEvent
   | NetworkEvent
-  | AgentActionEvent;
+  | AgentActionEvent
+  | ReplayChangedEvent;
 /** A file or folder appeared in a sandbox through the app (an upload, a new folder); a file panel showing its folder re-lists. */
 export interface FilesChangedEvent extends Base {
   topic: 'files';
@@ -187,6 +188,17 @@ export interface NetworkEvent extends Base {
  */
 export interface AgentActionEvent extends Base {
   topic: 'agentAction';
+  sandbox: string;
+}
+
+/**
+ * A sandbox's recording changed: a recording (screen or terminal) started or stopped, it was
+ * trimmed to its size limit, removed, or a recorder stopped with a warning; the replay view re-reads
+ * it. Publisher: src/api/replay-wiring.ts (also for the desktop's screen recorder, via
+ * DesktopService.onRecordingChanged).
+ */
+export interface ReplayChangedEvent extends Base {
+  topic: 'replay';
   sandbox: string;
 }
 
