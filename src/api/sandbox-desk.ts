@@ -27,6 +27,7 @@ import { builtinRegistry } from './builtin-providers.js';
 import { PluginLoader } from './plugin-loader.js';
 import { isCancelled, SandboxOperations } from './sandbox-operations.js';
 import { ImageService } from './image-service.js';
+import { vmAccel } from './vm-accel.js';
 import { LogService } from './log-service.js';
 import { StatsService } from './stats-service.js';
 import { DockerProvider } from '../sandbox/docker/docker-provider.js';
@@ -195,6 +196,7 @@ export class SandboxDesk {
       defaultGeometry: this.config.desktop.geometry,
       scopeOf: (env) => this.environments.scopeOf(env),
       actionsDir: join(this.store.dataDir, 'desktop-actions'),
+      accel: async (name) => vmAccel(await this.providerOf(this.record(name).backend), sandboxRef(this.record(name))),
     });
     const observed = async (name: string) => {
       const rec = this.record(name);

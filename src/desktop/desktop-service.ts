@@ -69,6 +69,8 @@ export interface DesktopHost {
    * while the agent runs `sandbox-desk mcp`) can show it. None: not recorded.
    */
   actionsDir?: string;
+  /** A VM sandbox's accel (kvm/tcg), for `status`; absent or null: not a VM. */
+  accel?(sandbox: string): Promise<'kvm' | 'tcg' | null>;
 }
 
 export interface DesktopStartOptions {
@@ -181,7 +183,10 @@ export class DesktopService {
     const located = await this.locate(sandbox, await this.target(sandbox, opts.placement));
     const { layout, probe } = located;
     const reason = probe.missing.length ? missingReason(probe.missing, placement.where) : probe.failed;
+    const accel = placement.where === 'sandbox' && this.host.accel ? await this.host.accel(sandbox).catch(() => null) : null;
     return {
+      accel,
+      browserNote: accel === 'tcg' && !probe.missing.includes('chromium') ? TCG_BROWSER_NOTE : null,
       ...(await this.isolation(located)),
       ...base,
       running: probe.running,
@@ -702,6 +707,13 @@ function checkTimeout(ms: number): void {
   if (!Number.isInteger(ms) || ms < 1 || ms > 120_000)
     throw new SandboxDeskError('invalid_input', `timeout must be a whole number of milliseconds 1–120000, got ${ms}`);
 }
+
+/**
+ * Said, never hidden: Chromium in a VM without KVM. Figures from bench/vm.ts on the dev machine (2 shared
+ * cores): vm-chromium-page-load-ms and vm-desktop-first-frame-ms (bench/results/vm.json).
+ */
+export const TCG_BROWSER_NOTE =
+  'the VM runs under TCG (QEMU emulates the CPU in software; no KVM here): Chromium works but is slow — a local page takes seconds to load, and its first start takes tens of seconds (bench/vm.ts: vm-chromium-page-load-ms)';
 
 function missingReason(missing: string[], where: 'sandbox' | 'host'): string {
   const what = `lacks ${missing.join(', ')}`;

@@ -29,6 +29,10 @@ export interface DesktopStatus {
   displayUser: string | null;
   /** true when the desktop was started with grantShellDisplay (`--grant-shell-display`). */
   shellDisplayGranted: boolean;
+  /** A VM's CPU: `tcg` is QEMU's software emulation (no KVM), where everything, the browser most, is slow. */
+  accel?: 'kvm' | 'tcg' | null;
+  /** What the accel means for the browser, measured (bench/vm.ts), when it matters; null otherwise. */
+  browserNote?: string | null;
 }
 
 /**
