@@ -668,8 +668,10 @@ export class DesktopService {
       });
     }
     const bridge = await pending;
-    // Chromium opens its pipe a moment after the display is ready: poll it, bounded.
-    const deadline = Date.now() + 15_000;
+    // Chromium opens its pipe a moment after the display is ready: poll it, bounded. In a VM under TCG
+    // its first start takes tens of seconds (bench/vm.ts), so there the bound is longer (and said in status).
+    const tcg = this.host.accel ? (await this.host.accel(sandbox).catch(() => null)) === 'tcg' : false;
+    const deadline = Date.now() + (tcg ? BROWSER_WAIT_TCG_MS : 15_000);
     let last = '';
     while (Date.now() < deadline) {
       try {
@@ -712,6 +714,9 @@ function checkTimeout(ms: number): void {
  * Said, never hidden: Chromium in a VM without KVM. Figures from bench/vm.ts on the dev machine (2 shared
  * cores): vm-chromium-page-load-ms and vm-desktop-first-frame-ms (bench/results/vm.json).
  */
+/** How long `browserEndpoint` waits for DevTools in a VM under TCG (Chromium's first start there). */
+const BROWSER_WAIT_TCG_MS = 180_000;
+
 export const TCG_BROWSER_NOTE =
   'the VM runs under TCG (QEMU emulates the CPU in software; no KVM here): Chromium works but is slow — a local page takes seconds to load, and its first start takes tens of seconds (bench/vm.ts: vm-chromium-page-load-ms)';
 
