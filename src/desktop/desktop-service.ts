@@ -645,11 +645,16 @@ export class DesktopService {
   async browserEndpoint(sandbox: string): Promise<{ httpUrl: string; webSocketDebuggerUrl: string; localPort: number }> {
     this.assertAgentMayAct(sandbox);
     const { env, layout, user } = await this.running(sandbox);
+    // In a VM under TCG Chromium's first start takes tens of seconds and each relay's start seconds
+    // (bench/vm.ts): longer bounds there, and said in `status`.
+    const tcg = this.host.accel ? (await this.host.accel(sandbox).catch(() => null)) === 'tcg' : false;
+    const answerMs = tcg ? 60_000 : 3000;
     let pending = this.bridges.get(sandbox);
     if (!pending) {
       const opened = CdpBridge.listen({
         openUpstream: () => openRelay(env, { unix: layout.cdpSocket }, user),
         refusal: () => this.humanHasControl(sandbox),
+        ...(tcg ? { answerTimeoutMs: answerMs } : {}),
       });
       pending = opened;
       this.bridges.set(sandbox, opened);
@@ -668,14 +673,12 @@ export class DesktopService {
       });
     }
     const bridge = await pending;
-    // Chromium opens its pipe a moment after the display is ready: poll it, bounded. In a VM under TCG
-    // its first start takes tens of seconds (bench/vm.ts), so there the bound is longer (and said in status).
-    const tcg = this.host.accel ? (await this.host.accel(sandbox).catch(() => null)) === 'tcg' : false;
+    // Chromium opens its pipe a moment after the display is ready: poll it, bounded.
     const deadline = Date.now() + (tcg ? BROWSER_WAIT_TCG_MS : 15_000);
     let last = '';
     while (Date.now() < deadline) {
       try {
-        await bridge.version(3000);
+        await bridge.version(answerMs);
         return { httpUrl: bridge.httpUrl, webSocketDebuggerUrl: bridge.webSocketDebuggerUrl, localPort: bridge.localPort };
       } catch (err) {
         last = (err as Error).message;

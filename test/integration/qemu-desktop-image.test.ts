@@ -72,7 +72,16 @@ describe.skipIf(SKIP)('the debian-desktop VM image: the bot desktop with Chromiu
       await sh(
         `mkdir -p /tmp/${vm} && printf '<title>%s</title><body style="margin:0;background:#ff00ff"><h1>served in the VM</h1>' '${title}' > /tmp/${vm}/index.html && chmod -R a+rX /tmp/${vm} && cd /tmp/${vm} && (setsid nohup python3 -m http.server ${PORT} --bind 127.0.0.1 </dev/null >/dev/null 2>&1 &) && for i in $(seq 1 60); do python3 -c 'import urllib.request; urllib.request.urlopen("http://127.0.0.1:${PORT}/")' 2>/dev/null && exit 0; sleep 1; done; exit 1`,
       );
-      const ep = await t.desk.desktop.browserEndpoint(vm);
+      const ep = await t.desk.desktop.browserEndpoint(vm).catch(async (err: unknown) => {
+        // What the guest says, so a failure here is diagnosable from the log alone.
+        const { dir } = await t.desk.desktop.logLocation(vm);
+        const r = await t.desk.exec({
+          sandbox: vm,
+          command: `sudo ls -la ${dir}; sudo tail -n 20 ${dir}/chromium.log`,
+          timeoutSeconds: 300,
+        });
+        throw new Error(`${(err as Error).message}\nin the guest:\n${r.stdout}${r.stderr}`);
+      });
       expect(ep.httpUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       const remote = await chromium.connectOverCDP(ep.httpUrl, { timeout: 300_000 });
       try {
