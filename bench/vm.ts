@@ -23,7 +23,8 @@ export default async function run(): Promise<Metric[]> {
       backend: 'qemu',
       image: 'debian-test',
       start: false,
-      options: { accel: process.env.SDESK_BENCH_ACCEL ?? 'auto' },
+      // A generous boot bound: TCG on a small shared host under load takes minutes.
+      options: { accel: process.env.SDESK_BENCH_ACCEL ?? 'auto', bootTimeout: '1500' },
     });
     const marks: { step: string; message: string; t: number }[] = [];
     const t0 = performance.now();

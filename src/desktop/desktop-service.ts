@@ -207,8 +207,9 @@ export class DesktopService {
   private async locate(sandbox: string, t: { env: SandboxEnvironment; layout: DesktopLayout }): Promise<Located> {
     let noDisplayUser: string | null = null;
     let probe: DesktopProbe | null = null;
+    const timeoutMs = (await this.underTcg(sandbox)) ? TCG_EXEC_MS : undefined;
     try {
-      probe = await probeDesktop(t.env, t.layout, DISPLAY_USER);
+      probe = await probeDesktop(t.env, t.layout, DISPLAY_USER, timeoutMs);
       if (probe.whoami !== DISPLAY_USER)
         noDisplayUser = `this backend runs every process as ${probe.whoami ?? 'one user'} (it cannot switch users)`;
     } catch (err) {
@@ -224,7 +225,7 @@ export class DesktopService {
     }
     let user: string | undefined = noDisplayUser ? undefined : DISPLAY_USER;
     if (!probe || (!noDisplayUser && probe.owner && probe.owner !== DISPLAY_USER)) {
-      probe = await probeDesktop(t.env, t.layout);
+      probe = await probeDesktop(t.env, t.layout, undefined, timeoutMs);
       user = undefined;
     }
     this.accounts.set(sandbox, { env: t.env, user });
@@ -320,7 +321,8 @@ export class DesktopService {
     }
     const mode: DesktopMode = opts.grantShellDisplay ? 'granted' : noDisplayUser ? 'shared' : 'isolated';
     const user = mode === 'isolated' ? DISPLAY_USER : undefined;
-    await startDesktopProcess(env, layout, { geometry, mode, user });
+    const tcg = await this.underTcg(sandbox);
+    await startDesktopProcess(env, layout, { geometry, mode, user, ...(tcg ? { readyTimeoutS: TCG_EXEC_MS / 1000 } : {}) });
     this.accounts.set(sandbox, { env, user });
     return this.status(sandbox);
   }
@@ -647,7 +649,7 @@ export class DesktopService {
     const { env, layout, user } = await this.running(sandbox);
     // In a VM under TCG Chromium's first start takes tens of seconds and each relay's start seconds
     // (bench/vm.ts): longer bounds there, and said in `status`.
-    const tcg = this.host.accel ? (await this.host.accel(sandbox).catch(() => null)) === 'tcg' : false;
+    const tcg = await this.underTcg(sandbox);
     const answerMs = tcg ? 60_000 : 3000;
     let pending = this.bridges.get(sandbox);
     if (!pending) {
@@ -690,6 +692,11 @@ export class DesktopService {
     });
   }
 
+  /** A VM under TCG (software CPU): every exec there takes seconds, so the desktop's bounds are longer. */
+  private async underTcg(sandbox: string): Promise<boolean> {
+    return this.host.accel ? (await this.host.accel(sandbox).catch(() => null)) === 'tcg' : false;
+  }
+
   private async closeBridge(sandbox: string): Promise<void> {
     const pending = this.bridges.get(sandbox);
     this.bridges.delete(sandbox);
@@ -717,6 +724,8 @@ function checkTimeout(ms: number): void {
  * Said, never hidden: Chromium in a VM without KVM. Figures from bench/vm.ts on the dev machine (2 shared
  * cores): vm-chromium-page-load-ms and vm-desktop-first-frame-ms (bench/results/vm.json).
  */
+/** A desktop probe's and start's bound in a VM under TCG (30 s elsewhere): seen over 30 s under load. */
+const TCG_EXEC_MS = 180_000;
 /** How long `browserEndpoint` waits for DevTools in a VM under TCG (Chromium's first start there). */
 const BROWSER_WAIT_TCG_MS = 180_000;
 
