@@ -730,7 +730,7 @@ const TCG_EXEC_MS = 180_000;
 const BROWSER_WAIT_TCG_MS = 180_000;
 
 export const TCG_BROWSER_NOTE =
-  'the VM runs under TCG (QEMU emulates the CPU in software; no KVM here): Chromium works but is slow — measured here, a local page loaded in 3.8 s (43× the host's Chromium) and its first start took 78 s (bench/vm.ts: vm-chromium-page-load-ms)';
+  'the VM runs under TCG (QEMU emulates the CPU in software; no KVM here): Chromium works but is slow — measured here, a local page loaded in 3.8 s (43× the host Chromium) and its first start took 78 s (bench/vm.ts: vm-chromium-page-load-ms)';
 
 function missingReason(missing: string[], where: 'sandbox' | 'host'): string {
   const what = `lacks ${missing.join(', ')}`;
