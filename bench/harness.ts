@@ -21,6 +21,8 @@ export interface Metric {
   baseline: number | null;
   /** How many times better than the baseline (>1 = better), whatever the unit's direction. */
   ratio: number | null;
+  /** Printed and written beside the figure, e.g. the accel a VM figure was measured under. */
+  note?: string;
 }
 
 export interface BenchModule {
@@ -81,7 +83,13 @@ const fmt = (n: number | null): string => (n === null ? '-' : n.toFixed(2));
 export function printTable(name: string, metrics: readonly Metric[]): void {
   const rows = [
     ['metric', 'value', 'unit', 'baseline', 'ratio'],
-    ...metrics.map((m) => [m.name, fmt(m.value), m.unit, fmt(m.baseline), m.ratio === null ? '-' : `${m.ratio.toFixed(1)}×`]),
+    ...metrics.map((m) => [
+      m.name,
+      fmt(m.value),
+      m.unit,
+      fmt(m.baseline),
+      `${m.ratio === null ? '-' : `${m.ratio.toFixed(1)}×`}${m.note ? `  (${m.note})` : ''}`,
+    ]),
   ];
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   // Names and units left-aligned, numbers right-aligned.
@@ -107,6 +115,7 @@ export function writeResult(name: string, metrics: readonly Metric[]): string {
       value: round2(m.value),
       baseline: round2(m.baseline),
       ratio: round2(m.ratio),
+      ...(m.note ? { note: m.note } : {}),
     })),
   };
   writeFileSync(file, JSON.stringify(body, null, 2) + '\n');

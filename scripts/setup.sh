@@ -140,6 +140,12 @@ fi
 step "VM image debian-test"
 "${SUDO[@]}" env MIRROR="${MIRROR:-}" bash resources/vm/build-vm-image.sh debian-test /var/cache/sandbox-desk/images/debian-test | sed 's/^/    /'
 
+# The desktop VM image (`--image debian-desktop`): the same guest with Chromium. It shares debian-test's
+# debootstrap stage (the minbase tarball in /var/cache/sandbox-desk/images/.minbase-cache), so it costs
+# stage 2 onwards only; skipped like debian-test when its stamp matches.
+step "VM image debian-desktop"
+"${SUDO[@]}" env MIRROR="${MIRROR:-}" bash resources/vm/build-vm-image.sh debian-desktop /var/cache/sandbox-desk/images/debian-desktop | sed 's/^/    /'
+
 # --- Build -------------------------------------------------------------------------------------------
 step "Build"
 npm run build --silent

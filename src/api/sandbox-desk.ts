@@ -27,6 +27,7 @@ import { builtinRegistry } from './builtin-providers.js';
 import { PluginLoader } from './plugin-loader.js';
 import { isCancelled, SandboxOperations } from './sandbox-operations.js';
 import { ImageService } from './image-service.js';
+import { vmAccel } from './vm-accel.js';
 import { LogService } from './log-service.js';
 import { StatsService } from './stats-service.js';
 import { DockerProvider } from '../sandbox/docker/docker-provider.js';
@@ -217,6 +218,7 @@ export class SandboxDesk {
       actionsDir: join(this.store.dataDir, 'desktop-actions'),
       recordingsDir: join(this.store.dataDir, 'recordings'),
       record: this.config.replay.record,
+      accel: async (name) => vmAccel(await this.providerOf(this.record(name).backend), sandboxRef(this.record(name))),
     });
     const observed = async (name: string) => {
       const rec = this.record(name);

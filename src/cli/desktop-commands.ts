@@ -51,6 +51,7 @@ function describe(s: DesktopStatus): string {
     ...(s.chromiumSandbox === false
       ? ['chromium runs without its inner sandbox: the container blocks user namespaces, so the container is the boundary']
       : []),
+    ...(s.accel ? [`accel: ${s.accel}${s.browserNote ? ` — ${s.browserNote}` : ''}`] : []),
   ];
   return lines.join('\n') + '\n';
 }

@@ -104,6 +104,7 @@ export const HELP_EXAMPLES: Record<string, string[]> = {
     'sandbox-desk image build --tag my/tool:1 ./tool',
     'sandbox-desk image build --tag my/tool:1 --file ./tool/Dockerfile',
     'sandbox-desk image build debian-test             # the VM image, by name',
+    'sandbox-desk image build debian-desktop          # the desktop VM image (Chromium included)',
   ],
   'image rm': ['sandbox-desk image rm my/tool:1'],
   'image pull': ['sandbox-desk image pull debian:bookworm-slim'],

@@ -130,7 +130,7 @@ export function addImageCommands(program: Command, core: () => SandboxDesk, out:
   image
     .command('build [target]')
     .description(
-      'build a Docker image from a folder or a Dockerfile (--tag T FOLDER | --tag T --file F), or a VM image by name (debian-test)\n' +
+      'build a Docker image from a folder or a Dockerfile (--tag T FOLDER | --tag T --file F), or a VM image by name (debian-test, debian-desktop)\n' +
         'examples: sandbox-desk image build --tag my/tool:1 ./tool   ·   sandbox-desk image build debian-test',
     )
     .option('--tag <tag>', 'the Docker image to make, e.g. my/tool:1')
@@ -143,7 +143,7 @@ export function addImageCommands(program: Command, core: () => SandboxDesk, out:
         const { isBuildableVmName } = await import('../api/image-service.js');
         if (target === undefined || !isBuildableVmName(target))
           throw new SandboxDeskError('invalid_input', target === undefined ? 'nothing to build' : `${target} is not a VM image name`, {
-            hint: 'a Docker image: image build --tag NAME FOLDER; a VM image: image build debian-test',
+            hint: 'a Docker image: image build --tag NAME FOLDER; a VM image: image build debian-test (or debian-desktop)',
           });
         const t = await follow(out, o.json, setExit, (l) => desk.images.buildVm(target, l));
         if (t && !o.json) out.stdout(`Built VM image ${t.target}.\n`);

@@ -170,8 +170,14 @@ export async function main(
     )
     .option('--option <k=v>', 'backend-specific option (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
     .option('--cpus <n>', 'qemu: virtual CPUs (default 2); docker: a CPU limit, fractions allowed (default none)')
-    .option('--memory <MiB>', 'qemu: memory in MiB (default 1024); docker: a memory limit in MiB (default none)')
-    .option('--desktop', "add the bot desktop's parts: docker builds (once, cached) a desktop variant of a Debian/Ubuntu-based --image")
+    .option(
+      '--memory <MiB>',
+      "qemu: memory in MiB (default 1024, or the image's advice: debian-desktop 2048); docker: a memory limit in MiB (default none)",
+    )
+    .option(
+      '--desktop',
+      "add the bot desktop's parts: docker builds (once, cached) a desktop variant of a Debian/Ubuntu-based --image; qemu installs them from the guest's mirror at first boot (or use --image debian-desktop)",
+    )
     .option('--disk <GiB>', "qemu: disk size in GiB (default: the image's)")
     .option('--accel <auto|kvm|tcg>', 'qemu: acceleration; auto uses KVM only when a guest really runs under it (default auto)')
     .option('--network <mode>', 'network policy: open (default), offline (no network), allow (only --allow entries, via the egress proxy)')

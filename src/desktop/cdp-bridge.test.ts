@@ -183,3 +183,29 @@ describe('NulSplitter', () => {
     expect(got).toEqual(['{"a":1}', '{"b":2}', '{"c":3}']);
   });
 });
+
+describe('CdpBridge answer bound (answerTimeoutMs: a VM under TCG answers slowly)', () => {
+  /** An upstream that answers Browser.getVersion after 1.5 s, as a relay that is slow to start would. */
+  const SLOW = `import json, os, sys, time
+d = os.read(0, 65536); m = json.loads(d.split(b'\\0')[0]); time.sleep(1.5)
+os.write(1, json.dumps({'id': m['id'], 'result': {'protocolVersion': '1.3', 'product': 'Slow/1', 'revision': 'r', 'userAgent': 'u', 'jsVersion': 'j'}}).encode() + b'\\0')
+time.sleep(5)`;
+  const bridgeWith = (answerTimeoutMs?: number) =>
+    CdpBridge.listen({
+      openUpstream: () => spawn('python3', ['-c', SLOW], { stdio: ['pipe', 'pipe', 'pipe'] }),
+      refusal: () => null,
+      ...(answerTimeoutMs !== undefined ? { answerTimeoutMs } : {}),
+    });
+
+  it('waits as long as it is told, and no longer', async () => {
+    const patient = await bridgeWith(10_000);
+    const hasty = await bridgeWith(500);
+    try {
+      expect((await patient.version()).product).toBe('Slow/1');
+      await expect(hasty.version()).rejects.toThrow('no answer from the browser');
+    } finally {
+      patient.dispose();
+      hasty.dispose();
+    }
+  }, 30_000);
+});

@@ -30,6 +30,11 @@ export interface CdpBridgeOptions {
   refusal: () => SandboxDeskError | null;
   /** How often open connections re-check `refusal` between messages. */
   pollMs?: number;
+  /**
+   * How long /json/version waits for the browser's answer (default 5 s). A VM under TCG needs more: the
+   * relay's start there (an SSH session, sudo, socat) alone can take several seconds.
+   */
+  answerTimeoutMs?: number;
 }
 
 export interface BrowserVersion {
@@ -114,7 +119,7 @@ export class CdpBridge implements IDisposable {
   }
 
   /** One round trip to the browser (Browser.getVersion) through a fresh upstream. */
-  version(timeoutMs = 5000): Promise<BrowserVersion> {
+  version(timeoutMs = this.opts.answerTimeoutMs ?? 5000): Promise<BrowserVersion> {
     const up = this.opts.openUpstream();
     return new Promise<BrowserVersion>((resolve, reject) => {
       let stderr = '';

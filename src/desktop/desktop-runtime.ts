@@ -96,8 +96,17 @@ exit 0
 `;
 
 /** One exec: which binaries are missing, and whether a desktop is up (adopt it rather than start another). */
-export async function probeDesktop(env: SandboxEnvironment, layout: DesktopLayout, user?: string): Promise<DesktopProbe> {
-  const r = await runIn(env, ['bash', '-c', PROBE, 'sandbox-desk', layout.dir, String(layout.display), ...DESKTOP_BINARIES], { user });
+export async function probeDesktop(
+  env: SandboxEnvironment,
+  layout: DesktopLayout,
+  user?: string,
+  /** Default 30 s; a VM under TCG on a loaded host needs more (desktop-service.ts). */
+  timeoutMs?: number,
+): Promise<DesktopProbe> {
+  const r = await runIn(env, ['bash', '-c', PROBE, 'sandbox-desk', layout.dir, String(layout.display), ...DESKTOP_BINARIES], {
+    user,
+    ...(timeoutMs ? { timeoutMs } : {}),
+  });
   // The probe itself always exits 0: a failure is the exec's (docker exec -i prints "unable to find user" on stdout).
   const said = r.stderr.trim() || r.stdout.toString('utf8').trim();
   if (r.code !== 0)

@@ -9,7 +9,10 @@ import { DesktopService } from './desktop-service.js';
  * user. The "sandbox" here is this machine (the prefix runs the probe locally); only the answer to
  * `user: sdesk-display` is faked, as a backend would give it.
  */
-function service(asDisplayUser: { code: number; stdout?: string; stderr?: string } | SandboxDeskError): DesktopService {
+function service(
+  asDisplayUser: { code: number; stdout?: string; stderr?: string } | SandboxDeskError,
+  accel?: 'kvm' | 'tcg' | null,
+): DesktopService {
   const env: SandboxEnvironment = {
     user: 'agent',
     home: '/home/agent',
@@ -36,7 +39,12 @@ function service(asDisplayUser: { code: number; stdout?: string; stderr?: string
   const leases = {
     get: () => ({ holder: 'agent', viewerId: null, epoch: 0, since: new Date(0).toISOString(), reason: null }),
   } as unknown as LeaseStore;
-  return new DesktopService({ environment: async () => env, provider: () => provider, leases });
+  return new DesktopService({
+    environment: async () => env,
+    provider: () => provider,
+    leases,
+    ...(accel !== undefined ? { accel: async () => accel } : {}),
+  });
 }
 
 describe('desktop account', () => {
@@ -85,5 +93,21 @@ describe('agent actions while the desktop stops', () => {
     await expect(desk.screenshot('sb')).rejects.toMatchObject({ code: 'desktop_not_running' });
     await stopping;
     await desk.close();
+  });
+});
+
+describe("a VM's accel in status", () => {
+  it('under TCG: says tcg and that the browser is slow there (never dropped silently)', async () => {
+    const s = await service({ code: 0, stdout: 'whoami sdesk-display\n' }, 'tcg').status('sb');
+    expect(s.accel).toBe('tcg');
+    if (!s.missing.includes('chromium')) expect(s.browserNote).toMatch(/TCG .*Chromium works but is slow/);
+    else expect(s.browserNote).toBeNull();
+  });
+  it('under KVM, or not a VM: the accel (or null) and no note', async () => {
+    expect(await service({ code: 0, stdout: 'whoami sdesk-display\n' }, 'kvm').status('sb')).toMatchObject({
+      accel: 'kvm',
+      browserNote: null,
+    });
+    expect(await service({ code: 0, stdout: 'whoami sdesk-display\n' }).status('sb')).toMatchObject({ accel: null, browserNote: null });
   });
 });

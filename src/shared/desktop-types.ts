@@ -36,6 +36,10 @@ export interface DesktopStatus {
   ended?: { how: 'crashed'; at: string; detail: string };
   /** The screen recording (issue 16): on by default while the desktop runs (config `replay.record`, `--no-record`). */
   recording: DesktopRecordingStatus;
+  /** A VM's CPU: `tcg` is QEMU's software emulation (no KVM), where everything, the browser most, is slow. */
+  accel?: 'kvm' | 'tcg' | null;
+  /** What the accel means for the browser, measured (bench/vm.ts), when it matters; null otherwise. */
+  browserNote?: string | null;
 }
 
 /** Whether the screen is being recorded, how much is on disk, since when, and why it stopped on its own. */

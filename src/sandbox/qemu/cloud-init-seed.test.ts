@@ -49,4 +49,16 @@ describe('cloud-init seed', () => {
     expect(u).toContain('mount -t virtiofs "$tag" "$path"');
     expect(userData(seed)).not.toContain('sdesk-mounts');
   });
+
+  it('--desktop: the install script is a per-boot script that runs before the ready marker', () => {
+    const u = userData({
+      ...seed,
+      desktopInstall: { path: '/var/lib/cloud/scripts/per-boot/45-sdesk-desktop', script: '#!/bin/sh\necho hi\n' },
+    });
+    expect(u).toContain(
+      '  - path: "/var/lib/cloud/scripts/per-boot/45-sdesk-desktop"\n    permissions: "0755"\n    content: |\n      #!/bin/sh\n      echo hi\n',
+    );
+    expect(u.indexOf('45-sdesk-desktop')).toBeLessThan(u.indexOf('50-sdesk-ready'));
+    expect(userData(seed)).not.toContain('45-sdesk-desktop');
+  });
 });

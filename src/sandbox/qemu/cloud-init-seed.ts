@@ -15,6 +15,8 @@ export interface SeedInput {
   hostKey: { privateKey: string; publicKey: string };
   /** Shared folders to mount at every boot: virtiofs tag → absolute guest path. */
   mounts?: { tag: string; path: string }[];
+  /** `--desktop`: a per-boot script (before the ready marker) that installs the desktop's packages once (vm-desktop-install.ts). */
+  desktopInstall?: { path: string; script: string };
 }
 
 /**
@@ -88,6 +90,9 @@ export function userData(s: SeedInput): string {
           '    content: |',
           indent(MOUNT_SCRIPT, 6),
         ]
+      : []),
+    ...(s.desktopInstall
+      ? [`  - path: ${q(s.desktopInstall.path)}`, '    permissions: "0755"', '    content: |', indent(s.desktopInstall.script, 6)]
       : []),
     '  - path: /var/lib/cloud/scripts/per-boot/50-sdesk-ready',
     '    permissions: "0755"',

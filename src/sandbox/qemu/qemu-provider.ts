@@ -45,6 +45,7 @@ import { closeMaster, ensureMaster, sshExecPrefix, type SshTarget } from './ssh-
 import { ensureSocketDir, readJson, vmFiles, writeJson, type VmConfig, type VmFiles, type VmRun } from './vm-files.js';
 import { checkBaseUnchanged, DEFAULT_VM_IMAGE, diskFingerprint, resolveBaseImage } from './vm-image.js';
 import { parseVmOptions } from './vm-options.js';
+import { checkDesktopNetwork, DESKTOP_INSTALL_SCRIPT_PATH, desktopInstallScript } from './vm-desktop-install.js';
 import { waitUntilReady } from './vm-readiness.js';
 import { QemuCheckpoints } from './vm-checkpoints.js';
 import { PAUSED_STATES, vmRunState } from './vm-migration.js';
@@ -170,6 +171,14 @@ export class QemuProvider implements SandboxProvider {
     checkMounts(spec.mounts);
     const progress = ctx.progress ?? (() => undefined);
     const base = await resolveBaseImage(spec.image ?? DEFAULT_VM_IMAGE, this.ctx.dataDir);
+    if (opts.desktop && base.desktop) {
+      // debian-desktop has the desktop built in: nothing to install, no mirror needed.
+      progress({ step: 'desktop', message: `${base.name ?? base.disk} has the desktop's parts already; --desktop installs nothing` });
+      opts.desktop = false;
+    }
+    // The image's advice (debian-desktop: 2 GiB for Xfce + Chromium), or 2 GiB for a --desktop install,
+    // unless --memory says otherwise.
+    if (spec.options.memory === undefined) opts.memoryMiB = base.memoryMiB ?? (opts.desktop ? 2048 : opts.memoryMiB);
     if (opts.diskGiB !== null && opts.diskGiB * 2 ** 30 < base.virtualSize) {
       throw new SandboxDeskError(
         'invalid_input',
@@ -223,6 +232,7 @@ export class QemuProvider implements SandboxProvider {
         authorizedKey: appKey.publicKey,
         hostKey: { privateKey: hostKey.privateKey, publicKey: hostKey.publicKey },
         mounts: guestMounts(sharesFor(files, spec.mounts)),
+        ...(opts.desktop ? { desktopInstall: { path: DESKTOP_INSTALL_SCRIPT_PATH, script: desktopInstallScript() } } : {}),
       });
       // The private host key lives on in the seed only; the host needs just the public half.
       rmSync(files.hostKey, { force: true });
@@ -261,6 +271,14 @@ export class QemuProvider implements SandboxProvider {
     const startedAt = Date.now();
     const deadline = startedAt + cfg.bootTimeoutS * 1000;
 
+    // --desktop whose packages are not in yet (the first boot installs them): the wait for it, and its file.
+    const desktopMarker = join(files.dir, 'desktop.json');
+    const desktopPending = cfg.desktop === true && !existsSync(desktopMarker);
+    const desktopWait = {
+      desktopDeadline: desktopPending ? startedAt + (cfg.desktopTimeoutS ?? 3600) * 1000 : null,
+      onDesktopInstalled: (browser: string | null) => writeJson(desktopMarker, { installedAt: new Date().toISOString(), browser }),
+    };
+
     const running = this.liveRun(files);
     if (running) {
       // Another app process (or an earlier run of this one) booted it: adopt it, never boot a second copy.
@@ -275,12 +293,15 @@ export class QemuProvider implements SandboxProvider {
         signal: ctx.signal,
         silentLimitMs: null,
         timeoutS: cfg.bootTimeoutS,
+        ...desktopWait,
       });
       return;
     }
 
     requireHostTools();
     checkBaseUnchanged(cfg.base);
+    // Up front, before a boot: an install from the mirror cannot work without a route to it.
+    if (desktopPending) checkDesktopNetwork(readVmNetwork(files.dir).mode, ref.name);
     ensureSocketDir(files);
     rmSync(files.qmpSocket, { force: true });
     await closeMaster(this.target(files, cfg, 0));
@@ -367,6 +388,7 @@ export class QemuProvider implements SandboxProvider {
           signal: ctx.signal,
           silentLimitMs: accel === 'kvm' && probation ? cfg.kvmProbeS * 1000 : null,
           timeoutS: cfg.bootTimeoutS,
+          ...desktopWait,
         });
       } catch (err) {
         // A VM that cannot become ready is not left spinning: stop it, keep its serial log.

@@ -26,8 +26,11 @@ export interface VmFiles {
 }
 
 /** What a VM is; fixed at creation: its options, plus the base image, the user and the host key alias. */
-export interface VmConfig extends VmOptions {
+export interface VmConfig extends Omit<VmOptions, 'desktop' | 'desktopTimeoutS'> {
   version: 1;
+  /** `--desktop` (absent in VMs made before it): the first boot installs the desktop's packages. */
+  desktop?: boolean;
+  desktopTimeoutS?: number;
   /** The base image the overlay points at, and how it boots. */
   base: {
     disk: string;

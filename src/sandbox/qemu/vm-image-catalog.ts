@@ -13,7 +13,7 @@ import { imageSearchPath } from './vm-image.js';
  */
 export const VM_IMAGE_BUILD_SCRIPT = 'resources/vm/build-vm-image.sh';
 /** The names that script builds. */
-export const BUILDABLE_VM_IMAGES = ['debian-test'] as const;
+export const BUILDABLE_VM_IMAGES = ['debian-test', 'debian-desktop'] as const;
 
 export interface VmImageEntry {
   name: string;

@@ -5,7 +5,13 @@ import { runArgv } from '../run-argv.js';
 import { readJson, type VmConfig } from './vm-files.js';
 
 /** The image a VM boots from: a disk, and a kernel when it is booted directly (no bootloader inside). */
-export type BaseImage = VmConfig['base'] & { virtualSize: number };
+export type BaseImage = VmConfig['base'] & {
+  virtualSize: number;
+  /** image.json's `memory_mb`: what the image needs by default (debian-desktop: Chromium); null: no advice. */
+  memoryMiB?: number | null;
+  /** image.json's `desktop`: the desktop's parts (Chromium included) are in the image. */
+  desktop?: boolean;
+};
 
 /** The test image `npm run setup` builds; also the default when no --image is given. */
 export const DEFAULT_VM_IMAGE = 'debian-test';
@@ -23,6 +29,8 @@ interface ImageJson {
   kernel?: string | null;
   initrd?: string | null;
   cmdline?: string | null;
+  desktop?: boolean;
+  memory_mb?: number;
 }
 
 const NAME_RE = /^[a-z0-9][a-z0-9._-]*$/;
@@ -66,6 +74,8 @@ export async function resolveBaseImage(spec: string, dataDir: string): Promise<B
       kernel: at(meta.kernel),
       initrd: at(meta.initrd),
       cmdline: meta.cmdline ?? null,
+      memoryMiB: typeof meta.memory_mb === 'number' && meta.memory_mb >= 128 ? meta.memory_mb : null,
+      desktop: meta.desktop === true,
     };
   }
   const disk = isAbsolute(spec) ? spec : resolve(spec);

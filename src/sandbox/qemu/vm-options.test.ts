@@ -29,7 +29,14 @@ describe('parseVmOptions', () => {
       stopTimeoutS: 5,
       kvmProbeS: 3,
       cpuType: 'qemu64',
+      desktop: false,
+      desktopTimeoutS: 3600,
     });
+  });
+
+  it('reads --desktop (the CLI sends desktop=true)', () => {
+    expect(parseVmOptions({ desktop: 'true' }).desktop).toBe(true);
+    expect(parseVmOptions({}).desktop).toBe(false);
   });
 
   it.each([
@@ -40,6 +47,7 @@ describe('parseVmOptions', () => {
     [{ sshPort: '22' }, /sshPort="22" is not a whole number of port between 1024 and 65535/],
     [{ accel: 'hvf' }, /accel="hvf" is not auto, kvm or tcg/],
     [{ cpuType: 'host,+vmx' }, /cpuType="host,\+vmx" is not a CPU model name/],
+    [{ desktop: 'yes' }, /desktop="yes" is not true or false/],
   ])('refuses %j with a message that names the option', (options, message) => {
     const err = thrown(() => parseVmOptions(options));
     expect(err.code).toBe('invalid_input');

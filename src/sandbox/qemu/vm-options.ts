@@ -19,11 +19,30 @@ export interface VmOptions {
   kvmProbeS: number;
   /** QEMU's -cpu model; null: `host` under KVM, `max` under TCG. */
   cpuType: string | null;
+  /**
+   * `--desktop`: cloud-init installs the bot desktop's packages at first boot (vm-desktop-install.ts).
+   * False on images that have them already (debian-desktop), where the flag changes nothing.
+   */
+  desktop: boolean;
+  /** With `desktop`: how long the first boot's package install may take (apt under TCG is slow). */
+  desktopTimeoutS: number;
 }
 
-export const VM_OPTION_KEYS = ['cpus', 'memory', 'disk', 'accel', 'sshPort', 'bootTimeout', 'stopTimeout', 'kvmProbe', 'cpuType'] as const;
+export const VM_OPTION_KEYS = [
+  'cpus',
+  'memory',
+  'disk',
+  'accel',
+  'sshPort',
+  'bootTimeout',
+  'stopTimeout',
+  'kvmProbe',
+  'cpuType',
+  'desktop',
+  'desktopTimeout',
+] as const;
 
-const DEFAULTS = { cpus: 2, memoryMiB: 1024, bootTimeoutS: 300, stopTimeoutS: 30, kvmProbeS: 10 };
+const DEFAULTS = { cpus: 2, memoryMiB: 1024, bootTimeoutS: 300, stopTimeoutS: 30, kvmProbeS: 10, desktopTimeoutS: 3600 };
 
 function int(options: Record<string, string>, key: string, min: number, max: number, unit: string): number | undefined {
   const raw = options[key];
@@ -60,8 +79,15 @@ export function parseVmOptions(options: Record<string, string>): VmOptions {
       hint: 'see `qemu-system-x86_64 -cpu help`, e.g. --option cpuType=max',
     });
   }
+  const desktop = options.desktop ?? 'false';
+  if (desktop !== 'true' && desktop !== 'false') {
+    throw new SandboxDeskError('invalid_input', `qemu option desktop=${JSON.stringify(desktop)} is not true or false`, {
+      hint: 'pass --desktop (or --option desktop=true) to add the bot desktop to a Debian/Ubuntu cloud image',
+    });
+  }
   return {
     cpuType,
+    desktop: desktop === 'true',
     cpus: int(options, 'cpus', 1, 64, 'CPUs') ?? DEFAULTS.cpus,
     memoryMiB: int(options, 'memory', 128, 1024 * 1024, 'MiB') ?? DEFAULTS.memoryMiB,
     diskGiB: int(options, 'disk', 1, 16 * 1024, 'GiB') ?? null,
@@ -70,5 +96,6 @@ export function parseVmOptions(options: Record<string, string>): VmOptions {
     bootTimeoutS: int(options, 'bootTimeout', 5, 3600, 'seconds') ?? DEFAULTS.bootTimeoutS,
     stopTimeoutS: int(options, 'stopTimeout', 1, 600, 'seconds') ?? DEFAULTS.stopTimeoutS,
     kvmProbeS: int(options, 'kvmProbe', 2, 120, 'seconds') ?? DEFAULTS.kvmProbeS,
+    desktopTimeoutS: int(options, 'desktopTimeout', 60, 24 * 3600, 'seconds') ?? DEFAULTS.desktopTimeoutS,
   };
 }

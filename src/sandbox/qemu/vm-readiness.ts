@@ -5,6 +5,7 @@ import { isVmProcess } from './qemu-process.js';
 import { serialSize, serialTail } from './serial-log.js';
 import { isHostKeyMismatch, sshProbe, type SshTarget } from './ssh-transport.js';
 import type { VmFiles, VmRun } from './vm-files.js';
+import { waitForDesktopInstall } from './vm-desktop-install.js';
 
 export interface ReadinessInput {
   files: VmFiles;
@@ -20,6 +21,13 @@ export interface ReadinessInput {
   silentLimitMs: number | null;
   /** The deadline's length in seconds, for the error message. */
   timeoutS: number;
+  /**
+   * `--desktop` on a VM whose packages are not in yet: after SSH, wait for cloud-init's install with
+   * its own deadline (ms since epoch), which is longer than a boot's (an apt install under TCG).
+   */
+  desktopDeadline?: number | null;
+  /** Called once the desktop's packages are in (the provider remembers it, so later boots skip the wait). */
+  onDesktopInstalled?: (browser: string | null) => void;
 }
 
 export type ReadinessOutcome = 'ready' | 'kvm_silent';
@@ -37,13 +45,14 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  */
 export async function waitUntilReady(input: ReadinessInput): Promise<ReadinessOutcome> {
   const { files, run, progress } = input;
+  let deadline = input.deadline;
   const since = (): string => `${((Date.now() - input.startedAt) / 1000).toFixed(1)} s`;
   const fail = (what: string, hint: string): SandboxDeskError =>
     new SandboxDeskError('boot_failed', `${what}. Serial log tail (${files.serialLog}):\n${serialTail(files.serialLog)}`, {
       hint,
       details: { serialLog: files.serialLog },
     });
-  const check = (waitingFor: string): void => {
+  const check = (waitingFor: string, useDeadline = true): void => {
     if (input.signal?.aborted) throw new SandboxDeskError('boot_failed', `the boot was cancelled while waiting for ${waitingFor}`);
     if (!isVmProcess(run.pid, run.pidStart, files.qmpSocket)) {
       throw fail(
@@ -51,7 +60,7 @@ export async function waitUntilReady(input: ReadinessInput): Promise<ReadinessOu
         'see the serial log; check the image boots (a kernel panic or a missing bootloader shows there)',
       );
     }
-    if (Date.now() > input.deadline) {
+    if (useDeadline && Date.now() > deadline) {
       throw fail(
         `the VM was not ready within ${input.timeoutS} s (still waiting for ${waitingFor})`,
         'a slow host may need more time: --option bootTimeout=SECONDS; a guest that never starts sshd needs a working image with cloud-init and openssh-server',
@@ -99,6 +108,27 @@ export async function waitUntilReady(input: ReadinessInput): Promise<ReadinessOu
     await sleep(1000);
   }
   progress({ step: 'ssh', message: `SSH answers on 127.0.0.1:${run.sshPort} (after ${since()})` });
+
+  if (input.desktopDeadline) {
+    const desktopDeadline = input.desktopDeadline;
+    const { browser } = await waitForDesktopInstall({
+      probe: (command, timeoutMs) => sshProbe(input.target, command, timeoutMs),
+      progress,
+      since,
+      check: (waitingFor) => {
+        if (Date.now() > desktopDeadline) {
+          throw fail(
+            `the desktop's packages were not installed within ${Math.round((desktopDeadline - input.startedAt) / 1000)} s (still waiting for ${waitingFor})`,
+            'a slow host or mirror may need more time: --option desktopTimeout=SECONDS',
+          );
+        }
+        check(waitingFor, false);
+      },
+    });
+    input.onDesktopInstalled?.(browser);
+    // cloud-init's ready marker follows the install at once; the boot's own deadline may be long past.
+    deadline = Math.max(deadline, Date.now() + 120_000);
+  }
 
   for (;;) {
     check('cloud-init to finish this boot');
