@@ -147,7 +147,8 @@ export type CoreEvent =
   | CheckpointEvent
   | FilesChangedEvent
   | NetworkEvent
-  | AgentActionEvent;
+  | AgentActionEvent
+  | ReplayChangedEvent;
 /** A file or folder appeared in a sandbox through the app (an upload, a new folder); a file panel showing its folder re-lists. */
 export interface FilesChangedEvent extends Base {
   topic: 'files';
@@ -182,6 +183,15 @@ export interface NetworkEvent extends Base {
  */
 export interface AgentActionEvent extends Base {
   topic: 'agentAction';
+  sandbox: string;
+}
+
+/**
+ * A sandbox's recording changed: started, stopped, trimmed to its size limit, or removed; the replay
+ * view re-reads. Publisher: the replay service in src/api (issue 16), fed by the desktop's recorder.
+ */
+export interface ReplayChangedEvent extends Base {
+  topic: 'replay';
   sandbox: string;
 }
 
