@@ -3,11 +3,14 @@ import type { ReplayFrame } from '../../../src/shared/replay-types.js';
 import { describeError } from '../api-client.js';
 import { useApi } from '../api-context.js';
 import { replayCall, type RecordingIndicator } from './replay-api.js';
+import { formatOffset } from './timeline.js';
 
 interface Props {
   sandbox: string;
   /** The time to show; null: no screen was recorded. */
   at: number | null;
+  /** Set when t is before the screen recording began: its start, as an offset into the run. */
+  before?: number | null;
   /** Wait this long after the last change before asking (dragging); 0 while playing or stepping. */
   debounceMs: number;
   /** The selected action's point, in screen coordinates, drawn over the frame. */
@@ -20,7 +23,7 @@ interface Props {
  * at a time and the latest wins (playing at 16× asks faster than frames come); the last image stays
  * until the next one has arrived, so the picture never blanks while scrubbing.
  */
-export function ReplayScreen({ sandbox, at, debounceMs, point, recording }: Props) {
+export function ReplayScreen({ sandbox, at, before = null, debounceMs, point, recording }: Props) {
   const api = useApi();
   const [frame, setFrame] = useState<ReplayFrame | null>(null);
   const [error, setError] = useState<{ message: string; hint?: string } | null>(null);
@@ -100,6 +103,11 @@ export function ReplayScreen({ sandbox, at, debounceMs, point, recording }: Prop
       {recording?.warning && (
         <div className="notice notice-warn" role="status" data-testid="replay-rec-warning">
           {recording.warning}
+        </div>
+      )}
+      {before !== null && (
+        <div className="muted small" data-testid="replay-screen-before">
+          The screen recording begins at {formatOffset(before)}; this is its first frame.
         </div>
       )}
       {at === null ? (

@@ -152,6 +152,20 @@ describe('the replay view', () => {
     expect(slider.getAttribute('aria-valuetext')).toMatch(/^0:05\.0 of 0:20\.0/);
   });
 
+  it('before the screen recording began: its first frame, and a note saying when it began', async () => {
+    const api = setup((r) => {
+      r.recording.screen = { ...r.recording.screen!, startedAt: iso(3), endedAt: iso(18) };
+    });
+    await screen.findAllByTestId('replay-event');
+    fireEvent.keyDown(screen.getByTestId('replay-view'), { key: 'Home' });
+    await waitFor(() => expect(lastFrameAt(api)).toBe(iso(3)));
+    expect(screen.getByTestId('replay-screen-before').textContent).toMatch(/begins at 0:03\.0/);
+    fireEvent.keyDown(screen.getByTestId('replay-view'), { key: 'End' });
+    // After its last update the screen showed that update: asked at the screen's end, not the run's.
+    await waitFor(() => expect(lastFrameAt(api)).toBe(iso(18)));
+    expect(screen.queryByTestId('replay-screen-before')).toBeNull();
+  });
+
   it('a frame that fails says why and keeps the image it had', async () => {
     const api = setup();
     await screen.findByTestId('replay-frame');

@@ -154,6 +154,10 @@ export function ReplayView({ sandbox, visible }: Props) {
   const current = at === null ? -1 : currentEventIndex(events, at);
   const chosen = selected !== null ? events[selected] : undefined;
   const terminals = rec?.terminals ?? [];
+  // The screen has its own span inside the run's: before it there is no picture; after it (a desktop
+  // stopped, or no update since) the last frame is what the screen showed.
+  const screenSpan = rec?.screen ? spanOf(rec.screen) : null;
+  const screenAt = rec && !rec.screen ? null : at === null ? null : screenSpan ? clamp(at, screenSpan) : at;
 
   return (
     <div
@@ -205,7 +209,8 @@ export function ReplayView({ sandbox, visible }: Props) {
           <div className="replay-panes">
             <ReplayScreen
               sandbox={sandbox}
-              at={rec && !rec.screen ? null : at}
+              at={screenAt}
+              before={screenSpan !== null && at < screenSpan.startMs ? screenSpan.startMs - span.startMs : null}
               debounceMs={dragging ? DRAG_DEBOUNCE_MS : 0}
               point={chosen?.point ?? null}
               recording={recording}
