@@ -20,9 +20,9 @@ fi
 # docker.io: the engine; debootstrap: builds the base image offline; qemu-*: VM sandboxes;
 # chromium: browser-mode tests; openssh-client: VM and ssh sandboxes; socat: stream relays;
 # genisoimage: VM cloud-init seeds; e2fsprogs: the VM test image's filesystem;
-# podman: the example podman plugin's engine.
+# podman: the example podman plugin's engine; ffmpeg: the replay's video export (issue 16).
 APT_PACKAGES=(docker.io debootstrap qemu-system-x86 qemu-utils genisoimage e2fsprogs chromium openssh-client socat
-              ca-certificates git python3 make g++ xz-utils util-linux procps podman)
+              ca-certificates git python3 make g++ xz-utils util-linux procps podman ffmpeg)
 step "Debian packages"
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

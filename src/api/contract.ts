@@ -471,6 +471,8 @@ export const API = {
         .optional(),
       // Run the desktop as the sandbox user, so the sandbox's shell can reach the display (status says so).
       grantShellDisplay: z.boolean().optional(),
+      // false: do not record the screen for replay (issue 16; default: config replay.record).
+      record: z.boolean().optional(),
     }),
     result: returns<DesktopStatus>(),
   },

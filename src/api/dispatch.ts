@@ -78,7 +78,12 @@ export function createDispatcher(
     },
     desktopStatus: (p) => desk.desktop.status(p.sandbox, { placement: p.placement }),
     desktopStart: (p) =>
-      desk.desktop.start(p.sandbox, { placement: p.placement, geometry: p.geometry, grantShellDisplay: p.grantShellDisplay }),
+      desk.desktop.start(p.sandbox, {
+        placement: p.placement,
+        geometry: p.geometry,
+        grantShellDisplay: p.grantShellDisplay,
+        ...(p.record !== undefined ? { record: p.record } : {}),
+      }),
     desktopStop: (p) => desk.desktop.stop(p.sandbox),
     desktopLastAction: (p) => desk.desktop.lastAction(p.sandbox),
     screenTicket: async (p) => {

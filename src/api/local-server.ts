@@ -71,6 +71,8 @@ export class LocalServer implements StreamIssuer {
   port = 0;
 
   constructor(private readonly opts: LocalServerOptions) {
+    // A server lives as long as the app: it records every running desktop it sees (issue 16).
+    opts.desk.desktop.recordRunningDesktops();
     this.auth = new Authenticator({ agentTokens: opts.mcp?.agentTokens, sessionAgentScope: opts.mcp?.sessionAgentScope });
     this.streams = new StreamServer({
       desk: opts.desk,

@@ -195,6 +195,8 @@ export class SandboxDesk {
       defaultGeometry: this.config.desktop.geometry,
       scopeOf: (env) => this.environments.scopeOf(env),
       actionsDir: join(this.store.dataDir, 'desktop-actions'),
+      recordingsDir: join(this.store.dataDir, 'recordings'),
+      record: this.config.replay.record,
     });
     const observed = async (name: string) => {
       const rec = this.record(name);

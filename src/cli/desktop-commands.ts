@@ -47,11 +47,22 @@ function describe(s: DesktopStatus): string {
     ...(s.reason ? [`reason: ${s.reason}`] : []),
     ...(s.displayIsolation === 'isolated' ? [`display: isolated (runs as ${s.displayUser}; the sandbox's shell cannot reach it)`] : []),
     ...(s.displayIsolation === 'shared' ? [`display: shared with the sandbox's shell — ${s.displayIsolationReason}`] : []),
+    ...describeRecording(s),
     ...(s.chromiumSandbox === false
       ? ['chromium runs without its inner sandbox: the container blocks user namespaces, so the container is the boundary']
       : []),
   ];
   return lines.join('\n') + '\n';
+}
+
+/** The screen recording's line(s) of `desktop status` (issue 16). */
+function describeRecording(s: DesktopStatus): string[] {
+  const r = s.recording;
+  const size = `${(r.bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  return [
+    r.on ? `recording: on since ${r.since} (${size})` : `recording: off${r.bytes ? ` (${size} recorded)` : ''}`,
+    ...(r.warning ? [`recording warning: ${r.warning}`] : []),
+  ];
 }
 
 /** Waits for Ctrl-C / SIGTERM: commands that serve something (a viewer, a port forward) stay up until then. */
@@ -76,13 +87,18 @@ export function addDesktopCommands(program: Command, core: () => SandboxDesk, ou
       '--grant-shell-display',
       "run the desktop as the sandbox user, so the sandbox's own shell can reach the display and the browser (status: displayIsolation shared)",
     )
+    .option(
+      '--no-record',
+      'do not record the screen for replay (remembered until a start without it; config replay.record turns it off everywhere)',
+    )
     .option('--json', 'machine-readable output')
-    .action(async (name: string, o: JsonFlag & { placement?: string; geometry: string; grantShellDisplay?: boolean }) => {
+    .action(async (name: string, o: JsonFlag & { placement?: string; geometry: string; grantShellDisplay?: boolean; record: boolean }) => {
       if (!o.json) out.stderr(`starting the desktop of ${name}…\n`);
       const s = await core().desktop.start(name, {
         placement: placementOf(o.placement),
         geometry: o.geometry,
         grantShellDisplay: o.grantShellDisplay === true,
+        record: o.record,
       });
       if (o.json) printJson(out, s);
       else out.stdout(describe(s));

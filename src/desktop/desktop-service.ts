@@ -45,6 +45,7 @@ import {
 } from './screen/live-screen.js';
 import { PointerProbe, pointerProbeWords } from './screen/pointer-probe.js';
 import type { RectArea } from './rfb/framebuffer.js';
+import { DesktopRecordings } from './replay/desktop-recordings.js';
 
 export type { ActionResult, Frame, ScreenAction, ScreenshotOptions } from './screen/live-screen.js';
 
@@ -69,6 +70,10 @@ export interface DesktopHost {
    * while the agent runs `sandbox-desk mcp`) can show it. None: not recorded.
    */
   actionsDir?: string;
+  /** `<dataDir>/recordings`: where screen recordings go (issue 16). None: nothing is recorded. */
+  recordingsDir?: string;
+  /** Config `replay.record`: record running desktops' screens (default true). */
+  record?: boolean;
 }
 
 export interface DesktopStartOptions {
@@ -79,6 +84,8 @@ export interface DesktopStartOptions {
    * and the browser; `status` then says `displayIsolation: "shared"`. Off by default.
    */
   grantShellDisplay?: boolean;
+  /** false: do not record this desktop's screen (`--no-record`; remembered until a start with true or without it). */
+  record?: boolean;
 }
 
 /** Where a desktop is (or would be) and which account reaches it. */
@@ -119,8 +126,36 @@ export class DesktopService {
   /** An agent action was recorded (lastAction now returns it): viewers are told instead of polling. */
   readonly onActionRecorded: Event<{ sandbox: string }> = this.actionRecorded.event;
   private hostEnv: Promise<SandboxEnvironment> | null = null;
+  /** The screen recordings of running desktops (replay/desktop-recordings.ts); null without a recordings dir. */
+  private readonly recordings: DesktopRecordings | null;
+  private readonly recordingChanged = new Emitter<{ sandbox: string }>();
+  /** A screen recording started, stopped (status.recording.warning says why when on its own) or began a segment. */
+  readonly onRecordingChanged: Event<{ sandbox: string }> = this.recordingChanged.event;
+  /** Record desktops found running too (a long-lived core: the app, serve, mcp), not only those started here. */
+  private adoptRunning = false;
 
-  constructor(private readonly host: DesktopHost) {}
+  constructor(private readonly host: DesktopHost) {
+    this.recordings = host.recordingsDir
+      ? new DesktopRecordings({ dir: host.recordingsDir, enabled: host.record ?? true, live: (sandbox) => this.screen(sandbox).live() })
+      : null;
+    this.recordings?.onDidChange((e) => this.recordingChanged.fire(e));
+  }
+
+  /** A long-lived core records every running desktop it sees (status), not only the ones it starts. */
+  recordRunningDesktops(): void {
+    this.adoptRunning = true;
+  }
+
+  /** The screen dir of a sandbox's recording (`<dataDir>/recordings/<sandbox>/screen`), or null when nothing records. */
+  screenRecordingDir(sandbox: string): string | null {
+    return this.recordings?.screenDir(sandbox) ?? null;
+  }
+
+  private recordingStatus(sandbox: string, running: boolean): DesktopStatus['recording'] {
+    if (!this.recordings) return { on: false, bytes: 0, since: null, warning: null };
+    if (running && this.adoptRunning && !this.stopping.has(sandbox)) this.recordings.ensure(sandbox);
+    return this.recordings.status(sandbox);
+  }
 
   private async placementFor(sandbox: string, setting?: PlacementSetting): Promise<Placement> {
     const provider = await this.host.provider(sandbox);
@@ -176,6 +211,7 @@ export class DesktopService {
         displayIsolationReason: null,
         displayUser: null,
         shellDisplayGranted: false,
+        recording: this.recordingStatus(sandbox, false),
       };
     }
     const located = await this.locate(sandbox, await this.target(sandbox, opts.placement));
@@ -191,6 +227,7 @@ export class DesktopService {
       missing: probe.missing,
       reason,
       chromiumSandbox: probe.chromiumSandbox,
+      recording: this.recordingStatus(sandbox, probe.running),
     };
   }
 
@@ -306,7 +343,8 @@ export class DesktopService {
     const t = await this.target(sandbox, opts.placement);
     if (opts.placement) this.placements.set(sandbox, opts.placement);
     const { env, layout, probe, noDisplayUser } = await this.locate(sandbox, t);
-    if (probe.running) return this.status(sandbox);
+    if (opts.record !== undefined) this.recordings?.setWanted(sandbox, opts.record);
+    if (probe.running) return this.startRecording(sandbox);
     if (probe.missing.some((b) => b !== 'chromium')) {
       throw new SandboxDeskError(
         'backend_unavailable',
@@ -317,12 +355,23 @@ export class DesktopService {
     const user = mode === 'isolated' ? DISPLAY_USER : undefined;
     await startDesktopProcess(env, layout, { geometry, mode, user });
     this.accounts.set(sandbox, { env, user });
+    return this.startRecording(sandbox);
+  }
+
+  /**
+   * The live connection opens with the desktop (not at the first screenshot), so the recording starts
+   * with it — in a long-lived core (recordRunningDesktops); a one-shot CLI process records nothing,
+   * the app or an MCP server on the same data dir records the desktop once it sees it running.
+   */
+  private async startRecording(sandbox: string): Promise<DesktopStatus> {
+    if (this.adoptRunning) this.recordings?.ensure(sandbox);
     return this.status(sandbox);
   }
 
   async stop(sandbox: string): Promise<DesktopStatus> {
     this.stopping.add(sandbox);
     try {
+      await this.recordings?.stop(sandbox);
       this.dropConnection(sandbox);
       await this.closeBridge(sandbox);
       const { env, layout, user } = await this.locate(sandbox, await this.target(sandbox));
@@ -687,6 +736,8 @@ export class DesktopService {
   }
 
   async close(): Promise<void> {
+    await this.recordings?.close();
+    this.recordingChanged.dispose();
     this.actionRecorded.dispose();
     for (const name of [...this.screens.keys()]) this.closeScreen(name);
     for (const name of [...this.bridges.keys()]) await this.closeBridge(name);

@@ -73,6 +73,8 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
   const server = new McpServer({ name: 'sandbox-desk', version: opts.version ?? '0.1.0' });
   const stepOf = (stepId: string | undefined) => stepId ?? opts.stepFromEnv;
   const guard = new AgentGuard(opts.scope, opts.policy);
+  // An MCP server lives as long as the agent's run: it records the desktops it drives (issue 16).
+  desk.desktop.recordRunningDesktops();
 
   /** Runs a tool, turns errors into data, and logs the call. */
   const tool = <A extends Record<string, unknown>>(
@@ -434,10 +436,11 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
           .string()
           .regex(/^\d{3,4}x\d{3,4}$/)
           .optional(),
+        record: z.boolean().optional().describe('false: do not record the screen for replay (default: recorded, config replay.record)'),
       },
     },
-    tool('desktop_start', async (a: { sandbox: string; geometry?: string }) => ({
-      result: text(await desk.desktop.start(a.sandbox, { geometry: a.geometry })),
+    tool('desktop_start', async (a: { sandbox: string; geometry?: string; record?: boolean }) => ({
+      result: text(await desk.desktop.start(a.sandbox, { geometry: a.geometry, ...(a.record !== undefined ? { record: a.record } : {}) })),
       receipt: {},
     })),
   );

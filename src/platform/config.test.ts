@@ -33,6 +33,7 @@ describe('config schema', () => {
       terminal: { scrollbackBytes: 1024 * 1024 },
       log: { level: 'info', maxBytes: 10 * 1024 * 1024, files: 3 },
       clipboard: { maxBytes: 1024 * 1024 },
+      replay: { record: true, maxBytesPerSandbox: 1024 * 1024 * 1024 },
       agents: { allowOtherUsers: false },
     });
     expect(CONFIG_KEYS).toContain('agents.allowOtherUsers');

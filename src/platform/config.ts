@@ -105,6 +105,20 @@ export const ConfigSchema = z.strictObject({
         .default(1024 * 1024),
     })
     .prefault({}),
+  replay: z
+    .strictObject({
+      record: z
+        .boolean()
+        .describe('record each sandbox (screen, terminals, events) for replay; true or false (`--no-record` turns it off for one desktop)')
+        .default(true),
+      maxBytesPerSandbox: z
+        .number()
+        .int()
+        .min(1024 * 1024)
+        .describe('recordings kept per sandbox, in bytes (an integer >= 1048576, e.g. 1073741824); the oldest parts are removed first')
+        .default(1024 * 1024 * 1024),
+    })
+    .prefault({}),
   agents: z
     .strictObject({
       allowOtherUsers: z

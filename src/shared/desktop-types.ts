@@ -29,6 +29,19 @@ export interface DesktopStatus {
   displayUser: string | null;
   /** true when the desktop was started with grantShellDisplay (`--grant-shell-display`). */
   shellDisplayGranted: boolean;
+  /** The screen recording (issue 16): on by default while the desktop runs (config `replay.record`, `--no-record`). */
+  recording: DesktopRecordingStatus;
+}
+
+/** Whether the screen is being recorded, how much is on disk, since when, and why it stopped on its own. */
+export interface DesktopRecordingStatus {
+  on: boolean;
+  /** Bytes of the screen recording on disk (all its segments). */
+  bytes: number;
+  /** ISO time the recording (re)started; null when off. */
+  since: string | null;
+  /** e.g. "screen recording stopped: disk full (ENOSPC); the desktop keeps running". */
+  warning: string | null;
 }
 
 /**

@@ -92,6 +92,7 @@ export function desktopStatus(over: Partial<DesktopStatus> & { sandbox: string }
     displayIsolationReason: null,
     displayUser: null,
     shellDisplayGranted: false,
+    recording: { on: false, bytes: 0, since: null, warning: null },
     ...over,
   };
 }

@@ -11,6 +11,8 @@ export class ByteReader {
   private head = 0;
   private length = 0;
   private consumedBytes = 0;
+  /** While set, every byte consumed is appended here as views of the received chunks (startCapture). */
+  private captured: Buffer[] | undefined;
 
   /** Unread bytes queued. */
   get available(): number {
@@ -20,6 +22,21 @@ export class ByteReader {
   /** Bytes read or skipped since the reader was made (the client's traffic statistics count these). */
   get consumed(): number {
     return this.consumedBytes;
+  }
+
+  /**
+   * From now on, keep what is consumed (views, no copy) until takeCapture/stopCapture: how the client
+   * hands a recorder the wire bytes of one whole message without parsing them twice.
+   */
+  startCapture(): void {
+    this.captured = [];
+  }
+
+  /** The bytes consumed since startCapture, and capturing stops. */
+  takeCapture(): Buffer[] {
+    const out = this.captured ?? [];
+    this.captured = undefined;
+    return out;
   }
 
   push(chunk: Uint8Array): void {
@@ -150,6 +167,7 @@ export class ByteReader {
     while (n > 0) {
       const first = this.chunks[0]!;
       const k = Math.min(n, first.length - this.head);
+      if (this.captured && k > 0) this.captured.push(first.subarray(this.head, this.head + k));
       this.head += k;
       n -= k;
       if (this.head === first.length) {

@@ -100,6 +100,7 @@ export class RfbClient implements IDisposable {
   private readonly continuousEmitter = this.disposables.add(new Emitter<void>());
   private readonly closeEmitter = this.disposables.add(new Emitter<Error | undefined>());
   private readonly damageEmitter = this.disposables.add(new Emitter<readonly RectArea[]>());
+  private readonly serverUpdateEmitter = this.disposables.add(new Emitter<readonly Buffer[]>());
 
   /** After each complete FramebufferUpdate. */
   readonly onUpdate: Event<void> = this.updateEmitter.event;
@@ -115,6 +116,12 @@ export class RfbClient implements IDisposable {
   /** The connection ended: with the reason, or undefined after our own close()/dispose(). Fires once. */
   readonly onClose: Event<Error | undefined> = this.closeEmitter.event;
   readonly onDidChangeState: Event<RfbStateChange> = this.machine.onDidChange;
+  /**
+   * After each complete FramebufferUpdate, once applied: its wire bytes, whole (header, rects,
+   * pseudo-rects such as DesktopSize), as views of the received chunks — the screen recorder's tap
+   * (src/desktop/replay/). Bytes are only kept while someone listens.
+   */
+  readonly onServerUpdate: Event<readonly Buffer[]> = this.serverUpdateEmitter.event;
 
   /** Settles when the handshake ends: connected, or disconnected with the reason. */
   private readonly handshakeDone: Promise<void>;
@@ -176,6 +183,11 @@ export class RfbClient implements IDisposable {
   /** Complete FramebufferUpdates, their rects, and bytes of server messages parsed after ServerInit. */
   get stats(): RfbUpdateStats {
     return { updates: this.updatesDone, rects: this.rectCount, bytes: this.reader.consumed - this.handshakeBytes };
+  }
+
+  /** true while a FramebufferUpdate is half parsed (the framebuffer may hold part of it). */
+  get updating(): boolean {
+    return this.update !== undefined;
   }
 
   /** RGBA copy of the current framebuffer (width*height*4). */
@@ -389,8 +401,10 @@ export class RfbClient implements IDisposable {
       return this.discardLeft === 0;
     }
     if (this.update) return this.readUpdate(this.update);
+    if (this.serverUpdateEmitter.hasListeners) r.startCapture();
     const m = readServerMessage(r);
     if (!m) return false;
+    if (m.kind !== 'framebuffer-update') r.takeCapture();
     switch (m.kind) {
       case 'framebuffer-update':
         this.update = { seq: ++this.updatesStarted, rectsLeft: m.rects, hasPixels: false, rect: undefined, damage: [] };
@@ -469,6 +483,8 @@ export class RfbClient implements IDisposable {
       // non-incremental area as changed) and can't provoke another layout-only answer, so this cannot loop.
       this.sendUpdateRequest(true);
     }
+    const wire = this.reader.takeCapture();
+    if (wire.length) this.serverUpdateEmitter.fire(wire);
     if (u.damage.length) this.damageEmitter.fire(u.damage);
     this.updateEmitter.fire();
     return true;

@@ -1,0 +1,149 @@
+import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { SandboxDeskError } from '../../shared/errors.js';
+import type { ReplayExportResult } from '../../shared/replay-types.js';
+import { scaleRgba } from '../screen/frame-geometry.js';
+import { ScreenCursor } from './screen-replay.js';
+
+/**
+ * A screen recording as a video: the recording replayed at a fixed frame rate into ffmpeg's stdin
+ * (raw RGBA), encoded as H.264 in MP4 or VP9 in WebM. ffmpeg is Debian's package (setup installs
+ * it); none on PATH is refused naming the package.
+ */
+
+export interface ExportScreenOptions {
+  from: Date;
+  to: Date;
+  file: string;
+  format: 'mp4' | 'webm';
+  /** Frames per second of the video (default 10: the live connection samples the screen every 100 ms). */
+  fps?: number;
+  signal?: AbortSignal;
+  onProgress?: (doneMs: number, totalMs: number) => void;
+  /** The ffmpeg binary (default `ffmpeg` on PATH). */
+  ffmpeg?: string;
+}
+
+const CODEC: Record<'mp4' | 'webm', string[]> = {
+  mp4: ['-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart'],
+  webm: ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-row-mt', '1', '-b:v', '0', '-crf', '36', '-pix_fmt', 'yuv420p'],
+};
+
+export async function exportScreenVideo(dir: string, opts: ExportScreenOptions): Promise<NonNullable<ReplayExportResult['video']>> {
+  const fps = opts.fps ?? 10;
+  if (!Number.isInteger(fps) || fps < 1 || fps > 60)
+    throw new SandboxDeskError('invalid_input', `fps must be a whole number 1–60, got ${fps}`);
+  if (opts.format !== 'mp4' && opts.format !== 'webm')
+    throw new SandboxDeskError('invalid_input', `format must be mp4 or webm, got ${JSON.stringify(opts.format)}`);
+  const cursor = new ScreenCursor(dir);
+  const s = cursor.span();
+  let from = opts.from.getTime();
+  let to = opts.to.getTime();
+  if (!Number.isFinite(from) || !Number.isFinite(to) || to <= from) {
+    throw new SandboxDeskError(
+      'invalid_input',
+      `the export range must be two valid times, from before to; got ${opts.from.toString()} – ${opts.to.toString()}`,
+    );
+  }
+  if (to < s.start || from > s.end) {
+    throw new SandboxDeskError(
+      'invalid_input',
+      `the export range ${iso(from)} – ${iso(to)} is outside the screen recording, which spans ${iso(s.start)} – ${iso(s.end)}`,
+      { hint: 'give --from/--to inside that span (or leave them out for all of it)' },
+    );
+  }
+  // A range reaching past either end is cut to the recording.
+  from = Math.max(from, s.start);
+  to = Math.min(to, s.end);
+  await checkFfmpeg(opts.ffmpeg ?? 'ffmpeg');
+  await cursor.moveTo(from);
+  // yuv420p needs even sides; a size change later in the range is scaled into this one.
+  const width = cursor.fb.width & ~1;
+  const height = cursor.fb.height & ~1;
+  const totalMs = Math.max(to - from, 1);
+  const frames = Math.max(1, Math.ceil((totalMs * fps) / 1000));
+  const child = spawn(
+    opts.ffmpeg ?? 'ffmpeg',
+    [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-y',
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'rgba',
+      '-s',
+      `${width}x${height}`,
+      '-r',
+      String(fps),
+      '-i',
+      '-',
+      ...CODEC[opts.format],
+      opts.file,
+    ],
+    { stdio: ['pipe', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString('utf8')).slice(-4000)));
+  const exited = new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve(code));
+  });
+  child.stdin.on('error', () => undefined); // ffmpeg quitting early is reported by its exit code
+  const abort = () => child.kill('SIGKILL');
+  opts.signal?.addEventListener('abort', abort, { once: true });
+  try {
+    for (let i = 0; i < frames; i++) {
+      if (opts.signal?.aborted) throw new SandboxDeskError('cancelled', 'the video export was cancelled');
+      const t = Math.min(to, from + (i * 1000) / fps);
+      await cursor.moveTo(t);
+      const fb = cursor.fb;
+      const rgba =
+        fb.width === width && fb.height === height
+          ? fb.data
+          : scaleRgba(fb.data, { width, height, screenWidth: fb.width, screenHeight: fb.height });
+      // A copy: the stream may hold the chunk while the cursor paints the next frame into the same pixels.
+      if (!child.stdin.write(Buffer.from(rgba))) {
+        await new Promise<void>((resolve) => {
+          child.stdin.once('drain', resolve);
+          child.once('close', resolve);
+        });
+      }
+      if (child.exitCode !== null) break;
+      if (i % fps === 0) opts.onProgress?.(t - from, totalMs);
+    }
+    child.stdin.end();
+    const code = await exited;
+    if (opts.signal?.aborted) throw new SandboxDeskError('cancelled', 'the video export was cancelled');
+    if (code !== 0)
+      throw new SandboxDeskError('internal', `ffmpeg failed (exit ${code}): ${stderr.trim().split('\n').slice(-3).join(' ')}`);
+  } catch (err) {
+    child.kill('SIGKILL');
+    rmSync(opts.file, { force: true });
+    throw err;
+  } finally {
+    opts.signal?.removeEventListener('abort', abort);
+  }
+  opts.onProgress?.(totalMs, totalMs);
+  return { file: opts.file, format: opts.format, durationMs: Math.round((frames * 1000) / fps), width, height };
+}
+
+/** Refuses clearly when there is no ffmpeg to run. */
+function checkFfmpeg(bin: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, ['-version'], { stdio: 'ignore' });
+    child.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        new SandboxDeskError('backend_unavailable', `cannot export a video: ffmpeg is not installed (${err.code ?? err.message})`, {
+          hint: 'install the Debian package ffmpeg (sudo apt-get install ffmpeg; `npm run setup` does)',
+        }),
+      ),
+    );
+    child.once('close', () => resolve());
+  });
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
