@@ -3,6 +3,7 @@
  * send, validated here at the boundary, and the shapes they get back. Schemas and types only — the
  * renderer imports this file, so nothing here may need Node.
  */
+import type { ReplayEvent, ReplayExportResult, ReplayFrame, ReplayRecording } from '../shared/replay-types.js';
 import { z } from 'zod';
 import { cwdPathProblem } from '../shared/cwd-path.js';
 import { fileNameProblem } from '../shared/file-names.js';
@@ -442,6 +443,10 @@ const InFolder = {
   dir: SandboxPath('folder').optional(),
 };
 
+/** A time on the replay's clock: ISO 8601. */
+const ReplayTime = (what: string) =>
+  z.string().refine((t) => !Number.isNaN(Date.parse(t)), `${what} is not a time; give ISO 8601, e.g. 2026-01-02T03:04:05Z`);
+
 /** A phantom: carries a method's result type in the table, no value at run time. */
 const returns = <T>(): T => undefined as T;
 
@@ -576,6 +581,38 @@ export const API = {
   },
   /** The newest connections the sandbox's egress proxy allowed or denied, oldest first. */
   networkLog: { params: OfSandbox.extend({ limit: z.number().int().min(1).max(10_000).optional() }), result: returns<NetworkLogEntry[]>() },
+  // ---- replay (issue 16) ----
+  /** What is recorded: per sandbox (or one), its screen, terminals, span, size and limit, warnings. */
+  replayList: { params: z.object({ sandbox: SandboxName.optional() }), result: returns<{ recordings: ReplayRecording[] }>() },
+  /** What happened, on the recording's clock: agent calls with cwd used/observed, commands, actions, leases, checkpoints. */
+  replayEvents: {
+    params: OfSandbox.extend({ since: ReplayTime('since').optional(), until: ReplayTime('until').optional() }),
+    result: returns<{ sandbox: string; startedAt: string | null; endedAt: string | null; events: ReplayEvent[] }>(),
+  },
+  /** The recorded screen at a time, as an image. */
+  replayFrame: {
+    params: OfSandbox.extend({
+      at: ReplayTime('at'),
+      maxWidth: z.number().int().min(16).max(8192).optional(),
+      maxHeight: z.number().int().min(16).max(8192).optional(),
+      format: z.enum(['png', 'jpeg', 'webp']).optional(),
+    }),
+    result: returns<ReplayFrame>(),
+  },
+  /** One terminal's recording, asciicast v2 text. */
+  replayCast: { params: OfSandbox.extend({ terminalId: TerminalId }), result: returns<{ cast: string }>() },
+  /** Writes a range (default: all) to a folder: screen video, clipped casts, events.jsonl. A tracked operation; one per sandbox at a time. */
+  replayExport: {
+    params: OfSandbox.extend({
+      from: ReplayTime('from').optional(),
+      to: ReplayTime('to').optional(),
+      out: z.string().min(1, 'out is empty: name a folder to export to').max(4096),
+      format: z.enum(['mp4', 'webm']).optional(),
+    }),
+    result: returns<ReplayExportResult>(),
+  },
+  /** Removes a sandbox's recording (what is being written now stays). */
+  replayRemove: { params: OfSandbox, result: returns<{ removedBytes: number }>() },
 } as const;
 
 export type ApiMethod = keyof typeof API;

@@ -170,6 +170,12 @@ export function createDispatcher(
         size: r.size,
       };
     },
+    replayList: (p) => ({ recordings: desk.replay.list(p.sandbox) }),
+    replayEvents: (p) => desk.replay.events(p.sandbox, { since: p.since, until: p.until }),
+    replayFrame: (p) => desk.replay.frame(p),
+    replayCast: (p) => desk.replay.cast(p.sandbox, p.terminalId),
+    replayExport: (p) => desk.replay.export(p),
+    replayRemove: (p) => desk.replay.remove(p.sandbox),
     desktopClipboard: async (p) => {
       const max = desk.config.clipboard.maxBytes;
       if (p.text === undefined) {

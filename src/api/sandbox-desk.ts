@@ -56,6 +56,11 @@ import { PluginStatusWatch } from './plugin-status-watch.js';
 import type { OperationView } from '../shared/core-events.js';
 import { NetworkService, type NetworkChange } from './network-service.js';
 import type { NetworkPolicy } from '../shared/network-policy.js';
+import { ReplayJournal } from './replay-journal.js';
+import { ReplayService } from './replay-service.js';
+import { screenRecordings } from './replay-screen-binding.js';
+import { commandEvent, wireReplay } from './replay-wiring.js';
+import type { Event as LifecycleEvent } from '../shared/lifecycle.js';
 
 export interface SandboxDeskOptions {
   dataDir?: string;
@@ -127,6 +132,9 @@ export class SandboxDesk {
   private readonly pushed: Array<{ dispose(): void }> = [];
   /** Network policy per sandbox: the egress proxy, the backend's enforcement, the connection log. */
   readonly network: NetworkService;
+  /** Replay (issue 16): recordings of screens, terminals and events, on one clock (replay-service.ts). */
+  readonly replay: ReplayService;
+  private readonly replayJournal: ReplayJournal;
 
   constructor(opts: SandboxDeskOptions = {}) {
     this.store = Store.open(opts.dataDir ?? resolveDataDir());
@@ -155,7 +163,20 @@ export class SandboxDesk {
     });
     this.defaultTimeoutMs = opts.defaultTimeoutMs ?? this.config.exec.timeoutMs;
     this.maxOutputBytes = opts.maxOutputBytes ?? this.config.exec.maxOutputBytes;
-    this.io = new SessionIo(this, { scrollbackBytes: this.config.terminal.scrollbackBytes });
+    const recordingsDir = join(this.store.dataDir, 'recordings');
+    this.replayJournal = new ReplayJournal(recordingsDir, () => this.config.replay.record);
+    this.io = new SessionIo(this, {
+      scrollbackBytes: this.config.terminal.scrollbackBytes,
+      recording: {
+        dir: recordingsDir,
+        enabled: () => this.config.replay.record,
+        onWarning: (sandbox, message) => this.replay.warn(sandbox, message),
+        onChanged: (sandbox) => {
+          this.events.publish({ topic: 'replay', sandbox });
+          this.replay.enforceLimit(sandbox);
+        },
+      },
+    });
     this.images = new ImageService({
       dataDir: this.store.dataDir,
       instanceId: this.store.instanceId,
@@ -227,6 +248,17 @@ export class SandboxDesk {
       reconnect: (n) => this.environments.drop(n, 'restarting'),
     });
     if (Object.keys(this.store.networkPolicies.all()).length > 0) this.network.watch();
+    this.replay = new ReplayService({
+      root: recordingsDir,
+      limitBytes: this.config.replay.maxBytesPerSandbox,
+      screen: screenRecordings,
+      journal: this.replayJournal,
+      calls: (sandbox) => this.store.callLog.list({ sandbox, limit: 100_000 }),
+      checkpoints: (sandbox) => this.store.checkpoints.listReady(sandbox),
+      recordingTerminals: (sandbox) => this.io.recordingTerminals(sandbox),
+      startOperation: (kind, sandbox) => this.tracker.start(kind, sandbox, sandbox),
+      changed: (sandbox) => this.events.publish({ topic: 'replay', sandbox }),
+    });
     this.wirePushedState();
   }
 
@@ -260,6 +292,17 @@ export class SandboxDesk {
       }),
     );
     publishDesktopChanges(this.desktop, this.events, this.tracker);
+    this.pushed.push(
+      wireReplay({
+        bus: this.events,
+        journal: this.replayJournal,
+        replay: this.replay,
+        lease: (sandbox) => this.store.leases.get(sandbox),
+        onActionRecorded: this.desktop.onActionRecorded,
+        // recscreen's screen recorder says when a screen recording starts, stops or is cut.
+        onRecordingChanged: (this.desktop as { onRecordingChanged?: LifecycleEvent<{ sandbox: string }> }).onRecordingChanged,
+      }),
+    );
   }
 
   /** Recent long operations of every process on this data dir, the newest first. */
@@ -514,8 +557,9 @@ export class SandboxDesk {
     const fast = req.mode === 'shell' && this.shells.hasLive(rec.name, session, user ?? envs.cached(rec.name)?.user ?? undefined);
     const env = await envs.environmentFor(rec, provider, fast);
     const ctx = commandContext({ rec, provider, env, environments: envs, store: this.store, shells: this.shells });
+    const startedAt = new Date().toISOString();
     try {
-      return await runCommand(ctx, {
+      const out = await runCommand(ctx, {
         command: req.command,
         session: req.session,
         parent: req.parent,
@@ -527,7 +571,10 @@ export class SandboxDesk {
         signal: input.signal,
         maxOutputBytes: req.maxOutputBytes ?? this.maxOutputBytes,
       });
+      this.replayJournal.append(rec.name, commandEvent(startedAt, req.command, out));
+      return out;
     } catch (err) {
+      this.replayJournal.append(rec.name, commandEvent(startedAt, req.command, { error: String((err as Error)?.message ?? err), session }));
       // A transport failure usually means the sandbox went away under us: say that, precisely.
       if (err instanceof SandboxDeskError && err.code === 'backend_unavailable') {
         envs.drop(rec.name, 'transport');

@@ -122,9 +122,9 @@ export class DesktopService {
   private readonly screens = new Map<string, LiveScreen>();
   /** Sandboxes whose desktop is being stopped: actions are refused meanwhile. */
   private readonly stopping = new Set<string>();
-  private readonly actionRecorded = new Emitter<{ sandbox: string }>();
-  /** An agent action was recorded (lastAction now returns it): viewers are told instead of polling. */
-  readonly onActionRecorded: Event<{ sandbox: string }> = this.actionRecorded.event;
+  private readonly actionRecorded = new Emitter<{ sandbox: string; action?: AgentActionView }>();
+  /** An agent action was recorded (lastAction now returns it): viewers are told instead of polling. `action`: what it was (the replay's events keep it). */
+  readonly onActionRecorded: Event<{ sandbox: string; action?: AgentActionView }> = this.actionRecorded.event;
   private hostEnv: Promise<SandboxEnvironment> | null = null;
   /** The screen recordings of running desktops (replay/desktop-recordings.ts); null without a recordings dir. */
   private readonly recordings: DesktopRecordings | null;
@@ -570,14 +570,20 @@ export class DesktopService {
       screen: screen.lastScreen,
       frame:
         shot && frameId
-          ? { frameId, width: shot.width, height: shot.height, image: `data:${MIME[shot.format]};base64,${shot.image.toString('base64')}` }
+          ? {
+              frameId,
+              width: shot.width,
+              height: shot.height,
+              image: `data:${MIME[shot.format]};base64,${shot.image.toString('base64')}`,
+              ...(shot.takenAt ? { takenAt: shot.takenAt } : {}),
+            }
           : null,
     };
     const file = actionFile(dir, sandbox);
     void mkdir(dir, { recursive: true })
       .then(() => writeFile(`${file}.tmp`, JSON.stringify(view)))
       .then(() => rename(`${file}.tmp`, file))
-      .then(() => this.actionRecorded.fire({ sandbox }))
+      .then(() => this.actionRecorded.fire({ sandbox, action: view }))
       .catch(() => undefined);
   }
 

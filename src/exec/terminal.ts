@@ -54,6 +54,12 @@ export class TerminalSession implements IDisposable {
   readonly onCwd: Event<string> = this.cwdEmitter.event;
   /** The shell ended (it exited, or the terminal was disposed); fires once. Late subscribers: see `exited`. */
   readonly onExit: Event<{ exitCode: number; signal?: number | undefined }> = this.exitEmitter.event;
+  private readonly outputEmitter = new Emitter<string>();
+  private readonly resizeEmitter = new Emitter<{ cols: number; rows: number }>();
+  /** Every chunk the shell wrote, as it arrived (the replay recorder writes it to an asciicast file). */
+  readonly onOutput: Event<string> = this.outputEmitter.event;
+  /** The PTY was resized (a viewer's resize). */
+  readonly onResize: Event<{ cols: number; rows: number }> = this.resizeEmitter.event;
   private readonly pty: IPty;
   private readonly tag: string;
   private readonly user: string | undefined;
@@ -91,6 +97,7 @@ export class TerminalSession implements IDisposable {
     this.pty = spawnPty(argv[0]!, argv.slice(1), { name: 'xterm-256color', cols: opts.cols, rows: opts.rows, env: process.env });
     this.pty.onData((data) => {
       this.scanCwd(data, (cwd) => this.cwdEmitter.fire(cwd));
+      this.outputEmitter.fire(data);
       this.forward(Buffer.from(data, 'utf8'));
     });
     this.pty.onExit((e) => {
@@ -98,6 +105,8 @@ export class TerminalSession implements IDisposable {
       this.exitEmitter.fire({ exitCode: e.exitCode, signal: e.signal });
       this.cwdEmitter.dispose();
       this.exitEmitter.dispose();
+      this.outputEmitter.dispose();
+      this.resizeEmitter.dispose();
     });
   }
 
@@ -180,6 +189,7 @@ export class TerminalSession implements IDisposable {
     if (this.exited) return;
     this.size = { cols, rows };
     this.pty.resize(cols, rows);
+    this.resizeEmitter.fire({ cols, rows });
   }
 
   /** The shell's PID inside the sandbox (null until it reported it). */

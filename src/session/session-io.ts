@@ -16,7 +16,21 @@ import type { SandboxStore } from '../store/sandbox-store.js';
 import type { SessionStore } from '../store/session-store.js';
 import type { SessionPlan } from './session-plan.js';
 import { TerminalRegistry } from './terminal-registry.js';
+import { recordTerminal } from './terminal-cast.js';
+import { join } from 'node:path';
 import type { TerminalInfo } from '../shared/terminal-types.js';
+
+/** Where terminals are recorded (issue 16) and whom to tell; absent: terminals are not recorded. */
+export interface TerminalRecordingOptions {
+  /** `<dataDir>/recordings`. */
+  dir: string;
+  /** Read at each open (config `replay.record`). */
+  enabled(): boolean;
+  /** A recording stopped early (disk full): the terminal keeps working. */
+  onWarning?(sandbox: string, message: string): void;
+  /** A terminal recording started or ended. */
+  onChanged?(sandbox: string): void;
+}
 
 /** What a session's terminals and files need from the core (the facade provides it). */
 export interface SessionIoHost {
@@ -44,8 +58,36 @@ export class SessionIo {
   constructor(
     private readonly desk: SessionIoHost,
     /** `scrollbackBytes`: output each terminal keeps for a window that reattaches (config `terminal.scrollbackBytes`). */
-    private readonly opts: { scrollbackBytes?: number | undefined } = {},
+    private readonly opts: { scrollbackBytes?: number | undefined; recording?: TerminalRecordingOptions | undefined } = {},
   ) {}
+
+  /** Terminals being recorded now, per sandbox (their casts are not trimmed or removed while open). */
+  private readonly recorded = new Map<string, Set<string>>();
+
+  /** The ids of a sandbox's terminals whose casts are being written now. */
+  recordingTerminals(sandbox: string): string[] {
+    return [...(this.recorded.get(sandbox) ?? [])];
+  }
+
+  /** Issue 16: every terminal as asciicast v2 under `<recordings>/<sandbox>/terminals/<id>.cast`, while recording is on. */
+  private record(terminal: TerminalSession, sandbox: string, session: string): void {
+    const rec = this.opts.recording;
+    if (!rec || !rec.enabled()) return;
+    const ids = this.recorded.get(sandbox) ?? new Set<string>();
+    this.recorded.set(sandbox, ids);
+    ids.add(terminal.id);
+    recordTerminal(terminal, {
+      file: join(rec.dir, sandbox, 'terminals', `${terminal.id}.cast`),
+      sandbox,
+      session,
+      onWarning: (m) => rec.onWarning?.(sandbox, m),
+      onEnd: () => {
+        ids.delete(terminal.id);
+        rec.onChanged?.(sandbox);
+      },
+    });
+    rec.onChanged?.(sandbox);
+  }
 
   /**
    * Opens an interactive terminal for a session: a local PTY running the sandbox's exec prefix and a
@@ -75,6 +117,7 @@ export class SessionIo {
       });
     });
     this.terminals.add(terminal, { sandbox: rec.name, session: key, startedIn: plan.target });
+    this.record(terminal, rec.name, key);
     // The terminal's shell lives in this incarnation: a restart or stop ends it (no shell of a dead sandbox).
     const scope = this.desk.scopeOf(env);
     const registration = scope?.add(toDisposable(() => terminal.dispose()));

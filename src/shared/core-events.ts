@@ -187,8 +187,10 @@ export interface AgentActionEvent extends Base {
 }
 
 /**
- * A sandbox's recording changed: started, stopped, trimmed to its size limit, or removed; the replay
- * view re-reads. Publisher: the replay service in src/api (issue 16), fed by the desktop's recorder.
+ * A sandbox's recording changed: a recording (screen or terminal) started or stopped, it was
+ * trimmed to its size limit, removed, or a recorder stopped with a warning; the replay view re-reads
+ * it. Publisher: src/api/replay-wiring.ts (also for the desktop's screen recorder, via
+ * DesktopService.onRecordingChanged).
  */
 export interface ReplayChangedEvent extends Base {
   topic: 'replay';

@@ -59,5 +59,6 @@ export interface AgentActionView {
   pointer: { x: number; y: number };
   screen: { width: number; height: number };
   /** The frame the action used, as a data: URL, when it named one. */
-  frame: { frameId: string; width: number; height: number; image: string } | null;
+  /** `takenAt`: when the frame was taken (replay shows the recorded screen at that time). */
+  frame: { frameId: string; width: number; height: number; image: string; takenAt?: string } | null;
 }

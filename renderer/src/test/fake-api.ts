@@ -458,5 +458,18 @@ export class FakeApi implements ApiClient {
       return { ...s.network, allow: [...s.network.allow] };
     },
     networkLog: (p) => this.networkLogEntries.filter((e) => e.sandbox === p.sandbox).slice(-(p.limit ?? 500)),
+    // Replay (issue 16): nothing recorded unless a test overrides these.
+    replayList: () => ({ recordings: [] }),
+    replayEvents: (p) => ({ sandbox: p.sandbox, startedAt: null, endedAt: null, events: [] }),
+    replayFrame: (p) => {
+      throw new ApiError('not_found', `sandbox ${p.sandbox} has no screen recording`);
+    },
+    replayCast: (p) => {
+      throw new ApiError('not_found', `sandbox ${p.sandbox} has no recording of terminal ${p.terminalId}`);
+    },
+    replayExport: (p) => {
+      throw new ApiError('not_found', `sandbox ${p.sandbox} has no recording`);
+    },
+    replayRemove: () => ({ removedBytes: 0 }),
   };
 }

@@ -126,7 +126,7 @@ export class LiveScreen implements IDisposable {
   private disposed = false;
   private lastDamageAt = 0;
   /** The last frame's image, so a viewer can be shown the frame an agent acted on. */
-  private lastShot: { frameId: string; image: Buffer; format: FrameFormat; width: number; height: number } | undefined;
+  private lastShot: { frameId: string; image: Buffer; format: FrameFormat; width: number; height: number; takenAt?: string } | undefined;
   private readonly damageEmitter = new Emitter<readonly RectArea[]>();
   /** Areas painted by each update of the live connection. */
   readonly onDamage: Event<readonly RectArea[]> = this.damageEmitter.event;
@@ -232,12 +232,12 @@ export class LiveScreen implements IDisposable {
     const firstSinceChange = this.epochShown !== epoch;
     this.epochShown = epoch;
     const image = await encodeFrame(rgba, g.width, g.height, format, opts.quality);
-    this.lastShot = { frameId, image, format, width: g.width, height: g.height };
+    this.lastShot = { frameId, image, format, width: g.width, height: g.height, takenAt };
     return { frame: { frameId, ...g, scale: g.scale, takenAt, format, firstSinceChange }, image };
   }
 
   /** The image of a frame, if it is the last one taken here. */
-  imageOf(frameId: string): { image: Buffer; format: FrameFormat; width: number; height: number } | undefined {
+  imageOf(frameId: string): { image: Buffer; format: FrameFormat; width: number; height: number; takenAt?: string } | undefined {
     return this.lastShot?.frameId === frameId ? this.lastShot : undefined;
   }
 

@@ -1,0 +1,109 @@
+import type { CoreEventBus } from '../shared/core-events.js';
+import type { AgentActionView } from '../shared/desktop-types.js';
+import type { ExecWarning } from '../shared/exec-result.js';
+import type { Event, IDisposable } from '../shared/lifecycle.js';
+import type { Lease } from '../shared/lease-types.js';
+import type { ReplayEvent } from '../shared/replay-types.js';
+import type { ReplayJournal } from './replay-journal.js';
+import type { ReplayService } from './replay-service.js';
+
+/** How often each sandbox's recording is held to its size limit (besides at every recording change). */
+const LIMIT_EVERY_MS = 60_000;
+
+/** What a command's replay event is made of (an ExecOutcome has it). */
+export interface CommandOutcome {
+  exitCode: number;
+  startCwd: string;
+  cwd: string | null;
+  warnings: ExecWarning[];
+  durationMs: number;
+  session: string;
+  timedOut?: boolean;
+}
+
+/** A command as a replay event: its text, where it started and where it ended. */
+export function commandEvent(at: string, command: string, r: CommandOutcome | { error: string; session: string }): ReplayEvent {
+  const summary = command.length > 200 ? `${command.slice(0, 199)}…` : command;
+  if ('error' in r) return { at, kind: 'command', summary, session: r.session, error: r.error };
+  return {
+    at,
+    kind: 'command',
+    summary,
+    session: r.session,
+    cwdUsed: r.startCwd,
+    cwdObserved: r.cwd,
+    exitCode: r.exitCode,
+    durationMs: r.durationMs,
+    warnings: r.warnings.map((w) => `${w.code}: ${w.message}`),
+  };
+}
+
+/** A desktop action as a replay event: its point, and the frame it used (fetch it with replayFrame at frameAt). */
+export function actionEvent(a: AgentActionView): ReplayEvent {
+  const point = a.target ?? null;
+  return {
+    at: a.at,
+    kind: 'action',
+    summary: point ? `${a.kind} (${point.x}, ${point.y})` : a.kind,
+    tool: `desktop_${a.kind}`,
+    point,
+    frameId: a.frame?.frameId ?? null,
+    frameAt: a.frame?.takenAt ?? null,
+  };
+}
+
+export function leaseEvent(at: string, l: Lease): ReplayEvent {
+  return { at, kind: 'lease', summary: `control: ${l.holder}${l.reason ? ` (${l.reason})` : ''}` };
+}
+
+/**
+ * Feeds the replay: desktop actions and lease changes made in this process go to events.jsonl (a
+ * lease change another process made is journalled by that process), a recording change becomes a
+ * `replay` event, and each sandbox is held to its size limit now and then.
+ */
+export function wireReplay(opts: {
+  bus: CoreEventBus;
+  journal: ReplayJournal;
+  replay: ReplayService;
+  lease: (sandbox: string) => Lease;
+  onActionRecorded?: Event<{ sandbox: string; action?: AgentActionView }> | undefined;
+  /** recscreen's DesktopService.onRecordingChanged, when present. */
+  onRecordingChanged?: Event<{ sandbox: string }> | undefined;
+}): IDisposable {
+  const subs: IDisposable[] = [];
+  if (opts.onActionRecorded)
+    subs.push(
+      opts.onActionRecorded(({ sandbox, action }) => {
+        if (action) opts.journal.append(sandbox, actionEvent(action));
+      }),
+    );
+  subs.push(
+    opts.bus.onEvent((e) => {
+      if (e.topic !== 'lease' || e.remote) return;
+      try {
+        opts.journal.append(e.sandbox, leaseEvent(e.at, opts.lease(e.sandbox)));
+      } catch {
+        /* the sandbox was removed meanwhile */
+      }
+    }),
+  );
+  if (opts.onRecordingChanged)
+    subs.push(
+      opts.onRecordingChanged(({ sandbox }) => {
+        opts.bus.publish({ topic: 'replay', sandbox });
+        try {
+          opts.replay.enforceLimit(sandbox);
+        } catch {
+          /* best effort: the next round tries again */
+        }
+      }),
+    );
+  const timer = setInterval(() => opts.replay.enforceLimits(), LIMIT_EVERY_MS);
+  timer.unref();
+  return {
+    dispose: () => {
+      clearInterval(timer);
+      for (const s of subs) s.dispose();
+    },
+  };
+}
