@@ -1,14 +1,13 @@
-import { SandboxDeskError } from '../shared/errors.js';
+import { exportScreenVideo, renderScreenAt, screenRecordingInfo, trimScreenRecording } from '../desktop/replay/index.js';
 import type { ScreenRecordingApi } from './replay-screen.js';
 
 /**
- * The screen recording functions the facade gives ReplayService. Until recscreen's
- * src/desktop/replay/ is merged this says "no screen recording" (terminals and events replay
- * without it); after the merge it binds the real functions.
+ * The screen recording functions the facade gives ReplayService: recscreen's src/desktop/replay/
+ * (bound here once both branches met; terminals and events replay without a screen all the same).
  */
 export const screenRecordings: ScreenRecordingApi = {
-  screenRecordingInfo: () => null,
-  renderScreenAt: () => Promise.reject(new SandboxDeskError('not_found', 'this build records no screen')),
-  trimScreenRecording: () => 0,
-  exportScreenVideo: () => Promise.reject(new SandboxDeskError('unsupported', 'this build records no screen')),
+  screenRecordingInfo,
+  renderScreenAt,
+  trimScreenRecording,
+  exportScreenVideo,
 };
