@@ -69,8 +69,8 @@ describe('replay, end to end: what the agent did, where, and what the screen sho
   /** A live screenshot through the agent's tool: the PNG and when it was taken. */
   const liveShot = async () => {
     const r = await call('screenshot', {});
-    const frame = jsonOf(r) as { takenAt: string; width: number; height: number };
-    return { png: Buffer.from(r.content.find((c) => c.type === 'image')!.data!, 'base64'), takenAt: frame.takenAt };
+    const frame = jsonOf(r) as { takenAt: string; frameId: string };
+    return { png: Buffer.from(r.content.find((c) => c.type === 'image')!.data!, 'base64'), takenAt: frame.takenAt, frameId: frame.frameId };
   };
   /** A method of the API as the window calls it (the server's own dispatcher). */
   const api = async <T>(method: string, params: Record<string, unknown>): Promise<T> => {
@@ -81,8 +81,8 @@ describe('replay, end to end: what the agent did, where, and what the screen sho
 
   // What happened, kept for the checks on the view.
   const cdWindow = { before: 0, after: 0 };
-  let beforeClick: { png: Buffer; takenAt: string };
-  let afterTyping: { png: Buffer; takenAt: string };
+  let beforeClick: { png: Buffer; takenAt: string; frameId: string };
+  let afterTyping: { png: Buffer; takenAt: string; frameId: string };
   const clickWindow = { before: 0, after: 0 };
 
   beforeAll(async () => {
@@ -134,10 +134,19 @@ describe('replay, end to end: what the agent did, where, and what the screen sho
     await call('type', { text: 'file:///tmp/proj/page.html' });
     await call('key', { keys: 'Return' });
     await call('wait_until_stable', { quietMs: 1500, timeoutMs: 60_000 });
-    beforeClick = await liveShot();
-    clickWindow.before = Date.now();
-    await call('click', { x: 400, y: 300 });
-    clickWindow.after = Date.now();
+    // The click names the screenshot it aimed on (its frameId): the replay shows that frame for it. A
+    // frame the screen moved on from is refused (stale_frame): then a fresh look, once more.
+    for (let attempt = 0; ; attempt++) {
+      beforeClick = await liveShot();
+      clickWindow.before = Date.now();
+      const r = (await client.callTool({
+        name: 'click',
+        arguments: { sandbox: sb, x: 400, y: 300, frameId: beforeClick.frameId },
+      })) as ToolResult;
+      clickWindow.after = Date.now();
+      if (!r.isError) break;
+      if (attempt > 2 || !textOf(r).includes('stale_frame')) throw new Error(`click: ${textOf(r)}`);
+    }
     await call('type', { text: 'hello replay' });
     // The caret blinks in the focused field: "stable" may never come, so this only waits a little.
     await call('wait_until_stable', { quietMs: 800, timeoutMs: 4000 });
