@@ -51,6 +51,13 @@ async function pixelDifference(a: Buffer, b: Buffer): Promise<{ fraction: number
   return { fraction: differ / n, width: ra!.info.width, height: ra!.info.height };
 }
 
+/** The brightness (0..255) of the pixel at the middle of a screenshot. */
+async function centre(png: Buffer): Promise<number> {
+  const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const o = (Math.floor(info.height / 2) * info.width + Math.floor(info.width / 2)) * 3;
+  return Math.min(data[o]!, data[o + 1]!, data[o + 2]!);
+}
+
 /** A caret blinking or the panel clock ticking between two looks: at most this much of the screen. */
 const TINY = 0.002;
 
@@ -129,7 +136,9 @@ describe('replay, end to end: what the agent did, where, and what the screen sho
     await ui.page.keyboard.press('Enter');
     await expect.poll(() => bufferOf(ui.page, 'term-1'), { timeout: 30_000 }).toContain(`${mark}-42`);
 
-    // The agent opens the page in the desktop's browser, clicks into the field and types.
+    // The agent opens the page in the desktop's browser, clicks into the field and types. It looks
+    // first: the browser's window is up once the middle of the screen is not the bare (black) root.
+    await expect.poll(async () => (await centre((await liveShot()).png)) > 200, { timeout: 120_000, interval: 1000 }).toBe(true);
     await call('key', { keys: 'ctrl+l' });
     await call('type', { text: 'file:///tmp/proj/page.html' });
     await call('key', { keys: 'Return' });
@@ -162,6 +171,14 @@ describe('replay, end to end: what the agent did, where, and what the screen sho
     events = answer.events;
     startedAt = Date.parse(answer.startedAt!);
     figures.events = events.length;
+    // The recorder writes asynchronously: wait until the recording reaches the last live look.
+    const screenEnd = async () => {
+      const { recordings } = await api<{ recordings: Array<{ sandbox: string; screen: { endedAt: string } | null }> }>('replayList', {
+        sandbox: sb,
+      });
+      return Date.parse(recordings.find((r) => r.sandbox === sb)?.screen?.endedAt ?? '1970-01-01T00:00:00Z');
+    };
+    await expect.poll(screenEnd, { timeout: 60_000, interval: 500 }).toBeGreaterThanOrEqual(Date.parse(afterTyping.takenAt));
     for (const [name, shot] of [
       ['beforeClick', beforeClick],
       ['afterTyping', afterTyping],
@@ -219,6 +236,8 @@ describe('replay, end to end: what the agent did, where, and what the screen sho
     figures['viewDiff.click'] = d.fraction;
     expect(d.fraction).toBeLessThanOrEqual(TINY);
     await expect.poll(() => bufferOf(p, 'replay'), { timeout: 20_000 }).toContain(`${mark}-42`);
+    await p.emulateMedia({ colorScheme: 'dark' });
+    await p.getByTestId('replay-view').evaluate((el) => (el.scrollTop = 0));
     await p.screenshot({ path: join(DOCS, 'replay-view.png') });
     // Accessible with real content, in both schemes (the window's axe standard: no serious finding).
     for (const colorScheme of ['dark', 'light'] as const) {

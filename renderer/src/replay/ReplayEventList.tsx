@@ -24,7 +24,8 @@ const KIND_LABEL: Record<ReplayEvent['kind'], string> = {
 
 /** Where a call or command ran: the cwd it was given, then the one it was measured to end in. */
 function CwdOf({ e }: { e: ReplayEvent }) {
-  if (e.cwdUsed === undefined && e.cwdObserved === undefined) return null;
+  // Calls that run nothing in a shell (a click, a screenshot) have no cwd: nothing to show.
+  if (!e.cwdUsed && !e.cwdObserved) return null;
   const moved = e.cwdObserved && e.cwdUsed !== e.cwdObserved;
   return (
     <span className="replay-cwd mono small" data-testid="replay-event-cwd">
@@ -42,8 +43,13 @@ function CwdOf({ e }: { e: ReplayEvent }) {
 export function ReplayEventList({ events, startMs, current, selected, onJump, recording }: Props) {
   const list = useRef<HTMLOListElement>(null);
   useEffect(() => {
-    const item = list.current?.querySelector<HTMLElement>('[data-current="true"]');
-    item?.scrollIntoView?.({ block: 'nearest' });
+    // Only the list scrolls (scrollIntoView would move the whole view, scrubber and screen with it).
+    const box = list.current;
+    const item = box?.querySelector<HTMLElement>('[data-current="true"]');
+    if (!box || !item) return;
+    const top = item.offsetTop; // the list is the offset parent (position: relative)
+    if (top < box.scrollTop) box.scrollTop = top;
+    else if (top + item.offsetHeight > box.scrollTop + box.clientHeight) box.scrollTop = top + item.offsetHeight - box.clientHeight;
   }, [current]);
   return (
     <section className="replay-events card" aria-label="What happened" data-testid="replay-events">
