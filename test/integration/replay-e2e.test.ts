@@ -253,7 +253,7 @@ describe('replay, end to end: what the agent did, where, and what the screen sho
     await p.emulateMedia({ colorScheme: 'dark' });
     // The clicked row took the focus (and the page scrolled to it): the top of the view for the picture.
     await p.getByTestId('replay-view').evaluate((el) => {
-      for (let e: HTMLElement | null = el; e; e = e.parentElement) e.scrollTop = 0;
+      for (let e: Element | null = el; e; e = e.parentElement) e.scrollTop = 0;
     });
     await p.screenshot({ path: join(DOCS, 'replay-view.png') });
     // Accessible with real content, in both schemes (the window's axe standard: no serious finding).
