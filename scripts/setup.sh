@@ -23,6 +23,8 @@ fi
 # podman: the example podman plugin's engine; ffmpeg: the replay's video export (issue 16).
 APT_PACKAGES=(docker.io debootstrap qemu-system-x86 qemu-utils genisoimage e2fsprogs chromium openssh-client socat
               ca-certificates git python3 make g++ xz-utils util-linux procps podman ffmpeg)
+# asciinema: the replay tests check that the recorded terminals (.cast) are what asciinema reads.
+APT_PACKAGES+=(asciinema)
 step "Debian packages"
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -1,13 +1,5 @@
 import { exportScreenVideo, renderScreenAt, screenRecordingInfo, trimScreenRecording } from '../desktop/replay/index.js';
 import type { ScreenRecordingApi } from './replay-screen.js';
 
-/**
- * The screen recording functions the facade gives ReplayService: recscreen's src/desktop/replay/
- * (bound here once both branches met; terminals and events replay without a screen all the same).
- */
-export const screenRecordings: ScreenRecordingApi = {
-  screenRecordingInfo,
-  renderScreenAt,
-  trimScreenRecording,
-  exportScreenVideo,
-};
+/** The screen recording functions the facade gives ReplayService: recscreen's src/desktop/replay/. */
+export const screenRecordings: ScreenRecordingApi = { screenRecordingInfo, renderScreenAt, trimScreenRecording, exportScreenVideo };

@@ -288,21 +288,21 @@ describe('ReplayService', () => {
     expect(existsSync(join(root, 'box', 'export.lock'))).toBe(false);
   });
 
-  it('remove: everything but what is being written; the folder goes when nothing is', () => {
+  it('remove: everything but what is being written; the folder goes when nothing is', async () => {
     const { root, screen, svc, active, changed } = setup();
     screen.add(join(root, 'box', 'screen'), 0, 30, 1000);
     screen.add(join(root, 'box', 'screen'), 30, 60, 500);
     writeCast(root, 'box', 'aa01', 0, [[1, 'x']]);
     writeCast(root, 'box', 'aa02', 0, [[1, 'y']]);
     active.add('aa02');
-    const r = svc.remove('box');
+    const r = await svc.remove('box');
     expect(r.removedBytes).toBeGreaterThan(1000);
     expect(svc.list('box')[0]!.terminals.map((t) => t.terminalId)).toEqual(['aa02']);
     expect(changed).toContain('box');
     active.clear();
-    svc.remove('box');
+    await svc.remove('box');
     expect(existsSync(join(root, 'box'))).toBe(false);
-    expect(() => svc.remove('box')).toThrow(/has no recording/);
+    await expect(svc.remove('box')).rejects.toThrow(/has no recording/);
   });
 
   it('the size limit removes the oldest first across screen segments and closed casts, and warns when only live parts are left', () => {

@@ -36,6 +36,10 @@ export interface ReplayHost {
   recordingTerminals(sandbox: string): string[];
   /** Is the screen being recorded now (recscreen's recorder)? */
   screenRecording?(sandbox: string): boolean;
+  /** Removes the screen recording, stopping this process's recorder first (it records afresh if it was on); bytes removed. Absent: trimScreenRecording(dir, 0). */
+  removeScreen?(sandbox: string): Promise<number>;
+  /** Why the screen recording stopped on its own (disk full), if it did. */
+  screenWarning?(sandbox: string): string | null;
   /** A tracked operation (src/api/operation-tracker.ts). */
   startOperation(kind: string, sandbox: string): TrackedOperation;
   /** Tell clients the recording changed (the `replay` CoreEvent topic). */
@@ -158,6 +162,7 @@ export class ReplayService {
       ...new Set([
         ...journal.filter((e) => e.kind === 'recording').flatMap((e) => e.warnings ?? []),
         ...(this.warnings.get(sandbox) ?? []),
+        ...(screen ? [this.host.screenWarning?.(sandbox)].filter((w): w is string => !!w) : []),
       ]),
     ];
     return {
@@ -389,7 +394,7 @@ export class ReplayService {
    * Removes a sandbox's recording. What is being written now (an open terminal's cast, the screen's
    * current segment) stays, so a running recorder is never cut; everything else goes.
    */
-  remove(sandbox: string): { removedBytes: number } {
+  async remove(sandbox: string): Promise<{ removedBytes: number }> {
     const before = this.recording(sandbox);
     if (!before) throw new SandboxDeskError('not_found', `sandbox ${sandbox} has no recording`);
     if (this.exporting.has(sandbox))
@@ -401,7 +406,10 @@ export class ReplayService {
       rmSync(this.castFile(sandbox, t.terminalId), { force: true });
       removed += t.bytes;
     }
-    if (before.screen) removed += this.host.screen.trimScreenRecording(this.screenDir(sandbox), 0);
+    if (before.screen)
+      removed += this.host.removeScreen
+        ? await this.host.removeScreen(sandbox)
+        : this.host.screen.trimScreenRecording(this.screenDir(sandbox), 0);
     const journal = this.host.journal.file(sandbox);
     removed += this.fileBytes(journal);
     rmSync(journal, { force: true });

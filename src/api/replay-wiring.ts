@@ -45,7 +45,7 @@ export function actionEvent(a: AgentActionView): ReplayEvent {
     at: a.at,
     kind: 'action',
     summary: point ? `${a.kind} (${point.x}, ${point.y})` : a.kind,
-    tool: `desktop_${a.kind}`,
+    tool: a.kind,
     point,
     frameId: a.frame?.frameId ?? null,
     frameAt: a.frame?.takenAt ?? null,

@@ -60,7 +60,6 @@ import { ReplayJournal } from './replay-journal.js';
 import { ReplayService } from './replay-service.js';
 import { screenRecordings } from './replay-screen-binding.js';
 import { commandEvent, wireReplay } from './replay-wiring.js';
-import type { Event as LifecycleEvent } from '../shared/lifecycle.js';
 
 export interface SandboxDeskOptions {
   dataDir?: string;
@@ -256,6 +255,9 @@ export class SandboxDesk {
       calls: (sandbox) => this.store.callLog.list({ sandbox, limit: 100_000 }),
       checkpoints: (sandbox) => this.store.checkpoints.listReady(sandbox),
       recordingTerminals: (sandbox) => this.io.recordingTerminals(sandbox),
+      screenRecording: (sandbox) => this.desktop.screenRecordingStatus(sandbox)?.on ?? false,
+      removeScreen: (sandbox) => this.desktop.removeScreenRecording(sandbox),
+      screenWarning: (sandbox) => this.desktop.screenRecordingStatus(sandbox)?.warning ?? null,
       startOperation: (kind, sandbox) => this.tracker.start(kind, sandbox, sandbox),
       changed: (sandbox) => this.events.publish({ topic: 'replay', sandbox }),
     });
@@ -299,8 +301,8 @@ export class SandboxDesk {
         replay: this.replay,
         lease: (sandbox) => this.store.leases.get(sandbox),
         onActionRecorded: this.desktop.onActionRecorded,
-        // recscreen's screen recorder says when a screen recording starts, stops or is cut.
-        onRecordingChanged: (this.desktop as { onRecordingChanged?: LifecycleEvent<{ sandbox: string }> }).onRecordingChanged,
+        // The screen recorder says when a screen recording starts, stops or is cut.
+        onRecordingChanged: this.desktop.onRecordingChanged,
       }),
     );
   }

@@ -37,6 +37,15 @@ export const HELP_EXAMPLES: Record<string, string[]> = {
     'sandbox-desk sandbox network demo --mode offline                    # live: the next connection fails',
   ],
   network: ['sandbox-desk network log demo --follow'],
+  replay: ['sandbox-desk replay ls', 'sandbox-desk replay events demo --since 10m'],
+  'replay list': ['sandbox-desk replay ls', 'sandbox-desk replay list demo --json'],
+  'replay events': ['sandbox-desk replay events demo', 'sandbox-desk replay events demo --since 2026-03-01T10:00:00Z --json'],
+  'replay frame': ['sandbox-desk replay frame demo --at 2026-03-01T10:00:05Z --out screen.png', 'sandbox-desk replay frame demo --at 30s'],
+  'replay export': [
+    'sandbox-desk replay export demo --out ./demo-replay',
+    'sandbox-desk replay export demo --from 2026-03-01T10:00:00Z --to 2026-03-01T10:05:00Z --out ./clip --format webm',
+  ],
+  'replay rm': ['sandbox-desk replay rm demo'],
   'network log': ['sandbox-desk network log demo', 'sandbox-desk network log demo --follow --json'],
   exec: [
     'sandbox-desk exec demo -- ls -la',

@@ -24,6 +24,7 @@ import {
 import { addCpCommand } from './cp-command.js';
 import { addDesktopCommands } from './desktop-commands.js';
 import { addCheckpointCommands } from './checkpoint-commands.js';
+import { addReplayCommands } from './replay-commands.js';
 import { addImageCommands } from './image-command.js';
 import { addMcpCommands } from './mcp-command.js';
 import { addLogsCommands } from './logs-command.js';
@@ -376,6 +377,7 @@ export async function main(
     });
 
   addNetworkCommands(program, sandbox, core, out);
+  addReplayCommands(program, core, out);
   addStandardAliases(program);
   addHelpExamples(program);
 

@@ -151,6 +151,16 @@ export class DesktopService {
     return this.recordings?.screenDir(sandbox) ?? null;
   }
 
+  /** The screen recording's state without probing the desktop (replay's list: on now, and a warning it stopped with). */
+  screenRecordingStatus(sandbox: string): DesktopStatus['recording'] | null {
+    return this.recordings?.status(sandbox) ?? null;
+  }
+
+  /** Removes the sandbox's screen recording (recording goes on afresh if it was on); the bytes removed. */
+  removeScreenRecording(sandbox: string): Promise<number> {
+    return this.recordings?.remove(sandbox) ?? Promise.resolve(0);
+  }
+
   private recordingStatus(sandbox: string, running: boolean): DesktopStatus['recording'] {
     if (!this.recordings) return { on: false, bytes: 0, since: null, warning: null };
     if (running && this.adoptRunning && !this.stopping.has(sandbox)) this.recordings.ensure(sandbox);

@@ -1,6 +1,7 @@
 // Over 400 lines: one registration per MCP tool (description, schema, handler), a flat table an agent's
 // tool list mirrors; each entry is short, and splitting them by file would scatter that list. Policy,
 // limits and the transports are modules of their own beside it.
+import { registerReplayTools } from './replay-tools.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -610,6 +611,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
   );
 
   registerCheckpointTools(server, desk, { tool, guard, text });
+  registerReplayTools(server, desk, { tool, guard, text });
 
   return server;
 }

@@ -78,6 +78,8 @@ describe('MCP agent bridge', () => {
       'sandbox_fork',
       'sandbox_pause',
       'sandbox_resume',
+      'replay_events',
+      'replay_frame',
     ]) {
       expect(names).toContain(n);
     }

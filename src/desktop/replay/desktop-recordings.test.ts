@@ -70,6 +70,19 @@ describe('DesktopRecordings', () => {
     expect(r.status('sb').bytes).toBeGreaterThan(0);
   });
 
+  it('remove: the segments go, the recording starts afresh in a new segment', async () => {
+    const { r } = recordings(async () => (await liveClient()).client);
+    const screen = r.screenDir('sb');
+    r.ensure('sb');
+    await changed(r, () => readdirSync(screen).some((n) => n.startsWith('seg-')));
+    const before = readdirSync(screen).filter((n) => n.startsWith('seg-'));
+    await new Promise((resolve) => setTimeout(resolve, 5)); // distinct segment start ms
+    expect(await r.remove('sb')).toBeGreaterThan(0);
+    await changed(r, () => readdirSync(screen).some((n) => n.startsWith('seg-') && !before.includes(n)));
+    expect(readdirSync(screen).filter((n) => before.includes(n))).toEqual([]);
+    expect(r.status('sb').on).toBe(true);
+  });
+
   it('--no-record is remembered in the screen dir; config replay.record false records nothing', async () => {
     const { r } = recordings(async () => (await liveClient()).client);
     r.setWanted('sb', false);

@@ -1,7 +1,8 @@
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { SandboxDeskError } from '../../shared/errors.js';
 import { Emitter, type Event, type IDisposable } from '../../shared/lifecycle.js';
+import { segmentStart } from './rfbrec-format.js';
 import { ScreenRecorder, dirBytes, type RecordingStatus, type RecordSource, type ScreenRecorderOptions } from './screen-recorder.js';
 
 /**
@@ -140,6 +141,25 @@ export class DesktopRecordings implements IDisposable {
     await a.recorder.stop();
     this.lastStatus.set(sandbox, a.recorder.status);
     this.changed.fire({ sandbox });
+  }
+
+  /**
+   * Removes the sandbox's screen recording (replayRemove): stops a recorder of this process first
+   * (its open segment would live on unlinked), deletes the segments, and records again when it was
+   * recording. `--no-record` stays. Returns the bytes removed.
+   */
+  async remove(sandbox: string): Promise<number> {
+    const was = this.active.has(sandbox);
+    await this.stop(sandbox);
+    const dir = this.screenDir(sandbox);
+    const bytes = dirBytes(dir);
+    for (const name of existsSync(dir) ? readdirSync(dir) : []) {
+      if (segmentStart(name) !== undefined) rmSync(join(dir, name), { force: true });
+    }
+    this.lastStatus.delete(sandbox);
+    rmSync(join(dir, WARNING), { force: true });
+    if (was) this.ensure(sandbox);
+    return bytes;
   }
 
   /** What `desktop status` shows: this process's recorder, another process's (from its lock), or off. */

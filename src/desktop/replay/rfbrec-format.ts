@@ -11,6 +11,9 @@
  *   type 2  update:   deflate(one whole server→client FramebufferUpdate message as it came over the
  *                     wire: Raw/CopyRect rects in 32 bpp BGRX, and DesktopSize pseudo-rects)
  *   type 3  tick:     empty — the screen was as it was until this time (an idle screen's clock)
+ *   type 4  full update: as type 2, for an update whose first rect is Raw over the whole screen — it
+ *                     repaints everything, so a seek may start from it as from a keyframe (an
+ *                     animating screen then needs no keyframes of its own: none to compress twice)
  *
  * Every segment starts with a keyframe, so the oldest can be deleted and any segment replays alone.
  * A crash mid-write leaves a torn last record: the reader stops at the first record whose length runs
@@ -26,6 +29,7 @@ export const RecordType = {
   Keyframe: 1,
   Update: 2,
   Tick: 3,
+  FullUpdate: 4,
 } as const;
 export type RecordType = (typeof RecordType)[keyof typeof RecordType];
 
@@ -90,7 +94,7 @@ export function scanRecords(size: number, read: (offset: number, length: number)
     const len = head.readUInt32BE(0);
     if (len < RECORD_OVERHEAD - 4 || len > MAX_RECORD_BYTES || at + 4 + len > size) break;
     const type = head.readUInt8(4);
-    if (type < RecordType.Keyframe || type > RecordType.Tick) break;
+    if (type < RecordType.Keyframe || type > RecordType.FullUpdate) break;
     records.push({ type: type as RecordType, timeMs: head.readDoubleBE(5), offset: at + 13, length: len - 13 });
     lastAt = at;
     at += 4 + len;

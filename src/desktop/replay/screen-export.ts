@@ -25,7 +25,7 @@ export interface ExportScreenOptions {
 }
 
 const CODEC: Record<'mp4' | 'webm', string[]> = {
-  mp4: ['-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart'],
+  mp4: ['-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '23', '-pix_fmt', 'yuv420p', '-movflags', '+faststart'],
   webm: ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-row-mt', '1', '-b:v', '0', '-crf', '36', '-pix_fmt', 'yuv420p'],
 };
 
@@ -105,10 +105,9 @@ export async function exportScreenVideo(dir: string, opts: ExportScreenOptions):
           : scaleRgba(fb.data, { width, height, screenWidth: fb.width, screenHeight: fb.height });
       // A copy: the stream may hold the chunk while the cursor paints the next frame into the same pixels.
       if (!child.stdin.write(Buffer.from(rgba))) {
-        await new Promise<void>((resolve) => {
-          child.stdin.once('drain', resolve);
-          child.once('close', resolve);
-        });
+        let onDrain: (() => void) | undefined;
+        await Promise.race([new Promise<void>((resolve) => child.stdin.once('drain', (onDrain = resolve))), exited.catch(() => null)]);
+        if (onDrain) child.stdin.off('drain', onDrain);
       }
       if (child.exitCode !== null) break;
       if (i % fps === 0) opts.onProgress?.(t - from, totalMs);

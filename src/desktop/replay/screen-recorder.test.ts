@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, statSync, truncateSync, appendFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { RfbClient } from '../rfb/rfb-client.js';
 import { fakeRfbServer, type FakeRfbServer } from '../rfb/test/fake-rfb-server.js';
 import { ScreenCursor, renderScreenAt, screenRecordingInfo, trimScreenRecording } from './screen-replay.js';
 import { ScreenRecorder, type SegmentWriter } from './screen-recorder.js';
+import { RecordType, scanRecords } from './rfbrec-format.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -50,6 +51,7 @@ async function session(client: RfbClient, server: FakeRfbServer, c: ReturnType<t
     () => server.paint(0, 30, 64, 10, [10, 20, 250]),
     () => server.desktopSize(80, 60),
     () => server.fullUpdate(),
+    () => server.paint(0, 0, 80, 60, [200, 100, 50]), // one Raw rect over the whole screen: a full repaint
     () => server.paint(70, 50, 10, 10, [123, 45, 67]),
     () => server.copyRect(70, 50, 5, 5, 10, 10),
   ];
@@ -82,6 +84,13 @@ describe('ScreenRecorder + replay', () => {
     expect(info.endedAt).toBe(new Date(shots.at(-1)!.t).toISOString());
     expect(info.keyframes).toBeGreaterThan(1);
     expect([info.width, info.height]).toEqual([80, 60]);
+
+    // The full repaint was recorded as one, a starting point for seeks like a keyframe.
+    const types = readdirSync(dir).flatMap((n) => {
+      const bytes = readFileSync(join(dir, n));
+      return scanRecords(bytes.length, (o, l) => bytes.subarray(o, o + l)).records.map((r) => r.type);
+    });
+    expect(types).toContain(RecordType.FullUpdate);
 
     const cursor = new ScreenCursor(dir);
     await cursor.moveTo(start.t);

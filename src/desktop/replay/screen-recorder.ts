@@ -62,7 +62,7 @@ export interface ScreenRecorderOptions {
   dir: string;
   /** A keyframe at least this often while the screen changes (default 10 s). */
   keyframeIntervalMs?: number;
-  /** A keyframe once this many update bytes (uncompressed) came since the last one, as a multiple of the framebuffer's size (default 3). */
+  /** A keyframe once this many update bytes (uncompressed) came since the last one, as a multiple of the framebuffer's size (default 2: a seek applies at most that). */
   keyframeEveryFrames?: number;
   /** A new segment this often (default 2 min) or past segmentMaxBytes (default 64 MiB). */
   segmentMs?: number;
@@ -78,7 +78,7 @@ const MAX_QUEUED_BYTES = 96 * 1024 * 1024;
 type Queued =
   | { kind: 'segment'; startMs: number }
   | { kind: 'keyframe'; timeMs: number; width: number; height: number; rgba: Uint8Array }
-  | { kind: 'update'; timeMs: number; parts: readonly Buffer[]; bytes: number }
+  | { kind: 'update'; timeMs: number; parts: readonly Buffer[]; bytes: number; full: boolean }
   | { kind: 'tick'; timeMs: number };
 
 export class ScreenRecorder implements IDisposable {
@@ -108,7 +108,7 @@ export class ScreenRecorder implements IDisposable {
   ) {
     this.opts = {
       keyframeIntervalMs: opts.keyframeIntervalMs ?? 10_000,
-      keyframeEveryFrames: opts.keyframeEveryFrames ?? 3,
+      keyframeEveryFrames: opts.keyframeEveryFrames ?? 2,
       segmentMs: opts.segmentMs ?? 120_000,
       segmentMaxBytes: opts.segmentMaxBytes ?? 64 * 1024 * 1024,
       tickMs: opts.tickMs ?? 2000,
@@ -174,8 +174,14 @@ export class ScreenRecorder implements IDisposable {
     const now = this.opts.now();
     const bytes = parts.reduce((n, p) => n + p.length, 0);
     if (this.segStartMs >= 0 && !this.needKeyframe) {
-      this.enqueue({ kind: 'update', timeMs: now, parts, bytes }, bytes);
+      const full = repaintsAll(parts, src.width, src.height);
+      this.enqueue({ kind: 'update', timeMs: now, parts, bytes, full }, bytes);
       this.bytesSinceKey += bytes;
+      // A full repaint is a starting point for seeks: no keyframe needed for a while.
+      if (full) {
+        this.lastKeyMs = now;
+        this.bytesSinceKey = 0;
+      }
     }
     const frameBytes = Math.max(1, src.width * src.height * 4);
     if (
@@ -303,11 +309,33 @@ export class ScreenRecorder implements IDisposable {
         return encodeRecord(RecordType.Keyframe, item.timeMs, Buffer.concat([keyframeHeader(item.width, item.height), z]));
       }
       case 'update':
-        return encodeRecord(RecordType.Update, item.timeMs, await deflate(Buffer.concat(item.parts), { level: 1 }));
+        return encodeRecord(
+          item.full ? RecordType.FullUpdate : RecordType.Update,
+          item.timeMs,
+          await deflate(Buffer.concat(item.parts), { level: 1 }),
+        );
       case 'tick':
         return encodeRecord(RecordType.Tick, item.timeMs, Buffer.alloc(0));
     }
   }
+}
+
+/** Whether a FramebufferUpdate's first rect is Raw over the whole width x height screen (it repaints everything). */
+export function repaintsAll(parts: readonly Buffer[], width: number, height: number): boolean {
+  const head = Buffer.alloc(16);
+  let filled = 0;
+  for (const p of parts) {
+    if (filled >= 16) break;
+    filled += p.copy(head, filled, 0, Math.min(p.length, 16 - filled));
+  }
+  if (filled < 16 || head.readUInt16BE(2) === 0) return false;
+  return (
+    head.readUInt16BE(4) === 0 &&
+    head.readUInt16BE(6) === 0 &&
+    head.readUInt16BE(8) === width &&
+    head.readUInt16BE(10) === height &&
+    head.readInt32BE(12) === 0 // Raw
+  );
 }
 
 /** Bytes of the segments in a screen dir (0 when there is none). */

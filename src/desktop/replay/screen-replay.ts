@@ -58,7 +58,7 @@ function indexOf(file: string): SegmentIndex {
       );
       const shift = known.validBytes - MAGIC.length;
       for (const r of more.records) {
-        if (r.type === RecordType.Keyframe) known.keyframes.push(known.records.length);
+        if (startsScreen(r)) known.keyframes.push(known.records.length);
         known.records.push({ ...r, offset: r.offset + shift });
       }
       known.validBytes = more.validBytes + shift;
@@ -66,16 +66,27 @@ function indexOf(file: string): SegmentIndex {
       return known;
     }
     const { records, validBytes } = scanRecords(f.size, f.read);
-    const keyframes = records.flatMap((r, i) => (r.type === RecordType.Keyframe ? [i] : []));
+    const keyframes = records.flatMap((r, i) => (startsScreen(r) ? [i] : []));
     // A segment replays from its first keyframe: records before one (there are none when written by the recorder) are dropped.
-    const first = keyframes[0];
-    const usable = first === undefined ? [] : records.slice(first);
-    const idx = { file, size: f.size, validBytes, records: usable, keyframes: keyframes.map((k) => k - (first ?? 0)) };
+    const first = records.findIndex((r) => r.type === RecordType.Keyframe);
+    const usable = first < 0 ? [] : records.slice(first);
+    const idx = {
+      file,
+      size: f.size,
+      validBytes,
+      records: usable,
+      keyframes: first < 0 ? [] : keyframes.filter((k) => k >= first).map((k) => k - first),
+    };
     indexes.set(file, idx);
     return idx;
   } finally {
     f.close();
   }
+}
+
+/** A record a seek can start from: a keyframe, or an update that repaints the whole screen. */
+function startsScreen(r: RecordRef): boolean {
+  return r.type === RecordType.Keyframe || r.type === RecordType.FullUpdate;
 }
 
 /** The segments of a screen dir, oldest first, with at least one keyframe. */
@@ -111,7 +122,7 @@ export function screenRecordingInfo(dir: string): ReplayScreenInfo | null {
   const s = span(segs);
   if (!s) return null;
   const latest = segs.at(-1)!;
-  const lastKey = latest.records[latest.keyframes.at(-1)!]!;
+  const lastKey = latest.records.findLast((r) => r.type === RecordType.Keyframe)!;
   const f = readAt(latest.file);
   let size: { width: number; height: number };
   try {
@@ -214,15 +225,22 @@ export class ScreenCursor {
       if (!ahead) {
         const k = seg.records[key]!;
         const p = readPayload(k, f.read);
-        const rgba = await inflate(p.subarray(4));
-        this.fb.keyframe(p.readUInt16BE(0), p.readUInt16BE(2), rgba);
+        if (k.type === RecordType.FullUpdate) {
+          // Its first rect is Raw over the whole screen (x, y, width, height after the 4-byte header).
+          const message = await inflate(p);
+          const [width, height] = [message.readUInt16BE(8), message.readUInt16BE(10)];
+          this.fb.keyframe(width, height, new Uint8Array(width * height * 4));
+          this.fb.update(message);
+        } else {
+          this.fb.keyframe(p.readUInt16BE(0), p.readUInt16BE(2), await inflate(p.subarray(4)));
+        }
         this.seg = seg;
         this.pos = key;
         this.shownAt = k.timeMs;
       }
       for (let i = this.pos + 1; i < seg.records.length && seg.records[i]!.timeMs <= t; i++) {
         const r = seg.records[i]!;
-        if (r.type === RecordType.Update) {
+        if (r.type === RecordType.Update || r.type === RecordType.FullUpdate) {
           this.fb.update(await inflate(readPayload(r, f.read)));
           this.shownAt = r.timeMs;
         } else if (r.type === RecordType.Keyframe) {
@@ -276,14 +294,39 @@ export async function renderScreenAt(
     await c.cursor.moveTo(at.getTime());
     const { fb } = c.cursor;
     const g = fitFrame(fb.width, fb.height, opts);
-    const rgba = scaleRgba(g.width === fb.width && g.height === fb.height ? fb.data.slice() : fb.data, g);
+    // No copy: calls on this cursor take turns, so nothing paints into the pixels while they are encoded.
+    const rgba = scaleRgba(fb.data, g);
     const shownAt = c.cursor.shownAt;
     const format = opts.format ?? 'png';
-    const image = await encodeFrame(rgba, g.width, g.height, format);
+    const image = await encodeReplayFrame(rgba, g.width, g.height, format);
     return { at: iso(shownAt), width: g.width, height: g.height, scale: g.scale, format, data: image.toString('base64') };
   });
   c.busy = run.catch(() => undefined);
   return run;
+}
+
+type Sharp = (typeof import('sharp'))['default'];
+let sharpLoad: Promise<Sharp | null> | undefined;
+
+/**
+ * PNG through sharp (libvips, on its own threads: ~5 ms for 1280x800 where the JS encoder the live
+ * screenshots use takes ~100 ms on a loaded machine) — a seek is mostly this; the pixels are the same.
+ * JPEG/WebP, and PNG where sharp does not load, go through encodeFrame.
+ */
+async function encodeReplayFrame(rgba: Uint8Array, width: number, height: number, format: FrameFormat): Promise<Buffer> {
+  if (format === 'png') {
+    sharpLoad ??= import('sharp').then(
+      (m) => m.default,
+      () => null,
+    );
+    const sharp = await sharpLoad;
+    if (sharp) {
+      return sharp(Buffer.from(rgba.buffer, rgba.byteOffset, rgba.byteLength), { raw: { width, height, channels: 4 } })
+        .png({ compressionLevel: 1, adaptiveFiltering: false })
+        .toBuffer();
+    }
+  }
+  return encodeFrame(rgba, width, height, format);
 }
 
 function iso(ms: number): string {

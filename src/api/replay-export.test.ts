@@ -1,0 +1,131 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RfbClient } from '../desktop/rfb/rfb-client.js';
+import { fakeRfbServer } from '../desktop/rfb/test/fake-rfb-server.js';
+import { ScreenRecorder } from '../desktop/replay/index.js';
+import { castProblems, parseCast } from '../session/cast-file.js';
+import { ReplayJournal } from './replay-journal.js';
+import { screenRecordings } from './replay-screen-binding.js';
+import { ReplayService } from './replay-service.js';
+
+/**
+ * ReplayService over the real screen recording (recscreen's recorder, reader and ffmpeg export): a
+ * synthetic 3-second recording and a terminal cast beside it, exported; and the export with no
+ * ffmpeg on PATH.
+ */
+const hasFfmpeg = (() => {
+  try {
+    execFileSync('ffmpeg', ['-version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+const T0 = 1_700_000_000_000;
+let root: string;
+const ended: Array<{ code?: string; message: string } | null> = [];
+
+function service(): ReplayService {
+  return new ReplayService({
+    root,
+    limitBytes: 1 << 30,
+    screen: screenRecordings,
+    journal: new ReplayJournal(root),
+    calls: () => [],
+    checkpoints: () => [],
+    recordingTerminals: () => [],
+    startOperation: () => ({ id: 'op', progress: () => undefined, end: (e) => void ended.push(e ?? null) }),
+    changed: () => undefined,
+  });
+}
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), 'sdesk-replay-export-'));
+  let t = T0;
+  const server = fakeRfbServer({ width: 64, height: 48 });
+  const client = await RfbClient.connect(server.transport, { timeoutMs: 2000 });
+  await client.requestUpdate(false);
+  const rec = new ScreenRecorder(join(root, 'box', 'screen'), { now: () => t });
+  rec.attach(client);
+  for (let i = 0; i < 15; i++) {
+    t += 200;
+    const done = new Promise<void>((resolve) => {
+      const sub = client.onUpdate(() => (sub.dispose(), resolve()));
+    });
+    server.paint((i * 4) % 56, 10, 8, 8, [255, (i * 17) % 256, 0]);
+    await done;
+  }
+  await rec.stop();
+  client.close();
+  mkdirSync(join(root, 'box', 'terminals'), { recursive: true });
+  writeFileSync(
+    join(root, 'box', 'terminals', 'ab12.cast'),
+    [
+      JSON.stringify({ version: 2, width: 80, height: 24, timestamp: T0 / 1000 }),
+      JSON.stringify([0.5, 'o', 'early']),
+      JSON.stringify([1.5, 'o', 'middle']),
+      JSON.stringify([2.8, 'o', 'late']),
+    ].join('\n') + '\n',
+  );
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe('ReplayService with the real screen recording', () => {
+  it('lists the screen, renders a frame at t, and refuses a time outside with the span', async () => {
+    const svc = service();
+    const r = svc.list('box')[0]!;
+    expect(r.screen).toMatchObject({ width: 64, height: 48 });
+    const f = await svc.frame({ sandbox: 'box', at: new Date(T0 + 1000).toISOString() });
+    expect(f).toMatchObject({ sandbox: 'box', width: 64, height: 48, format: 'png' });
+    expect(Buffer.from(f.data, 'base64').subarray(1, 4).toString()).toBe('PNG');
+    await expect(svc.frame({ sandbox: 'box', at: new Date(T0 + 3_600_000).toISOString() })).rejects.toThrow(/\d{4}-\d\d-\d\dT.* – /);
+  });
+
+  it.skipIf(!hasFfmpeg)('exports a range: an MP4 ffprobe reads, the cast clipped, events.jsonl', async () => {
+    const out = join(root, 'out');
+    const r = await service().export({
+      sandbox: 'box',
+      from: new Date(T0 + 1000).toISOString(),
+      to: new Date(T0 + 2000).toISOString(),
+      out,
+    });
+    const probe = JSON.parse(
+      execFileSync('ffprobe', ['-v', 'error', '-show_entries', 'stream=width,height:format=duration', '-of', 'json', r.video!.file], {
+        encoding: 'utf8',
+      }),
+    ) as { streams: Array<{ width: number; height: number }>; format: { duration: string } };
+    expect(probe.streams[0]).toMatchObject({ width: 64, height: 48 });
+    expect(Number(probe.format.duration)).toBeGreaterThan(0.5);
+    const cast = readFileSync(r.casts[0]!, 'utf8');
+    expect(castProblems(cast)).toEqual([]);
+    expect(parseCast(cast)!.events).toEqual([[0.5, 'o', 'middle']]);
+  });
+
+  it('ffmpeg missing (not on PATH): the export fails naming the Debian package, the operation fails, the lock is freed', async () => {
+    const path = process.env.PATH;
+    process.env.PATH = join(root, 'no-bin');
+    try {
+      await expect(service().export({ sandbox: 'box', out: join(root, 'out-noffmpeg') })).rejects.toMatchObject({
+        message: expect.stringContaining('ffmpeg is not installed'),
+        hint: expect.stringContaining('Debian package ffmpeg'),
+      });
+    } finally {
+      process.env.PATH = path;
+    }
+    expect(ended.at(-1)).toMatchObject({ message: expect.stringContaining('ffmpeg is not installed') });
+    // The next export is not refused as busy.
+    if (hasFfmpeg)
+      await expect(
+        service().export({
+          sandbox: 'box',
+          out: join(root, 'out-again'),
+          from: new Date(T0 + 100).toISOString(),
+          to: new Date(T0 + 200).toISOString(),
+        }),
+      ).resolves.toBeDefined();
+  });
+});

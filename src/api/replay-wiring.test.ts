@@ -1,0 +1,101 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CoreEventBus, type CoreEvent } from '../shared/core-events.js';
+import type { AgentActionView } from '../shared/desktop-types.js';
+import { Emitter } from '../shared/lifecycle.js';
+import type { Lease } from '../shared/lease-types.js';
+import { ReplayJournal } from './replay-journal.js';
+import type { ReplayService } from './replay-service.js';
+import { actionEvent, commandEvent, leaseEvent, wireReplay } from './replay-wiring.js';
+
+const root = mkdtempSync(join(tmpdir(), 'sdesk-replay-wiring-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const click: AgentActionView = {
+  sandbox: 'box',
+  at: '2026-03-01T10:00:05.000Z',
+  kind: 'click',
+  target: { x: 412, y: 300 },
+  pointer: { x: 412, y: 300 },
+  screen: { width: 1280, height: 800 },
+  frame: { frameId: 'f1', width: 640, height: 400, image: 'data:image/png;base64,', takenAt: '2026-03-01T10:00:04.500Z' },
+};
+
+describe('replay wiring', () => {
+  it('a command, a desktop action and a lease change as replay events', () => {
+    expect(
+      commandEvent('2026-03-01T10:00:00.000Z', 'cd /tmp/proj', {
+        exitCode: 0,
+        startCwd: '/home/user',
+        cwd: '/tmp/proj',
+        warnings: [{ code: 'cwd_missing', message: 'gone' }],
+        durationMs: 12,
+        session: 'default',
+      }),
+    ).toEqual({
+      at: '2026-03-01T10:00:00.000Z',
+      kind: 'command',
+      summary: 'cd /tmp/proj',
+      session: 'default',
+      cwdUsed: '/home/user',
+      cwdObserved: '/tmp/proj',
+      exitCode: 0,
+      durationMs: 12,
+      warnings: ['cwd_missing: gone'],
+    });
+    expect(commandEvent('t', 'x'.repeat(300), { error: 'boom', session: 's' }).summary).toHaveLength(200);
+    expect(actionEvent(click)).toMatchObject({
+      kind: 'action',
+      summary: 'click (412, 300)',
+      point: { x: 412, y: 300 },
+      frameId: 'f1',
+      frameAt: '2026-03-01T10:00:04.500Z',
+    });
+    expect(actionEvent({ ...click, kind: 'type', target: null, frame: null })).toMatchObject({
+      summary: 'type',
+      point: null,
+      frameId: null,
+    });
+    const lease: Lease = { holder: 'human', viewerId: 'v', epoch: 2, since: 'x', reason: 'taken by a viewer' };
+    expect(leaseEvent('t', lease).summary).toBe('control: human (taken by a viewer)');
+  });
+
+  it("journals this process's actions and lease changes (not another process's), publishes the screen recorder's changes", () => {
+    const bus = new CoreEventBus();
+    const journal = new ReplayJournal(root);
+    const actions = new Emitter<{ sandbox: string; action?: AgentActionView }>();
+    const recording = new Emitter<{ sandbox: string }>();
+    const limited: string[] = [];
+    const seen: CoreEvent[] = [];
+    bus.onEvent((e) => seen.push(e));
+    const w = wireReplay({
+      bus,
+      journal,
+      replay: { enforceLimit: (s: string) => (limited.push(s), 0), enforceLimits: () => undefined } as unknown as ReplayService,
+      lease: () => ({ holder: 'agent', viewerId: null, epoch: 3, since: 'x', reason: 'given back' }),
+      onActionRecorded: actions.event,
+      onRecordingChanged: recording.event,
+    });
+    actions.fire({ sandbox: 'box', action: click });
+    bus.publish({ topic: 'lease', sandbox: 'box' });
+    bus.publish({ topic: 'lease', sandbox: 'box', remote: true } as never);
+    recording.fire({ sandbox: 'box' });
+    expect(journal.read('box').map((e) => [e.kind, e.summary])).toEqual([
+      ['action', 'click (412, 300)'],
+      ['lease', 'control: agent (given back)'],
+    ]);
+    expect(seen.filter((e) => e.topic === 'replay')).toHaveLength(1);
+    expect(limited).toEqual(['box']);
+    w.dispose();
+    actions.fire({ sandbox: 'box', action: click });
+    expect(journal.read('box')).toHaveLength(2);
+  });
+
+  it('records nothing while replay.record is off', () => {
+    const journal = new ReplayJournal(join(root, 'off'), () => false);
+    journal.append('box', { at: 't', kind: 'command', summary: 'ls' });
+    expect(journal.read('box')).toEqual([]);
+  });
+});

@@ -1,0 +1,173 @@
+import { writeFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import type { SandboxDesk } from '../api/sandbox-desk.js';
+import { SandboxDeskError } from '../shared/errors.js';
+import type { ReplayEvent, ReplayRecording } from '../shared/replay-types.js';
+import { formatBytes } from './checkpoint-commands.js';
+import { printJson, type Out } from './output.js';
+
+interface JsonFlag {
+  json?: boolean;
+}
+
+const AGO: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * A time on the command line: ISO 8601 (`2026-01-02T03:04:05Z`), or a duration ago (`90s`, `10m`,
+ * `2h`, `1d`). Returns ISO.
+ */
+export function parseCliTime(value: string, flag: string, now = Date.now()): string {
+  const ago = /^(\d+(?:\.\d+)?)([smhd])$/.exec(value.trim());
+  if (ago) return new Date(now - Number(ago[1]) * AGO[ago[2]!]!).toISOString();
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms))
+    throw new SandboxDeskError('invalid_input', `${flag} ${JSON.stringify(value)} is not a time`, {
+      hint: 'give an ISO 8601 time (2026-01-02T03:04:05Z) or a duration ago (90s, 10m, 2h)',
+    });
+  return new Date(ms).toISOString();
+}
+
+function recordingTable(list: ReplayRecording[]): string {
+  if (list.length === 0) return 'Nothing recorded yet: terminals, desktops and commands are recorded while config replay.record is true.\n';
+  return (
+    list
+      .map((r) => {
+        const head = `${r.sandbox}${r.recording ? ' (recording now)' : ''}: ${r.startedAt ?? '-'} – ${r.endedAt ?? '-'}, ${formatBytes(r.bytes)} of ${formatBytes(r.limitBytes)}`;
+        const screen = r.screen
+          ? `  screen ${r.screen.width}x${r.screen.height}, ${r.screen.startedAt} – ${r.screen.endedAt}, ${r.screen.keyframes} keyframes, ${formatBytes(r.screen.bytes)}`
+          : '  screen: not recorded';
+        const terms = r.terminals.map(
+          (t) =>
+            `  terminal ${t.terminalId} (session ${t.session ?? '-'}, ${t.cols}x${t.rows}), ${t.startedAt} – ${t.endedAt}, ${formatBytes(t.bytes)}`,
+        );
+        const warns = r.warnings.map((w) => `  warning: ${w}`);
+        return [head, screen, ...terms, ...warns].join('\n');
+      })
+      .join('\n') + '\n'
+  );
+}
+
+export function eventLine(e: ReplayEvent): string {
+  const cwd =
+    e.cwdUsed || e.cwdObserved
+      ? `  [cwd ${e.cwdUsed ?? '-'}${e.cwdObserved && e.cwdObserved !== e.cwdUsed ? ` → ${e.cwdObserved}` : ''}]`
+      : '';
+  const exit = e.exitCode !== undefined && e.exitCode !== null ? `  exit ${e.exitCode}` : '';
+  const err = e.error ? `  error: ${e.error}` : '';
+  const warn = e.warnings?.length ? `  warnings: ${e.warnings.join('; ')}` : '';
+  return `${e.at}  ${e.kind.padEnd(10)} ${e.summary}${cwd}${exit}${err}${warn}`;
+}
+
+/** Replay (issue 16): `replay list|events|frame|export|rm`. */
+export function addReplayCommands(program: Command, core: () => SandboxDesk, out: Out): void {
+  const replay = program
+    .command('replay')
+    .description("what a sandbox's run looked like: its recorded screen, terminals and events on one clock");
+
+  replay
+    .command('list [name]')
+    .description('recordings: span, size against the limit, screen, terminals, warnings')
+    .option('--json', 'machine-readable output')
+    .action((name: string | undefined, o: JsonFlag) => {
+      const recordings = core().replay.list(name);
+      if (o.json) printJson(out, { recordings });
+      else out.stdout(recordingTable(recordings));
+    });
+
+  replay
+    .command('events <name>')
+    .description('what happened, oldest first: agent calls with their cwd, commands, desktop actions, lease changes, checkpoints')
+    .option('--since <time>', 'from this time on (ISO 8601, or a duration ago: 10m)')
+    .option('--until <time>', 'up to this time')
+    .option('--json', 'machine-readable output')
+    .action((name: string, o: JsonFlag & { since?: string; until?: string }) => {
+      const r = core().replay.events(name, {
+        since: o.since === undefined ? undefined : parseCliTime(o.since, '--since'),
+        until: o.until === undefined ? undefined : parseCliTime(o.until, '--until'),
+      });
+      if (o.json) return printJson(out, r);
+      if (r.events.length === 0)
+        return out.stdout(o.since || o.until ? `No events of ${name} in that range.\n` : `No events recorded for ${name}.\n`);
+      out.stdout(r.events.map(eventLine).join('\n') + '\n');
+    });
+
+  replay
+    .command('frame <name>')
+    .description('the recorded screen at a time, as an image')
+    .requiredOption('--at <time>', 'the time (ISO 8601, or a duration ago: 30s)')
+    .option('--out <file>', 'write the image here (default: frame-<time>.png)')
+    .option('--max-width <px>', 'scale down to at most this width')
+    .option('--json', 'machine-readable output (without the image data)')
+    .action(async (name: string, o: JsonFlag & { at: string; out?: string; maxWidth?: string }) => {
+      const maxWidth = o.maxWidth === undefined ? undefined : Number(o.maxWidth);
+      if (maxWidth !== undefined && !Number.isInteger(maxWidth))
+        throw new SandboxDeskError('invalid_input', `--max-width must be a whole number of pixels, got ${o.maxWidth}`);
+      const f = await core().replay.frame({ sandbox: name, at: parseCliTime(o.at, '--at'), maxWidth });
+      const file = o.out ?? `frame-${f.at.replace(/[:.]/g, '-')}.${f.format === 'jpeg' ? 'jpg' : f.format}`;
+      writeFileSync(file, Buffer.from(f.data, 'base64'));
+      const { data: _d, ...meta } = f;
+      if (o.json) printJson(out, { ...meta, file });
+      else out.stdout(`Wrote ${file}: the screen of ${name} at ${f.at} (${f.width}x${f.height}).\n`);
+    });
+
+  replay
+    .command('export <name>')
+    .description('write a range (default: all) to a folder: the screen as MP4 or WebM, each terminal as .cast, events.jsonl')
+    .requiredOption('--out <dir>', 'the folder to write to (made if missing)')
+    .option('--from <time>', 'start of the range (ISO 8601, or a duration ago)')
+    .option('--to <time>', 'end of the range')
+    .option('--format <mp4|webm>', 'the video format', 'mp4')
+    .option('--json', 'machine-readable output')
+    .action(async (name: string, o: JsonFlag & { out: string; from?: string; to?: string; format: string }) => {
+      if (o.format !== 'mp4' && o.format !== 'webm')
+        throw new SandboxDeskError('invalid_input', `--format must be mp4 or webm, got ${JSON.stringify(o.format)}`);
+      const abort = new AbortController();
+      const onSignal = (): void => abort.abort();
+      process.once('SIGINT', onSignal);
+      let last = '';
+      try {
+        const r = await core().replay.export(
+          {
+            sandbox: name,
+            out: o.out,
+            format: o.format,
+            from: o.from === undefined ? undefined : parseCliTime(o.from, '--from'),
+            to: o.to === undefined ? undefined : parseCliTime(o.to, '--to'),
+          },
+          {
+            signal: abort.signal,
+            onProgress: (message, fraction) => {
+              const line = `${fraction === null ? '' : `${Math.round(fraction * 100)}% `}${message}`;
+              if (line === last) return;
+              last = line;
+              if (o.json) out.stderr(`${JSON.stringify({ progress: message, fraction })}\n`);
+              else out.stderr(`sandbox-desk: ${line}\n`);
+            },
+          },
+        );
+        if (o.json) return printJson(out, r);
+        out.stdout(
+          [
+            `Exported ${name} ${r.from} – ${r.to} to ${r.dir}:`,
+            r.video
+              ? `  ${r.video.file} (${r.video.width}x${r.video.height}, ${(r.video.durationMs / 1000).toFixed(1)} s)`
+              : '  no screen recording in the range',
+            ...r.casts.map((c) => `  ${c}`),
+            `  ${r.events}`,
+          ].join('\n') + '\n',
+        );
+      } finally {
+        process.removeListener('SIGINT', onSignal);
+      }
+    });
+
+  replay
+    .command('rm <name>')
+    .description("remove a sandbox's recording (a sandbox's recording stays after the sandbox is removed, until this)")
+    .option('--json', 'machine-readable output')
+    .action(async (name: string, o: JsonFlag) => {
+      const r = await core().replay.remove(name);
+      if (o.json) printJson(out, r);
+      else out.stdout(`Removed the recording of ${name} (${formatBytes(r.removedBytes)}).\n`);
+    });
+}
