@@ -26,9 +26,11 @@ import { TaskList } from './TaskList.js';
 // The workspace pulls in noVNC and xterm (most of the bundle, and noVNC's top-level await): loaded
 // when first opened, so the list and details show at once.
 const Workspace = lazy(() => import('./Workspace.js').then((m) => ({ default: m.Workspace })));
+// The replay view has its own xterm: loaded when first opened, like the workspace.
+const ReplayView = lazy(() => import('./replay/ReplayView.js').then((m) => ({ default: m.ReplayView })));
 
-type View = 'details' | 'workspace' | 'logs';
-const VIEWS: View[] = ['details', 'workspace', 'logs'];
+type View = 'details' | 'workspace' | 'logs' | 'replay';
+const VIEWS: View[] = ['details', 'workspace', 'logs', 'replay'];
 
 /** `events`: the core's pushed state (main.tsx makes it); without it every panel polls, as in tests. */
 export function App({ api, events = null }: { api: ApiClient; events?: EventsClient | null }) {
@@ -248,6 +250,16 @@ function Desk() {
                 >
                   Logs
                 </button>
+                <button
+                  role="tab"
+                  tabIndex={view === 'replay' ? 0 : -1}
+                  aria-selected={view === 'replay'}
+                  className={view === 'replay' ? 'on' : ''}
+                  data-testid="view-replay"
+                  onClick={() => setView('replay')}
+                >
+                  Replay
+                </button>
               </div>
               <CheckpointActions key={`cp-${current.name}`} sandbox={current} onChanged={() => void list.refresh()} />
               <SandboxActions key={current.name} sandbox={current} onChanged={() => void list.refresh()} onRemoved={onRemoved} />
@@ -277,6 +289,11 @@ function Desk() {
                   visible={view === 'logs'}
                   initialSource={logsSource}
                 />
+              )}
+              {view === 'replay' && (
+                <Suspense fallback={<div className="center muted">Loading the replay…</div>}>
+                  <ReplayView key={current.name} sandbox={current.name} visible />
+                </Suspense>
               )}
               {showWorkspace && (
                 <div className="workspace" hidden={view !== 'workspace'}>

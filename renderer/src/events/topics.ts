@@ -12,5 +12,10 @@ export const touches = {
   networkOf: (sandbox: string) => (e: CoreEvent) => e.topic === 'network' && e.sandbox === sandbox,
   checkpointsOf: (sandbox: string) => (e: CoreEvent) => (e.topic === 'checkpoint' || e.topic === 'sandbox') && e.sandbox === sandbox,
   agentActionOf: (sandbox: string) => (e: CoreEvent) => e.topic === 'agentAction' && e.sandbox === sandbox,
+  /** The replay view: its recording (`replay`), and the stores its events are read from. */
+  replayOf: (sandbox: string) => (e: CoreEvent) =>
+    (e.topic === 'replay' || e.topic === 'lease' || e.topic === 'checkpoint' || e.topic === 'agentAction' || e.topic === 'desktop') &&
+    e.sandbox === sandbox,
+  replayCallsOf: (sandbox: string) => (e: CoreEvent) => e.topic === 'callLog' && (e.sandbox === sandbox || e.sandbox === null),
   images: (e: CoreEvent) => e.topic === 'operation' && e.operation.kind.startsWith('image-'),
 };

@@ -1,0 +1,137 @@
+import { useEffect, useRef, useState } from 'react';
+import type { ReplayFrame } from '../../../src/shared/replay-types.js';
+import { describeError } from '../api-client.js';
+import { useApi } from '../api-context.js';
+import { replayCall, type RecordingIndicator } from './replay-api.js';
+import { formatOffset } from './timeline.js';
+
+interface Props {
+  sandbox: string;
+  /** The time to show; null: no screen was recorded. */
+  at: number | null;
+  /** Set when t is before the screen recording began: its start, as an offset into the run. */
+  before?: number | null;
+  /** Wait this long after the last change before asking (dragging); 0 while playing or stepping. */
+  debounceMs: number;
+  /** The selected action's point, in screen coordinates, drawn over the frame. */
+  point: { x: number; y: number } | null;
+  recording: RecordingIndicator | null;
+}
+
+/**
+ * The recorded screen at time t: `replayFrame` decoded by the core, shown as an image. One request
+ * at a time and the latest wins (playing at 16× asks faster than frames come); the last image stays
+ * until the next one has arrived, so the picture never blanks while scrubbing.
+ */
+export function ReplayScreen({ sandbox, at, before = null, debounceMs, point, recording }: Props) {
+  const api = useApi();
+  const [frame, setFrame] = useState<ReplayFrame | null>(null);
+  const [error, setError] = useState<{ message: string; hint?: string } | null>(null);
+  const [loading, setLoading] = useState(false);
+  const want = useRef<number | null>(null);
+  const busy = useRef(false);
+  const alive = useRef(true);
+  const sandboxRef = useRef(sandbox);
+  sandboxRef.current = sandbox;
+
+  useEffect(() => {
+    alive.current = true;
+    return () => {
+      alive.current = false;
+    };
+  }, []);
+
+  useEffect(() => {
+    setFrame(null);
+    setError(null);
+  }, [sandbox]);
+
+  useEffect(() => {
+    if (at === null) return;
+    const pump = async (): Promise<void> => {
+      if (busy.current || want.current === null) return;
+      const t = want.current;
+      const box = sandboxRef.current;
+      want.current = null;
+      busy.current = true;
+      setLoading(true);
+      try {
+        const f = await replayCall(api, 'replayFrame', { sandbox: box, at: new Date(t).toISOString(), format: 'png' });
+        if (alive.current && box === sandboxRef.current) {
+          setFrame(f);
+          setError(null);
+        }
+      } catch (err) {
+        if (alive.current && box === sandboxRef.current) setError(describeError(err));
+      } finally {
+        busy.current = false;
+        if (alive.current) setLoading(want.current !== null);
+      }
+      void pump();
+    };
+    want.current = at;
+    const timer = setTimeout(() => void pump(), debounceMs);
+    return () => clearTimeout(timer);
+  }, [api, at, debounceMs]);
+
+  // The frame is scaled by `scale` from the screen; the point is in screen coordinates.
+  const dot =
+    point && frame && frame.width > 0 && frame.height > 0
+      ? {
+          left: `${(100 * (point.x + 0.5) * frame.scale) / frame.width}%`,
+          top: `${(100 * (point.y + 0.5) * frame.scale) / frame.height}%`,
+        }
+      : null;
+
+  return (
+    <section className="replay-screen card" aria-label="Recorded screen" data-testid="replay-screen">
+      <h3>
+        Screen
+        {recording?.on && (
+          <span className="replay-rec" data-testid="replay-rec-screen" title="The desktop is being recorded">
+            ● REC
+          </span>
+        )}
+        {frame && (
+          <span className="muted small mono" data-testid="replay-frame-at">
+            {' '}
+            {new Date(frame.at).toLocaleTimeString()} · {Math.round(frame.width / frame.scale)}×{Math.round(frame.height / frame.scale)}
+          </span>
+        )}
+        {loading && <span className="muted small"> loading…</span>}
+      </h3>
+      {recording?.warning && (
+        <div className="notice notice-warn" role="status" data-testid="replay-rec-warning">
+          {recording.warning}
+        </div>
+      )}
+      {before !== null && (
+        <div className="muted small" data-testid="replay-screen-before">
+          The screen recording begins at {formatOffset(before)}; this is its first frame.
+        </div>
+      )}
+      {at === null ? (
+        <div className="muted empty-inline">No screen was recorded for this sandbox.</div>
+      ) : (
+        <div className="replay-frame" style={{ aspectRatio: frame ? `${frame.width} / ${frame.height}` : undefined }}>
+          {frame && (
+            <img
+              data-testid="replay-frame"
+              data-at={frame.at}
+              className={error ? 'replay-frame-stale' : undefined}
+              src={`data:image/${frame.format};base64,${frame.data}`}
+              alt={`The screen at ${new Date(frame.at).toLocaleTimeString()}`}
+            />
+          )}
+          {dot && <span className="replay-point" data-testid="replay-point" style={dot} aria-hidden="true" />}
+        </div>
+      )}
+      {error && (
+        <div className="notice notice-error" role="alert" data-testid="replay-frame-error">
+          {error.message}
+          {error.hint && <span className="muted small">{error.hint}</span>}
+        </div>
+      )}
+    </section>
+  );
+}
