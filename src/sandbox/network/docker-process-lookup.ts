@@ -1,0 +1,54 @@
+/**
+ * The proxy's answer to "which process in this sandbox opened the connection from port P": for a
+ * docker sandbox (target.json names its container), the container's init pid on this machine (asked
+ * of the engine once per container start, then kept) and a /proc lookup in its namespaces
+ * (process-of-connection.ts). Bounded (LOOKUP_MS): a log line waits at most that long, the connection
+ * not at all. QEMU sandboxes have no target: their guests' processes are not visible from this machine.
+ */
+import Docker from 'dockerode';
+import { resolveDockerEndpoint } from '../docker/docker-endpoint.js';
+import { RELAY_PORT } from '../docker/docker-network.js';
+import type { ConnectionProcess } from './egress-proxy.js';
+import { readTarget } from './network-files.js';
+import { processOfPortWithin } from './process-of-connection.js';
+import type { ProxySource } from './proxy-protocol.js';
+
+const LOOKUP_MS = 1500;
+const PID_TTL_MS = 30_000;
+
+export class DockerProcessLookup {
+  private docker: Docker | null = null;
+  private readonly pids = new Map<string, { pid: number; at: number }>();
+
+  constructor(private readonly dataDir: string) {}
+
+  private async initPid(container: string, fresh: boolean): Promise<number | null> {
+    const hit = this.pids.get(container);
+    if (hit && !fresh && Date.now() - hit.at < PID_TTL_MS) return hit.pid;
+    try {
+      this.docker ??= new Docker(resolveDockerEndpoint().options);
+      const info = await this.docker.getContainer(container).inspect();
+      const pid = info.State.Running ? info.State.Pid : 0;
+      if (pid > 0) this.pids.set(container, { pid, at: Date.now() });
+      return pid > 0 ? pid : null;
+    } catch {
+      return null;
+    }
+  }
+
+  async of(sandbox: string, source: ProxySource): Promise<ConnectionProcess | null> {
+    const container = readTarget(this.dataDir, sandbox)?.docker;
+    if (!container) return null;
+    const deadline = Date.now() + LOOKUP_MS;
+    for (const fresh of [false, true]) {
+      const pid = await this.initPid(container, fresh);
+      if (pid === null) return null;
+      const left = deadline - Date.now();
+      if (left <= 0) return null;
+      const p = await processOfPortWithin(left, pid, source.port, { remotePort: RELAY_PORT });
+      if (p) return p;
+      // Nothing found: maybe the container restarted (a new init pid); ask the engine once more.
+    }
+    return null;
+  }
+}
