@@ -512,8 +512,9 @@ export class SandboxDesk {
     const fast = req.mode === 'shell' && this.shells.hasLive(rec.name, session, user ?? envs.cached(rec.name)?.user ?? undefined);
     const env = await envs.environmentFor(rec, provider, fast);
     const ctx = commandContext({ rec, provider, env, environments: envs, store: this.store, shells: this.shells });
+    const startedAt = new Date();
     try {
-      return await runCommand(ctx, {
+      const outcome = await runCommand(ctx, {
         command: req.command,
         session: req.session,
         parent: req.parent,
@@ -525,6 +526,9 @@ export class SandboxDesk {
         signal: input.signal,
         maxOutputBytes: req.maxOutputBytes ?? this.maxOutputBytes,
       });
+      // The call log's link to the connections this command made (issue 17).
+      this.network.noteCommand(rec.name, outcome, startedAt);
+      return outcome;
     } catch (err) {
       // A transport failure usually means the sandbox went away under us: say that, precisely.
       if (err instanceof SandboxDeskError && err.code === 'backend_unavailable') {

@@ -14,7 +14,8 @@ import { processOfPortWithin } from './process-of-connection.js';
 import type { ProxySource } from './proxy-protocol.js';
 
 const LOOKUP_MS = 1500;
-const PID_TTL_MS = 30_000;
+/** How old a kept init pid may get before the daemon's sync asks the engine again (a restart changes it). */
+const PID_TTL_MS = 10_000;
 
 export class DockerProcessLookup {
   private docker: Docker | null = null;
@@ -24,7 +25,7 @@ export class DockerProcessLookup {
 
   private async initPid(container: string, fresh: boolean): Promise<number | null> {
     const hit = this.pids.get(container);
-    if (hit && !fresh && Date.now() - hit.at < PID_TTL_MS) return hit.pid;
+    if (hit && !fresh) return hit.pid;
     try {
       this.docker ??= new Docker(resolveDockerEndpoint().options);
       const info = await this.docker.getContainer(container).inspect();
@@ -34,6 +35,14 @@ export class DockerProcessLookup {
     } catch {
       return null;
     }
+  }
+
+  /** Keeps the container's init pid at hand (the daemon calls it as it syncs), so a lookup need not ask the engine. */
+  async warm(sandbox: string): Promise<void> {
+    const container = readTarget(this.dataDir, sandbox)?.docker;
+    if (!container) return;
+    const hit = this.pids.get(container);
+    if (!hit || Date.now() - hit.at > PID_TTL_MS) await this.initPid(container, true);
   }
 
   async of(sandbox: string, source: ProxySource): Promise<ConnectionProcess | null> {

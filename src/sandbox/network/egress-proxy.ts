@@ -68,6 +68,8 @@ export class EgressProxy {
   private readonly servers = new Map<string, { server: net.Server; path: string }>();
   private readonly sockets = new Set<net.Socket>();
   private readonly rulesCache = new Map<string, { key: string; rules: AllowRule[] }>();
+  /** The process lookup of each connection, started when it arrived. */
+  private readonly lookups = new WeakMap<net.Socket, Promise<ConnectionProcess | null>>();
   /** Per sandbox, the last log line's write: lines wait for their process lookup but keep their order. */
   private readonly logChain = new Map<string, Promise<void>>();
 
@@ -96,7 +98,7 @@ export class EgressProxy {
     return { allowed: false, reason: parseIp(host) ? 'raw IP address not covered by a CIDR on the allow list' : 'not on the allow list' };
   }
 
-  private record(sandbox: string, host: string, port: number, kind: NetworkLogEntry['kind'], d: Decision, source?: ProxySource): void {
+  private record(sandbox: string, host: string, port: number, kind: NetworkLogEntry['kind'], d: Decision, client: net.Socket): void {
     const entry: NetworkLogEntry = {
       at: new Date().toISOString(),
       sandbox,
@@ -114,13 +116,14 @@ export class EgressProxy {
         // A log that cannot be written must not take the connection's decision with it.
       }
     };
-    if (!source || !this.opts.processOf) {
+    const found = this.lookups.get(client);
+    if (!found) {
       const pending = this.logChain.get(sandbox);
       if (pending) this.chain(sandbox, pending.then(write));
       else write();
       return;
     }
-    const lookup = this.opts.processOf(sandbox, source).then(
+    const lookup = found.then(
       (p) => {
         if (!p) return;
         entry.process = p.process;
@@ -153,7 +156,11 @@ export class EgressProxy {
       s.on('close', () => this.sockets.delete(s));
       s.on('error', () => undefined);
       // The relay's PROXY line comes first (proxy-protocol.ts), then one request head.
-      readProxyLine(s, (source) =>
+      readProxyLine(s, (source) => {
+        // The process lookup starts now, before the head is even read: the sooner, the likelier the
+        // client still holds the socket (see processOf).
+        const lookup = source && this.opts.processOf ? this.opts.processOf(sandbox, source).catch(() => null) : null;
+        if (lookup) this.lookups.set(s, lookup);
         readRequestHead(s, (head, rest, why) => {
           if (!head) {
             if (why === 'too-large') s.end(plainResponse(431, 'Request Header Fields Too Large', 'the request head is too large\n'));
@@ -168,10 +175,10 @@ export class EgressProxy {
             else s.destroy();
             return;
           }
-          if (head.method === 'CONNECT') this.onConnect(sandbox, head, s, rest, source ?? undefined);
-          else this.onRequest(sandbox, head, s, rest, source ?? undefined);
-        }),
-      );
+          if (head.method === 'CONNECT') this.onConnect(sandbox, head, s, rest);
+          else this.onRequest(sandbox, head, s, rest);
+        });
+      });
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -225,7 +232,7 @@ export class EgressProxy {
     });
   }
 
-  private onConnect(sandbox: string, head: RequestHead, client: net.Socket, rest: Buffer, source?: ProxySource): void {
+  private onConnect(sandbox: string, head: RequestHead, client: net.Socket, rest: Buffer): void {
     const dest = splitAuthority(head.target, null);
     if (!dest) {
       client.end(plainResponse(400, 'Bad Request', 'CONNECT needs host:port\n'));
@@ -233,11 +240,11 @@ export class EgressProxy {
     }
     const d = this.decide(sandbox, dest.host, dest.port);
     if (!d.allowed) {
-      this.record(sandbox, dest.host, dest.port, 'connect', d, source);
+      this.record(sandbox, dest.host, dest.port, 'connect', d, client);
       client.end(deniedResponse(dest.host, dest.port, d.reason));
       return;
     }
-    this.record(sandbox, dest.host, dest.port, 'connect', d, source);
+    this.record(sandbox, dest.host, dest.port, 'connect', d, client);
     this.dial(client, dest.host, dest.port, (upstream) => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       // The SNI of a TLS ClientHello must name the host CONNECT named: the first bytes are looked at
@@ -251,7 +258,7 @@ export class EgressProxy {
             dest.port,
             'connect',
             { allowed: false, reason: `TLS SNI ${sni} does not match the CONNECT host` },
-            source,
+            client,
           );
           client.destroy();
           return;
@@ -273,7 +280,7 @@ export class EgressProxy {
     });
   }
 
-  private onRequest(sandbox: string, head: RequestHead, client: net.Socket, rest: Buffer, source?: ProxySource): void {
+  private onRequest(sandbox: string, head: RequestHead, client: net.Socket, rest: Buffer): void {
     let url: URL;
     try {
       url = new URL(head.target);
@@ -293,7 +300,7 @@ export class EgressProxy {
     if (d.allowed && hostValue && (!hostHeader || hostHeader.host.replace(/^\[|\]$/g, '') !== host || hostHeader.port !== port)) {
       d = { allowed: false, reason: `Host header ${hostValue} does not match the request's host` };
     }
-    this.record(sandbox, host, port, 'http', d, source);
+    this.record(sandbox, host, port, 'http', d, client);
     if (!d.allowed) {
       client.end(deniedResponse(host, port, d.reason));
       return;

@@ -133,3 +133,44 @@ export function readTarget(dataDir: string, sandbox: string): NetworkTarget | nu
     return null;
   }
 }
+
+/** One command that ran in a sandbox with a network policy: which shell (pid inside the sandbox), when. */
+export interface CommandSpan {
+  session: string;
+  pid: number;
+  start: string;
+  end: string;
+}
+
+export function spansFileOf(dataDir: string, sandbox: string): string {
+  return join(networkDir(dataDir), 'spans', `${sandbox}.jsonl`);
+}
+
+/** Appends one span (bounded the same way as the log: the current file and the one before). */
+export function appendSpan(dataDir: string, sandbox: string, span: CommandSpan): void {
+  const file = spansFileOf(dataDir, sandbox);
+  mkdirSync(join(networkDir(dataDir), 'spans'), { recursive: true, mode: 0o700 });
+  try {
+    if (statSync(file).size > LOG_MAX_BYTES) renameSync(file, file.replace(/\.jsonl$/, '.1.jsonl'));
+  } catch {
+    // no file yet
+  }
+  appendFileSync(file, `${JSON.stringify(span)}\n`, { mode: 0o600 });
+}
+
+export function readSpans(dataDir: string, sandbox: string): CommandSpan[] {
+  const file = spansFileOf(dataDir, sandbox);
+  const out: CommandSpan[] = [];
+  for (const f of [file.replace(/\.jsonl$/, '.1.jsonl'), file]) {
+    if (!existsSync(f)) continue;
+    for (const line of readFileSync(f, 'utf8').split('\n')) {
+      if (!line) continue;
+      try {
+        out.push(JSON.parse(line) as CommandSpan);
+      } catch {
+        // a line cut by a crash mid-write
+      }
+    }
+  }
+  return out;
+}

@@ -7,10 +7,14 @@
  * sees it (NSpid) and its ancestry (PPid, up to the container's init).
  *
  * Best effort, and only where this user may read those /proc entries (root, or the owner of the
- * sandbox's processes): anything unreadable means "not known" (null), never an error. Asynchronous
- * (fs/promises): the proxy's event loop, and so every other connection, never waits for it.
+ * sandbox's processes): anything unreadable means "not known" (null), never an error.
+ *
+ * Synchronous on purpose, and bounded (MAX_PROCESSES, MAX_FDS): the reads are of /proc, a few dozen
+ * for a container's own processes (its cgroup's list), well under a millisecond in one go. Done
+ * asynchronously (fs/promises, one thread-pool hop per read) the same lookup took 200 ms on a loaded
+ * machine — by then a short request's client had closed its socket, and it was nobody's any more.
  */
-import { readFile, readdir, readlink } from 'node:fs/promises';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import type { ConnectionProcess } from './egress-proxy.js';
 
 /** The inode of the socket whose local port is `port` (and, when given, remote port `remotePort`). */
@@ -41,7 +45,33 @@ function ppidOf(status: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
-const text = (p: string): Promise<string | null> => readFile(p, 'utf8').catch(() => null);
+/** At most this many processes are looked at, and this many descriptors of each. */
+const MAX_PROCESSES = 2048;
+const MAX_FDS = 4096;
+
+function text(p: string): string | null {
+  try {
+    return readFileSync(p, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+function link(p: string): string | null {
+  try {
+    return readlinkSync(p);
+  } catch {
+    return null;
+  }
+}
+
+function list(p: string): string[] {
+  try {
+    return readdirSync(p);
+  } catch {
+    return [];
+  }
+}
 
 /**
  * The process (in the pid namespace of `initPid`, a host pid) holding the TCP socket whose local port
@@ -52,47 +82,70 @@ export async function processOfPort(
   port: number,
   opts: { remotePort?: number; procRoot?: string } = {},
 ): Promise<ConnectionProcess | null> {
+  await Promise.resolve();
   const proc = opts.procRoot ?? '/proc';
-  const tcp = [(await text(`${proc}/${initPid}/net/tcp`)) ?? '', (await text(`${proc}/${initPid}/net/tcp6`)) ?? ''].join('\n');
+  const tcp = [text(`${proc}/${initPid}/net/tcp`) ?? '', text(`${proc}/${initPid}/net/tcp6`) ?? ''].join('\n');
   const inode = socketInodeOf(tcp, port, opts.remotePort);
   if (!inode) return null;
   const want = `socket:[${inode}]`;
-  const ns = await readlink(`${proc}/${initPid}/ns/pid`).catch(() => null);
+  const ns = link(`${proc}/${initPid}/ns/pid`);
   if (!ns) return null;
-  const pids = (await readdir(proc).catch(() => [] as string[])).filter((n) => /^\d+$/.test(n));
+  // The container's own processes (its cgroup's list), all of this machine's only where that cannot be read.
+  const pids = (cgroupPids(proc, initPid) ?? list(proc).filter((n) => /^\d+$/.test(n))).slice(0, MAX_PROCESSES);
   let found: number | null = null;
-  // In batches: bounded concurrency, and the first match ends the search.
-  for (let i = 0; i < pids.length && found === null; i += 32) {
-    const batch = pids.slice(i, i + 32);
-    const hits = await Promise.all(
-      batch.map(async (p) => {
-        if ((await readlink(`${proc}/${p}/ns/pid`).catch(() => null)) !== ns) return null;
-        const fds = await readdir(`${proc}/${p}/fd`).catch(() => [] as string[]);
-        for (const fd of fds) if ((await readlink(`${proc}/${p}/fd/${fd}`).catch(() => null)) === want) return Number(p);
-        return null;
-      }),
-    );
-    found = hits.find((h) => h !== null) ?? null;
+  for (const p of pids) {
+    if (link(`${proc}/${p}/ns/pid`) !== ns) continue;
+    for (const fd of list(`${proc}/${p}/fd`).slice(0, MAX_FDS)) {
+      if (link(`${proc}/${p}/fd/${fd}`) === want) {
+        found = Number(p);
+        break;
+      }
+    }
+    if (found !== null) break;
   }
   if (found === null) return null;
-  const status = await text(`${proc}/${found}/status`);
+  const status = text(`${proc}/${found}/status`);
   if (!status) return null;
-  const comm = ((await text(`${proc}/${found}/comm`)) ?? '?').trim();
-  const cmdline = ((await text(`${proc}/${found}/cmdline`)) ?? '').replace(/\0+$/, '').replace(/\0/g, ' ');
+  const comm = (text(`${proc}/${found}/comm`) ?? '?').trim();
+  const cmdline = (text(`${proc}/${found}/cmdline`) ?? '').replace(/\0+$/, '').replace(/\0/g, ' ');
   const pid = nsPidOf(status) ?? found;
   const ancestry: number[] = [];
   let host = ppidOf(status);
   for (let depth = 0; host !== null && host > 0 && depth < 64; depth++) {
-    const st = await text(`${proc}/${host}/status`);
-    if (!st || (await readlink(`${proc}/${host}/ns/pid`).catch(() => null)) !== ns) break;
+    const st = text(`${proc}/${host}/status`);
+    if (!st || link(`${proc}/${host}/ns/pid`) !== ns) break;
     const p = nsPidOf(st);
     if (p === null) break;
     ancestry.push(p);
     if (host === initPid) break;
     host = ppidOf(st);
   }
-  const shown = cmdline.length > 200 ? `${cmdline.slice(0, 199)}…` : cmdline;
+  // One line, short: a wrapper's `bash -c <script>` would otherwise fill the log with the script.
+  // The exec wrapper (src/exec/wrapper-script.ts) is itself the shell a command's builtins run in.
+  const flat = cmdline.includes('__sd_enter') ? 'the command shell of sandbox-desk exec' : cmdline.replace(/\s+/g, ' ').trim();
+  const shown = flat.length > 120 ? `${flat.slice(0, 119)}…` : flat;
   return { process: shown ? `${comm} (pid ${pid}): ${shown}` : `${comm} (pid ${pid})`, pid, ancestry };
+}
+
+/** The host pids in the cgroup of `pid` (v2, or v1's pids / systemd hierarchy), or null where that is not readable. */
+function cgroupPids(proc: string, pid: number): string[] | null {
+  if (proc !== '/proc') return null;
+  const cg = text(`${proc}/${pid}/cgroup`) ?? '';
+  const candidates: string[] = [];
+  for (const line of cg.split('\n')) {
+    const m = /^\d+:([^:]*):(\/.*)$/.exec(line);
+    if (!m) continue;
+    if (m[1] === '') candidates.push(`/sys/fs/cgroup${m[2]}`);
+    else if (m[1]!.split(',').includes('pids')) candidates.push(`/sys/fs/cgroup/pids${m[2]}`);
+    else if (m[1] === 'name=systemd') candidates.push(`/sys/fs/cgroup/systemd${m[2]}`);
+  }
+  for (const dir of candidates) {
+    const pids = text(`${dir}/cgroup.procs`)
+      ?.split('\n')
+      .filter((n) => /^\d+$/.test(n));
+    if (pids && pids.length > 0) return pids;
+  }
+  return null;
 }
 
 /** `processOfPort` that gives up after `ms` (null): a log line waits at most that long for its process. */

@@ -99,6 +99,7 @@ async function main(dataDir: string): Promise<void> {
       await proxy.listen(s, sock).catch((err: unknown) => say(`cannot listen for ${s}: ${String(err)}`));
     }
     if (want.length > 0) idleSince = Date.now();
+    for (const s of want) void processes.warm(s);
   };
   const shutdown = async (why: string): Promise<never> => {
     say(`exiting: ${why}`);
