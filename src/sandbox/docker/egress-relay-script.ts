@@ -77,6 +77,8 @@ class Conn:
         try: sel.modify(s, mask, self)
         except KeyError: sel.register(s, mask, self)
     def fire(self, s, mask):
+        # An earlier event of the same batch may have closed this connection.
+        if self.done: return
         w = self.wants[s]
         ways = [w.pop(e) for e in (selectors.EVENT_READ, selectors.EVENT_WRITE) if mask & e and e in w]
         left = 0
@@ -128,7 +130,12 @@ l.bind(("0.0.0.0", ${port})); l.listen(512); l.setblocking(False)
 sel.register(l, selectors.EVENT_READ, None)
 while True:
     for key, mask in sel.select():
-        if key.data is None: accept(l)
-        else: key.data.fire(key.fileobj, mask)
+        # Nothing one connection does may stop the loop (every other connection is in it): its error ends it alone.
+        try:
+            if key.data is None: accept(l)
+            else: key.data.fire(key.fileobj, mask)
+        except Exception as e:
+            print("relay: connection failed:", repr(e), flush=True)
+            if key.data is not None: key.data.close()
 `;
 }
