@@ -3,8 +3,10 @@
  * docker sandbox (target.json names its container), the container's init pid on this machine (asked
  * of the engine once per container start, then kept) and a /proc lookup in its namespaces
  * (process-of-connection.ts). Bounded (LOOKUP_MS): a log line waits at most that long, the connection
- * not at all. QEMU sandboxes have no target: their guests' processes are not visible from this machine.
+ * not at all; with the pid at hand (warm) it waits for a few /proc reads only, so a line is on the log
+ * before the connection's answer reaches the client. QEMU sandboxes have no target: their guests' processes are not visible from this machine.
  */
+import { existsSync } from 'node:fs';
 import Docker from 'dockerode';
 import { resolveDockerEndpoint } from '../docker/docker-endpoint.js';
 import { RELAY_PORT } from '../docker/docker-network.js';
@@ -42,22 +44,17 @@ export class DockerProcessLookup {
     const container = readTarget(this.dataDir, sandbox)?.docker;
     if (!container) return;
     const hit = this.pids.get(container);
-    if (!hit || Date.now() - hit.at > PID_TTL_MS) await this.initPid(container, true);
+    // A restarted container has a new init pid: the old one gone from /proc says so at once.
+    if (!hit || Date.now() - hit.at > PID_TTL_MS || !existsSync(`/proc/${hit.pid}`)) await this.initPid(container, true);
   }
 
   async of(sandbox: string, source: ProxySource): Promise<ConnectionProcess | null> {
     const container = readTarget(this.dataDir, sandbox)?.docker;
     if (!container) return null;
-    const deadline = Date.now() + LOOKUP_MS;
-    for (const fresh of [false, true]) {
-      const pid = await this.initPid(container, fresh);
-      if (pid === null) return null;
-      const left = deadline - Date.now();
-      if (left <= 0) return null;
-      const p = await processOfPortWithin(left, pid, source.port, { remotePort: RELAY_PORT });
-      if (p) return p;
-      // Nothing found: maybe the container restarted (a new init pid); ask the engine once more.
-    }
-    return null;
+    // Only the very first connection after the daemon started waits for the engine; after that the
+    // pid is at hand (warm), so the lookup — and the log line waiting for it — takes no engine round trip.
+    const pid = await this.initPid(container, false);
+    if (pid === null) return null;
+    return processOfPortWithin(LOOKUP_MS, pid, source.port, { remotePort: RELAY_PORT });
   }
 }

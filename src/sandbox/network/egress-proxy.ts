@@ -64,6 +64,9 @@ export function splitAuthority(authority: string, defaultPort: number | null): {
   return { host: m[1]!.toLowerCase().replace(/\.$/, ''), port };
 }
 
+/** The longest a refusal waits for its log line (the process lookup is bounded longer; see refuse). */
+const DENY_LOG_WAIT_MS = 300;
+
 export class EgressProxy {
   private readonly servers = new Map<string, { server: net.Server; path: string }>();
   private readonly sockets = new Set<net.Socket>();
@@ -98,7 +101,15 @@ export class EgressProxy {
     return { allowed: false, reason: parseIp(host) ? 'raw IP address not covered by a CIDR on the allow list' : 'not on the allow list' };
   }
 
-  private record(sandbox: string, host: string, port: number, kind: NetworkLogEntry['kind'], d: Decision, client: net.Socket): void {
+  /** Logs a decision; resolves when its line is written (it may wait for the process lookup). */
+  private record(
+    sandbox: string,
+    host: string,
+    port: number,
+    kind: NetworkLogEntry['kind'],
+    d: Decision,
+    client: net.Socket,
+  ): Promise<void> {
     const entry: NetworkLogEntry = {
       at: new Date().toISOString(),
       sandbox,
@@ -119,9 +130,11 @@ export class EgressProxy {
     const found = this.lookups.get(client);
     if (!found) {
       const pending = this.logChain.get(sandbox);
-      if (pending) this.chain(sandbox, pending.then(write));
-      else write();
-      return;
+      if (!pending) {
+        write();
+        return Promise.resolve();
+      }
+      return this.chain(sandbox, pending.then(write));
     }
     const lookup = found.then(
       (p) => {
@@ -132,14 +145,24 @@ export class EgressProxy {
       },
       () => undefined,
     );
-    this.chain(sandbox, (this.logChain.get(sandbox) ?? Promise.resolve()).then(() => lookup).then(write));
+    return this.chain(sandbox, (this.logChain.get(sandbox) ?? Promise.resolve()).then(() => lookup).then(write));
   }
 
-  private chain(sandbox: string, p: Promise<void>): void {
+  private chain(sandbox: string, p: Promise<void>): Promise<void> {
     this.logChain.set(sandbox, p);
     void p.then(() => {
       if (this.logChain.get(sandbox) === p) this.logChain.delete(sandbox);
     });
+    return p;
+  }
+
+  /**
+   * A refusal is sent once its line is on the log (at most DENY_LOG_WAIT_MS later): the client's next
+   * look at the log finds it, and the process lookup still sees the client's socket. Only refusals
+   * wait — an allowed connection never does.
+   */
+  private refuse(logged: Promise<void>, client: net.Socket, answer: string): void {
+    void Promise.race([logged, new Promise<void>((r) => setTimeout(r, DENY_LOG_WAIT_MS).unref())]).then(() => client.end(answer));
   }
 
   /** Resolves when every log line decided so far is written (tests, shutdown). */
@@ -240,11 +263,10 @@ export class EgressProxy {
     }
     const d = this.decide(sandbox, dest.host, dest.port);
     if (!d.allowed) {
-      this.record(sandbox, dest.host, dest.port, 'connect', d, client);
-      client.end(deniedResponse(dest.host, dest.port, d.reason));
+      this.refuse(this.record(sandbox, dest.host, dest.port, 'connect', d, client), client, deniedResponse(dest.host, dest.port, d.reason));
       return;
     }
-    this.record(sandbox, dest.host, dest.port, 'connect', d, client);
+    void this.record(sandbox, dest.host, dest.port, 'connect', d, client);
     this.dial(client, dest.host, dest.port, (upstream) => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       // The SNI of a TLS ClientHello must name the host CONNECT named: the first bytes are looked at
@@ -252,7 +274,7 @@ export class EgressProxy {
       const onFirst = (first: Buffer): void => {
         const sni = first.length > 0 && first[0] === 0x16 ? sniOf(first) : null;
         if (sni !== null && sni.toLowerCase() !== dest.host && !parseIp(dest.host)) {
-          this.record(
+          void this.record(
             sandbox,
             dest.host,
             dest.port,
@@ -300,9 +322,9 @@ export class EgressProxy {
     if (d.allowed && hostValue && (!hostHeader || hostHeader.host.replace(/^\[|\]$/g, '') !== host || hostHeader.port !== port)) {
       d = { allowed: false, reason: `Host header ${hostValue} does not match the request's host` };
     }
-    this.record(sandbox, host, port, 'http', d, client);
+    const logged = this.record(sandbox, host, port, 'http', d, client);
     if (!d.allowed) {
-      client.end(deniedResponse(host, port, d.reason));
+      this.refuse(logged, client, deniedResponse(host, port, d.reason));
       return;
     }
     // Origin form upstream, without the proxy's own headers; one request per connection.
