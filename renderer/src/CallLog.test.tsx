@@ -134,6 +134,25 @@ describe('agent calls', () => {
     expect(screen.getByTestId('call-row-5').textContent).toContain('click');
   });
 
+  it('a call with connections says how many, and how many were denied', async () => {
+    const conn = { sandbox: 'alpha', port: 8000, kind: 'http' as const, reason: null, process: 'bash (pid 4)', at: secondsAgo(1) };
+    const api = alphaApi([
+      callLogEntry({
+        id: 9,
+        sandbox: 'alpha',
+        at: secondsAgo(2),
+        connections: [
+          { ...conn, host: 'a', verdict: 'allowed', linkedBy: 'process' },
+          { ...conn, host: 'b', verdict: 'denied', linkedBy: 'process' },
+        ],
+      }),
+    ]);
+    renderDetails(api);
+    const badge = await screen.findByTestId('call-connections-9');
+    expect(badge.textContent).toBe('2 connections (1 denied)');
+    expect(badge.title).toContain('denied b:8000 — bash (pid 4) (process)');
+  });
+
   it('says how to connect an agent when there are no calls', async () => {
     const api = alphaApi([callLogEntry({ sandbox: 'other' })]);
     renderDetails(api);

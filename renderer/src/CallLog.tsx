@@ -135,6 +135,20 @@ export function CallLog({ sandbox, visible, sessions, session, onSessionChange }
                   </td>
                   <td>
                     <WarningBadges warnings={e.warnings} />
+                    {e.connections && e.connections.length > 0 && (
+                      <span
+                        className="badge"
+                        data-testid={`call-connections-${e.id}`}
+                        title={e.connections
+                          .map((c) => `${c.verdict} ${c.host}:${c.port}${c.process ? ` — ${c.process}` : ''} (${c.linkedBy})`)
+                          .join('\n')}
+                      >
+                        {e.connections.length} connection{e.connections.length === 1 ? '' : 's'}
+                        {e.connections.some((c) => c.verdict === 'denied')
+                          ? ` (${e.connections.filter((c) => c.verdict === 'denied').length} denied)`
+                          : ''}
+                      </span>
+                    )}
                   </td>
                   <td className="muted nowrap num">{duration(e.durationMs)}</td>
                 </tr>

@@ -2,7 +2,7 @@ import './test/setup.js';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import { ApiProvider } from './api-context.js';
-import { callAt, NetworkPanel } from './NetworkPanel.js';
+import { callAt, callOf, NetworkPanel } from './NetworkPanel.js';
 import { callLogEntry, FakeApi, sandboxInfo } from './test/fake-api.js';
 
 function setup() {
@@ -74,5 +74,57 @@ describe('the Network panel', () => {
     const calls = [callLogEntry({ id: 7, at: '2026-01-01T00:00:00.000Z', durationMs: 2000, tool: 'execute_shell_command' })];
     expect(callAt(calls, '2026-01-01T00:00:01.000Z')?.id).toBe(7);
     expect(callAt(calls, '2026-01-01T00:00:05.000Z')).toBeNull();
+  });
+
+  it('a linked line names its call by id; a known process that was no call’s command gets none; an unknown one falls back to time', () => {
+    const calls = [callLogEntry({ id: 7, at: '2026-01-01T00:00:00.000Z', durationMs: 2000, tool: 'execute_shell_command' })];
+    const base = {
+      sandbox: 'box',
+      host: 'a',
+      port: 80,
+      verdict: 'allowed' as const,
+      kind: 'http' as const,
+      reason: null,
+      at: '2026-01-01T00:00:01.000Z',
+    };
+    expect(callOf(calls, { ...base, process: 'bash (pid 4)', pid: 4, callId: 7 })).toEqual({ call: calls[0], by: 'link' });
+    expect(callOf(calls, { ...base, process: 'chromium (pid 9)', pid: 9 })).toBeNull();
+    expect(callOf(calls, { ...base, process: null })).toEqual({ call: calls[0], by: 'time' });
+  });
+
+  it('shows the process and the call on a linked line', async () => {
+    const api = new FakeApi({ sandboxes: [sandboxInfo({ name: 'box', state: 'running', network: { mode: 'allow', allow: ['a'] } })] });
+    const at = new Date().toISOString();
+    api.callLogEntries = [
+      callLogEntry({
+        id: 3,
+        sandbox: 'box',
+        at: new Date(Date.now() - 1000).toISOString(),
+        durationMs: 5000,
+        tool: 'execute_shell_command',
+      }),
+    ];
+    api.networkLogEntries = [
+      {
+        at,
+        sandbox: 'box',
+        host: 'a',
+        port: 80,
+        verdict: 'allowed',
+        kind: 'http',
+        reason: null,
+        process: 'bash (pid 41): bash -c x',
+        pid: 41,
+        ancestry: [40],
+        callId: 3,
+      },
+    ];
+    render(
+      <ApiProvider api={api}>
+        <NetworkPanel sandbox="box" visible />
+      </ApiProvider>,
+    );
+    expect((await screen.findByTestId('network-process')).textContent).toContain('bash (pid 41)');
+    expect((await screen.findByTestId('network-call')).textContent).toContain('call #3 execute_shell_command');
   });
 });

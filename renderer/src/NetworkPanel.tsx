@@ -17,6 +17,21 @@ interface Props {
   visible: boolean;
 }
 
+/**
+ * The agent call that made a connection: the one the core linked it to (`callId`: by the process's
+ * ancestry to the command's shell, see src/api/call-connections.ts); for a line whose process is not
+ * known, the call whose time window holds it; none for a known process that was no call's command.
+ */
+export function callOf(calls: readonly CallLogEntry[], e: NetworkLogEntry): { call: CallLogEntry; by: 'link' | 'time' } | null {
+  if (e.callId !== undefined) {
+    const call = calls.find((c) => c.id === e.callId);
+    return call ? { call, by: 'link' } : null;
+  }
+  if (e.process !== null) return null;
+  const call = callAt(calls, e.at);
+  return call ? { call, by: 'time' } : null;
+}
+
 /** The agent call whose time window holds a connection (best effort: same sandbox, by time). */
 export function callAt(calls: readonly CallLogEntry[], at: string): CallLogEntry | null {
   const t = Date.parse(at);
@@ -155,7 +170,7 @@ export function NetworkPanel({ sandbox, visible }: Props) {
             </thead>
             <tbody>
               {newestFirst.map((e, i) => {
-                const call = callAt(calls.data ?? [], e.at);
+                const made = callOf(calls.data ?? [], e);
                 const allowed = p?.allow.includes(e.host) || p?.allow.includes(`${e.host}:${e.port}`);
                 return (
                   <tr key={`${e.at}-${i}`} data-testid="network-row" className={e.verdict === 'denied' ? 'text-bad' : ''}>
@@ -166,7 +181,26 @@ export function NetworkPanel({ sandbox, visible }: Props) {
                     <td>{e.kind}</td>
                     <td className="small">
                       {e.reason ?? ''}
-                      {call && <span className="muted"> {call.tool}</span>}
+                      {e.process && (
+                        <span
+                          className="mono"
+                          data-testid="network-process"
+                          title={e.ancestry ? `ancestry: ${e.ancestry.join(' ← ')}` : undefined}
+                        >
+                          {' '}
+                          {e.process}
+                        </span>
+                      )}
+                      {made && (
+                        <span
+                          className="muted"
+                          data-testid="network-call"
+                          title={made.by === 'link' ? 'made by this call’s command' : 'during this call (the process is not known)'}
+                        >
+                          {' '}
+                          {made.by === 'link' ? `call #${made.call.id}` : '≈'} {made.call.tool}
+                        </span>
+                      )}
                     </td>
                     <td>
                       {e.verdict === 'denied' && !allowed && (

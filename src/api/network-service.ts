@@ -12,7 +12,18 @@ import type { IDisposable } from '../shared/lifecycle.js';
 import { normalizeAllowEntry, type NetworkLogEntry, type NetworkMode, type NetworkPolicy } from '../shared/network-policy.js';
 import type { Logger } from '../platform/log.js';
 import type { NetworkPlan, SandboxProvider } from '../sandbox/provider.js';
-import { logFileOf, readLog, readLogSince, socketDirOf, writePolicies } from '../sandbox/network/network-files.js';
+import {
+  appendSpan,
+  logFileOf,
+  readLog,
+  readLogSince,
+  readSpans,
+  socketDirOf,
+  spansFileOf,
+  writePolicies,
+} from '../sandbox/network/network-files.js';
+import type { CallLogEntry } from '../shared/call-log-types.js';
+import { linkCalls, markCalls } from './call-connections.js';
 import { ensureProxy, proxyPid } from '../sandbox/network/proxy-supervisor.js';
 import { sandboxRef } from '../session/environment-manager.js';
 import type { SandboxRecord } from '../store/sandbox-store.js';
@@ -141,6 +152,8 @@ export class NetworkService implements IDisposable {
     rmSync(logFileOf(this.dataDir, rec.name), { force: true });
     rmSync(logFileOf(this.dataDir, rec.name).replace(/\.jsonl$/, '.1.jsonl'), { force: true });
     rmSync(socketDirOf(this.dataDir, rec.name), { recursive: true, force: true });
+    rmSync(spansFileOf(this.dataDir, rec.name), { force: true });
+    rmSync(spansFileOf(this.dataDir, rec.name).replace(/\.jsonl$/, '.1.jsonl'), { force: true });
   }
 
   /** `sandbox network NAME --mode/--allow/--deny`: stored, mirrored, enforced now when it runs. */
@@ -171,9 +184,38 @@ export class NetworkService implements IDisposable {
     return policy;
   }
 
+  /** The connection log, each line a call's command made marked with its `callId` (call-connections.ts). */
   log(name: string, limit?: number): NetworkLogEntry[] {
     this.deps.record(name);
-    return readLog(this.dataDir, name, limit);
+    const log = readLog(this.dataDir, name, limit);
+    if (log.length === 0) return log;
+    return markCalls(log, this.deps.store.callLog.list({ sandbox: name, limit: 1000 }), name, readSpans(this.dataDir, name));
+  }
+
+  /**
+   * Remembers which shell ran a command and when, for a sandbox with a network policy (the others have
+   * no connection log to link): the call log's link to the connections (call-connections.ts).
+   */
+  noteCommand(name: string, r: { session: string; shellPid?: number | undefined; durationMs: number }, startedAt: Date): void {
+    if (r.shellPid === undefined || !this.hasRow(name)) return;
+    try {
+      appendSpan(this.dataDir, name, {
+        session: r.session,
+        pid: r.shellPid,
+        start: startedAt.toISOString(),
+        end: new Date(startedAt.getTime() + r.durationMs).toISOString(),
+      });
+    } catch (err) {
+      this.deps.log.debug({ sandbox: name, err: String(err) }, 'could not note the command span');
+    }
+  }
+
+  /** Call log entries with the connections each made (for the sandboxes that have a connection log). */
+  linkCalls(calls: CallLogEntry[]): CallLogEntry[] {
+    const sandboxes = new Set(calls.map((c) => c.sandbox).filter((s): s is string => s !== null && this.hasRow(s)));
+    let out = calls;
+    for (const s of sandboxes) out = linkCalls(out, s, readSpans(this.dataDir, s), readLog(this.dataDir, s));
+    return out;
   }
 
   private async ensureProxy(sandboxes: string[]): Promise<void> {

@@ -561,7 +561,8 @@ export class SandboxDesk {
     const fast = req.mode === 'shell' && this.shells.hasLive(rec.name, session, user ?? envs.cached(rec.name)?.user ?? undefined);
     const env = await envs.environmentFor(rec, provider, fast);
     const ctx = commandContext({ rec, provider, env, environments: envs, store: this.store, shells: this.shells });
-    const startedAt = new Date().toISOString();
+    const started = new Date();
+    const startedAt = started.toISOString();
     try {
       const out = await runCommand(ctx, {
         command: req.command,
@@ -576,6 +577,8 @@ export class SandboxDesk {
         maxOutputBytes: req.maxOutputBytes ?? this.maxOutputBytes,
       });
       this.replayJournal.append(rec.name, commandEvent(startedAt, req.command, out));
+      // The call log's link to the connections this command made (issue 17).
+      this.network.noteCommand(rec.name, out, started);
       return out;
     } catch (err) {
       this.replayJournal.append(rec.name, commandEvent(startedAt, req.command, { error: String((err as Error)?.message ?? err), session }));

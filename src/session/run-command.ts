@@ -266,5 +266,6 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
     truncated: raw.truncated,
     durationMs: Math.round((performance.now() - t0) * 10) / 10,
     session: key,
+    shellPid: raw.start.pid,
   };
 }

@@ -75,4 +75,6 @@ export interface ExecResult {
   truncated: { stdout: boolean; stderr: boolean };
   durationMs: number;
   session: string;
+  /** The pid (inside the sandbox) of the shell that ran the command: its children descend from it (issue 17: a connection's process is linked to its command by it). */
+  shellPid?: number;
 }

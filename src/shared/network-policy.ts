@@ -217,6 +217,15 @@ export interface NetworkLogEntry {
   kind: 'connect' | 'http';
   /** Why a denial happened, e.g. "not on the allow list", "raw IP not covered by a CIDR". */
   reason: string | null;
-  /** The process inside the sandbox, when the backend can tell (docker/qemu relays cannot: null). */
+  /**
+   * The process inside the sandbox that opened the connection, e.g. `curl (pid 42): curl -s http://…`;
+   * null where it is not known (QEMU guests; a process gone before it was looked up). See
+   * docs/network-policy.md.
+   */
   process: string | null;
+  /** That process's pid inside the sandbox, and its ancestors' (parent first), when process is known. */
+  pid?: number;
+  ancestry?: number[];
+  /** The agent call (call log id) whose command made this connection, when it is known (filled on reading). */
+  callId?: number;
 }

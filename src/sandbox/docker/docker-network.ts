@@ -16,43 +16,11 @@
 import type Docker from 'dockerode';
 import type { NetworkPolicy } from '../../shared/network-policy.js';
 import { statusOf } from './docker-errors.js';
+import { RELAY_SOCKET_DIR, relayScript } from './egress-relay-script.js';
+import { writeTarget } from '../network/network-files.js';
 
 export const RELAY_ALIAS = 'sandbox-desk-egress';
 export const RELAY_PORT = 3128;
-const RELAY_SOCKET_DIR = '/run/sandbox-desk-egress';
-
-/** The relay: TCP on the internal network → the proxy's Unix socket. python3 is in sandbox-desk/base. */
-const RELAY_SCRIPT = `
-import socket, threading, sys
-def pump(a, b):
-    # One large buffer reused (recv_into): the copy loop is the relay's whole cost.
-    buf = bytearray(1 << 20); view = memoryview(buf)
-    try:
-        while True:
-            n = a.recv_into(buf)
-            if not n: break
-            b.sendall(view[:n])
-    except OSError: pass
-    finally:
-        for s in (a, b):
-            try: s.shutdown(socket.SHUT_RDWR)
-            except OSError: pass
-def serve(c):
-    u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try: u.connect("${RELAY_SOCKET_DIR}/proxy.sock")
-    except OSError:
-        c.close(); u.close(); return
-    threading.Thread(target=pump, args=(c, u), daemon=True).start()
-    pump(u, c)
-    c.close(); u.close()
-l = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-l.bind(("0.0.0.0", ${RELAY_PORT})); l.listen(128)
-while True:
-    c, _ = l.accept()
-    threading.Thread(target=serve, args=(c,), daemon=True).start()
-`;
-
 export interface DockerNetworkNames {
   network: string;
   relay: string;
@@ -87,7 +55,20 @@ async function ignore404<T>(p: Promise<T>): Promise<T | null> {
   }
 }
 
+/**
+ * Puts the relay's address into the sandbox's /etc/hosts ($1 address, $2 name; an older line for the
+ * name is replaced; no address: the line is removed). Why: HTTP_PROXY names the relay, and without this
+ * every connection asked Docker's DNS for that name first — the largest part of a small request's cost
+ * through the proxy (bench/network.ts). The name stays in the environment, so a process that outlives
+ * a relay's new address still finds it (through DNS, as before). Written in place: /etc/hosts is a bind
+ * mount. Best effort: a read-only /etc/hosts just keeps the DNS path.
+ */
+const PIN_HOSTS_SCRIPT = `f=/etc/hosts; t=$(grep -v "[[:space:]]$2\\$" "$f"); if [ -n "$1" ]; then printf '%s\n%s\t%s\n' "$t" "$1" "$2" > "$f"; else printf '%s\n' "$t" > "$f"; fi`;
+
 export class DockerNetworkPolicy {
+  /** container id + start time → the relay address pinned in its /etc/hosts (so it is written once). */
+  private readonly pinned = new Map<string, string>();
+
   constructor(
     private readonly docker: Docker,
     private readonly relayImage: string,
@@ -119,7 +100,7 @@ export class DockerNetworkPolicy {
       await this.docker.createContainer({
         name: names.relay,
         Image: this.relayImage,
-        Entrypoint: ['python3', '-u', '-c', RELAY_SCRIPT],
+        Entrypoint: ['python3', '-u', '-c', relayScript(RELAY_PORT)],
         Cmd: [],
         User: 'root',
         Labels: { ...labels, 'io.sandbox-desk.role': 'egress-relay' },
@@ -151,6 +132,8 @@ export class DockerNetworkPolicy {
   /** Puts the container on the networks its policy asks for (live or not), and the relay up or down. */
   async apply(containerId: string, policy: NetworkPolicy, socketDir: string, labels: Record<string, string>): Promise<void> {
     const info = await this.docker.getContainer(containerId).inspect();
+    // For the proxy's "which process made this connection" (process-of-connection.ts).
+    if (policy.mode === 'allow') writeTarget(socketDir, { docker: info.Id });
     const names = networkNamesOf(info.Name);
     const on = new Set(Object.keys(info.NetworkSettings?.Networks ?? {}));
     const connect = async (net: string): Promise<void> => {
@@ -172,6 +155,10 @@ export class DockerNetworkPolicy {
     await connect(names.network);
     await disconnect('bridge');
     for (const other of on) if (other !== names.network && other !== 'bridge') await disconnect(other);
+    if (info.State.Running) {
+      const relay = policy.mode === 'allow' ? await ignore404(this.docker.getContainer(names.relay).inspect()) : null;
+      await this.pinRelayHost(containerId, info.State.StartedAt, relay?.NetworkSettings?.Networks?.[names.network]?.IPAddress ?? '');
+    }
   }
 
   /** The env a command gets: the proxy's address when the container is on its network and the relay runs. */
@@ -182,7 +169,34 @@ export class DockerNetworkPolicy {
     const nets = Object.keys(info.NetworkSettings?.Networks ?? {});
     if (!nets.includes(names.network)) return {};
     const relay = await ignore404(this.docker.getContainer(names.relay).inspect());
-    return relay ? proxyEnv() : {};
+    if (!relay) return {};
+    if (info.State.Running)
+      await this.pinRelayHost(containerId, info.State.StartedAt, relay.NetworkSettings?.Networks?.[names.network]?.IPAddress ?? '');
+    return proxyEnv();
+  }
+
+  /** See PIN_HOSTS_SCRIPT. Never fails: without the line the name is resolved by DNS. */
+  private async pinRelayHost(containerId: string, startedAt: string, ip: string): Promise<void> {
+    const key = `${containerId}:${startedAt}`;
+    if (this.pinned.get(key) === ip) return;
+    try {
+      const ex = await this.docker.getContainer(containerId).exec({
+        Cmd: ['sh', '-c', PIN_HOSTS_SCRIPT, 'sh', ip, RELAY_ALIAS],
+        User: 'root',
+        AttachStdout: true,
+        AttachStderr: true,
+      });
+      const stream = await ex.start({});
+      await new Promise<void>((resolve) => {
+        stream.on('end', resolve);
+        stream.on('close', resolve);
+        stream.on('error', () => resolve());
+        stream.resume();
+      });
+      if ((await ex.inspect()).ExitCode === 0) this.pinned.set(key, ip);
+    } catch {
+      // best effort (see above)
+    }
   }
 
   /** Removes the relay and the sandbox's network (after the container is gone). */

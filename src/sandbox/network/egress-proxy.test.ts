@@ -114,6 +114,35 @@ describe('the egress proxy (real sockets: a Unix socket in, a loopback server ou
     expect(await raw(sock, `CONNECT 127.0.0.1:${p} HTTP/1.1\r\n\r\n`)).toMatch(/^HTTP\/1.1 502/);
   });
 
+  it('the relay’s PROXY line is taken off; the process found for its source port goes on the log line', async () => {
+    policy = { mode: 'allow', allow: [`localhost:${port}`] };
+    const seen: unknown[] = [];
+    const withProcs = new EgressProxy({
+      policyOf: () => policy,
+      log: (e) => log.push(e),
+      processOf: (_sb, source) => {
+        seen.push(source);
+        return Promise.resolve({ process: 'curl (pid 9): curl x', pid: 9, ancestry: [4, 1] });
+      },
+    });
+    const s2 = join(dir, 'p2.sock');
+    await withProcs.listen('sb', s2);
+    const ok = await raw(
+      s2,
+      `PROXY TCP4 10.0.0.3 10.0.0.2 41000 3128\r\nGET http://localhost:${port}/p HTTP/1.1\r\nHost: localhost:${port}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(ok).toContain('hello /p');
+    await withProcs.flushLog();
+    expect(seen).toEqual([{ ip: '10.0.0.3', port: 41000 }]);
+    expect(log.at(-1)).toMatchObject({ host: 'localhost', verdict: 'allowed', process: 'curl (pid 9): curl x', pid: 9, ancestry: [4, 1] });
+    await withProcs.close();
+  });
+
+  it('a head too large or not a head is refused, never hangs', async () => {
+    expect(await raw(sock, 'hello there\r\n\r\n')).toMatch(/^HTTP\/1.1 400/);
+    expect(await raw(sock, `GET http://x/ HTTP/1.1\r\nX: ${'a'.repeat(70 * 1024)}`)).toMatch(/^HTTP\/1.1 431/);
+  });
+
   it('splits authorities', () => {
     expect(splitAuthority('Example.com:443', null)).toEqual({ host: 'example.com', port: 443 });
     expect(splitAuthority('[::1]:80', null)).toEqual({ host: '::1', port: 80 });

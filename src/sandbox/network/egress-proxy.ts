@@ -6,12 +6,18 @@
  * before it opens anything: the CONNECT authority, the request's URL host and its Host header (they
  * must agree), and for TLS the ClientHello's SNI against the CONNECT host (no domain fronting).
  *
- * Why by hand, on node:http/net: the npm proxies we looked at (http-proxy, proxy-chain) are built for
+ * Why by hand, on node:net: the npm proxies we looked at (http-proxy, proxy-chain) are built for
  * forwarding, not for deciding; the allow-list hook, the SNI check and the per-sandbox log are the whole
- * job here, and each is a few lines on top of node's CONNECT support. Names are resolved on this side
- * (the sandbox needs no DNS for proxied traffic).
+ * job here. Only the request head is parsed (http-head.ts); once a connection is allowed its bytes are
+ * piped raw both ways (a plain-HTTP request goes upstream in origin form with `Connection: close`, so
+ * one client connection is one decided request). node:http on the data path cost most of the proxy's
+ * time per byte (bench/network.ts). Names are resolved on this side (the sandbox needs no DNS for
+ * proxied traffic).
+ *
+ * The process behind a connection (issue 17: "process where known") comes from `processOf`, given the
+ * sandbox-side source port the relay announced (proxy-protocol.ts); its answer is awaited for the log
+ * line only — the connection never waits for it — and lines are still written in decision order.
  */
-import http from 'node:http';
 import net from 'node:net';
 import { chmodSync, rmSync } from 'node:fs';
 import {
@@ -23,6 +29,8 @@ import {
   type NetworkPolicy,
 } from '../../shared/network-policy.js';
 import { sniOf } from './tls-sni.js';
+import { readProxyLine, type ProxySource } from './proxy-protocol.js';
+import { headerOf, readRequestHead, type RequestHead } from './http-head.js';
 
 export interface EgressProxyOptions {
   /** The policy in force now, read on every connection (a change takes effect on the next one). */
@@ -31,6 +39,15 @@ export interface EgressProxyOptions {
   log(entry: NetworkLogEntry): void;
   /** Gives up connecting to a destination after this long (default 10 s): nothing hangs. */
   connectTimeoutMs?: number;
+  /** Best effort, bounded by the caller: who in the sandbox opened the connection from `source`. */
+  processOf?(sandbox: string, source: ProxySource): Promise<ConnectionProcess | null>;
+}
+
+/** What `processOf` finds: the process as the log shows it, and its pid ancestry inside the sandbox. */
+export interface ConnectionProcess {
+  process: string;
+  pid: number;
+  ancestry: number[];
 }
 
 interface Decision {
@@ -47,10 +64,17 @@ export function splitAuthority(authority: string, defaultPort: number | null): {
   return { host: m[1]!.toLowerCase().replace(/\.$/, ''), port };
 }
 
+/** The longest a refusal waits for its log line (the process lookup is bounded longer; see refuse). */
+const DENY_LOG_WAIT_MS = 300;
+
 export class EgressProxy {
-  private readonly servers = new Map<string, { server: http.Server; path: string }>();
+  private readonly servers = new Map<string, { server: net.Server; path: string }>();
   private readonly sockets = new Set<net.Socket>();
   private readonly rulesCache = new Map<string, { key: string; rules: AllowRule[] }>();
+  /** The process lookup of each connection, started when it arrived. */
+  private readonly lookups = new WeakMap<net.Socket, Promise<ConnectionProcess | null>>();
+  /** Per sandbox, the last log line's write: lines wait for their process lookup but keep their order. */
+  private readonly logChain = new Map<string, Promise<void>>();
 
   constructor(private readonly opts: EgressProxyOptions) {}
 
@@ -77,34 +101,108 @@ export class EgressProxy {
     return { allowed: false, reason: parseIp(host) ? 'raw IP address not covered by a CIDR on the allow list' : 'not on the allow list' };
   }
 
-  private record(sandbox: string, host: string, port: number, kind: NetworkLogEntry['kind'], d: Decision): void {
-    try {
-      this.opts.log({
-        at: new Date().toISOString(),
-        sandbox,
-        host,
-        port,
-        verdict: d.allowed ? 'allowed' : 'denied',
-        kind,
-        reason: d.reason,
-        process: null,
-      });
-    } catch {
-      // A log that cannot be written must not take the connection's decision with it.
+  /** Logs a decision; resolves when its line is written (it may wait for the process lookup). */
+  private record(
+    sandbox: string,
+    host: string,
+    port: number,
+    kind: NetworkLogEntry['kind'],
+    d: Decision,
+    client: net.Socket,
+  ): Promise<void> {
+    const entry: NetworkLogEntry = {
+      at: new Date().toISOString(),
+      sandbox,
+      host,
+      port,
+      verdict: d.allowed ? 'allowed' : 'denied',
+      kind,
+      reason: d.reason,
+      process: null,
+    };
+    const write = (): void => {
+      try {
+        this.opts.log(entry);
+      } catch {
+        // A log that cannot be written must not take the connection's decision with it.
+      }
+    };
+    const found = this.lookups.get(client);
+    if (!found) {
+      const pending = this.logChain.get(sandbox);
+      if (!pending) {
+        write();
+        return Promise.resolve();
+      }
+      return this.chain(sandbox, pending.then(write));
     }
+    const lookup = found.then(
+      (p) => {
+        if (!p) return;
+        entry.process = p.process;
+        entry.pid = p.pid;
+        entry.ancestry = p.ancestry;
+      },
+      () => undefined,
+    );
+    return this.chain(sandbox, (this.logChain.get(sandbox) ?? Promise.resolve()).then(() => lookup).then(write));
   }
 
-  /** Serves one sandbox on a Unix socket (0660, replaced if stale). */
+  private chain(sandbox: string, p: Promise<void>): Promise<void> {
+    this.logChain.set(sandbox, p);
+    void p.then(() => {
+      if (this.logChain.get(sandbox) === p) this.logChain.delete(sandbox);
+    });
+    return p;
+  }
+
+  /**
+   * A refusal is sent once its line is on the log (at most DENY_LOG_WAIT_MS later): the client's next
+   * look at the log finds it, and the process lookup still sees the client's socket. Only refusals
+   * wait — an allowed connection never does.
+   */
+  private refuse(logged: Promise<void>, client: net.Socket, answer: string): void {
+    void Promise.race([logged, new Promise<void>((r) => setTimeout(r, DENY_LOG_WAIT_MS).unref())]).then(() => client.end(answer));
+  }
+
+  /** Resolves when every log line decided so far is written (tests, shutdown). */
+  async flushLog(): Promise<void> {
+    await Promise.all([...this.logChain.values()]);
+  }
+
+  /** Serves one sandbox on a Unix socket (0666, replaced if stale). */
   async listen(sandbox: string, socketPath: string): Promise<void> {
     if (this.servers.has(sandbox)) return;
     rmSync(socketPath, { force: true });
-    const server = http.createServer((req, res) => this.onRequest(sandbox, req, res));
-    server.on('connect', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => this.onConnect(sandbox, req, socket, head));
-    server.on('connection', (s: net.Socket) => {
+    const server = net.createServer((s) => {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
+      s.on('error', () => undefined);
+      // The relay's PROXY line comes first (proxy-protocol.ts), then one request head.
+      readProxyLine(s, (source) => {
+        // The process lookup starts now, before the head is even read: the sooner, the likelier the
+        // client still holds the socket (see processOf).
+        const lookup = source && this.opts.processOf ? this.opts.processOf(sandbox, source).catch(() => null) : null;
+        if (lookup) this.lookups.set(s, lookup);
+        readRequestHead(s, (head, rest, why) => {
+          if (!head) {
+            if (why === 'too-large') s.end(plainResponse(431, 'Request Header Fields Too Large', 'the request head is too large\n'));
+            else if (why === 'bad')
+              s.end(
+                plainResponse(
+                  400,
+                  'Bad Request',
+                  'this is an HTTP proxy: send CONNECT host:port or an absolute-form request (http://host/path)\n',
+                ),
+              );
+            else s.destroy();
+            return;
+          }
+          if (head.method === 'CONNECT') this.onConnect(sandbox, head, s, rest);
+          else this.onRequest(sandbox, head, s, rest);
+        });
+      });
     });
-    server.on('clientError', (_err, socket) => socket.destroy());
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(socketPath, () => {
@@ -130,120 +228,127 @@ export class EgressProxy {
     return [...this.servers.keys()];
   }
 
-  private onConnect(sandbox: string, req: http.IncomingMessage, client: net.Socket, head: Buffer): void {
-    const dest = splitAuthority(req.url ?? '', null);
-    client.on('error', () => undefined);
+  /**
+   * Opens the allowed destination; `established` runs once it is connected (then the bytes are the
+   * caller's to pipe), a failure before that answers 502. Nothing hangs: the connect has a timeout.
+   */
+  private dial(client: net.Socket, host: string, port: number, established: (upstream: net.Socket) => void): void {
+    const upstream = net.connect({ host: host.replace(/^\[|\]$/g, ''), port, noDelay: true });
+    this.sockets.add(upstream);
+    let up = false;
+    upstream.setTimeout(this.opts.connectTimeoutMs ?? 10_000, () => upstream.destroy(new Error('connect timeout')));
+    upstream.on('error', (err) => {
+      if (!up && client.writable) client.end(plainResponse(502, 'Bad Gateway', `could not reach ${host}:${port}: ${err.message}\n`));
+      else client.destroy();
+    });
+    upstream.on('close', (hadError: boolean) => {
+      this.sockets.delete(upstream);
+      // A clean end reaches the client through the pipe (end after the last byte); destroying it here
+      // would drop what is still queued for a slow client.
+      if (up && (hadError || !upstream.readableEnded)) client.destroy();
+    });
+    client.on('close', () => upstream.destroy());
+    upstream.once('connect', () => {
+      upstream.setTimeout(0);
+      up = true;
+      established(upstream);
+    });
+  }
+
+  private onConnect(sandbox: string, head: RequestHead, client: net.Socket, rest: Buffer): void {
+    const dest = splitAuthority(head.target, null);
     if (!dest) {
-      client.end('HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\n\r\nCONNECT needs host:port\n');
+      client.end(plainResponse(400, 'Bad Request', 'CONNECT needs host:port\n'));
       return;
     }
     const d = this.decide(sandbox, dest.host, dest.port);
     if (!d.allowed) {
-      this.record(sandbox, dest.host, dest.port, 'connect', d);
-      client.end(deniedResponse(dest.host, dest.port, d.reason));
+      this.refuse(this.record(sandbox, dest.host, dest.port, 'connect', d, client), client, deniedResponse(dest.host, dest.port, d.reason));
       return;
     }
-    this.record(sandbox, dest.host, dest.port, 'connect', d);
-    const upstream = net.connect({ host: dest.host.replace(/^\[|\]$/g, ''), port: dest.port });
-    this.sockets.add(upstream);
-    upstream.setTimeout(this.opts.connectTimeoutMs ?? 10_000, () => upstream.destroy(new Error('connect timeout')));
-    upstream.on('error', (err) => {
-      if (client.writable && !established)
-        client.end(
-          `HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\ncould not reach ${dest.host}:${dest.port}: ${err.message}\n`,
-        );
-      else client.destroy();
-    });
-    upstream.on('close', () => {
-      this.sockets.delete(upstream);
-      if (established) client.destroy();
-    });
-    client.on('close', () => upstream.destroy());
-    let established = false;
-    upstream.once('connect', () => {
-      upstream.setTimeout(0);
-      established = true;
+    void this.record(sandbox, dest.host, dest.port, 'connect', d, client);
+    this.dial(client, dest.host, dest.port, (upstream) => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       // The SNI of a TLS ClientHello must name the host CONNECT named: the first bytes are looked at
       // before anything reaches the destination.
       const onFirst = (first: Buffer): void => {
         const sni = first.length > 0 && first[0] === 0x16 ? sniOf(first) : null;
         if (sni !== null && sni.toLowerCase() !== dest.host && !parseIp(dest.host)) {
-          this.record(sandbox, dest.host, dest.port, 'connect', {
-            allowed: false,
-            reason: `TLS SNI ${sni} does not match the CONNECT host`,
-          });
+          void this.record(
+            sandbox,
+            dest.host,
+            dest.port,
+            'connect',
+            { allowed: false, reason: `TLS SNI ${sni} does not match the CONNECT host` },
+            client,
+          );
           client.destroy();
           return;
         }
         if (first.length > 0) upstream.write(first);
         client.pipe(upstream);
+        client.resume();
       };
       // Server-first protocols: the destination's bytes flow to the client at once.
       upstream.pipe(client);
-      if (head.length > 0) onFirst(head);
-      else
+      if (rest.length > 0) onFirst(rest);
+      else {
         client.once('data', (chunk: Buffer) => {
           client.pause();
           onFirst(chunk);
-          client.resume();
         });
+        client.resume();
+      }
     });
   }
 
-  private onRequest(sandbox: string, req: http.IncomingMessage, res: http.ServerResponse): void {
+  private onRequest(sandbox: string, head: RequestHead, client: net.Socket, rest: Buffer): void {
     let url: URL;
     try {
-      url = new URL(req.url ?? '');
+      url = new URL(head.target);
     } catch {
-      res.writeHead(400, { 'Content-Type': 'text/plain' }).end('this is an HTTP proxy: send absolute-form requests (http://host/path)\n');
+      client.end(plainResponse(400, 'Bad Request', 'this is an HTTP proxy: send absolute-form requests (http://host/path)\n'));
       return;
     }
     if (url.protocol !== 'http:') {
-      res
-        .writeHead(400, { 'Content-Type': 'text/plain' })
-        .end(`only http: requests are proxied as plain HTTP; use CONNECT for ${url.protocol}\n`);
+      client.end(plainResponse(400, 'Bad Request', `only http: requests are proxied as plain HTTP; use CONNECT for ${url.protocol}\n`));
       return;
     }
     const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
     const port = url.port ? Number(url.port) : 80;
-    const hostHeader = req.headers.host ? splitAuthority(req.headers.host, 80) : null;
+    const hostValue = headerOf(head, 'host');
+    const hostHeader = hostValue ? splitAuthority(hostValue, 80) : null;
     let d = this.decide(sandbox, host, port);
-    if (d.allowed && hostHeader && (hostHeader.host.replace(/^\[|\]$/g, '') !== host || hostHeader.port !== port)) {
-      d = { allowed: false, reason: `Host header ${req.headers.host} does not match the request's host` };
+    if (d.allowed && hostValue && (!hostHeader || hostHeader.host.replace(/^\[|\]$/g, '') !== host || hostHeader.port !== port)) {
+      d = { allowed: false, reason: `Host header ${hostValue} does not match the request's host` };
     }
-    this.record(sandbox, host, port, 'http', d);
+    const logged = this.record(sandbox, host, port, 'http', d, client);
     if (!d.allowed) {
-      res.writeHead(403, { 'Content-Type': 'text/plain', 'X-Sandbox-Desk-Denied': '1' }).end(`${denialText(host, port, d.reason)}\n`);
+      this.refuse(logged, client, deniedResponse(host, port, d.reason));
       return;
     }
-    const headers = { ...req.headers };
-    delete headers['proxy-connection'];
-    delete headers['proxy-authorization'];
-    const upstream = http.request({
-      host,
-      port,
-      method: req.method,
-      path: `${url.pathname}${url.search}`,
-      headers,
-      timeout: this.opts.connectTimeoutMs ?? 10_000,
+    // Origin form upstream, without the proxy's own headers; one request per connection.
+    const drop = new Set(['proxy-connection', 'proxy-authorization', 'connection', 'keep-alive']);
+    const lines = [`${head.method} ${url.pathname}${url.search} ${head.version}`];
+    for (const [k, v] of head.headers) if (!drop.has(k.toLowerCase())) lines.push(`${k}: ${v}`);
+    if (!hostValue) lines.push(`Host: ${url.host}`);
+    lines.push('Connection: close', '', '');
+    this.dial(client, host, port, (upstream) => {
+      upstream.write(Buffer.concat([Buffer.from(lines.join('\r\n'), 'latin1'), rest]));
+      upstream.pipe(client);
+      client.pipe(upstream);
+      client.resume();
     });
-    upstream.on('response', (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers);
-      r.pipe(res);
-    });
-    upstream.on('timeout', () => upstream.destroy(new Error('timeout')));
-    upstream.on('error', (err) => {
-      if (!res.headersSent) res.writeHead(502, { 'Content-Type': 'text/plain' }).end(`could not reach ${host}:${port}: ${err.message}\n`);
-      else res.destroy();
-    });
-    req.pipe(upstream);
   }
 
   async close(): Promise<void> {
     for (const s of this.sockets) s.destroy();
     await Promise.all([...this.servers.keys()].map((k) => this.unlisten(k)));
   }
+}
+
+function plainResponse(status: number, text: string, body: string): string {
+  return `HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
 }
 
 function denialText(host: string, port: number, reason: string | null): string {

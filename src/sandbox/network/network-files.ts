@@ -10,7 +10,11 @@
  *   <dataDir>/network/s/<id>/proxy.sock   one Unix socket per sandbox; the folder is bind-mounted
  *                                         into the sandbox's relay (a file mount would go stale when
  *                                         the proxy restarts and makes a new socket)
+ *   <dataDir>/network/s/<id>/target.json  what the backend runs the sandbox as ({"docker": container id}),
+ *                                         so the proxy can find the process behind a connection
  *   <dataDir>/network/logs/<sandbox>.jsonl (+ .1.jsonl: the previous half)
+ *   <dataDir>/network/spans/<sandbox>.jsonl  the commands run (session, shell pid, start, end): how a
+ *                                         connection is linked to the agent call that made it
  */
 import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
@@ -106,4 +110,67 @@ export function readLogSince(dataDir: string, sandbox: string, offset: number): 
   const lastNl = buf.lastIndexOf(0x0a);
   if (lastNl < 0) return { entries: [], offset: from };
   return { entries: parseLines(buf.subarray(0, lastNl + 1).toString('utf8')), offset: from + lastNl + 1 };
+}
+
+export const TARGET_NAME = 'target.json';
+
+/** What the proxy needs to find a connection's process: the backend's handle (docker: the container id). */
+export interface NetworkTarget {
+  docker?: string;
+}
+
+export function writeTarget(socketDir: string, target: NetworkTarget): void {
+  mkdirSync(socketDir, { recursive: true, mode: 0o755 });
+  const file = join(socketDir, TARGET_NAME);
+  writeFileSync(`${file}.tmp`, JSON.stringify(target), { mode: 0o644 });
+  renameSync(`${file}.tmp`, file);
+}
+
+export function readTarget(dataDir: string, sandbox: string): NetworkTarget | null {
+  try {
+    return JSON.parse(readFileSync(join(socketDirOf(dataDir, sandbox), TARGET_NAME), 'utf8')) as NetworkTarget;
+  } catch {
+    return null;
+  }
+}
+
+/** One command that ran in a sandbox with a network policy: which shell (pid inside the sandbox), when. */
+export interface CommandSpan {
+  session: string;
+  pid: number;
+  start: string;
+  end: string;
+}
+
+export function spansFileOf(dataDir: string, sandbox: string): string {
+  return join(networkDir(dataDir), 'spans', `${sandbox}.jsonl`);
+}
+
+/** Appends one span (bounded the same way as the log: the current file and the one before). */
+export function appendSpan(dataDir: string, sandbox: string, span: CommandSpan): void {
+  const file = spansFileOf(dataDir, sandbox);
+  mkdirSync(join(networkDir(dataDir), 'spans'), { recursive: true, mode: 0o700 });
+  try {
+    if (statSync(file).size > LOG_MAX_BYTES) renameSync(file, file.replace(/\.jsonl$/, '.1.jsonl'));
+  } catch {
+    // no file yet
+  }
+  appendFileSync(file, `${JSON.stringify(span)}\n`, { mode: 0o600 });
+}
+
+export function readSpans(dataDir: string, sandbox: string): CommandSpan[] {
+  const file = spansFileOf(dataDir, sandbox);
+  const out: CommandSpan[] = [];
+  for (const f of [file.replace(/\.jsonl$/, '.1.jsonl'), file]) {
+    if (!existsSync(f)) continue;
+    for (const line of readFileSync(f, 'utf8').split('\n')) {
+      if (!line) continue;
+      try {
+        out.push(JSON.parse(line) as CommandSpan);
+      } catch {
+        // a line cut by a crash mid-write
+      }
+    }
+  }
+  return out;
 }

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { EgressProxy } from './egress-proxy.js';
 import { appendLog, networkDir, policiesFile, readPolicies, socketDirOf, SOCKET_NAME } from './network-files.js';
 import type { NetworkPolicy } from '../../shared/network-policy.js';
+import { DockerProcessLookup } from './docker-process-lookup.js';
 
 const POLL_MS = 250;
 const IDLE_EXIT_MS = 60_000;
@@ -79,7 +80,9 @@ async function main(dataDir: string): Promise<void> {
       return policies[s] ?? null;
     },
     log: (e) => appendLog(dataDir, e),
+    processOf: (sandbox, source) => processes.of(sandbox, source),
   });
+  const processes = new DockerProcessLookup(dataDir);
   let idleSince = Date.now();
   const sync = async (): Promise<void> => {
     refresh();
@@ -96,6 +99,7 @@ async function main(dataDir: string): Promise<void> {
       await proxy.listen(s, sock).catch((err: unknown) => say(`cannot listen for ${s}: ${String(err)}`));
     }
     if (want.length > 0) idleSince = Date.now();
+    for (const s of want) void processes.warm(s);
   };
   const shutdown = async (why: string): Promise<never> => {
     say(`exiting: ${why}`);

@@ -1,0 +1,60 @@
+/**
+ * The proxy's answer to "which process in this sandbox opened the connection from port P": for a
+ * docker sandbox (target.json names its container), the container's init pid on this machine (asked
+ * of the engine once per container start, then kept) and a /proc lookup in its namespaces
+ * (process-of-connection.ts). Bounded (LOOKUP_MS): a log line waits at most that long, the connection
+ * not at all; with the pid at hand (warm) it waits for a few /proc reads only, so a line is on the log
+ * before the connection's answer reaches the client. QEMU sandboxes have no target: their guests' processes are not visible from this machine.
+ */
+import { existsSync } from 'node:fs';
+import Docker from 'dockerode';
+import { resolveDockerEndpoint } from '../docker/docker-endpoint.js';
+import { RELAY_PORT } from '../docker/docker-network.js';
+import type { ConnectionProcess } from './egress-proxy.js';
+import { readTarget } from './network-files.js';
+import { processOfPortWithin } from './process-of-connection.js';
+import type { ProxySource } from './proxy-protocol.js';
+
+const LOOKUP_MS = 1500;
+/** How old a kept init pid may get before the daemon's sync asks the engine again (a restart changes it). */
+const PID_TTL_MS = 10_000;
+
+export class DockerProcessLookup {
+  private docker: Docker | null = null;
+  private readonly pids = new Map<string, { pid: number; at: number }>();
+
+  constructor(private readonly dataDir: string) {}
+
+  private async initPid(container: string, fresh: boolean): Promise<number | null> {
+    const hit = this.pids.get(container);
+    if (hit && !fresh) return hit.pid;
+    try {
+      this.docker ??= new Docker(resolveDockerEndpoint().options);
+      const info = await this.docker.getContainer(container).inspect();
+      const pid = info.State.Running ? info.State.Pid : 0;
+      if (pid > 0) this.pids.set(container, { pid, at: Date.now() });
+      return pid > 0 ? pid : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Keeps the container's init pid at hand (the daemon calls it as it syncs), so a lookup need not ask the engine. */
+  async warm(sandbox: string): Promise<void> {
+    const container = readTarget(this.dataDir, sandbox)?.docker;
+    if (!container) return;
+    const hit = this.pids.get(container);
+    // A restarted container has a new init pid: the old one gone from /proc says so at once.
+    if (!hit || Date.now() - hit.at > PID_TTL_MS || !existsSync(`/proc/${hit.pid}`)) await this.initPid(container, true);
+  }
+
+  async of(sandbox: string, source: ProxySource): Promise<ConnectionProcess | null> {
+    const container = readTarget(this.dataDir, sandbox)?.docker;
+    if (!container) return null;
+    // Only the very first connection after the daemon started waits for the engine; after that the
+    // pid is at hand (warm), so the lookup — and the log line waiting for it — takes no engine round trip.
+    const pid = await this.initPid(container, false);
+    if (pid === null) return null;
+    return processOfPortWithin(LOOKUP_MS, pid, source.port, { remotePort: RELAY_PORT });
+  }
+}

@@ -1,0 +1,49 @@
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nsPidOf, processOfPort, socketInodeOf } from './process-of-connection.js';
+
+describe('the process behind a connection (real /proc, a connection this test opens)', () => {
+  let server: net.Server;
+  let client: net.Socket;
+  let accepted: net.Socket | null = null;
+  beforeAll(async () => {
+    server = net.createServer((s) => (accepted = s));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    client = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
+    await new Promise((r) => client.once('connect', r));
+  });
+  afterAll(() => {
+    client.destroy();
+    accepted?.destroy();
+    server.close();
+  });
+
+  it('maps the source port to this very process, with its ancestry', async () => {
+    const p = await processOfPort(process.pid, client.localPort!, { remotePort: (server.address() as net.AddressInfo).port });
+    expect(p).not.toBeNull();
+    expect(p!.pid).toBe(process.pid);
+    expect(p!.process).toContain(`(pid ${process.pid})`);
+    expect(p!.ancestry[0]).toBe(process.ppid);
+  });
+
+  it('a port nobody holds is not known (null), and so is a process that does not exist', async () => {
+    const free = net.createServer();
+    await new Promise<void>((r) => free.listen(0, '127.0.0.1', () => r()));
+    const port = (free.address() as net.AddressInfo).port;
+    await new Promise((r) => free.close(r));
+    expect(await processOfPort(process.pid, port, { remotePort: 1 })).toBeNull();
+    expect(await processOfPort(2 ** 22 + 7, client.localPort!)).toBeNull();
+  });
+
+  it('reads /proc/net/tcp lines and NSpid', () => {
+    const tcp = [
+      '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode',
+      '   0: 00000000:0C38 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 111 1',
+      '   1: 0300A8C0:A2F4 0200A8C0:0C38 01 00000000:00000000 00:00000000 00000000  1000        0 222 1',
+    ].join('\n');
+    expect(socketInodeOf(tcp, 0xa2f4, 3128)).toBe('222');
+    expect(socketInodeOf(tcp, 3128)).toBeNull();
+    expect(socketInodeOf(tcp, 0xa2f4, 80)).toBeNull();
+    expect(nsPidOf('Name:\tcurl\nNSpid:\t4242\t17\n')).toBe(17);
+  });
+});
