@@ -12,7 +12,8 @@ import { resolveDockerEndpoint } from '../docker/docker-endpoint.js';
 import { RELAY_PORT } from '../docker/docker-network.js';
 import type { ConnectionProcess } from './egress-proxy.js';
 import { readTarget } from './network-files.js';
-import { processOfPortWithin } from './process-of-connection.js';
+import { within } from './process-of-connection.js';
+import { ProcessLookupThread } from './process-lookup-thread.js';
 import type { ProxySource } from './proxy-protocol.js';
 
 const LOOKUP_MS = 1500;
@@ -22,6 +23,8 @@ const PID_TTL_MS = 10_000;
 export class DockerProcessLookup {
   private docker: Docker | null = null;
   private readonly pids = new Map<string, { pid: number; at: number }>();
+  /** The /proc reads run off the proxy's event loop (process-lookup-thread.ts). */
+  private readonly thread = new ProcessLookupThread();
 
   constructor(private readonly dataDir: string) {}
 
@@ -55,6 +58,6 @@ export class DockerProcessLookup {
     // pid is at hand (warm), so the lookup — and the log line waiting for it — takes no engine round trip.
     const pid = await this.initPid(container, false);
     if (pid === null) return null;
-    return processOfPortWithin(LOOKUP_MS, pid, source.port, { remotePort: RELAY_PORT });
+    return within(LOOKUP_MS, this.thread.of(pid, source.port, { remotePort: RELAY_PORT }));
   }
 }

@@ -1,6 +1,12 @@
+import { existsSync } from 'node:fs';
 import net from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nsPidOf, processOfPort, socketInodeOf } from './process-of-connection.js';
+import { ProcessLookupThread } from './process-lookup-thread.js';
+
+// The worker thread's script is the built file (the proxy daemon runs from dist/; setup builds it).
+const BUILT_WORKER = join(process.cwd(), 'dist/src/sandbox/network/process-lookup-worker.js');
 
 describe('the process behind a connection (real /proc, a connection this test opens)', () => {
   let server: net.Server;
@@ -33,6 +39,26 @@ describe('the process behind a connection (real /proc, a connection this test op
     await new Promise((r) => free.close(r));
     expect(await processOfPort(process.pid, port, { remotePort: 1 })).toBeNull();
     expect(await processOfPort(2 ** 22 + 7, client.localPort!)).toBeNull();
+  });
+
+  it.runIf(existsSync(BUILT_WORKER))('on the worker thread: the same answer, lookups answered each to its own', async () => {
+    const t = new ProcessLookupThread(BUILT_WORKER);
+    try {
+      const [found, none] = await Promise.all([
+        t.of(process.pid, client.localPort!, { remotePort: (server.address() as net.AddressInfo).port }),
+        t.of(2 ** 22 + 7, client.localPort!),
+      ]);
+      expect(found?.pid).toBe(process.pid);
+      expect(none).toBeNull();
+    } finally {
+      await t.dispose();
+    }
+  });
+
+  it('without the built worker the lookup runs inline and still answers', async () => {
+    const t = new ProcessLookupThread('/nonexistent/process-lookup-worker.js');
+    expect((await t.of(process.pid, client.localPort!, { remotePort: (server.address() as net.AddressInfo).port }))?.pid).toBe(process.pid);
+    await t.dispose();
   });
 
   it('reads /proc/net/tcp lines and NSpid', () => {

@@ -148,7 +148,7 @@ function cgroupPids(proc: string, pid: number): string[] | null {
   return null;
 }
 
-/** `processOfPort` that gives up after `ms` (null): a log line waits at most that long for its process. */
-export function processOfPortWithin(ms: number, ...args: Parameters<typeof processOfPort>): Promise<ConnectionProcess | null> {
-  return Promise.race([processOfPort(...args).catch(() => null), new Promise<null>((r) => setTimeout(() => r(null), ms).unref())]);
+/** A lookup that gives up after `ms` (null): a log line waits at most that long for its process. */
+export function within(ms: number, lookup: Promise<ConnectionProcess | null>): Promise<ConnectionProcess | null> {
+  return Promise.race([lookup.catch(() => null), new Promise<null>((r) => setTimeout(() => r(null), ms).unref())]);
 }

@@ -1,0 +1,69 @@
+/**
+ * Runs the /proc lookups of process-of-connection.ts on a worker thread, so the egress proxy's event
+ * loop — which copies every sandbox's traffic — never stops for them. The lookup is synchronous on
+ * purpose (see that file: asynchronous reads took so long the client had closed its socket), and a
+ * busy sandbox (a browser: dozens of processes, hundreds of fds each) makes it tens of milliseconds:
+ * on the proxy's own thread that stalled every connection's bytes each time a new one opened.
+ *
+ * One thread, started on first use and unref'd (it never keeps the daemon alive); lookups queue on it.
+ * Where the thread cannot start (running from TypeScript sources, as in unit tests) the lookup runs
+ * inline, as before.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { ConnectionProcess } from './egress-proxy.js';
+import { processOfPort } from './process-of-connection.js';
+
+type Ask = { id: number; initPid: number; port: number; remotePort?: number };
+type Answer = { id: number; found: ConnectionProcess | null };
+
+export class ProcessLookupThread {
+  private worker: Worker | null = null;
+  private failed = false;
+  private nextId = 1;
+  private readonly waiting = new Map<number, (found: ConnectionProcess | null) => void>();
+
+  constructor(private readonly script = fileURLToPath(new URL('./process-lookup-worker.js', import.meta.url))) {}
+
+  private start(): Worker | null {
+    if (this.worker || this.failed) return this.worker;
+    if (!existsSync(this.script)) {
+      this.failed = true;
+      return null;
+    }
+    const w = new Worker(this.script);
+    w.unref();
+    w.on('message', (a: Answer) => {
+      this.waiting.get(a.id)?.(a.found);
+      this.waiting.delete(a.id);
+    });
+    const down = (): void => {
+      // Whatever was asked is unknown now (null); the next lookup starts a new thread.
+      for (const settle of this.waiting.values()) settle(null);
+      this.waiting.clear();
+      if (this.worker === w) this.worker = null;
+    };
+    w.on('error', down);
+    w.on('exit', down);
+    this.worker = w;
+    return w;
+  }
+
+  /** The process holding the socket with local port `port` in `initPid`'s namespaces, or null. */
+  of(initPid: number, port: number, opts: { remotePort?: number } = {}): Promise<ConnectionProcess | null> {
+    const w = this.start();
+    if (!w) return processOfPort(initPid, port, opts).catch(() => null);
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.waiting.set(id, resolve);
+      w.postMessage({ id, initPid, port, remotePort: opts.remotePort } satisfies Ask);
+    });
+  }
+
+  async dispose(): Promise<void> {
+    const w = this.worker;
+    this.worker = null;
+    if (w) await w.terminate();
+  }
+}
