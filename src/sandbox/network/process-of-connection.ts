@@ -84,8 +84,11 @@ export async function processOfPort(
 ): Promise<ConnectionProcess | null> {
   await Promise.resolve();
   const proc = opts.procRoot ?? '/proc';
-  const tcp = [text(`${proc}/${initPid}/net/tcp`) ?? '', text(`${proc}/${initPid}/net/tcp6`) ?? ''].join('\n');
-  const inode = socketInodeOf(tcp, port, opts.remotePort);
+  // Each read of a net/tcp file walks the kernel's whole socket table (~5 ms of system time here):
+  // IPv6 only when IPv4 did not have it (the relay's sandbox side is IPv4).
+  const inode =
+    socketInodeOf(text(`${proc}/${initPid}/net/tcp`) ?? '', port, opts.remotePort) ??
+    socketInodeOf(text(`${proc}/${initPid}/net/tcp6`) ?? '', port, opts.remotePort);
   if (!inode) return null;
   const want = `socket:[${inode}]`;
   const ns = link(`${proc}/${initPid}/ns/pid`);
