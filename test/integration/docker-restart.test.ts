@@ -1,7 +1,7 @@
 /**
  * Issue 14's "Docker restarted while the window is open": sandboxes go unavailable, then come back,
  * without a reload. The machine's own engine is shared, so this test restarts an engine of its own —
- * a second dockerd (own data root, exec root, containerd and socket; no bridge, no iptables) that only
+ * a second dockerd (own data root, exec root, containerd, socket and bridge; no iptables) that only
  * this test's core talks to (DOCKER_HOST in this test file's process) — and watches the real window
  * in browser mode through it.
  */
@@ -15,6 +15,10 @@ import { openUi, type UiHarness } from './ui-harness.js';
 
 const DIR = join(tmpdir(), uniqueName('sdesk-dockerd'));
 const SOCK = join(DIR, 'docker.sock');
+// A bridge of its own: with `--bridge=none` dockerd deletes the machine's docker0 as "stale" at start.
+const BRIDGE = `sdbr${uniqueName('x').slice(-6)}`;
+const BRIDGE_CIDR = `10.254.${1 + Math.floor(Math.random() * 250)}.1/24`;
+const hadDocker0 = existsSync('/sys/class/net/docker0');
 
 function dockerd(): ChildProcess {
   const args = [
@@ -22,7 +26,7 @@ function dockerd(): ChildProcess {
     `--exec-root=${join(DIR, 'exec')}`,
     `--pidfile=${join(DIR, 'dockerd.pid')}`,
     `--host=unix://${SOCK}`,
-    '--bridge=none',
+    `--bridge=${BRIDGE}`,
     '--iptables=false',
     '--ip6tables=false',
     '--ip-masq=false',
@@ -63,6 +67,9 @@ describe('Docker restarted while the window is open (an engine of this test’s 
 
   beforeAll(async () => {
     mkdirSync(DIR, { recursive: true });
+    execFileSync('ip', ['link', 'add', BRIDGE, 'type', 'bridge']);
+    execFileSync('ip', ['addr', 'add', BRIDGE_CIDR, 'dev', BRIDGE]);
+    execFileSync('ip', ['link', 'set', BRIDGE, 'up']);
     engine = dockerd();
     await engineUp();
     // The sandbox image, from the machine's engine into ours (read only there).
@@ -87,6 +94,11 @@ describe('Docker restarted while the window is open (an engine of this test’s 
       // nothing mounted, or not ours to unmount
     }
     if (existsSync(DIR)) rmSync(DIR, { recursive: true, force: true });
+    try {
+      execFileSync('ip', ['link', 'del', BRIDGE], { stdio: 'ignore' });
+    } catch {
+      // never made
+    }
   }, 120_000);
 
   it('the sandbox shows unavailable while the engine is down and comes back when it is up, on the same page', async () => {
@@ -107,5 +119,7 @@ describe('Docker restarted while the window is open (an engine of this test’s 
     // Back: the container is there again (stopped by the engine's shutdown, or running), not unavailable.
     await expect.poll(() => state.textContent(), { timeout: 90_000, interval: 500 }).toMatch(/running|stopped|exited/);
     expect(await p.evaluate(() => (window as unknown as { __sameDocument?: number }).__sameDocument)).toBe(42);
+    // The machine's own engine lost nothing: its bridge is still there.
+    expect(existsSync('/sys/class/net/docker0')).toBe(hadDocker0);
   }, 400_000);
 });
