@@ -18,8 +18,8 @@ import { RfbClient, type ByteTransport } from '../rfb/rfb-client.js';
  * connection; what the agent sees still comes from the live connection's framebuffer.
  */
 
-/** Fence is all this connection needs (its replies); Raw only because SetEncodings must name a pixel encoding. */
-export const INPUT_ENCODINGS = [Encoding.Raw, Encoding.Fence];
+/** Fence for its replies; Raw only because SetEncodings must name a pixel encoding; the size pseudo-encodings because Xvnc closes a client that cannot follow a resize. */
+export const INPUT_ENCODINGS = [Encoding.Raw, Encoding.DesktopSize, Encoding.ExtendedDesktopSize, Encoding.Fence];
 
 const RETRY_AFTER_MS = 10_000;
 
