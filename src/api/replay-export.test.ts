@@ -3,9 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RfbClient } from '../desktop/rfb/rfb-client.js';
-import { fakeRfbServer } from '../desktop/rfb/test/fake-rfb-server.js';
-import { ScreenRecorder } from '../desktop/replay/index.js';
+import { recordPaintedScreen } from '../desktop/replay/test/painted-recording.js';
 import { castProblems, parseCast } from '../session/cast-file.js';
 import { ReplayJournal } from './replay-journal.js';
 import { screenRecordings } from './replay-screen-binding.js';
@@ -45,22 +43,7 @@ function service(): ReplayService {
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'sdesk-replay-export-'));
-  let t = T0;
-  const server = fakeRfbServer({ width: 64, height: 48 });
-  const client = await RfbClient.connect(server.transport, { timeoutMs: 2000 });
-  await client.requestUpdate(false);
-  const rec = new ScreenRecorder(join(root, 'box', 'screen'), { now: () => t });
-  rec.attach(client);
-  for (let i = 0; i < 15; i++) {
-    t += 200;
-    const done = new Promise<void>((resolve) => {
-      const sub = client.onUpdate(() => (sub.dispose(), resolve()));
-    });
-    server.paint((i * 4) % 56, 10, 8, 8, [255, (i * 17) % 256, 0]);
-    await done;
-  }
-  await rec.stop();
-  client.close();
+  await recordPaintedScreen(join(root, 'box', 'screen'), T0);
   mkdirSync(join(root, 'box', 'terminals'), { recursive: true });
   writeFileSync(
     join(root, 'box', 'terminals', 'ab12.cast'),

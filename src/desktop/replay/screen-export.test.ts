@@ -3,10 +3,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RfbClient } from '../rfb/rfb-client.js';
-import { fakeRfbServer } from '../rfb/test/fake-rfb-server.js';
+import { recordPaintedScreen } from './test/painted-recording.js';
 import { exportScreenVideo } from './screen-export.js';
-import { ScreenRecorder } from './screen-recorder.js';
 
 const hasFfmpeg = (() => {
   try {
@@ -25,22 +23,7 @@ const T0 = 1_700_000_000_000;
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'recscreen-export-'));
   dir = join(root, 'screen');
-  let t = T0;
-  const server = fakeRfbServer({ width: 64, height: 48 });
-  const client = await RfbClient.connect(server.transport, { timeoutMs: 2000 });
-  await client.requestUpdate(false);
-  const rec = new ScreenRecorder(dir, { now: () => t });
-  rec.attach(client);
-  for (let i = 0; i < 15; i++) {
-    t += 200;
-    const done = new Promise<void>((resolve) => {
-      const sub = client.onUpdate(() => (sub.dispose(), resolve()));
-    });
-    server.paint((i * 4) % 56, 10, 8, 8, [255, (i * 17) % 256, 0]);
-    await done;
-  }
-  await rec.stop();
-  client.close();
+  await recordPaintedScreen(dir, T0);
 });
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
