@@ -62,11 +62,14 @@ describe('a desktop dying inside its sandbox is pushed', () => {
     expect(started.running).toBe(true);
     await expect.poll(() => desktopEvents().map((e) => e.cause), { timeout: 10_000 }).toContain('started');
 
-    // Let the watch connect (its first exchange is over when a resize reaches it).
+    // Let the watch connect (its first exchange is over when a resize reaches it). The size alternates:
+    // a resize that went through before the watch connected leaves nothing for a same-size one to change.
+    let attempt = 0;
     await expect
       .poll(
         async () => {
-          await t.desk.desktop.resize(sb, 1024, 768).catch(() => undefined);
+          const [w, h] = attempt++ % 2 === 0 ? [1024, 768] : [1152, 864];
+          await t.desk.desktop.resize(sb, w, h).catch(() => undefined);
           return desktopEvents().some((e) => e.cause === 'resized');
         },
         { timeout: 90_000, interval: 3000 },

@@ -68,6 +68,12 @@ describe('the --desktop install in a VM', () => {
       percent: 13,
       detail: 'downloading: Retrieving file 3 of 120',
     });
+    // apt's progress file outlives its step: step 3 does not carry the install's last percentage.
+    expect(parseDesktopStatus('step 3 3 the display user\npmstatus:chromium:99.1:Installed chromium (amd64)\n')).toMatchObject({
+      step: 3,
+      percent: null,
+      detail: null,
+    });
     expect(parseDesktopStatus('done browser=chromium\n')).toEqual({ state: 'done', browser: 'chromium' });
     expect(parseDesktopStatus('done browser=none\n')).toEqual({ state: 'done', browser: null });
     expect(parseDesktopStatus('failed mirror Err:1 http://deb.debian.org/debian bookworm InRelease\n')).toEqual({

@@ -104,6 +104,9 @@ export type DesktopInstallState =
   | { state: 'done'; browser: string | null }
   | { state: 'failed'; kind: 'os' | 'mirror' | 'install'; reason: string };
 
+/** The script's step whose progress is apt's (`apt-get install`). */
+const INSTALL_STEP = 2;
+
 /** Parses DESKTOP_STATUS_PROBE's output. */
 export function parseDesktopStatus(out: string): DesktopInstallState {
   const [status = '', ...rest] = out.split('\n');
@@ -116,8 +119,10 @@ export function parseDesktopStatus(out: string): DesktopInstallState {
   if (failed) return { state: 'failed', kind: failed[1] as 'os' | 'mirror' | 'install', reason: failed[2]!.trim() };
   const step = /^step (\d+) (\d+) (.*)$/.exec(line);
   if (!step) return { state: 'pending' };
-  // apt: `dlstatus:N:PERCENT:TEXT` / `pmstatus:PKG:PERCENT:TEXT`
-  const apt = /^(dl|pm)status:[^:]*:([\d.]+):(.*)$/.exec(rest.join('\n').trim().split('\n').pop() ?? '');
+  // apt: `dlstatus:N:PERCENT:TEXT` / `pmstatus:PKG:PERCENT:TEXT` — apt's progress is step 2's alone (the
+  // file stays after it: step 3 read with it said "99% (installing: …)" of the install before).
+  const apt =
+    Number(step[1]) === INSTALL_STEP ? /^(dl|pm)status:[^:]*:([\d.]+):(.*)$/.exec(rest.join('\n').trim().split('\n').pop() ?? '') : null;
   return {
     state: 'step',
     step: Number(step[1]),
