@@ -77,9 +77,9 @@ describe('qemu --desktop', () => {
         { onProgress: (e) => events.push(e) },
       );
       const desktop = events.filter((e) => e.step === 'desktop').map((e) => e.message);
-      // As arrays, so a failure prints every step the readiness wait saw. Step 1 (apt-get update) can be
-      // over between two reads of the guest's status, so it is not asserted; the install's percentages
-      // and step 3 (with no stale percentage of step 2's) are.
+      // As arrays, so a failure prints every step the readiness wait saw. Each step is told, even one over
+      // between two reads of the guest's status; step 3 without a stale percentage of step 2's.
+      expect(desktop).toEqual(expect.arrayContaining([expect.stringMatching(/^desktop step 1\/3: apt-get update/)]));
       expect(desktop).toEqual(expect.arrayContaining([expect.stringMatching(/^desktop step 2\/3: apt-get install .*%/)]));
       expect(desktop).toEqual(expect.arrayContaining([expect.stringMatching(/^desktop step 3\/3: the display user \(/)]));
       expect(desktop.at(-1)).toMatch(/the desktop's packages are installed \(with chromium\)/);

@@ -102,6 +102,22 @@ describe('the --desktop install in a VM', () => {
     expect(events.every((e) => e.step === 'desktop')).toBe(true);
   });
 
+  it('a step begun and over between two reads is still told, in order', async () => {
+    const events: ProgressEvent[] = [];
+    const steps = '\n#steps\nstep 1 3 apt-get update\nstep 2 3 apt-get install\n';
+    const g = guest(DEBIAN, [
+      `step 2 3 apt-get install\ndlstatus:1:10:Retrieving file 1 of 9\n${steps}`,
+      `done browser=chromium\n${steps}step 3 3 the display user\n`,
+    ]);
+    expect(await run(g, events)).toEqual({ browser: 'chromium' });
+    expect(events.map((e) => e.message)).toEqual([
+      'desktop step 1/3: apt-get update (1.0 s)',
+      'desktop step 2/3: apt-get install — 10% (downloading: Retrieving file 1 of 9) (1.0 s)',
+      'desktop step 3/3: the display user (1.0 s)',
+      "the desktop's packages are installed (with chromium) (after 1.0 s)",
+    ]);
+  });
+
   it('an Ubuntu guest without a real chromium package: done, and said to have no browser', async () => {
     const events: ProgressEvent[] = [];
     expect(await run(guest(UBUNTU, ['done browser=none\n']), events)).toEqual({ browser: null });

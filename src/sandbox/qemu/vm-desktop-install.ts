@@ -60,7 +60,7 @@ export function desktopInstallScript(): string {
 st=${d}
 mkdir -p "$st"
 [ -e "$st/done" ] && exit 0
-say() { printf '%s\\n' "$*" > "$st/status.tmp" && mv -f "$st/status.tmp" "$st/status"; }
+say() { printf '%s\\n' "$*" > "$st/status.tmp" && mv -f "$st/status.tmp" "$st/status"; case "$*" in step*) printf '%s\\n' "$*" >> "$st/steps" ;; esac; }
 fail() { say "failed $*"; exit 0; }
 [ -r /etc/os-release ] || fail "os this guest has no /etc/os-release"
 . /etc/os-release
@@ -95,8 +95,25 @@ say "done browser=$browser"
 `;
 }
 
-/** The guest's status line and apt's last progress line, as one read. */
-export const DESKTOP_STATUS_PROBE = `cat ${DESKTOP_STATE_DIR}/status 2>/dev/null; echo; tail -n 1 ${DESKTOP_STATE_DIR}/progress 2>/dev/null`;
+/**
+ * The guest's status line and apt's last progress line, as one read; then, after STEPS_MARK, every step
+ * begun so far (a short step — apt-get update on a near mirror — can begin and end between two reads).
+ */
+export const DESKTOP_STATUS_PROBE = `cat ${DESKTOP_STATE_DIR}/status 2>/dev/null; echo; tail -n 1 ${DESKTOP_STATE_DIR}/progress 2>/dev/null; echo; echo '#steps'; cat ${DESKTOP_STATE_DIR}/steps 2>/dev/null`;
+const STEPS_MARK = '\n#steps\n';
+
+/** The steps begun so far, in order, from DESKTOP_STATUS_PROBE's output. */
+export function parseDesktopSteps(out: string): Array<{ step: number; total: number; text: string }> {
+  const at = out.indexOf(STEPS_MARK);
+  if (at < 0) return [];
+  return out
+    .slice(at + STEPS_MARK.length)
+    .split('\n')
+    .flatMap((l) => {
+      const m = /^step (\d+) (\d+) (.*)$/.exec(l.trim());
+      return m ? [{ step: Number(m[1]), total: Number(m[2]), text: m[3]! }] : [];
+    });
+}
 
 export type DesktopInstallState =
   | { state: 'pending' }
@@ -109,7 +126,8 @@ const INSTALL_STEP = 2;
 
 /** Parses DESKTOP_STATUS_PROBE's output. */
 export function parseDesktopStatus(out: string): DesktopInstallState {
-  const [status = '', ...rest] = out.split('\n');
+  const at = out.indexOf(STEPS_MARK);
+  const [status = '', ...rest] = (at < 0 ? out : out.slice(0, at)).split('\n');
   const line = status.trim();
   if (line.startsWith('done')) {
     const b = /browser=(\S+)/.exec(line)?.[1];
@@ -181,10 +199,17 @@ export async function waitForDesktopInstall(input: DesktopWaitInput): Promise<{ 
   const os = await input.probe('cat /etc/os-release', 20_000);
   checkGuestOs(os.code === 0 ? os.stdout : null);
   let shown = '';
+  const told = new Set<number>();
   for (;;) {
     input.check("the desktop's packages to install (cloud-init, first boot)");
     const r = await input.probe(DESKTOP_STATUS_PROBE, 20_000);
     const s = r.code === 0 ? parseDesktopStatus(r.stdout) : ({ state: 'pending' } as const);
+    // Steps begun and over between two reads are told too, in order, before where the guest is now.
+    for (const past of r.code === 0 ? parseDesktopSteps(r.stdout) : []) {
+      if (told.has(past.step) || (s.state === 'step' && s.step === past.step)) continue;
+      told.add(past.step);
+      input.progress({ step: 'desktop', message: `desktop step ${past.step}/${past.total}: ${past.text} (${input.since()})` });
+    }
     if (s.state === 'done') {
       input.progress({
         step: 'desktop',
@@ -215,6 +240,7 @@ export async function waitForDesktopInstall(input: DesktopWaitInput): Promise<{ 
       if (msg !== shown) {
         input.progress({ step: 'desktop', message: `${msg} (${input.since()})` });
         shown = msg;
+        told.add(s.step);
       }
     }
     await sleep(input.pollMs ?? 3000);
