@@ -6,6 +6,7 @@ import { CoreEventBus, type CoreEvent } from '../shared/core-events.js';
 import type { AgentActionView } from '../shared/desktop-types.js';
 import { Emitter } from '../shared/lifecycle.js';
 import type { Lease } from '../shared/lease-types.js';
+import type { LeaseChange } from '../store/lease-store.js';
 import { ReplayJournal } from './replay-journal.js';
 import type { ReplayService } from './replay-service.js';
 import { actionEvent, commandEvent, leaseEvent, wireReplay } from './replay-wiring.js';
@@ -58,15 +59,25 @@ describe('replay wiring', () => {
       point: null,
       frameId: null,
     });
-    const lease: Lease = { holder: 'human', viewerId: 'v', epoch: 2, since: 'x', reason: 'taken by a viewer' };
-    expect(leaseEvent('t', lease).summary).toBe('control: human (taken by a viewer)');
+    const human: Lease = { holder: 'human', viewerId: 'v1', epoch: 2, since: '2026-03-01T10:00:06.000Z', reason: 'taken by a viewer' };
+    const agent: Lease = { holder: 'agent', viewerId: null, epoch: 1, since: '2026-03-01T10:00:01.000Z', reason: null };
+    // At the time the lease was written, naming who has control now and from whom.
+    expect(leaseEvent({ sandbox: 'box', lease: human, previous: agent })).toEqual({
+      at: '2026-03-01T10:00:06.000Z',
+      kind: 'lease',
+      summary: 'control: human viewer v1, from the agent (taken by a viewer)',
+    });
+    expect(leaseEvent({ sandbox: 'box', lease: { ...agent, epoch: 3, reason: 'given back' }, previous: human }).summary).toBe(
+      'control: the agent, from human viewer v1 (given back)',
+    );
   });
 
-  it("journals this process's actions and lease changes (not another process's), publishes the screen recorder's changes", () => {
+  it("journals this process's actions and lease writes (not bus lease events), publishes the screen recorder's changes", () => {
     const bus = new CoreEventBus();
     const journal = new ReplayJournal(root);
     const actions = new Emitter<{ sandbox: string; action?: AgentActionView }>();
     const recording = new Emitter<{ sandbox: string }>();
+    const leases = new Emitter<LeaseChange>();
     const limited: string[] = [];
     const seen: CoreEvent[] = [];
     bus.onEvent((e) => seen.push(e));
@@ -74,17 +85,24 @@ describe('replay wiring', () => {
       bus,
       journal,
       replay: { enforceLimit: (s: string) => (limited.push(s), 0), enforceLimits: () => undefined } as unknown as ReplayService,
-      lease: () => ({ holder: 'agent', viewerId: null, epoch: 3, since: 'x', reason: 'given back' }),
+      onLeaseChanged: leases.event,
       onActionRecorded: actions.event,
       onRecordingChanged: recording.event,
     });
     actions.fire({ sandbox: 'box', action: click });
+    leases.fire({
+      sandbox: 'box',
+      lease: { holder: 'agent', viewerId: null, epoch: 3, since: '2026-03-01T10:00:07.000Z', reason: 'given back' },
+      previous: { holder: 'human', viewerId: 'v1', epoch: 2, since: '2026-03-01T10:00:06.000Z', reason: 'taken by a viewer' },
+    });
+    // The bus says "the lease may have changed" also for writes that changed nothing, and relays
+    // other processes' changes (which they journal): neither is an entry here.
     bus.publish({ topic: 'lease', sandbox: 'box' });
     bus.publish({ topic: 'lease', sandbox: 'box', remote: true } as never);
     recording.fire({ sandbox: 'box' });
     expect(journal.read('box').map((e) => [e.kind, e.summary])).toEqual([
       ['action', 'click (412, 300)'],
-      ['lease', 'control: agent (given back)'],
+      ['lease', 'control: the agent, from human viewer v1 (given back)'],
     ]);
     expect(seen.filter((e) => e.topic === 'replay')).toHaveLength(1);
     expect(limited).toEqual(['box']);

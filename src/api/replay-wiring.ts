@@ -3,6 +3,7 @@ import type { AgentActionView } from '../shared/desktop-types.js';
 import type { ExecWarning } from '../shared/exec-result.js';
 import type { Event, IDisposable } from '../shared/lifecycle.js';
 import type { Lease } from '../shared/lease-types.js';
+import type { LeaseChange } from '../store/lease-store.js';
 import type { ReplayEvent } from '../shared/replay-types.js';
 import type { ReplayJournal } from './replay-journal.js';
 import type { ReplayService } from './replay-service.js';
@@ -52,20 +53,29 @@ export function actionEvent(a: AgentActionView): ReplayEvent {
   };
 }
 
-export function leaseEvent(at: string, l: Lease): ReplayEvent {
-  return { at, kind: 'lease', summary: `control: ${l.holder}${l.reason ? ` (${l.reason})` : ''}` };
+const holderText = (l: Lease): string => (l.holder === 'human' ? `human viewer ${l.viewerId ?? '?'}` : 'the agent');
+
+/** A change of hands as a replay event, at the time it was written: who has control now, and from whom. */
+export function leaseEvent(c: LeaseChange): ReplayEvent {
+  const reason = c.lease.reason ? ` (${c.lease.reason})` : '';
+  return { at: c.lease.since, kind: 'lease', summary: `control: ${holderText(c.lease)}, from ${holderText(c.previous)}${reason}` };
 }
 
 /**
- * Feeds the replay: desktop actions and lease changes made in this process go to events.jsonl (a
- * lease change another process made is journalled by that process), a recording change becomes a
- * `replay` event, and each sandbox is held to its size limit now and then.
+ * Feeds the replay: desktop actions and lease changes made in this process go to events.jsonl, a
+ * recording change becomes a `replay` event, and each sandbox is held to its size limit now and then.
+ *
+ * Lease changes come from the lease store's own writes, not from `lease` bus events: the bus also
+ * fires for a re-acquire or a non-holder's give-back that changed nothing (every watcher's stream
+ * close does one), and carries other processes' changes, which those processes journal themselves
+ * — events.jsonl is one file per sandbox that every process on the data dir appends whole lines to.
  */
 export function wireReplay(opts: {
   bus: CoreEventBus;
   journal: ReplayJournal;
   replay: ReplayService;
-  lease: (sandbox: string) => Lease;
+  /** The lease store's changes of hands made by this process (LeaseStore.onChanged). */
+  onLeaseChanged: Event<LeaseChange>;
   onActionRecorded?: Event<{ sandbox: string; action?: AgentActionView }> | undefined;
   /** recscreen's DesktopService.onRecordingChanged, when present. */
   onRecordingChanged?: Event<{ sandbox: string }> | undefined;
@@ -77,16 +87,7 @@ export function wireReplay(opts: {
         if (action) opts.journal.append(sandbox, actionEvent(action));
       }),
     );
-  subs.push(
-    opts.bus.onEvent((e) => {
-      if (e.topic !== 'lease' || e.remote) return;
-      try {
-        opts.journal.append(e.sandbox, leaseEvent(e.at, opts.lease(e.sandbox)));
-      } catch {
-        /* the sandbox was removed meanwhile */
-      }
-    }),
-  );
+  subs.push(opts.onLeaseChanged((c) => opts.journal.append(c.sandbox, leaseEvent(c))));
   if (opts.onRecordingChanged)
     subs.push(
       opts.onRecordingChanged(({ sandbox }) => {

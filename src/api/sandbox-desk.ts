@@ -301,7 +301,7 @@ export class SandboxDesk {
         bus: this.events,
         journal: this.replayJournal,
         replay: this.replay,
-        lease: (sandbox) => this.store.leases.get(sandbox),
+        onLeaseChanged: this.store.leases.onChanged,
         onActionRecorded: this.desktop.onActionRecorded,
         // The screen recorder says when a screen recording starts, stops or is cut.
         onRecordingChanged: this.desktop.onRecordingChanged,

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { LeaseChange } from './lease-store.js';
 import { Store } from './store.js';
 
 describe('LeaseStore', () => {
@@ -43,6 +44,22 @@ describe('LeaseStore', () => {
     expect(store.leases.acquire('s', 'v2')).toMatchObject({ holder: 'human', viewerId: 'v2', epoch: 2 });
     expect(store.leases.release('s', 'v1')).toMatchObject({ holder: 'human', viewerId: 'v2' });
     expect(store.leases.release('s', 'v2')).toMatchObject({ holder: 'agent', viewerId: null, epoch: 3 });
+  });
+
+  it('tells each change of hands, with the lease it replaced; a write that changes nothing tells nothing', () => {
+    const seen: LeaseChange[] = [];
+    store.leases.onChanged((c) => seen.push(c));
+    const taken = store.leases.acquire('s', 'v1');
+    store.leases.acquire('s', 'v1'); // the holder asks again
+    store.leases.release('s', 'v2'); // a watcher's stream closes
+    const handed = store.leases.acquire('s', 'v2');
+    const back = store.leases.release('s', 'v2');
+    expect(seen.map((c) => [c.sandbox, c.previous.holder, c.previous.viewerId, c.lease.holder, c.lease.viewerId])).toEqual([
+      ['s', 'agent', null, 'human', 'v1'],
+      ['s', 'human', 'v1', 'human', 'v2'],
+      ['s', 'human', 'v2', 'agent', null],
+    ]);
+    expect(seen.map((c) => c.lease)).toEqual([taken, handed, back]);
   });
 
   it('persists across a reopen (another process sees it)', () => {

@@ -1,7 +1,15 @@
 import type { Db } from './database.js';
 import type { Lease } from '../shared/lease-types.js';
+import { Emitter, type Event } from '../shared/lifecycle.js';
 
 export type { Lease } from '../shared/lease-types.js';
+
+/** The lease changed hands: the lease in force now and the one it replaced. */
+export interface LeaseChange {
+  sandbox: string;
+  lease: Lease;
+  previous: Lease;
+}
 
 interface Row {
   holder: string;
@@ -17,6 +25,14 @@ interface Row {
  * agent act on a seat someone may be sitting at.
  */
 export class LeaseStore {
+  private readonly changed = new Emitter<LeaseChange>();
+  /**
+   * Fires in the process that wrote, once per change of hands — not for a re-acquire by the holder
+   * or a give-back by someone who does not hold it (those write nothing). The replay journals from
+   * here, so a change is on the timeline whichever process made it, and only once.
+   */
+  readonly onChanged: Event<LeaseChange> = this.changed.event;
+
   constructor(private readonly db: Db) {}
 
   get(sandbox: string): Lease {
@@ -49,24 +65,31 @@ export class LeaseStore {
   acquire(sandbox: string, viewerId: string, reason = 'taken by a viewer'): Lease {
     const cur = this.get(sandbox);
     if (cur.holder === 'human' && cur.viewerId === viewerId) return cur;
-    return this.write(sandbox, 'human', viewerId, cur.epoch + 1, reason);
+    return this.write(sandbox, cur, 'human', viewerId, reason);
   }
 
   /** Gives control back to the agent; only the holder may. Returns the lease in force afterwards. */
   release(sandbox: string, viewerId: string, reason = 'given back'): Lease {
     const cur = this.get(sandbox);
     if (cur.holder !== 'human' || cur.viewerId !== viewerId) return cur;
-    return this.write(sandbox, 'agent', null, cur.epoch + 1, reason);
+    return this.write(sandbox, cur, 'agent', null, reason);
   }
 
-  private write(sandbox: string, holder: Lease['holder'], viewerId: string | null, epoch: number, reason: string): Lease {
+  private write(sandbox: string, previous: Lease, holder: Lease['holder'], viewerId: string | null, reason: string): Lease {
     const since = new Date().toISOString();
+    const epoch = previous.epoch + 1;
     this.db
       .prepare(
         `INSERT INTO leases (sandbox, holder, viewer_id, epoch, since, reason) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT(sandbox) DO UPDATE SET holder = excluded.holder, viewer_id = excluded.viewer_id, epoch = excluded.epoch, since = excluded.since, reason = excluded.reason`,
       )
       .run(sandbox, holder, viewerId, Math.max(epoch, 1), since, reason);
-    return { holder, viewerId, epoch: Math.max(epoch, 1), since, reason };
+    const lease: Lease = { holder, viewerId, epoch: Math.max(epoch, 1), since, reason };
+    this.changed.fire({ sandbox, lease, previous });
+    return lease;
+  }
+
+  dispose(): void {
+    this.changed.dispose();
   }
 }

@@ -77,6 +77,7 @@ export class Store {
 
   close(): void {
     this.changes.dispose();
+    this.leases.dispose();
     if (this.db.open) this.db.close();
   }
 }

@@ -136,6 +136,8 @@ describe('agent tokens: the MCP tools, nothing else', () => {
       ['session_create', { key: 'k' }],
       ['desktop_start', {}],
       ['screenshot', {}],
+      ['replay_events', {}],
+      ['replay_frame', { at: '2026-01-02T03:04:05Z' }],
     ] as const) {
       const r = await call(c, tool, { sandbox: outside, ...args });
       expect(r.isError, tool).toBe(true);
@@ -147,6 +149,18 @@ describe('agent tokens: the MCP tools, nothing else', () => {
     expect((json(await call(all, 'sandbox_list', {})) as unknown as { name: string }[]).map((x) => x.name).sort()).toEqual(
       [inScope, outside].sort(),
     );
+    // The unscoped agent may read the outside sandbox's replay: the scoped agent's refused attempts are
+    // on its timeline, each with its refusal; it has no recording, so replay_frame says that — not the scope.
+    const replay = json(await call(all, 'replay_events', { sandbox: outside })) as {
+      events: { kind: string; tool?: string; error?: string }[];
+    };
+    expect(replay.events.filter((e) => e.kind === 'agentCall' && e.tool?.startsWith('replay_')).map((e) => [e.tool, e.error])).toEqual([
+      ['replay_events', expect.stringMatching(/^refused: .*; \S+ is outside it$/)],
+      ['replay_frame', expect.stringMatching(/^refused: .*; \S+ is outside it$/)],
+    ]);
+    const frame = await call(all, 'replay_frame', { sandbox: outside, at: '2026-01-02T03:04:05Z' });
+    expect(frame.isError).toBe(true);
+    expect(json(frame).error).toMatchObject({ code: 'not_found', message: `sandbox ${outside} has no recording` });
   });
 
   it('token list shows no secrets; token rm refuses the token from the next request', async () => {

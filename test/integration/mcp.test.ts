@@ -235,6 +235,68 @@ describe('MCP agent bridge', () => {
     expect(json(await call('type', { sandbox: sb, text: 'ok' }))).toMatchObject({ via: 'rfb' });
   });
 
+  it('replay as an agent reads it: replay_events (with the lease this core moved), replay_frame at an event as a PNG', async () => {
+    // The bridge process records the desktop it started (issue 16); the recording reaches the click a
+    // little after it happened (the recorder writes asynchronously): until then the click has no frame.
+    type Ev = { at: string; kind: string; summary: string; tool?: string; frame: { at: string } | null };
+    const events = async () => (await call('replay_events', { sandbox: sb })) as ToolResult & { structuredContent: { events: Ev[] } };
+    const clickOf = (r: { structuredContent: { events: Ev[] } }) =>
+      r.structuredContent.events.find((e) => e.kind === 'action' && e.tool === 'click');
+    await expect.poll(async () => clickOf(await events())?.frame ?? null, { timeout: 60_000, interval: 500 }).not.toBeNull();
+    const r = await events();
+    expect(r.isError).toBeFalsy();
+    // The text content carries the same answer as structuredContent.
+    expect(json(r).events).toEqual(r.structuredContent.events);
+    const click = clickOf(r)!;
+    expect(click.summary).toBe('click (500, 400)');
+    // This test's core took and gave back the lease while another process recorded: both are on the timeline, once each.
+    expect(r.structuredContent.events.filter((e) => e.kind === 'lease').map((e) => e.summary)).toEqual([
+      'control: human viewer human-viewer, from the agent (taken by a viewer)',
+      'control: the agent, from human viewer human-viewer (given back)',
+    ]);
+
+    /** The frame's image as an agent gets it: one image content (a PNG) and its metadata as text and structuredContent. */
+    const frameAt = async (args: Record<string, unknown>) => {
+      const f = (await call('replay_frame', { sandbox: sb, ...args })) as ToolResult & {
+        structuredContent: { at: string; askedAt: string; width: number; height: number; scale: number; format: string };
+      };
+      expect(f.isError, JSON.stringify(f.content)).toBeFalsy();
+      const images = f.content.filter((c) => c.type === 'image');
+      expect(images).toHaveLength(1);
+      expect(images[0]!.mimeType).toBe('image/png');
+      const png = Buffer.from(images[0]!.data!, 'base64');
+      // The PNG signature, then IHDR first: its width and height are the size the tool reports.
+      expect(png.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))).toBe(true);
+      expect(png.toString('latin1', 12, 16)).toBe('IHDR');
+      const ihdr = { width: png.readUInt32BE(16), height: png.readUInt32BE(20) };
+      expect(ihdr).toEqual({ width: f.structuredContent.width, height: f.structuredContent.height });
+      expect(JSON.parse(f.content.find((c) => c.type === 'text')!.text!)).toEqual(f.structuredContent);
+      // The update shown is the last one at or before the time asked for.
+      expect(Date.parse(f.structuredContent.at)).toBeLessThanOrEqual(Date.parse(click.frame!.at));
+      return { ...f.structuredContent, ihdr };
+    };
+    expect(await frameAt({ at: click.frame!.at })).toMatchObject({ width: 1024, height: 768, scale: 1, format: 'png' });
+    const small = await frameAt({ at: click.frame!.at, maxWidth: 300 });
+    expect(small.ihdr.width).toBeLessThanOrEqual(300);
+    expect(small).toMatchObject({ width: 300, height: 225, scale: 300 / 1024 });
+
+    // A time outside the recording: refused, naming the span.
+    const outside = await call('replay_frame', { sandbox: sb, at: '2001-01-01T00:00:00Z' });
+    expect(outside.isError).toBe(true);
+    expect(json(outside).error).toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringMatching(
+        /^2001-01-01T00:00:00\.000Z is outside the screen recording, which spans \d{4}-\d\d-\d\dT\S+Z – \d{4}-\d\d-\d\dT\S+Z$/,
+      ),
+    });
+    // A sandbox nothing was recorded for (it exists; it never ran anything).
+    const quiet = uniqueName('norec');
+    await desk.createSandbox({ name: quiet, backend: 'local' });
+    const none = await call('replay_frame', { sandbox: quiet, at: click.frame!.at });
+    expect(none.isError).toBe(true);
+    expect(json(none).error).toMatchObject({ code: 'not_found', message: `sandbox ${quiet} has no recording` });
+  });
+
   it('every call is logged — time, sandbox, session, tool, cwd used and observed, exit code, warnings — and exports as JSON lines', () => {
     const entries = desk.store.callLog.list({ sandbox: sb, session: 'agent-a' });
     expect(entries.map((e) => e.tool)).toEqual(['execute_shell_command', 'execute_shell_command']);

@@ -110,6 +110,16 @@ describe('replay with a docker sandbox', () => {
       structuredContent?: { events: Array<{ kind: string; cwdObserved?: string | null; frame: unknown }> };
     };
     expect(mcp.structuredContent!.events.some((e) => e.kind === 'agentCall' && e.cwdObserved === '/tmp/proj')).toBe(true);
+    // No desktop ran here: nothing has a frame, and replay_frame says there is no screen to show.
+    expect(mcp.structuredContent!.events.every((e) => e.frame === null)).toBe(true);
+    const frame = (await client.callTool({ name: 'replay_frame', arguments: { sandbox: sb, at: agentCall!.at } })) as {
+      isError?: boolean;
+      content: { type: string; text?: string }[];
+    };
+    expect(frame.isError).toBe(true);
+    expect(JSON.parse(frame.content[0]!.text!)).toMatchObject({
+      error: { code: 'not_found', message: `sandbox ${sb} has no screen recording`, hint: expect.stringMatching(/desktop start/) },
+    });
   }, 180_000);
 
   it('the CLI refuses an export range outside the recording: exit 125 and the span', () => {
