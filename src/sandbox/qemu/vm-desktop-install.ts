@@ -101,6 +101,8 @@ say "done browser=$browser"
  */
 export const DESKTOP_STATUS_PROBE = `cat ${DESKTOP_STATE_DIR}/status 2>/dev/null; echo; tail -n 1 ${DESKTOP_STATE_DIR}/progress 2>/dev/null; echo; echo '#steps'; cat ${DESKTOP_STATE_DIR}/steps 2>/dev/null`;
 const STEPS_MARK = '\n#steps\n';
+/** A step line the install script says: `step N TOTAL text`. */
+const STEP_RE = /^step (\d+) (\d+) (.*)$/;
 
 /** The steps begun so far, in order, from DESKTOP_STATUS_PROBE's output. */
 export function parseDesktopSteps(out: string): Array<{ step: number; total: number; text: string }> {
@@ -110,7 +112,7 @@ export function parseDesktopSteps(out: string): Array<{ step: number; total: num
     .slice(at + STEPS_MARK.length)
     .split('\n')
     .flatMap((l) => {
-      const m = /^step (\d+) (\d+) (.*)$/.exec(l.trim());
+      const m = STEP_RE.exec(l.trim());
       return m ? [{ step: Number(m[1]), total: Number(m[2]), text: m[3]! }] : [];
     });
 }
@@ -135,7 +137,7 @@ export function parseDesktopStatus(out: string): DesktopInstallState {
   }
   const failed = /^failed (os|mirror|install) ?(.*)$/.exec(line);
   if (failed) return { state: 'failed', kind: failed[1] as 'os' | 'mirror' | 'install', reason: failed[2]!.trim() };
-  const step = /^step (\d+) (\d+) (.*)$/.exec(line);
+  const step = STEP_RE.exec(line);
   if (!step) return { state: 'pending' };
   // apt: `dlstatus:N:PERCENT:TEXT` / `pmstatus:PKG:PERCENT:TEXT` — apt's progress is step 2's alone (the
   // file stays after it: step 3 read with it said "99% (installing: …)" of the install before).
