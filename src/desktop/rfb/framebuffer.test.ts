@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../shared/test/seeded-random.js';
 import { Framebuffer } from './framebuffer.js';
 
 function pixel(fb: Framebuffer, x: number, y: number): number[] {
@@ -26,6 +27,25 @@ describe('Framebuffer', () => {
     ]);
     expect(pixel(fb, 0, 1)).toEqual([0, 0, 0, 255]);
     expect(pixel(fb, 3, 2)).toEqual([0, 0, 0, 255]);
+  });
+
+  it('converts every pixel exactly, whatever the alignment of the data (the 32-bit path and its aligned copy)', () => {
+    const random = seededRandom(7);
+    const [w, h] = [13, 9];
+    for (let offset = 0; offset < 8; offset++) {
+      const rect = { x: 2, y: 1, width: 11, height: 7 };
+      const data = new Uint8Array(offset + rect.width * rect.height * 4);
+      for (let i = 0; i < data.length; i++) data[i] = Math.floor(random() * 256);
+      const fb = new Framebuffer(w, h);
+      // A view starting at an odd place in its buffer too, as rows cut out of a received chunk are.
+      fb.putBgrxRows(rect.x, rect.y, rect.width, rect.height, data.subarray(0), offset);
+      for (let y = 0; y < h; y++)
+        for (let x = 0; x < w; x++) {
+          const inside = x >= rect.x && x < rect.x + rect.width && y >= rect.y && y < rect.y + rect.height;
+          const p = offset + ((y - rect.y) * rect.width + (x - rect.x)) * 4;
+          expect(pixel(fb, x, y)).toEqual(inside ? [data[p + 2], data[p + 1], data[p], 255] : [0, 0, 0, 255]);
+        }
+    }
   });
 
   it('copies overlapping areas downwards without smearing', () => {
