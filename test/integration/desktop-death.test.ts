@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { CoreEvent, EventFrame, StreamGrant } from '../../src/api/contract.js';
 import type { LocalServer } from '../../src/api/local-server.js';
-import { uniqueName, type TestDesk } from './helpers.js';
+import { callApi, uniqueName, type TestDesk } from './helpers.js';
 import { openUi, type UiHarness } from './ui-harness.js';
 
 const DESKTOP_IMAGE = 'sandbox-desk/desktop:latest';
@@ -27,16 +27,7 @@ describe('a desktop dying inside its sandbox is pushed', () => {
   let ws: WebSocket;
   const events: CoreEvent[] = [];
   const sb = uniqueName('death');
-  const call = async <T>(method: string, params: unknown): Promise<T> => {
-    const r = await fetch(`${server.origin}/api/call/${method}`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${server.token}` },
-      body: JSON.stringify(params),
-    });
-    const body = (await r.json()) as { ok?: T; error?: { message: string } };
-    if (!('ok' in body)) throw new Error(`${method}: ${body.error?.message}`);
-    return body.ok as T;
-  };
+  const call = <T>(method: string, params: unknown): Promise<T> => callApi<T>(server, method, params);
   const desktopEvents = () => events.flatMap((e) => (e.topic === 'desktop' && e.sandbox === sb ? [e] : []));
 
   beforeAll(async () => {

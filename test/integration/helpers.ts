@@ -37,6 +37,22 @@ export function tempDesk(opts: Omit<SandboxDeskOptions, 'dataDir'> = {}): TestDe
   return t;
 }
 
+/**
+ * One method of a local server's HTTP API (`serve`, LocalServer), as the window calls it: its `ok`, or an
+ * Error naming the method and the server's message. Tests of the raw responses (status codes, error
+ * bodies) fetch themselves.
+ */
+export async function callApi<T>(server: { origin: string; token: string }, method: string, params: unknown): Promise<T> {
+  const res = await fetch(`${server.origin}/api/call/${method}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${server.token}` },
+    body: JSON.stringify(params),
+  });
+  const body = (await res.json()) as { ok?: T; error?: { message: string } };
+  if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  return body.ok as T;
+}
+
 export function uniqueName(prefix = 't'): string {
   return `${prefix}-${randomBytes(3).toString('hex')}`;
 }

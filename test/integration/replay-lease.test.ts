@@ -16,7 +16,7 @@ import { SandboxDesk } from '../../src/api/sandbox-desk.js';
 import type { CoreEvent } from '../../src/shared/core-events.js';
 import type { Lease } from '../../src/shared/lease-types.js';
 import type { ReplayEvent } from '../../src/shared/replay-types.js';
-import { uniqueName } from './helpers.js';
+import { callApi, uniqueName } from './helpers.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/sandbox-desk.js');
 
@@ -31,16 +31,7 @@ describe('lease changes on the replay timeline, from any process', () => {
   const v2 = uniqueName('watcher');
 
   /** A method of the serve process's API, as the window calls it. */
-  const api = async <T>(method: string, params: Record<string, unknown>): Promise<T> => {
-    const res = await fetch(`${origin}/api/call/${method}`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify(params),
-    });
-    const body = (await res.json()) as { ok?: T; error?: { message: string } };
-    if (body.error) throw new Error(`${method}: ${body.error.message}`);
-    return body.ok as T;
-  };
+  const api = <T>(method: string, params: Record<string, unknown>): Promise<T> => callApi<T>({ origin, token }, method, params);
   const leaseEvents = (events: ReplayEvent[]) => events.filter((e) => e.kind === 'lease').map((e) => ({ at: e.at, summary: e.summary }));
 
   beforeAll(async () => {

@@ -49,9 +49,9 @@ export class Framebuffer {
    * the client asks for — 32 bpp little-endian BGRX — converting to RGBA with full alpha.
    */
   putBgrxRows(x: number, y: number, width: number, rows: number, data: Uint8Array, offset = 0): void {
+    if (!LITTLE_ENDIAN) return this.putBgrxBytes(x, y, width, rows, data, offset);
     let src = data;
     let start = data.byteOffset + offset;
-    if (!LITTLE_ENDIAN) return this.putBgrxBytes(x, y, width, rows, data, offset);
     if ((start & 3) !== 0) {
       // A Uint32Array view needs 4-byte alignment; a stream whose messages shifted the pixels off it is
       // copied once into an aligned scratch buffer (a memcpy) rather than taken byte by byte.
