@@ -1,7 +1,6 @@
 import { ByteReader } from '../rfb/byte-reader.js';
-import { CopyRectDecoder } from '../rfb/decoders/copyrect.js';
+import { createDecoders } from '../rfb/decoders/index.js';
 import type { Decoder } from '../rfb/decoders/decoder.js';
-import { RawDecoder } from '../rfb/decoders/raw.js';
 import { Framebuffer } from '../rfb/framebuffer.js';
 import { DesktopSizeStatus, Encoding } from '../rfb/protocol.js';
 import { readExtendedDesktopSize, readRectHeader, readServerMessage } from '../rfb/server-messages.js';
@@ -14,10 +13,7 @@ import { readExtendedDesktopSize, readRectHeader, readServerMessage } from '../r
  */
 export class ReplayFramebuffer {
   private fb = new Framebuffer(0, 0);
-  private readonly decoders: ReadonlyMap<number, Decoder> = new Map<number, Decoder>([
-    [Encoding.Raw, new RawDecoder()],
-    [Encoding.CopyRect, new CopyRectDecoder()],
-  ]);
+  private readonly decoders: ReadonlyMap<number, Decoder> = createDecoders();
 
   get width(): number {
     return this.fb.width;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SandboxDeskError } from '../../shared/errors.js';
-import { RfbClient } from '../rfb/rfb-client.js';
+import { LIVE_ENCODINGS, RfbClient } from '../rfb/rfb-client.js';
 import { fakeRfbServer, type FakeRfbServer } from '../rfb/test/fake-rfb-server.js';
 import { ScreenCursor, renderScreenAt, screenRecordingInfo, trimScreenRecording } from './screen-replay.js';
 import { ScreenRecorder, type SegmentWriter } from './screen-recorder.js';
@@ -26,8 +26,8 @@ function clock(start = 1_700_000_000_000) {
   return { now: () => t, advance: (ms: number) => (t += ms) };
 }
 
-async function connected(server: FakeRfbServer): Promise<RfbClient> {
-  const client = await RfbClient.connect(server.transport, { timeoutMs: 2000 });
+async function connected(server: FakeRfbServer, encodings?: number[]): Promise<RfbClient> {
+  const client = await RfbClient.connect(server.transport, { timeoutMs: 2000, ...(encodings ? { encodings } : {}) });
   await client.requestUpdate(false);
   return client;
 }
@@ -66,49 +66,55 @@ async function session(client: RfbClient, server: FakeRfbServer, c: ReturnType<t
 }
 
 describe('ScreenRecorder + replay', () => {
-  it('round-trips: the framebuffer at t from the recording is the live one at t, pixel for pixel (keyframes between, a resize, CopyRect)', async () => {
-    const dir = tempDir();
-    const c = clock();
-    const server = fakeRfbServer({ width: 64, height: 48, chunkSize: 'random', fill: [9, 9, 9] });
-    const client = await connected(server);
-    const start = { t: c.now(), rgba: client.framebuffer() };
-    const rec = new ScreenRecorder(dir, { now: c.now, keyframeEveryFrames: 1 });
-    rec.attach(client);
-    const shots = await session(client, server, c);
-    await rec.flushed();
-    expect(rec.status).toMatchObject({ on: true, warning: null });
-    expect(rec.status.bytes).toBeGreaterThan(0);
+  it.each([
+    ['Raw', undefined],
+    ['Hextile, as the live connection asks', LIVE_ENCODINGS],
+  ])(
+    'round-trips %s: the framebuffer at t from the recording is the live one at t, pixel for pixel (keyframes between, a resize, CopyRect)',
+    async (_, encodings) => {
+      const dir = tempDir();
+      const c = clock();
+      const server = fakeRfbServer({ width: 64, height: 48, chunkSize: 'random', fill: [9, 9, 9] });
+      const client = await connected(server, encodings);
+      const start = { t: c.now(), rgba: client.framebuffer() };
+      const rec = new ScreenRecorder(dir, { now: c.now, keyframeEveryScreens: 1 });
+      rec.attach(client);
+      const shots = await session(client, server, c);
+      await rec.flushed();
+      expect(rec.status).toMatchObject({ on: true, warning: null });
+      expect(rec.status.bytes).toBeGreaterThan(0);
 
-    const info = screenRecordingInfo(dir)!;
-    expect(info.startedAt).toBe(new Date(start.t).toISOString());
-    expect(info.endedAt).toBe(new Date(shots.at(-1)!.t).toISOString());
-    expect(info.keyframes).toBeGreaterThan(1);
-    expect([info.width, info.height]).toEqual([80, 60]);
+      const info = screenRecordingInfo(dir)!;
+      expect(info.startedAt).toBe(new Date(start.t).toISOString());
+      expect(info.endedAt).toBe(new Date(shots.at(-1)!.t).toISOString());
+      expect(info.keyframes).toBeGreaterThan(1);
+      expect([info.width, info.height]).toEqual([80, 60]);
 
-    // The full repaint was recorded as one, a starting point for seeks like a keyframe.
-    const types = readdirSync(dir).flatMap((n) => {
-      const bytes = readFileSync(join(dir, n));
-      return scanRecords(bytes.length, (o, l) => bytes.subarray(o, o + l)).records.map((r) => r.type);
-    });
-    expect(types).toContain(RecordType.FullUpdate);
+      // The full repaint was recorded as one, a starting point for seeks like a keyframe.
+      const types = readdirSync(dir).flatMap((n) => {
+        const bytes = readFileSync(join(dir, n));
+        return scanRecords(bytes.length, (o, l) => bytes.subarray(o, o + l)).records.map((r) => r.type);
+      });
+      expect(types).toContain(RecordType.FullUpdate);
 
-    const cursor = new ScreenCursor(dir);
-    await cursor.moveTo(start.t);
-    expect(Buffer.from(cursor.fb.data).equals(Buffer.from(start.rgba))).toBe(true);
-    // Forward (playback) and then backwards (seeks), each against the live framebuffer.
-    for (const s of [...shots, ...[...shots].reverse()]) {
-      // Between updates: still the last one before (the last one ends the recording's span).
-      await cursor.moveTo(s === shots.at(-1) ? s.t : s.t + 100);
-      expect([cursor.fb.width, cursor.fb.height]).toEqual([s.width, s.height]);
-      expect(Buffer.from(cursor.fb.data).equals(Buffer.from(s.rgba))).toBe(true);
-      expect(cursor.shownAt).toBe(s.t);
-    }
-    const frame = await renderScreenAt(dir, new Date(shots[2]!.t + 10), { maxWidth: 32 });
-    expect(frame).toMatchObject({ at: new Date(shots[2]!.t).toISOString(), width: 32, height: 24, scale: 0.5, format: 'png' });
-    expect(Buffer.from(frame.data, 'base64').subarray(1, 4).toString()).toBe('PNG');
-    await rec.stop();
-    client.close();
-  });
+      const cursor = new ScreenCursor(dir);
+      await cursor.moveTo(start.t);
+      expect(Buffer.from(cursor.fb.data).equals(Buffer.from(start.rgba))).toBe(true);
+      // Forward (playback) and then backwards (seeks), each against the live framebuffer.
+      for (const s of [...shots, ...[...shots].reverse()]) {
+        // Between updates: still the last one before (the last one ends the recording's span).
+        await cursor.moveTo(s === shots.at(-1) ? s.t : s.t + 100);
+        expect([cursor.fb.width, cursor.fb.height]).toEqual([s.width, s.height]);
+        expect(Buffer.from(cursor.fb.data).equals(Buffer.from(s.rgba))).toBe(true);
+        expect(cursor.shownAt).toBe(s.t);
+      }
+      const frame = await renderScreenAt(dir, new Date(shots[2]!.t + 10), { maxWidth: 32 });
+      expect(frame).toMatchObject({ at: new Date(shots[2]!.t).toISOString(), width: 32, height: 24, scale: 0.5, format: 'png' });
+      expect(Buffer.from(frame.data, 'base64').subarray(1, 4).toString()).toBe('PNG');
+      await rec.stop();
+      client.close();
+    },
+  );
 
   it('a time outside the recording is refused with the span; trimming removes the oldest segments, never the newest', async () => {
     const dir = tempDir();
@@ -139,6 +145,36 @@ describe('ScreenRecorder + replay', () => {
     trimScreenRecording(dir, 0);
     expect(readdirSync(dir)).toEqual([segs.at(-1)]);
     expect(screenRecordingInfo(dir)!.endedAt).toBe(info.endedAt);
+    client.close();
+  });
+
+  it('spaces keyframes by the pixels painted since the last one, not by bytes: small Hextile updates still bring one after N screens', async () => {
+    const dir = tempDir();
+    const c = clock();
+    const server = fakeRfbServer({ width: 64, height: 48 });
+    const client = await connected(server, LIVE_ENCODINGS);
+    const rec = new ScreenRecorder(dir, { now: c.now, keyframeEveryScreens: 2 });
+    rec.attach(client);
+    const keyframeTimes = () =>
+      readdirSync(dir).flatMap((n) => {
+        const bytes = readFileSync(join(dir, n));
+        return scanRecords(bytes.length, (o, l) => bytes.subarray(o, o + l))
+          .records.filter((r) => r.type === RecordType.Keyframe)
+          .map((r) => r.timeMs);
+      });
+    // Half-screen solid paints: a few bytes each in Hextile, half a screen of painting to replay.
+    const paints: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      c.advance(100);
+      const done = nextUpdate(client);
+      server.paint(i % 2 ? 32 : 0, 0, 32, 48, [i * 20, 0, 0]);
+      await done;
+      paints.push(c.now());
+    }
+    await rec.flushed();
+    // The first keyframe at the start; then one when the 4th and the 8th paint made it 2 screens.
+    expect(keyframeTimes()).toEqual([expect.any(Number), paints[3], paints[7]]);
+    await rec.stop();
     client.close();
   });
 

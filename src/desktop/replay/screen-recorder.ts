@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { deflate as deflateCb } from 'node:zlib';
 import { Emitter, type Event, type IDisposable } from '../../shared/lifecycle.js';
+import { Encoding } from '../rfb/protocol.js';
 import { MAGIC, RecordType, encodeRecord, keyframeHeader, segmentName, segmentStart } from './rfbrec-format.js';
 
 const deflate = promisify(deflateCb);
@@ -28,6 +29,8 @@ export interface RecordSource {
   framebuffer(): Uint8Array;
   /** true while an update is half applied (no keyframe can be taken then). */
   readonly updating: boolean;
+  /** Pixels painted by all updates so far (rect areas): what replaying them costs. */
+  readonly paintedPixels: number;
   readonly onServerUpdate: Event<readonly Buffer[]>;
   readonly onClose: Event<Error | undefined>;
 }
@@ -62,8 +65,12 @@ export interface ScreenRecorderOptions {
   dir: string;
   /** A keyframe at least this often while the screen changes (default 10 s). */
   keyframeIntervalMs?: number;
-  /** A keyframe once this many update bytes (uncompressed) came since the last one, as a multiple of the framebuffer's size (default 2: a seek applies at most that). */
-  keyframeEveryFrames?: number;
+  /**
+   * A keyframe once the updates since the last one painted this many screens' worth of pixels
+   * (default 8): a seek decodes at most that much after inflating a keyframe. Pixels, not bytes: a
+   * Hextile update of a whole screen can be 10 KB and still cost a screen's painting to replay.
+   */
+  keyframeEveryScreens?: number;
   /** A new segment this often (default 2 min) or past segmentMaxBytes (default 64 MiB). */
   segmentMs?: number;
   segmentMaxBytes?: number;
@@ -94,7 +101,8 @@ export class ScreenRecorder implements IDisposable {
   private segStartMs = -1;
   private segBytes = 0;
   private lastKeyMs = -1;
-  private bytesSinceKey = 0;
+  /** src.paintedPixels at the last seek point (a keyframe or a full repaint). */
+  private paintedAtKey = 0;
   private lastRecordMs = 0;
   private needKeyframe = true;
   private readonly ticker: NodeJS.Timeout;
@@ -108,7 +116,7 @@ export class ScreenRecorder implements IDisposable {
   ) {
     this.opts = {
       keyframeIntervalMs: opts.keyframeIntervalMs ?? 10_000,
-      keyframeEveryFrames: opts.keyframeEveryFrames ?? 2,
+      keyframeEveryScreens: opts.keyframeEveryScreens ?? 8,
       segmentMs: opts.segmentMs ?? 120_000,
       segmentMaxBytes: opts.segmentMaxBytes ?? 64 * 1024 * 1024,
       tickMs: opts.tickMs ?? 2000,
@@ -176,19 +184,18 @@ export class ScreenRecorder implements IDisposable {
     if (this.segStartMs >= 0 && !this.needKeyframe) {
       const full = repaintsAll(parts, src.width, src.height);
       this.enqueue({ kind: 'update', timeMs: now, parts, bytes, full }, bytes);
-      this.bytesSinceKey += bytes;
       // A full repaint is a starting point for seeks: no keyframe needed for a while.
       if (full) {
         this.lastKeyMs = now;
-        this.bytesSinceKey = 0;
+        this.paintedAtKey = src.paintedPixels;
       }
     }
-    const frameBytes = Math.max(1, src.width * src.height * 4);
+    const screenPixels = Math.max(1, src.width * src.height);
     if (
       this.needKeyframe ||
       this.segStartMs < 0 ||
       now - this.lastKeyMs >= this.opts.keyframeIntervalMs ||
-      this.bytesSinceKey >= this.opts.keyframeEveryFrames * frameBytes ||
+      src.paintedPixels - this.paintedAtKey >= this.opts.keyframeEveryScreens * screenPixels ||
       now - this.segStartMs >= this.opts.segmentMs ||
       this.segBytes >= this.opts.segmentMaxBytes
     ) {
@@ -221,7 +228,7 @@ export class ScreenRecorder implements IDisposable {
     const rgba = src.framebuffer();
     this.enqueue({ kind: 'keyframe', timeMs: now, width: src.width, height: src.height, rgba }, rgba.length);
     this.lastKeyMs = now;
-    this.bytesSinceKey = 0;
+    this.paintedAtKey = src.paintedPixels;
     this.needKeyframe = false;
   }
 
@@ -320,7 +327,10 @@ export class ScreenRecorder implements IDisposable {
   }
 }
 
-/** Whether a FramebufferUpdate's first rect is Raw over the whole width x height screen (it repaints everything). */
+/**
+ * Whether a FramebufferUpdate's first rect is Raw or Hextile over the whole width x height screen: it
+ * repaints every pixel (a Hextile rect's tiles each fill or carry their whole area), whatever came before.
+ */
 export function repaintsAll(parts: readonly Buffer[], width: number, height: number): boolean {
   const head = Buffer.alloc(16);
   let filled = 0;
@@ -334,7 +344,7 @@ export function repaintsAll(parts: readonly Buffer[], width: number, height: num
     head.readUInt16BE(6) === 0 &&
     head.readUInt16BE(8) === width &&
     head.readUInt16BE(10) === height &&
-    head.readInt32BE(12) === 0 // Raw
+    (head.readInt32BE(12) === Encoding.Raw || head.readInt32BE(12) === Encoding.Hextile)
   );
 }
 

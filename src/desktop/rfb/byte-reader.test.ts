@@ -94,4 +94,20 @@ describe('ByteReader', () => {
     r.clear();
     expect([r.available, r.has(1)]).toEqual([0, false]);
   });
+
+  it('captures what is consumed as few views: reads that follow each other in one chunk become one view', () => {
+    for (const chunks of [[sample], byteByByte(sample), ...Array.from({ length: 20 }, (_, i) => randomSplit(sample, 300 + i, 5))]) {
+      const r = readerOf(chunks);
+      r.startCapture();
+      readSample(r);
+      const parts = r.takeCapture();
+      expect(Buffer.concat(parts).equals(sample)).toBe(true);
+      // Separately allocated chunks are never merged with each other; reads inside one chunk always are.
+      expect(parts.length).toBeLessThanOrEqual(chunks.length);
+    }
+    const one = readerOf([sample]);
+    one.startCapture();
+    readSample(one);
+    expect(one.takeCapture()).toHaveLength(1);
+  });
 });

@@ -161,13 +161,28 @@ export class ByteReader {
     return out;
   }
 
+  /**
+   * Appends first[from, from+k) to the capture, extending the last view when it ends right there: a
+   * decoder that reads tile by tile (Hextile) would otherwise leave thousands of views per update.
+   */
+  private capture(chunk: Buffer, from: number, k: number): void {
+    const c = this.captured!;
+    const last = c[c.length - 1];
+    if (last && last.buffer === chunk.buffer && last.byteOffset + last.length === chunk.byteOffset + from) {
+      // Same memory, contiguous: one view over both (even across two chunks that share a slab).
+      c[c.length - 1] = Buffer.from(last.buffer, last.byteOffset, last.length + k);
+      return;
+    }
+    c.push(chunk.subarray(from, from + k));
+  }
+
   private drop(n: number): void {
     this.length -= n;
     this.consumedBytes += n;
     while (n > 0) {
       const first = this.chunks[0]!;
       const k = Math.min(n, first.length - this.head);
-      if (this.captured && k > 0) this.captured.push(first.subarray(this.head, this.head + k));
+      if (this.captured && k > 0) this.capture(first, this.head, k);
       this.head += k;
       n -= k;
       if (this.head === first.length) {

@@ -71,4 +71,17 @@ describe('Framebuffer', () => {
       'RFB Raw rect 3x2+1+3 lies outside the 4x4 framebuffer',
     );
   });
+
+  it('fills an area with one BGRX pixel as RGBA, and nothing outside it', () => {
+    const fb = new Framebuffer(5, 4);
+    fb.fillBgrx(1, 1, 3, 2, 0xff102030); // X=ff R=10 G=20 B=30
+    for (let y = 0; y < 4; y++) {
+      for (let x = 0; x < 5; x++) {
+        const inside = x >= 1 && x < 4 && y >= 1 && y < 3;
+        const at = (y * 5 + x) * 4;
+        expect([...fb.data.subarray(at, at + 4)], `pixel ${x},${y}`).toEqual(inside ? [0x10, 0x20, 0x30, 255] : [0, 0, 0, 255]);
+      }
+    }
+  });
 });
+

@@ -74,6 +74,34 @@ export class Framebuffer {
     }
   }
 
+  /**
+   * Fills an area with one pixel given as the server sends it: 32 bpp BGRX read little-endian
+   * (0xXXRRGGBB). Hextile's solid tiles and subrects are most of what it paints.
+   */
+  fillBgrx(x: number, y: number, width: number, height: number, bgrx: number): void {
+    const r = (bgrx >>> 16) & 0xff;
+    const g = (bgrx >>> 8) & 0xff;
+    const b = bgrx & 0xff;
+    if (!LITTLE_ENDIAN) {
+      const fb = this.pixels;
+      for (let row = y; row < y + height; row++) {
+        for (let o = (row * this.w + x) * 4, end = o + width * 4; o < end; o += 4) {
+          fb[o] = r;
+          fb[o + 1] = g;
+          fb[o + 2] = b;
+          fb[o + 3] = 255;
+        }
+      }
+      return;
+    }
+    const rgba = (0xff000000 | (b << 16) | (g << 8) | r) >>> 0;
+    const to = new Uint32Array(this.pixels.buffer, this.pixels.byteOffset, this.w * this.h);
+    for (let row = y; row < y + height; row++) {
+      const o = row * this.w + x;
+      to.fill(rgba, o, o + width);
+    }
+  }
+
   /** putBgrxRows byte by byte: where the machine is big-endian. */
   private putBgrxBytes(x: number, y: number, width: number, rows: number, data: Uint8Array, offset: number): void {
     const fb = this.pixels;

@@ -3,10 +3,9 @@ import { encodePng } from '../png-encode.js';
 import { ByteReader } from './byte-reader.js';
 import * as msg from './client-messages.js';
 import { RfbConnectionState, type RfbState, type RfbStateChange } from './connection-state.js';
-import { CopyRectDecoder } from './decoders/copyrect.js';
+import { createDecoders } from './decoders/index.js';
 import { DesktopSizeRequests } from './desktop-size.js';
 import type { Decoder, Rect } from './decoders/decoder.js';
-import { RawDecoder } from './decoders/raw.js';
 import { Framebuffer, type RectArea } from './framebuffer.js';
 import { UpdateWaiters } from './update-waiters.js';
 import {
@@ -43,9 +42,24 @@ export interface RfbUpdateStats {
   bytes: number;
 }
 
-const DEFAULT_ENCODINGS = [Encoding.Raw, Encoding.CopyRect, Encoding.DesktopSize, Encoding.ExtendedDesktopSize, Encoding.LastRect];
-/** DEFAULT_ENCODINGS plus the pseudo-encodings continuous updates need. */
+const PSEUDO_ENCODINGS = [Encoding.DesktopSize, Encoding.ExtendedDesktopSize, Encoding.LastRect];
+const DEFAULT_ENCODINGS = [Encoding.Raw, Encoding.CopyRect, ...PSEUDO_ENCODINGS];
+/** DEFAULT_ENCODINGS (raw pixels) plus the pseudo-encodings continuous updates need. */
 export const CONTINUOUS_ENCODINGS = [...DEFAULT_ENCODINGS, Encoding.ContinuousUpdates, Encoding.Fence];
+/**
+ * The live connection's (live-screen.ts): Hextile first, continuous updates. A full-window animation
+ * of flat colours comes in about 10 KB per update instead of 3.5 MB of Raw through the exec relay,
+ * the decoder and the recorder — on a 2-core machine, CPU taken from the desktop it watches — and
+ * every Hextile rect still decodes on its own, which recorded updates need (screen-recorder.ts).
+ */
+export const LIVE_ENCODINGS = [
+  Encoding.Hextile,
+  Encoding.CopyRect,
+  Encoding.Raw,
+  ...PSEUDO_ENCODINGS,
+  Encoding.ContinuousUpdates,
+  Encoding.Fence,
+];
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 
@@ -69,10 +83,7 @@ export class RfbClient implements IDisposable {
   private readonly reader = new ByteReader();
   private readonly machine = new RfbConnectionState();
   private readonly disposables = new DisposableStore();
-  private readonly decoders: ReadonlyMap<number, Decoder> = new Map<number, Decoder>([
-    [Encoding.Raw, new RawDecoder()],
-    [Encoding.CopyRect, new CopyRectDecoder()],
-  ]);
+  private readonly decoders: ReadonlyMap<number, Decoder> = createDecoders();
   private fb = new Framebuffer(0, 0);
   private version: RfbVersion = 8;
   private serverName = '';
@@ -88,6 +99,7 @@ export class RfbClient implements IDisposable {
   private updatesStarted = 0;
   private updatesDone = 0;
   private rectCount = 0;
+  private pixelsPainted = 0;
   private readonly updateWaiters = new UpdateWaiters();
   private readonly desktopSize = new DesktopSizeRequests();
   private fenceSeq = 0;
@@ -183,6 +195,14 @@ export class RfbClient implements IDisposable {
   /** Complete FramebufferUpdates, their rects, and bytes of server messages parsed after ServerInit. */
   get stats(): RfbUpdateStats {
     return { updates: this.updatesDone, rects: this.rectCount, bytes: this.reader.consumed - this.handshakeBytes };
+  }
+
+  /**
+   * Pixels painted by the updates so far (the area of every pixel rect, CopyRect included): what
+   * replaying them costs, whatever their encoding made of the bytes. The recorder spaces its keyframes by it.
+   */
+  get paintedPixels(): number {
+    return this.pixelsPainted;
   }
 
   /** true while a FramebufferUpdate is half parsed (the framebuffer may hold part of it). */
@@ -444,6 +464,7 @@ export class RfbClient implements IDisposable {
         this.rectCount++;
         if (this.decoders.has(rect.encoding)) {
           u.hasPixels = true;
+          this.pixelsPainted += rect.width * rect.height;
           u.damage.push({ x: rect.x, y: rect.y, width: rect.width, height: rect.height });
         }
         u.rect = rect;

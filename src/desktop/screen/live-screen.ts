@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { SandboxDeskError } from '../../shared/errors.js';
 import { DisposableStore, Emitter, type Event, type IDisposable } from '../../shared/lifecycle.js';
 import type { RectArea } from '../rfb/framebuffer.js';
-import { CONTINUOUS_ENCODINGS, RfbClient, type ByteTransport } from '../rfb/rfb-client.js';
+import { LIVE_ENCODINGS, RfbClient, type ByteTransport } from '../rfb/rfb-client.js';
 import { encodeFrame, type FrameFormat } from './frame-encode.js';
 import { checkPoint, fitFrame, frameToScreen, scaleRgba, screenToFrame, type FrameGeometry } from './frame-geometry.js';
 import { keysymsForText, planKeys } from './keysyms.js';
@@ -104,10 +104,11 @@ const SCROLL_MASK = { up: 1 << 3, down: 1 << 4, left: 1 << 5, right: 1 << 6 } as
 const FRAMES_KEPT = 256;
 const DRAG_STEPS = 8;
 /**
- * At most one update request per this many ms. The connection carries raw pixels, so on an animating
- * screen an unpaced pull loop streams megabytes per frame as fast as the pipe goes — load that competes
- * with the viewers' streams, and a backlog that every fence (every action) must wait behind. A quiet
- * screen is unaffected: the request is already waiting at the server when the first change comes.
+ * At most one update request per this many ms. The connection carries lossless pixels (Hextile: a few
+ * KB for flat content, up to raw size for a photo), so on an animating screen an unpaced pull loop
+ * streams as fast as the pipe goes — load that competes with the viewers' streams, and a backlog that
+ * every fence (every action) must wait behind. A quiet screen is unaffected: the request is already
+ * waiting at the server when the first change comes.
  */
 export const UPDATE_INTERVAL_MS = 100;
 /**
@@ -156,7 +157,7 @@ export class LiveScreen implements IDisposable {
     const link = await this.open();
     let client: RfbClient;
     try {
-      client = await RfbClient.connect(link.transport, { encodings: CONTINUOUS_ENCODINGS, timeoutMs: LIVE_CONNECT_TIMEOUT_MS });
+      client = await RfbClient.connect(link.transport, { encodings: LIVE_ENCODINGS, timeoutMs: LIVE_CONNECT_TIMEOUT_MS });
       await client.requestUpdate(false, LIVE_CONNECT_TIMEOUT_MS);
     } catch (err) {
       link.dispose();

@@ -14,6 +14,7 @@ import {
   ServerMessage,
   protocolVersionBanner,
 } from '../protocol.js';
+import { hextileEncode, type TileMode } from './hextile-encode.js';
 import type { ByteTransport } from '../transport.js';
 
 /**
@@ -396,6 +397,22 @@ export function fakeRfbServer(opts: FakeRfbServerOptions): FakeRfbServer {
     return Buffer.concat([rectHeader(x, y, w, h, Encoding.Raw), data]);
   }
 
+  /** Hextile when the client prefers it to Raw (as TigerVNC picks the first encoding it knows), else Raw. */
+  function pixelRect(x: number, y: number, w: number, h: number): Buffer {
+    const hextile = encodings.indexOf(Encoding.Hextile);
+    const raw = encodings.indexOf(Encoding.Raw);
+    if (hextile < 0 || (raw >= 0 && raw < hextile) || format.bigEndian) return rawRect(x, y, w, h);
+    const values: number[] = [];
+    for (let row = 0; row < h; row++) {
+      for (let col = 0; col < w; col++) {
+        const [r, g, b] = pixels[(y + row) * width + x + col]!;
+        values.push(((r << format.redShift) | (g << format.greenShift) | (b << format.blueShift)) >>> 0);
+      }
+    }
+    const modes: TileMode[] = ['subrects', 'raw', 'fill'];
+    return Buffer.concat([rectHeader(x, y, w, h, Encoding.Hextile), hextileEncode(w, h, values, (t) => modes[t % modes.length]!)]);
+  }
+
   function fullScreenRects(): Buffer[] {
     const top = Math.floor(height / 2);
     return top > 0 ? [rawRect(0, 0, width, top), rawRect(0, top, width, height - top)] : [rawRect(0, 0, width, height)];
@@ -441,7 +458,7 @@ export function fakeRfbServer(opts: FakeRfbServerOptions): FakeRfbServer {
     },
     paint(x, y, w, h, rgb) {
       for (let row = y; row < y + h; row++) for (let col = x; col < x + w; col++) pixels[row * width + col] = rgb;
-      out(update([rawRect(x, y, w, h)]));
+      out(update([pixelRect(x, y, w, h)]));
     },
     copyRect(srcX, srcY, dstX, dstY, w, h) {
       const copy = pixels.slice();
