@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { inflate as inflateCb } from 'node:zlib';
+import { inflate as inflateCb, inflateSync } from 'node:zlib';
 import { SandboxDeskError } from '../../shared/errors.js';
 import type { ReplayFrame, ReplayScreenInfo } from '../../shared/replay-types.js';
 import { encodeFrame, type FrameFormat } from '../screen/frame-encode.js';
@@ -9,7 +9,16 @@ import { fitFrame, scaleRgba } from '../screen/frame-geometry.js';
 import { ReplayFramebuffer } from './replay-framebuffer.js';
 import { MAGIC, RecordType, readPayload, scanRecords, segmentStart, type RecordRef } from './rfbrec-format.js';
 
-const inflate = promisify(inflateCb);
+const inflateAsync = promisify(inflateCb);
+/**
+ * Below this a record is inflated on the spot: a seek applies up to a few dozen small Hextile updates,
+ * and a trip to libuv's pool for each cost more (on a loaded machine, milliseconds each) than inflating.
+ */
+const INFLATE_SYNC_BELOW = 256 * 1024;
+
+function inflate(payload: Buffer): Promise<Buffer> | Buffer {
+  return payload.length < INFLATE_SYNC_BELOW ? inflateSync(payload) : inflateAsync(payload);
+}
 
 /**
  * Reading a screen dir (rfbrec-format.ts): what is in it, the screen at a time t (the nearest
@@ -226,7 +235,7 @@ export class ScreenCursor {
         const k = seg.records[key]!;
         const p = readPayload(k, f.read);
         if (k.type === RecordType.FullUpdate) {
-          // Its first rect is Raw over the whole screen (x, y, width, height after the 4-byte header).
+          // Its first rect (Raw or Hextile) covers the whole screen (x, y, width, height after the 4-byte header).
           const message = await inflate(p);
           const [width, height] = [message.readUInt16BE(8), message.readUInt16BE(10)];
           this.fb.keyframe(width, height, new Uint8Array(width * height * 4));
