@@ -25,8 +25,9 @@ export type { RfbState, RfbStateChange } from './connection-state.js';
 
 /**
  * A small RFB 3.8 (VNC) client for talking to the sandbox's Xvnc over any byte pipe: screenshots, update
- * checks, fps/bandwidth measurements and SetDesktopSize. It asks for uncompressed pixels only (Raw + CopyRect),
- * which is all a local pipe needs. Spec: https://github.com/rfbproto/rfbproto
+ * checks, fps/bandwidth measurements and SetDesktopSize. It decodes lossless, self-contained encodings
+ * only — Raw, CopyRect and Hextile (what the live connection asks for: LIVE_ENCODINGS) — never a zlib
+ * stream that spans the connection, so a recorded update decodes on its own. Spec: https://github.com/rfbproto/rfbproto
  *
  * Shaped like noVNC's `core/rfb.js`: bytes are pushed in as they arrive and parsed by an explicit state
  * machine (RfbConnectionState); each step, and each decoder, goes ahead only once its bytes are all

@@ -23,6 +23,9 @@ const Sub = {
  * few bytes per tile instead of 1 KiB raw, which is what the exec relay and the recorder would
  * otherwise move (3.5 MB per full 1280x800 update).
  *
+ * By hand like the other decoders here: noVNC's Hextile decoder draws into its browser Display, and no
+ * maintained Node RFB library decodes into a framebuffer of our own.
+ *
  * A tile is applied only when all of its bytes are there (the header says how many), so a tile split
  * across reads decodes the same as a whole one. The background and foreground carry over from tile to
  * tile within one rect (a Raw tile leaves them as they were), as TigerVNC's own decoder keeps them.
