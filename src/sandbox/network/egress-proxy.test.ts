@@ -133,7 +133,7 @@ describe('the egress proxy (real sockets: a Unix socket in, a loopback server ou
     );
     expect(ok).toContain('hello /p');
     await withProcs.flushLog();
-    expect(seen).toEqual([{ ip: '10.0.0.3', port: 41000 }]);
+    expect(seen).toEqual([{ ip: '10.0.0.3', port: 41000, dstIp: '10.0.0.2', dstPort: 3128 }]);
     expect(log.at(-1)).toMatchObject({ host: 'localhost', verdict: 'allowed', process: 'curl (pid 9): curl x', pid: 9, ancestry: [4, 1] });
     await withProcs.close();
   });

@@ -13,9 +13,10 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ConnectionProcess } from './egress-proxy.js';
-import { processOfPort } from './process-of-connection.js';
+import { processOfPort, processOfSocket } from './process-of-connection.js';
 
-type Ask = { id: number; initPid: number; port: number; remotePort?: number };
+/** By source port (the /proc/net/tcp walk) or, when the socket's inode is known, by inode. */
+export type Ask = { id: number; initPid: number; port: number; remotePort?: number; inode?: number };
 type Answer = { id: number; found: ConnectionProcess | null };
 
 export class ProcessLookupThread {
@@ -52,12 +53,21 @@ export class ProcessLookupThread {
 
   /** The process holding the socket with local port `port` in `initPid`'s namespaces, or null. */
   of(initPid: number, port: number, opts: { remotePort?: number } = {}): Promise<ConnectionProcess | null> {
+    return this.ask({ initPid, port, remotePort: opts.remotePort });
+  }
+
+  /** The process holding the socket with inode `inode` (found by sock-diag.ts) in `initPid`'s pid namespace, or null. */
+  ofSocket(initPid: number, inode: number): Promise<ConnectionProcess | null> {
+    return this.ask({ initPid, port: 0, inode });
+  }
+
+  private ask(a: Omit<Ask, 'id'>): Promise<ConnectionProcess | null> {
     const w = this.start();
-    if (!w) return processOfPort(initPid, port, opts).catch(() => null);
+    if (!w) return lookUp(a).catch(() => null);
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.waiting.set(id, resolve);
-      w.postMessage({ id, initPid, port, remotePort: opts.remotePort } satisfies Ask);
+      w.postMessage({ id, ...a } satisfies Ask);
     });
   }
 
@@ -66,4 +76,9 @@ export class ProcessLookupThread {
     this.worker = null;
     if (w) await w.terminate();
   }
+}
+
+/** One lookup, as the worker thread (or, without it, the caller) runs it. */
+export function lookUp(a: Omit<Ask, 'id'>): Promise<ConnectionProcess | null> {
+  return a.inode !== undefined ? processOfSocket(a.initPid, a.inode) : processOfPort(a.initPid, a.port, { remotePort: a.remotePort });
 }

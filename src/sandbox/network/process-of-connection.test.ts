@@ -1,8 +1,8 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nsPidOf, processOfPort, socketInodeOf } from './process-of-connection.js';
+import { nsPidOf, processOfPort, processOfSocket, socketInodeOf } from './process-of-connection.js';
 import { ProcessLookupThread } from './process-lookup-thread.js';
 
 // The worker thread's script is the built file (the proxy daemon runs from dist/; setup builds it).
@@ -32,6 +32,14 @@ describe('the process behind a connection (real /proc, a connection this test op
     expect(p!.ancestry[0]).toBe(process.ppid);
   });
 
+  it('by inode (what sock-diag.ts finds): the same process; an inode nobody holds is not known', async () => {
+    const inode = socketInodeOf(readFileSync('/proc/self/net/tcp', 'utf8'), client.localPort!, (server.address() as net.AddressInfo).port);
+    expect(inode).not.toBeNull();
+    const p = await processOfSocket(process.pid, Number(inode));
+    expect(p?.pid).toBe(process.pid);
+    expect(await processOfSocket(process.pid, 4_000_000_000)).toBeNull();
+  });
+
   it('a port nobody holds is not known (null), and so is a process that does not exist', async () => {
     const free = net.createServer();
     await new Promise<void>((r) => free.listen(0, '127.0.0.1', () => r()));
@@ -44,12 +52,14 @@ describe('the process behind a connection (real /proc, a connection this test op
   it.runIf(existsSync(BUILT_WORKER))('on the worker thread: the same answer, lookups answered each to its own', async () => {
     const t = new ProcessLookupThread(BUILT_WORKER);
     try {
-      const [found, none] = await Promise.all([
+      const [found, none, byInode] = await Promise.all([
         t.of(process.pid, client.localPort!, { remotePort: (server.address() as net.AddressInfo).port }),
         t.of(2 ** 22 + 7, client.localPort!),
+        t.ofSocket(process.pid, Number(socketInodeOf(readFileSync('/proc/self/net/tcp', 'utf8'), client.localPort!))),
       ]);
       expect(found?.pid).toBe(process.pid);
       expect(none).toBeNull();
+      expect(byInode?.pid).toBe(process.pid);
     } finally {
       await t.dispose();
     }

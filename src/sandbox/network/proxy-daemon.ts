@@ -104,6 +104,7 @@ async function main(dataDir: string): Promise<void> {
   const shutdown = async (why: string): Promise<never> => {
     say(`exiting: ${why}`);
     await proxy.close();
+    processes.dispose();
     try {
       if (readFileSync(pidFile, 'utf8').trim() === String(process.pid)) rmSync(pidFile, { force: true });
     } catch {
