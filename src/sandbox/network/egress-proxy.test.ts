@@ -143,6 +143,35 @@ describe('the egress proxy (real sockets: a Unix socket in, a loopback server ou
     expect(await raw(sock, `GET http://x/ HTTP/1.1\r\nX: ${'a'.repeat(70 * 1024)}`)).toMatch(/^HTTP\/1.1 431/);
   });
 
+  it('a client that half-closes (the relay passes its EOF on) still gets the whole answer', async () => {
+    // The destination answers only once it has seen the client's EOF, and at length.
+    const answer = Buffer.alloc(3 * 2 ** 20, 0x61);
+    const dest = net.createServer({ allowHalfOpen: true }, (s) => {
+      let n = 0;
+      s.on('data', (d: Buffer) => (n += d.length));
+      s.on('end', () => s.end(Buffer.concat([Buffer.from(`got ${n}\n`), answer])));
+    });
+    await new Promise<void>((r) => dest.listen(0, '127.0.0.1', () => r()));
+    const destPort = (dest.address() as net.AddressInfo).port;
+    policy = { mode: 'allow', allow: [`localhost:${destPort}`] };
+    const out = await new Promise<string>((resolve, reject) => {
+      const c = net.connect({ path: sock, allowHalfOpen: true });
+      let text = '';
+      c.on('data', (d: Buffer) => {
+        const first = text === '';
+        text += d.toString('latin1');
+        if (first) c.end('xyz');
+      });
+      c.on('error', reject);
+      c.on('close', () => resolve(text));
+      c.write(`CONNECT localhost:${destPort} HTTP/1.1\r\n\r\n`);
+    });
+    dest.close();
+    expect(out).toMatch(/^HTTP\/1.1 200/);
+    expect(out).toContain('got 3\n');
+    expect(out.length - out.indexOf('got 3\n') - 'got 3\n'.length).toBe(answer.length);
+  });
+
   it('splits authorities', () => {
     expect(splitAuthority('Example.com:443', null)).toEqual({ host: 'example.com', port: 443 });
     expect(splitAuthority('[::1]:80', null)).toEqual({ host: '::1', port: 80 });

@@ -174,7 +174,9 @@ export class EgressProxy {
   async listen(sandbox: string, socketPath: string): Promise<void> {
     if (this.servers.has(sandbox)) return;
     rmSync(socketPath, { force: true });
-    const server = net.createServer((s) => {
+    // Half-open: the relay passes a client's EOF on as a write shutdown (egress-relay-script.ts) and the
+    // answer must still come back. Without this Node ended our side on that EOF, cutting the answer short.
+    const server = net.createServer({ allowHalfOpen: true }, (s) => {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
       s.on('error', () => undefined);
