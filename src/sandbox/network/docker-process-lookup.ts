@@ -54,7 +54,10 @@ export class DockerProcessLookup {
     if (!hit || Date.now() - hit.at > PID_TTL_MS || !existsSync(`/proc/${hit.pid}`)) {
       const pid = await this.initPid(container, true);
       // The helper up and in the namespace before the first connection asks (sock-diag.ts).
-      if (pid !== null && pid !== hit?.pid) this.diag.prepare(pid);
+      if (pid !== null && pid !== hit?.pid) {
+        this.diag.prepare(pid);
+        this.thread.prepare();
+      }
     }
   }
 

@@ -6,17 +6,38 @@
  * on the proxy's own thread that stalled every connection's bytes each time a new one opened.
  *
  * One thread, started on first use and unref'd (it never keeps the daemon alive); lookups queue on it.
- * Where the thread cannot start (running from TypeScript sources, as in unit tests) the lookup runs
- * inline, as before.
+ * Run from TypeScript sources under tsx (the daemon as `npm run bench` starts it) the thread runs the
+ * .ts worker through the same loader (a Worker inherits the process's --import); where no loader can
+ * run it (unit tests under vitest) the lookup runs inline, as before.
  */
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ConnectionProcess } from './egress-proxy.js';
 import { processOfPort, processOfSocket } from './process-of-connection.js';
 
 /** By source port (the /proc/net/tcp walk) or, when the socket's inode is known, by inode. */
 export type Ask = { id: number; initPid: number; port: number; remotePort?: number; inode?: number };
+/** The built worker; from sources, the .ts one when this process runs under tsx (see the top of this file). */
+function defaultScript(): string {
+  const fromSource = import.meta.url.endsWith('.ts');
+  const underTsx = process.execArgv.some((a) => a === 'tsx' || /[/\\]node_modules[/\\]tsx[/\\]/.test(a));
+  const name = fromSource && underTsx ? './process-lookup-worker.ts' : './process-lookup-worker.js';
+  return fileURLToPath(new URL(name, import.meta.url));
+}
+
+/**
+ * A worker on a .ts file: a Worker does not inherit the main thread's `--import tsx` hooks (Node 20:
+ * "Unknown file extension .ts"), so the thread registers tsx itself before importing the file.
+ */
+function tsWorker(script: string): Worker {
+  const api = import.meta.resolve('tsx/esm/api');
+  const file = pathToFileURL(script).href;
+  return new Worker(`import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(file)}); })`, {
+    eval: true,
+  });
+}
+
 type Answer = { id: number; found: ConnectionProcess | null };
 
 export class ProcessLookupThread {
@@ -25,7 +46,7 @@ export class ProcessLookupThread {
   private nextId = 1;
   private readonly waiting = new Map<number, (found: ConnectionProcess | null) => void>();
 
-  constructor(private readonly script = fileURLToPath(new URL('./process-lookup-worker.js', import.meta.url))) {}
+  constructor(private readonly script = defaultScript()) {}
 
   private start(): Worker | null {
     if (this.worker || this.failed) return this.worker;
@@ -33,7 +54,7 @@ export class ProcessLookupThread {
       this.failed = true;
       return null;
     }
-    const w = new Worker(this.script);
+    const w = this.script.endsWith('.ts') ? tsWorker(this.script) : new Worker(this.script);
     w.unref();
     w.on('message', (a: Answer) => {
       this.waiting.get(a.id)?.(a.found);
@@ -49,6 +70,11 @@ export class ProcessLookupThread {
     w.on('exit', down);
     this.worker = w;
     return w;
+  }
+
+  /** Starts the thread ahead of the first lookup (from sources, loading the worker takes half a second). */
+  prepare(): void {
+    this.start();
   }
 
   /** The process holding the socket with local port `port` in `initPid`'s namespaces, or null. */

@@ -65,6 +65,16 @@ describe('the process behind a connection (real /proc, a connection this test op
     }
   });
 
+  it('on a worker thread from the .ts sources (registering tsx itself): the same answer', async () => {
+    const t = new ProcessLookupThread(join(process.cwd(), 'src/sandbox/network/process-lookup-worker.ts'));
+    try {
+      const inode = Number(socketInodeOf(readFileSync('/proc/self/net/tcp', 'utf8'), client.localPort!));
+      expect((await t.ofSocket(process.pid, inode))?.pid).toBe(process.pid);
+    } finally {
+      await t.dispose();
+    }
+  });
+
   it('without the built worker the lookup runs inline and still answers', async () => {
     const t = new ProcessLookupThread('/nonexistent/process-lookup-worker.js');
     expect((await t.of(process.pid, client.localPort!, { remotePort: (server.address() as net.AddressInfo).port }))?.pid).toBe(process.pid);
