@@ -38,10 +38,12 @@ function tsWorker(script: string): Worker {
   });
 }
 
-type Answer = { id: number; found: ConnectionProcess | null };
+type Answer = { id: number; found: ConnectionProcess | null } | { ready: true };
 
 export class ProcessLookupThread {
   private worker: Worker | null = null;
+  /** The worker has loaded and said so: until then lookups run inline (a lookup queued behind the load came too late). */
+  private ready = false;
   private failed = false;
   private nextId = 1;
   private readonly waiting = new Map<number, (found: ConnectionProcess | null) => void>();
@@ -57,19 +59,32 @@ export class ProcessLookupThread {
     const w = this.script.endsWith('.ts') ? tsWorker(this.script) : new Worker(this.script);
     w.unref();
     w.on('message', (a: Answer) => {
+      if ('ready' in a) {
+        if (this.worker === w) this.ready = true;
+        return;
+      }
       this.waiting.get(a.id)?.(a.found);
       this.waiting.delete(a.id);
     });
     const down = (): void => {
-      // Whatever was asked is unknown now (null); the next lookup starts a new thread.
+      // Whatever was asked is unknown now (null); the next lookup starts a new thread — unless this one
+      // never loaded: then it would not load again either, and lookups stay inline.
       for (const settle of this.waiting.values()) settle(null);
       this.waiting.clear();
-      if (this.worker === w) this.worker = null;
+      if (this.worker !== w) return;
+      if (!this.ready) this.failed = true;
+      this.worker = null;
+      this.ready = false;
     };
     w.on('error', down);
     w.on('exit', down);
     this.worker = w;
     return w;
+  }
+
+  /** Whether lookups now run on the thread (it has loaded). */
+  onThread(): boolean {
+    return this.ready;
   }
 
   /** Starts the thread ahead of the first lookup (from sources, loading the worker takes half a second). */
@@ -89,7 +104,7 @@ export class ProcessLookupThread {
 
   private ask(a: Omit<Ask, 'id'>): Promise<ConnectionProcess | null> {
     const w = this.start();
-    if (!w) return lookUp(a).catch(() => null);
+    if (!w || !this.ready) return lookUp(a).catch(() => null);
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.waiting.set(id, resolve);
@@ -100,6 +115,7 @@ export class ProcessLookupThread {
   async dispose(): Promise<void> {
     const w = this.worker;
     this.worker = null;
+    this.ready = false;
     if (w) await w.terminate();
   }
 }

@@ -7,3 +7,6 @@ parentPort?.on('message', (ask: Ask) => {
     .catch(() => null)
     .then((found) => parentPort?.postMessage({ id: ask.id, found }));
 });
+
+// Loaded: lookups may come here now (process-lookup-thread.ts runs them inline until this arrives).
+parentPort?.postMessage({ ready: true });

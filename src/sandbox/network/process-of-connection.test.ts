@@ -8,6 +8,13 @@ import { ProcessLookupThread } from './process-lookup-thread.js';
 // The worker thread's script is the built file (the proxy daemon runs from dist/; setup builds it).
 const BUILT_WORKER = join(process.cwd(), 'dist/src/sandbox/network/process-lookup-worker.js');
 
+/** Starts the thread and waits until it has loaded (before that, lookups run inline). */
+async function loaded(t: ProcessLookupThread): Promise<void> {
+  t.prepare();
+  for (let i = 0; i < 200 && !t.onThread(); i++) await new Promise((r) => setTimeout(r, 25));
+  expect(t.onThread()).toBe(true);
+}
+
 describe('the process behind a connection (real /proc, a connection this test opens)', () => {
   let server: net.Server;
   let client: net.Socket;
@@ -52,6 +59,7 @@ describe('the process behind a connection (real /proc, a connection this test op
   it.runIf(existsSync(BUILT_WORKER))('on the worker thread: the same answer, lookups answered each to its own', async () => {
     const t = new ProcessLookupThread(BUILT_WORKER);
     try {
+      await loaded(t);
       const [found, none, byInode] = await Promise.all([
         t.of(process.pid, client.localPort!, { remotePort: (server.address() as net.AddressInfo).port }),
         t.of(2 ** 22 + 7, client.localPort!),
@@ -68,6 +76,7 @@ describe('the process behind a connection (real /proc, a connection this test op
   it('on a worker thread from the .ts sources (registering tsx itself): the same answer', async () => {
     const t = new ProcessLookupThread(join(process.cwd(), 'src/sandbox/network/process-lookup-worker.ts'));
     try {
+      await loaded(t);
       const inode = Number(socketInodeOf(readFileSync('/proc/self/net/tcp', 'utf8'), client.localPort!));
       expect((await t.ofSocket(process.pid, inode))?.pid).toBe(process.pid);
     } finally {
@@ -77,6 +86,8 @@ describe('the process behind a connection (real /proc, a connection this test op
 
   it('without the built worker the lookup runs inline and still answers', async () => {
     const t = new ProcessLookupThread('/nonexistent/process-lookup-worker.js');
+    t.prepare();
+    expect(t.onThread()).toBe(false);
     expect((await t.of(process.pid, client.localPort!, { remotePort: (server.address() as net.AddressInfo).port }))?.pid).toBe(process.pid);
     await t.dispose();
   });
