@@ -138,6 +138,49 @@ describe('the egress proxy (real sockets: a Unix socket in, a loopback server ou
     await withProcs.close();
   });
 
+  it('an allowed answer waits for the process lookup (the client still holds its socket), bounded', async () => {
+    policy = { mode: 'allow', allow: [`localhost:${port}`] };
+    const lines: NetworkLogEntry[] = [];
+    let lookedUp = 0;
+    const slow = new EgressProxy({
+      policyOf: () => policy,
+      log: (e) => lines.push(e),
+      processOf: () =>
+        new Promise((r) =>
+          setTimeout(() => {
+            lookedUp = performance.now();
+            r({ process: 'curl (pid 9)', pid: 9, ancestry: [] });
+          }, 150),
+        ),
+    });
+    const s3 = join(dir, 'p3.sock');
+    await slow.listen('sb', s3);
+    const ok = await raw(
+      s3,
+      `PROXY TCP4 10.0.0.3 10.0.0.2 41001 3128\r\nGET http://localhost:${port}/w HTTP/1.1\r\nHost: localhost:${port}\r\n\r\n`,
+    );
+    const answered = performance.now();
+    expect(ok).toContain('hello /w');
+    expect(lookedUp).toBeGreaterThan(0);
+    expect(answered).toBeGreaterThanOrEqual(lookedUp);
+    await slow.flushLog();
+    expect(lines.at(-1)).toMatchObject({ verdict: 'allowed', process: 'curl (pid 9)' });
+    // A lookup that never answers holds the answer back at most ANSWER_WAIT_MS.
+    const stuck = new EgressProxy({ policyOf: () => policy, log: () => undefined, processOf: () => new Promise(() => undefined) });
+    const s4 = join(dir, 'p4.sock');
+    await stuck.listen('sb', s4);
+    const t0 = performance.now();
+    expect(
+      await raw(
+        s4,
+        `PROXY TCP4 10.0.0.3 10.0.0.2 41002 3128\r\nGET http://localhost:${port}/v HTTP/1.1\r\nHost: localhost:${port}\r\n\r\n`,
+      ),
+    ).toContain('hello /v');
+    expect(performance.now() - t0).toBeLessThan(2000);
+    await slow.close();
+    await stuck.close();
+  });
+
   it('a head too large or not a head is refused, never hangs', async () => {
     expect(await raw(sock, 'hello there\r\n\r\n')).toMatch(/^HTTP\/1.1 400/);
     expect(await raw(sock, `GET http://x/ HTTP/1.1\r\nX: ${'a'.repeat(70 * 1024)}`)).toMatch(/^HTTP\/1.1 431/);
