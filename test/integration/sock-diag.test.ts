@@ -1,14 +1,14 @@
 /**
  * The exact socket lookup (src/sandbox/network/sock-diag.ts) against a real container: a process the
  * test starts inside it opens a TCP connection; the helper, entering the container's network
- * namespace, finds that socket's inode by its 4-tuple, and processOfSocket finds the process (by the
- * pid the container sees) — the path every `allow` connection's log line takes, without the
+ * namespace, finds that socket's inode by its 4-tuple and the process holding it, and that process is
+ * described by the pid the container sees (the lookup thread's fd walk agrees) — the path every `allow` connection's log line takes, without the
  * /proc/net/tcp walk.
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processOfSocket } from '../../src/sandbox/network/process-of-connection.js';
+import { describeProcess, processOfSocket } from '../../src/sandbox/network/process-of-connection.js';
 import { SockDiag } from '../../src/sandbox/network/sock-diag.js';
 import { docker } from './network/test-servers.js';
 
@@ -48,12 +48,15 @@ describe.runIf(process.getuid?.() === 0)('the exact socket lookup in a container
 
   it('finds the connecting process by its 4-tuple, in the container’s namespaces', async () => {
     expect(sport).toBeGreaterThan(0);
-    const inode = await diag.inodeOf(initPid, { src: '127.0.0.1', sport, dst: '127.0.0.1', dport: 7000 });
-    expect(typeof inode).toBe('number');
-    const found = await processOfSocket(initPid, inode as number);
-    expect(found?.pid).toBe(pid);
-    expect(found?.pid).not.toBe(1);
-    expect(found?.process).toMatch(/^python3 \(pid \d+\): python3 -c import os, socket/);
+    const answer = await diag.inodeOf(initPid, { src: '127.0.0.1', sport, dst: '127.0.0.1', dport: 7000 });
+    expect(answer).toMatchObject({ inode: expect.any(Number), holder: expect.any(Number) });
+    const { inode, holder } = answer as { inode: number; holder: number };
+    // The helper's holder and the lookup thread's walk agree, and describe the connecting process.
+    for (const found of [describeProcess(initPid, holder), await processOfSocket(initPid, inode)]) {
+      expect(found?.pid).toBe(pid);
+      expect(found?.pid).not.toBe(1);
+      expect(found?.process).toMatch(/^python3 \(pid \d+\): python3 -c import os, socket/);
+    }
     // The same 4-tuple is not a socket of this machine's own namespace: the lookup really entered the container's.
     expect(await diag.inodeOf(process.pid, { src: '127.0.0.1', sport, dst: '127.0.0.1', dport: 7000 })).toBeNull();
   });

@@ -2,8 +2,9 @@
  * The proxy's answer to "which process in this sandbox opened the connection from port P": for a
  * docker sandbox (target.json names its container), the container's init pid on this machine (asked
  * of the engine once per container start, then kept), the socket's inode by its exact 4-tuple in the
- * container's network namespace (sock-diag.ts; where that cannot run, the /proc/net/tcp walk), and the
- * process holding that inode among the container's own (process-of-connection.ts). Bounded (LOOKUP_MS): a log line waits at most that long, the connection
+ * container's network namespace and the process holding it among the container's own, both by the
+ * helper of sock-diag.ts in one round trip (where that cannot run, the /proc/net/tcp walk and the
+ * fd walk of process-of-connection.ts on the lookup thread), then that process described. Bounded (LOOKUP_MS): a log line waits at most that long, the connection
  * not at all; with the pid at hand (warm) it waits for a few /proc reads only, so a line is on the log
  * before the connection's answer reaches the client. QEMU sandboxes have no target: their guests' processes are not visible from this machine.
  */
@@ -13,7 +14,7 @@ import { resolveDockerEndpoint } from '../docker/docker-endpoint.js';
 import { RELAY_PORT } from '../docker/docker-network.js';
 import type { ConnectionProcess } from './egress-proxy.js';
 import { readTarget } from './network-files.js';
-import { within } from './process-of-connection.js';
+import { describeProcess, within } from './process-of-connection.js';
 import { ProcessLookupThread } from './process-lookup-thread.js';
 import type { ProxySource } from './proxy-protocol.js';
 import { SockDiag } from './sock-diag.js';
@@ -72,11 +73,14 @@ export class DockerProcessLookup {
   }
 
   private async lookUp(pid: number, source: ProxySource): Promise<ConnectionProcess | null> {
-    const inode = await this.diag.inodeOf(pid, { src: source.ip, sport: source.port, dst: source.dstIp, dport: source.dstPort });
-    if (inode === null) return null;
+    const found = await this.diag.inodeOf(pid, { src: source.ip, sport: source.port, dst: source.dstIp, dport: source.dstPort });
+    if (found === null) return null;
     // The helper cannot run here (no python3, or no right to enter the namespace): the slow walk, as before.
-    if (inode === 'unavailable') return this.thread.of(pid, source.port, { remotePort: RELAY_PORT });
-    return this.thread.ofSocket(pid, inode);
+    if (found === 'unavailable') return this.thread.of(pid, source.port, { remotePort: RELAY_PORT });
+    // The helper found the holder: a few /proc reads describe it, here (no thread round trip). Else the
+    // walk on the thread (the helper may not read every process's fds).
+    if (found.holder > 0) return describeProcess(pid, found.holder);
+    return this.thread.ofSocket(pid, found.inode);
   }
 
   dispose(): void {

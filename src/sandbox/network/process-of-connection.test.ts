@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nsPidOf, processOfPort, processOfSocket, socketInodeOf } from './process-of-connection.js';
+import { describeProcess, nsPidOf, processOfPort, processOfSocket, socketInodeOf } from './process-of-connection.js';
 import { ProcessLookupThread } from './process-lookup-thread.js';
 
 // The worker thread's script is the built file (the proxy daemon runs from dist/; setup builds it).
@@ -45,6 +45,12 @@ describe('the process behind a connection (real /proc, a connection this test op
     const p = await processOfSocket(process.pid, Number(inode));
     expect(p?.pid).toBe(process.pid);
     expect(await processOfSocket(process.pid, 4_000_000_000)).toBeNull();
+  });
+
+  it('describes a process the helper found (by host pid): this one; a pid that does not exist is not known', () => {
+    expect(describeProcess(process.pid, process.pid)).toMatchObject({ pid: process.pid });
+    expect(describeProcess(process.pid, process.pid)!.ancestry[0]).toBe(process.ppid);
+    expect(describeProcess(process.pid, 2 ** 22 + 7)).toBeNull();
   });
 
   it('a port nobody holds is not known (null), and so is a process that does not exist', async () => {

@@ -115,6 +115,18 @@ export async function processOfSocket(initPid: number, inode: number, opts: { pr
     if (found !== null) break;
   }
   if (found === null) return null;
+  return describeProcess(initPid, found, opts);
+}
+
+/**
+ * The log's view of host pid `found` in the pid namespace of `initPid`: name, command line, pid as the
+ * sandbox sees it and its ancestry. A handful of small /proc reads (one per ancestor), so it may run on
+ * the proxy's own thread; null when the process is gone or not in that namespace.
+ */
+export function describeProcess(initPid: number, found: number, opts: { procRoot?: string } = {}): ConnectionProcess | null {
+  const proc = opts.procRoot ?? '/proc';
+  const ns = link(`${proc}/${initPid}/ns/pid`);
+  if (!ns || link(`${proc}/${found}/ns/pid`) !== ns) return null;
   const status = text(`${proc}/${found}/status`);
   if (!status) return null;
   const comm = (text(`${proc}/${found}/comm`) ?? '?').trim();

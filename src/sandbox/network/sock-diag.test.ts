@@ -107,9 +107,10 @@ describe.runIf(process.getuid?.() === 0 && hasPython())('the helper, on a real c
     server.close();
   });
 
-  it('finds the inode of exactly that socket, and nothing for a tuple nobody holds', async () => {
-    const inode = await diag.inodeOf(process.pid, { src: '127.0.0.1', sport: client.localPort!, dst: '127.0.0.1', dport: port });
-    expect(typeof inode).toBe('number');
+  it('finds the inode of exactly that socket and its holder (this process), and nothing for a tuple nobody holds', async () => {
+    const found = await diag.inodeOf(process.pid, { src: '127.0.0.1', sport: client.localPort!, dst: '127.0.0.1', dport: port });
+    expect(found).toMatchObject({ holder: process.pid });
+    const inode = (found as { inode: number }).inode;
     const links = readdirSync('/proc/self/fd').map((fd) => {
       try {
         return readlinkSync(`/proc/self/fd/${fd}`);
@@ -117,7 +118,7 @@ describe.runIf(process.getuid?.() === 0 && hasPython())('the helper, on a real c
         return '';
       }
     });
-    expect(links).toContain(`socket:[${inode as number}]`);
+    expect(links).toContain(`socket:[${inode}]`);
     expect(
       await diag.inodeOf(process.pid, { src: '127.0.0.1', sport: client.localPort!, dst: '127.0.0.1', dport: port === 1 ? 2 : 1 }),
     ).toBeNull();

@@ -117,12 +117,15 @@ export function parseInetDiagReply(buf: Buffer, seq: number): DiagAnswer | null 
 
 /**
  * The helper (see the top of this file). Protocol, one line each way: `<id> <pid> <request hex>` in,
- * `<id> ok <answer hex>` or `<id> err <errno>` out; `<id> <pid> -` only opens the namespace's socket
+ * `<id> ok <answer hex> <holder>` or `<id> err <errno>` out, where holder is the host pid (0: none
+ * found) holding the socket among the processes in pid's pid namespace — found in the same step, by
+ * the /proc/<pid>/fd links of the container's processes (its cgroup's list), so the proxy's thread
+ * never walks them and the answer comes while the socket is surely still held; `<id> <pid> -` only opens the namespace's socket
  * (no answer). Errors of the namespace (setns, /proc) are `err`;
  * the kernel's answers, errors included, are `ok` (parsed on the Node side).
  */
 export const SOCK_DIAG_HELPER = String.raw`
-import ctypes, os, socket, sys
+import ctypes, os, socket, struct, sys
 libc = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWNET = 0x40000000
 NETLINK_SOCK_DIAG = 4
@@ -159,6 +162,41 @@ def ask(pid, req):
         return s.recv(65536)
     except OSError:
         socks.pop(ino, None); s.close(); raise
+def inode_in(ans):
+    # The inode of a SOCK_DIAG_BY_FAMILY answer (nlmsghdr 16 bytes, then inet_diag_msg: inode at 68), else 0.
+    if len(ans) < 16 + 72 or struct.unpack_from("=H", ans, 4)[0] != 20: return 0
+    return struct.unpack_from("=I", ans, 16 + 68)[0]
+def cgroup_pids(pid):
+    # The container's own processes (its cgroup's list: v2, or v1's pids / systemd), else all of this machine's.
+    dirs = []
+    try:
+        for line in open("/proc/%d/cgroup" % pid):
+            f = line.rstrip("\n").split(":", 2)
+            if len(f) != 3 or not f[2].startswith("/"): continue
+            if f[1] == "": dirs.append("/sys/fs/cgroup" + f[2])
+            elif "pids" in f[1].split(","): dirs.append("/sys/fs/cgroup/pids" + f[2])
+            elif f[1] == "name=systemd": dirs.append("/sys/fs/cgroup/systemd" + f[2])
+    except OSError: pass
+    for d in dirs:
+        try: pids = [x for x in open(d + "/cgroup.procs").read().split() if x.isdigit()]
+        except OSError: continue
+        if pids: return pids
+    return [x for x in os.listdir("/proc") if x.isdigit()]
+def holder(pid, inode):
+    # The host pid, in the pid namespace of pid, holding socket:[inode] (0: none); bounded like process-of-connection.ts.
+    want = "socket:[%d]" % inode
+    try: ns = os.readlink("/proc/%d/ns/pid" % pid)
+    except OSError: return 0
+    for p in cgroup_pids(pid)[:2048]:
+        try:
+            if os.readlink("/proc/%s/ns/pid" % p) != ns: continue
+            fds = os.listdir("/proc/%s/fd" % p)
+        except OSError: continue
+        for fd in fds[:4096]:
+            try:
+                if os.readlink("/proc/%s/fd/%s" % (p, fd)) == want: return int(p)
+            except OSError: pass
+    return 0
 out = sys.stdout
 for line in sys.stdin:
     f = line.split()
@@ -166,7 +204,10 @@ for line in sys.stdin:
     try:
         if f[2] == "-":
             sock_for(int(f[1])); continue
-        ans = "ok " + ask(int(f[1]), bytes.fromhex(f[2])).hex()
+        pid = int(f[1])
+        a = ask(pid, bytes.fromhex(f[2]))
+        ino = inode_in(a)
+        ans = "ok %s %d" % (a.hex(), holder(pid, ino) if ino else 0)
     except OSError as e:
         ans = "err %d" % (e.errno or 0)
     except ValueError:
@@ -174,8 +215,11 @@ for line in sys.stdin:
     out.write("%s %s\n" % (f[0], ans)); out.flush()
 `;
 
-/** The inode, null when the kernel has no such socket (gone, or TIME_WAIT), or `unavailable`: use the fallback. */
-export type InodeAnswer = number | null | 'unavailable';
+/**
+ * The socket's inode and the host pid holding it (0: not found among the namespace's processes), null
+ * when the kernel has no such socket (gone, or TIME_WAIT), or `unavailable`: use the fallback.
+ */
+export type InodeAnswer = { inode: number; holder: number } | null | 'unavailable';
 
 export class SockDiag {
   private child: ChildProcessWithoutNullStreams | null = null;
@@ -223,7 +267,7 @@ export class SockDiag {
   private onData(chunk: string): void {
     this.buffered += chunk;
     for (let nl = this.buffered.indexOf('\n'); nl >= 0; nl = this.buffered.indexOf('\n')) {
-      const [id, kind, value] = this.buffered.slice(0, nl).split(' ');
+      const [id, kind, value, holder] = this.buffered.slice(0, nl).split(' ');
       this.buffered = this.buffered.slice(nl + 1);
       const w = this.waiting.get(Number(id));
       if (!w) continue;
@@ -237,7 +281,7 @@ export class SockDiag {
       }
       const a = parseInetDiagReply(Buffer.from(value ?? '', 'hex'), w.seq);
       if (!a) w.settle('unavailable');
-      else if ('inode' in a) w.settle(a.inode > 0 ? a.inode : null);
+      else if ('inode' in a) w.settle(a.inode > 0 ? { inode: a.inode, holder: Number(holder) || 0 } : null);
       else w.settle(a.errno === ENOENT ? null : 'unavailable');
     }
   }
@@ -259,7 +303,7 @@ export class SockDiag {
     child?.stdin.write(`0 ${pid} -\n`);
   }
 
-  /** The inode of the socket `t` in the network namespace of host pid `pid`. Never throws. */
+  /** The inode of the socket `t` in the network namespace of host pid `pid`, and who holds it. Never throws. */
   inodeOf(pid: number, t: TcpTuple): Promise<InodeAnswer> {
     let req: Buffer;
     const id = (this.nextId++ % 0x7fffffff) + 1;
