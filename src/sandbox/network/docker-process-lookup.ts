@@ -1,8 +1,10 @@
 /**
  * The proxy's answer to "which process in this sandbox opened the connection from port P": for a
  * docker sandbox (target.json names its container), the container's init pid on this machine (asked
- * of the engine once per container start, then kept) and a /proc lookup in its namespaces
- * (process-of-connection.ts). Bounded (LOOKUP_MS): a log line waits at most that long, the connection
+ * of the engine once per container start, then kept), the socket's inode by its exact 4-tuple in the
+ * container's network namespace and the process holding it among the container's own, both by the
+ * helper of sock-diag.ts in one round trip (where that cannot run, the /proc/net/tcp walk and the
+ * fd walk of process-of-connection.ts on the lookup thread), then that process described. Bounded (LOOKUP_MS): a log line waits at most that long, the connection
  * not at all; with the pid at hand (warm) it waits for a few /proc reads only, so a line is on the log
  * before the connection's answer reaches the client. QEMU sandboxes have no target: their guests' processes are not visible from this machine.
  */
@@ -12,9 +14,10 @@ import { resolveDockerEndpoint } from '../docker/docker-endpoint.js';
 import { RELAY_PORT } from '../docker/docker-network.js';
 import type { ConnectionProcess } from './egress-proxy.js';
 import { readTarget } from './network-files.js';
-import { within } from './process-of-connection.js';
+import { describeProcess, within } from './process-of-connection.js';
 import { ProcessLookupThread } from './process-lookup-thread.js';
 import type { ProxySource } from './proxy-protocol.js';
+import { SockDiag } from './sock-diag.js';
 
 const LOOKUP_MS = 1500;
 /** How old a kept init pid may get before the daemon's sync asks the engine again (a restart changes it). */
@@ -25,6 +28,7 @@ export class DockerProcessLookup {
   private readonly pids = new Map<string, { pid: number; at: number }>();
   /** The /proc reads run off the proxy's event loop (process-lookup-thread.ts). */
   private readonly thread = new ProcessLookupThread();
+  private readonly diag = new SockDiag();
 
   constructor(private readonly dataDir: string) {}
 
@@ -48,7 +52,14 @@ export class DockerProcessLookup {
     if (!container) return;
     const hit = this.pids.get(container);
     // A restarted container has a new init pid: the old one gone from /proc says so at once.
-    if (!hit || Date.now() - hit.at > PID_TTL_MS || !existsSync(`/proc/${hit.pid}`)) await this.initPid(container, true);
+    if (!hit || Date.now() - hit.at > PID_TTL_MS || !existsSync(`/proc/${hit.pid}`)) {
+      const pid = await this.initPid(container, true);
+      // The helper up and in the namespace before the first connection asks (sock-diag.ts).
+      if (pid !== null && pid !== hit?.pid) {
+        this.diag.prepare(pid);
+        this.thread.prepare();
+      }
+    }
   }
 
   async of(sandbox: string, source: ProxySource): Promise<ConnectionProcess | null> {
@@ -58,6 +69,22 @@ export class DockerProcessLookup {
     // pid is at hand (warm), so the lookup — and the log line waiting for it — takes no engine round trip.
     const pid = await this.initPid(container, false);
     if (pid === null) return null;
-    return within(LOOKUP_MS, this.thread.of(pid, source.port, { remotePort: RELAY_PORT }));
+    return within(LOOKUP_MS, this.lookUp(pid, source));
+  }
+
+  private async lookUp(pid: number, source: ProxySource): Promise<ConnectionProcess | null> {
+    const found = await this.diag.inodeOf(pid, { src: source.ip, sport: source.port, dst: source.dstIp, dport: source.dstPort });
+    if (found === null) return null;
+    // The helper cannot run here (no python3, or no right to enter the namespace): the slow walk, as before.
+    if (found === 'unavailable') return this.thread.of(pid, source.port, { remotePort: RELAY_PORT });
+    // The helper found the holder: a few /proc reads describe it, here (no thread round trip). Else the
+    // walk on the thread (the helper may not read every process's fds).
+    if (found.holder > 0) return describeProcess(pid, found.holder);
+    return this.thread.ofSocket(pid, found.inode);
+  }
+
+  dispose(): void {
+    this.diag.dispose();
+    void this.thread.dispose();
   }
 }

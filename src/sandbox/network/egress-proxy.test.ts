@@ -133,14 +133,86 @@ describe('the egress proxy (real sockets: a Unix socket in, a loopback server ou
     );
     expect(ok).toContain('hello /p');
     await withProcs.flushLog();
-    expect(seen).toEqual([{ ip: '10.0.0.3', port: 41000 }]);
+    expect(seen).toEqual([{ ip: '10.0.0.3', port: 41000, dstIp: '10.0.0.2', dstPort: 3128 }]);
     expect(log.at(-1)).toMatchObject({ host: 'localhost', verdict: 'allowed', process: 'curl (pid 9): curl x', pid: 9, ancestry: [4, 1] });
     await withProcs.close();
+  });
+
+  it('an allowed answer waits for the process lookup (the client still holds its socket), bounded', async () => {
+    policy = { mode: 'allow', allow: [`localhost:${port}`] };
+    const lines: NetworkLogEntry[] = [];
+    let lookedUp = 0;
+    const slow = new EgressProxy({
+      policyOf: () => policy,
+      log: (e) => lines.push(e),
+      processOf: () =>
+        new Promise((r) =>
+          setTimeout(() => {
+            lookedUp = performance.now();
+            r({ process: 'curl (pid 9)', pid: 9, ancestry: [] });
+          }, 150),
+        ),
+    });
+    const s3 = join(dir, 'p3.sock');
+    await slow.listen('sb', s3);
+    const ok = await raw(
+      s3,
+      `PROXY TCP4 10.0.0.3 10.0.0.2 41001 3128\r\nGET http://localhost:${port}/w HTTP/1.1\r\nHost: localhost:${port}\r\n\r\n`,
+    );
+    const answered = performance.now();
+    expect(ok).toContain('hello /w');
+    expect(lookedUp).toBeGreaterThan(0);
+    expect(answered).toBeGreaterThanOrEqual(lookedUp);
+    await slow.flushLog();
+    expect(lines.at(-1)).toMatchObject({ verdict: 'allowed', process: 'curl (pid 9)' });
+    // A lookup that never answers holds the answer back at most ANSWER_WAIT_MS.
+    const stuck = new EgressProxy({ policyOf: () => policy, log: () => undefined, processOf: () => new Promise(() => undefined) });
+    const s4 = join(dir, 'p4.sock');
+    await stuck.listen('sb', s4);
+    const t0 = performance.now();
+    expect(
+      await raw(
+        s4,
+        `PROXY TCP4 10.0.0.3 10.0.0.2 41002 3128\r\nGET http://localhost:${port}/v HTTP/1.1\r\nHost: localhost:${port}\r\n\r\n`,
+      ),
+    ).toContain('hello /v');
+    expect(performance.now() - t0).toBeLessThan(2000);
+    await slow.close();
+    await stuck.close();
   });
 
   it('a head too large or not a head is refused, never hangs', async () => {
     expect(await raw(sock, 'hello there\r\n\r\n')).toMatch(/^HTTP\/1.1 400/);
     expect(await raw(sock, `GET http://x/ HTTP/1.1\r\nX: ${'a'.repeat(70 * 1024)}`)).toMatch(/^HTTP\/1.1 431/);
+  });
+
+  it('a client that half-closes (the relay passes its EOF on) still gets the whole answer', async () => {
+    // The destination answers only once it has seen the client's EOF, and at length.
+    const answer = Buffer.alloc(3 * 2 ** 20, 0x61);
+    const dest = net.createServer({ allowHalfOpen: true }, (s) => {
+      let n = 0;
+      s.on('data', (d: Buffer) => (n += d.length));
+      s.on('end', () => s.end(Buffer.concat([Buffer.from(`got ${n}\n`), answer])));
+    });
+    await new Promise<void>((r) => dest.listen(0, '127.0.0.1', () => r()));
+    const destPort = (dest.address() as net.AddressInfo).port;
+    policy = { mode: 'allow', allow: [`localhost:${destPort}`] };
+    const out = await new Promise<string>((resolve, reject) => {
+      const c = net.connect({ path: sock, allowHalfOpen: true });
+      let text = '';
+      c.on('data', (d: Buffer) => {
+        const first = text === '';
+        text += d.toString('latin1');
+        if (first) c.end('xyz');
+      });
+      c.on('error', reject);
+      c.on('close', () => resolve(text));
+      c.write(`CONNECT localhost:${destPort} HTTP/1.1\r\n\r\n`);
+    });
+    dest.close();
+    expect(out).toMatch(/^HTTP\/1.1 200/);
+    expect(out).toContain('got 3\n');
+    expect(out.length - out.indexOf('got 3\n') - 'got 3\n'.length).toBe(answer.length);
   });
 
   it('splits authorities', () => {

@@ -75,7 +75,9 @@ function list(p: string): string[] {
 
 /**
  * The process (in the pid namespace of `initPid`, a host pid) holding the TCP socket whose local port
- * is `port`. `procRoot` is /proc (a test may point elsewhere).
+ * is `port`, its inode found by reading the namespace's /proc/net/tcp. That read walks the kernel's whole
+ * TCP hash (17–43 ms of kernel CPU here): it is the fallback for where the exact lookup
+ * (sock-diag.ts, then processOfSocket) cannot run. `procRoot` is /proc (a test may point elsewhere).
  */
 export async function processOfPort(
   initPid: number,
@@ -84,12 +86,18 @@ export async function processOfPort(
 ): Promise<ConnectionProcess | null> {
   await Promise.resolve();
   const proc = opts.procRoot ?? '/proc';
-  // Each read of a net/tcp file walks the kernel's whole socket table (~5 ms of system time here):
   // IPv6 only when IPv4 did not have it (the relay's sandbox side is IPv4).
   const inode =
     socketInodeOf(text(`${proc}/${initPid}/net/tcp`) ?? '', port, opts.remotePort) ??
     socketInodeOf(text(`${proc}/${initPid}/net/tcp6`) ?? '', port, opts.remotePort);
   if (!inode) return null;
+  return processOfSocket(initPid, Number(inode), opts);
+}
+
+/** The process (in the pid namespace of `initPid`) holding the socket with inode `inode`, as processOfPort describes it. */
+export async function processOfSocket(initPid: number, inode: number, opts: { procRoot?: string } = {}): Promise<ConnectionProcess | null> {
+  await Promise.resolve();
+  const proc = opts.procRoot ?? '/proc';
   const want = `socket:[${inode}]`;
   const ns = link(`${proc}/${initPid}/ns/pid`);
   if (!ns) return null;
@@ -107,6 +115,18 @@ export async function processOfPort(
     if (found !== null) break;
   }
   if (found === null) return null;
+  return describeProcess(initPid, found, opts);
+}
+
+/**
+ * The log's view of host pid `found` in the pid namespace of `initPid`: name, command line, pid as the
+ * sandbox sees it and its ancestry. A handful of small /proc reads (one per ancestor), so it may run on
+ * the proxy's own thread; null when the process is gone or not in that namespace.
+ */
+export function describeProcess(initPid: number, found: number, opts: { procRoot?: string } = {}): ConnectionProcess | null {
+  const proc = opts.procRoot ?? '/proc';
+  const ns = link(`${proc}/${initPid}/ns/pid`);
+  if (!ns || link(`${proc}/${found}/ns/pid`) !== ns) return null;
   const status = text(`${proc}/${found}/status`);
   if (!status) return null;
   const comm = (text(`${proc}/${found}/comm`) ?? '?').trim();

@@ -14,6 +14,7 @@ import { EgressProxy } from './egress-proxy.js';
 import { appendLog, networkDir, policiesFile, readPolicies, socketDirOf, SOCKET_NAME } from './network-files.js';
 import type { NetworkPolicy } from '../../shared/network-policy.js';
 import { DockerProcessLookup } from './docker-process-lookup.js';
+import { SplicePump } from './splice-pump.js';
 
 const POLL_MS = 250;
 const IDLE_EXIT_MS = 60_000;
@@ -74,6 +75,7 @@ async function main(dataDir: string): Promise<void> {
       policies = readPolicies(dataDir);
     }
   };
+  const pump = new SplicePump();
   const proxy = new EgressProxy({
     policyOf: (s) => {
       refresh();
@@ -81,6 +83,7 @@ async function main(dataDir: string): Promise<void> {
     },
     log: (e) => appendLog(dataDir, e),
     processOf: (sandbox, source) => processes.of(sandbox, source),
+    pump,
   });
   const processes = new DockerProcessLookup(dataDir);
   let idleSince = Date.now();
@@ -104,6 +107,8 @@ async function main(dataDir: string): Promise<void> {
   const shutdown = async (why: string): Promise<never> => {
     say(`exiting: ${why}`);
     await proxy.close();
+    processes.dispose();
+    pump.dispose();
     try {
       if (readFileSync(pidFile, 'utf8').trim() === String(process.pid)) rmSync(pidFile, { force: true });
     } catch {

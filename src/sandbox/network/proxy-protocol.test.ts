@@ -27,15 +27,21 @@ async function through(bytes: string[]): Promise<{ source: unknown; rest: string
 
 describe('the relay’s PROXY line', () => {
   it('parses v1 lines and refuses others', () => {
-    expect(parseProxyLine('PROXY TCP4 172.20.0.3 172.20.0.2 40312 3128')).toEqual({ ip: '172.20.0.3', port: 40312 });
+    expect(parseProxyLine('PROXY TCP4 172.20.0.3 172.20.0.2 40312 3128')).toEqual({
+      ip: '172.20.0.3',
+      port: 40312,
+      dstIp: '172.20.0.2',
+      dstPort: 3128,
+    });
     expect(parseProxyLine('PROXY TCP4 a b 0 3128')).toBeNull();
+    expect(parseProxyLine('PROXY TCP4 a b 5000 0')).toBeNull();
     expect(parseProxyLine('PROXY UNKNOWN')).toBeNull();
     expect(parseProxyLine('GET / HTTP/1.1')).toBeNull();
   });
 
   it('is taken off the stream even when it arrives in pieces; the bytes after it are kept', async () => {
     expect(await through(['PROX', 'Y TCP4 10.0.0.2 10.0.0.1 5000 3128\r\nGET /', ' HTTP/1.1\r\n'])).toEqual({
-      source: { ip: '10.0.0.2', port: 5000 },
+      source: { ip: '10.0.0.2', port: 5000, dstIp: '10.0.0.1', dstPort: 3128 },
       rest: 'GET / HTTP/1.1\r\n',
     });
   });

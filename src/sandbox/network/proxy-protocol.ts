@@ -12,16 +12,20 @@ import type net from 'node:net';
 export interface ProxySource {
   ip: string;
   port: number;
+  /** The relay's address and port as the client reached them: with ip/port, the socket's exact 4-tuple (sock-diag.ts). */
+  dstIp: string;
+  dstPort: number;
 }
 
 /** v1 lines are at most 107 bytes; anything longer without a newline is not one. */
 const MAX_LINE = 108;
 
 export function parseProxyLine(line: string): ProxySource | null {
-  const m = /^PROXY TCP[46] (\S+) \S+ (\d{1,5}) \d{1,5}$/.exec(line);
+  const m = /^PROXY TCP[46] (\S+) (\S+) (\d{1,5}) (\d{1,5})$/.exec(line);
   if (!m) return null;
-  const port = Number(m[2]);
-  return port >= 1 && port <= 65535 ? { ip: m[1]!, port } : null;
+  const port = Number(m[3]);
+  const dstPort = Number(m[4]);
+  return port >= 1 && port <= 65535 && dstPort >= 1 && dstPort <= 65535 ? { ip: m[1]!, port, dstIp: m[2]!, dstPort } : null;
 }
 
 /**
