@@ -8,7 +8,7 @@ import { ProviderRegistry } from '../sandbox/registry.js';
 export function builtinRegistry(ctx: ProviderContext): ProviderRegistry {
   const registry = new ProviderRegistry();
   registry.registerBuiltin(new LocalProvider());
-  registry.registerBuiltin(new DockerProvider());
+  registry.registerBuiltin(new DockerProvider(undefined, ctx));
   registry.registerBuiltin(new QemuProvider(ctx));
   return registry;
 }

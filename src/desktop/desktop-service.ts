@@ -1,6 +1,5 @@
 // Over 400 lines: the one facade of the desktop (lifecycle, placement, isolation, lease, the live
 // screen, the browser); the parts with logic of their own live in screen/, rfb/ and their modules.
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { DesktopLogLocation } from './desktop-logs.js';
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
@@ -33,6 +32,7 @@ import {
 } from './desktop-runtime.js';
 import { resolvePlacement, type Placement, type PlacementSetting } from './placement.js';
 import { openRelay } from './relay.js';
+import { DesktopStreams, type DesktopStream, type StreamOpened } from './desktop-stream.js';
 import { RfbClient, transportFromStreams } from './rfb/rfb-client.js';
 import {
   LiveScreen,
@@ -147,6 +147,10 @@ export class DesktopService {
   private readonly recordingChanged = new Emitter<{ sandbox: string }>();
   /** A screen recording started, stopped (status.recording.warning says why when on its own) or began a segment. */
   readonly onRecordingChanged: Event<{ sandbox: string }> = this.recordingChanged.event;
+  /** The screen streams: through the sandbox's inbox where it has one, else the exec's stdio (desktop-stream.ts). */
+  private readonly streams = new DesktopStreams();
+  /** A screen stream was opened: through the inbox, or through stdio and why (tests, logs). */
+  readonly onStreamOpened: Event<StreamOpened> = this.streams.onOpened;
   /** Record desktops found running too (a long-lived core: the app, serve, mcp), not only those started here. */
   private adoptRunning = false;
 
@@ -154,7 +158,7 @@ export class DesktopService {
     this.watch = new DesktopWatch({
       open: async (sandbox) => {
         const { env, layout, user } = await this.running(sandbox);
-        const relay = this.tied(env, openRelay(env, { unix: layout.socket }, user));
+        const relay = this.tied(env, await this.streams.open(env, layout.socket, user));
         return Object.assign(
           transportFromStreams(relay.stdout, relay.stdin, () => relay.kill()),
           { dispose: () => void relay.kill() },
@@ -526,13 +530,13 @@ export class DesktopService {
    * A new raw RFB stream to the desktop's Xvnc (one per viewer: Xvnc shares the screen among them).
    * The caller owns the process: its stdin/stdout are the RFB bytes.
    */
-  async openScreenStream(sandbox: string): Promise<ChildProcessWithoutNullStreams> {
+  async openScreenStream(sandbox: string): Promise<DesktopStream> {
     const { env, layout, user } = await this.running(sandbox);
-    return this.tied(env, openRelay(env, { unix: layout.socket }, user));
+    return this.tied(env, await this.streams.open(env, layout.socket, user));
   }
 
   /** Registers an exec stream in its incarnation's store: a restart or stop ends it; its own end forgets it. */
-  private tied<T extends ChildProcessWithoutNullStreams>(env: SandboxEnvironment, child: T): T {
+  private tied<T extends DesktopStream>(env: SandboxEnvironment, child: T): T {
     const scope = this.host.scopeOf?.(env);
     if (!scope) return child;
     const registration = scope.add(toDisposable(() => child.kill()));
@@ -599,10 +603,11 @@ export class DesktopService {
   private async openLiveLink(sandbox: string): Promise<LiveLink> {
     const { env, layout, user, probe: found } = await this.running(sandbox);
     // Tied to the incarnation: a restart or stop kills the relay, and the next use reconnects.
-    const relay = this.tied(env, openRelay(env, { unix: layout.socket }, user));
+    const relay = this.tied(env, await this.streams.open(env, layout.socket, user));
     const probe = new PointerProbe(remoteArgv(env, { user, interactive: false }, pointerProbeWords(displayEnv(layout))));
     // The input-only RFB connection's relays (input-channel.ts): opened on the first action, again after a drop.
-    const inputRelays = new Set<ChildProcessWithoutNullStreams>();
+    const inputRelays = new Set<DesktopStream>();
+    let disposed = false;
     return {
       transport: transportFromStreams(relay.stdout, relay.stdin, () => relay.kill()),
       desktopId: createHash('sha256')
@@ -621,13 +626,16 @@ export class DesktopService {
           () => undefined,
         ),
       xdotoolKeys: (combos) => runXdotoolKeys(env, layout, combos, user),
-      openInput: () => {
-        const input = this.tied(env, openRelay(env, { unix: layout.socket }, user));
+      openInput: async () => {
+        const input = this.tied(env, await this.streams.open(env, layout.socket, user));
+        // Opened after the link was disposed (a reconnect meanwhile): nobody would end it.
+        if (disposed) input.kill();
         inputRelays.add(input);
         input.once('close', () => inputRelays.delete(input));
         return transportFromStreams(input.stdout, input.stdin, () => input.kill());
       },
       dispose: () => {
+        disposed = true;
         relay.kill();
         for (const input of inputRelays) input.kill();
         probe.dispose();
@@ -771,7 +779,7 @@ export class DesktopService {
 
   private withRfb<T>(sandbox: string, fn: (rfb: RfbClient) => Promise<T>): Promise<T> {
     return this.onDesktop(sandbox, async ({ env, layout, user }) => {
-      const stream = this.tied(env, openRelay(env, { unix: layout.socket }, user));
+      const stream = this.tied(env, await this.streams.open(env, layout.socket, user));
       try {
         const rfb = await RfbClient.connect(transportFromStreams(stream.stdout, stream.stdin, () => stream.kill()));
         try {
@@ -860,6 +868,7 @@ export class DesktopService {
     this.actionRecorded.dispose();
     for (const name of [...this.screens.keys()]) this.closeScreen(name);
     for (const name of [...this.bridges.keys()]) await this.closeBridge(name);
+    this.streams.dispose();
   }
 }
 

@@ -131,6 +131,14 @@ export interface SandboxEnvironment {
    * layer then quotes each word itself.
    */
   readonly joinsArgv?: boolean;
+  /**
+   * A folder of this machine (`hostDir`) the sandbox sees read-only at `sandboxDir`: the app may listen
+   * on Unix sockets there that processes it starts through execPrefix connect to, so a stream's bytes
+   * skip the exec's stdio (the desktop's screen: src/desktop/inbox.ts). Set by a backend only from the
+   * sandbox's real mounts (docker: docker-inbox.ts, read from `inspect`), never inferred; plugins'
+   * environments never carry it (the guard does not pass it on). Absent: streams use the exec's stdio.
+   */
+  readonly inbox?: { readonly hostDir: string; readonly sandboxDir: string };
 }
 
 import type { Isolation } from '../shared/isolation.js';

@@ -30,7 +30,7 @@ export class InputChannel implements IDisposable {
   private failedAt = 0;
 
   constructor(
-    private readonly open: () => ByteTransport,
+    private readonly open: () => ByteTransport | Promise<ByteTransport>,
     private readonly timeoutMs: number,
   ) {}
 
@@ -57,7 +57,7 @@ export class InputChannel implements IDisposable {
   }
 
   private async connect(): Promise<RfbClient> {
-    const client = await RfbClient.connect(this.open(), { encodings: INPUT_ENCODINGS, timeoutMs: this.timeoutMs });
+    const client = await RfbClient.connect(await this.open(), { encodings: INPUT_ENCODINGS, timeoutMs: this.timeoutMs });
     if (this.disposed) {
       client.dispose();
       throw new Error('the input connection is closed');

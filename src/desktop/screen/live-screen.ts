@@ -86,7 +86,7 @@ export interface LiveLink extends IDisposable {
    * A second byte pipe to the same Xvnc, for input only (input-channel.ts): its fences wait for no
    * pixels. Without it, input and its fences go over the live connection.
    */
-  openInput?(): ByteTransport;
+  openInput?(): ByteTransport | Promise<ByteTransport>;
 }
 
 interface FrameRecord extends FrameGeometry {

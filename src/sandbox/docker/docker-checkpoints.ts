@@ -23,6 +23,8 @@ export interface DockerCheckpointDeps {
   call<T>(fn: () => Promise<T>): Promise<T>;
   /** true when the engine runs on this machine (a local socket): only then can a local criu binary mean anything. */
   localEngine: boolean;
+  /** The inbox folder of a container to be made (docker-inbox.ts), made ready; undefined: no inbox. */
+  inboxDir?(resourceName: string): string | undefined;
 }
 
 /**
@@ -155,7 +157,7 @@ export class DockerCheckpoints implements CheckpointCapability {
   private async createAndStart(artifact: CheckpointArtifact, spec: ProvisionSpec, ctx: LifecycleContext): Promise<string> {
     ctx.progress?.({ step: 'container', message: `creating container ${spec.resourceName} from ${artifact.ref}` });
     const c = await this.d
-      .call(() => this.d.docker.createContainer(containerCreateOptions(spec, artifact.ref)))
+      .call(() => this.d.docker.createContainer(containerCreateOptions(spec, artifact.ref, this.d.inboxDir?.(spec.resourceName))))
       .catch((err: unknown) => {
         if (statusOf(err) === 409)
           throw new SandboxDeskError('name_taken', `A container named ${spec.resourceName} already exists`, {

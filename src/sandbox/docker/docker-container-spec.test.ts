@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { containerCreateOptions } from './docker-container-spec.js';
+import { INBOX_SANDBOX_DIR } from './docker-inbox.js';
 
 describe('the one container description (provision, restore, fork)', () => {
   it('carries the name, labels, mounts, limits and hardening, whatever image it is made from', () => {
@@ -25,5 +26,13 @@ describe('the one container description (provision, restore, fork)', () => {
       Memory: 256 * 2 ** 20,
       Mounts: [{ Type: 'bind', Source: '/h', Target: '/w', ReadOnly: true }],
     });
+    expect(o.HostConfig?.Binds).toBeUndefined();
+  });
+
+  it('binds the inbox folder read-only when given one', () => {
+    const spec = { name: 'demo', image: null, user: null, mounts: [], env: {}, options: {}, labels: {}, resourceName: 'sdesk-abc-demo' };
+    expect(containerCreateOptions(spec, 'img', '/data/inbox/0123456789ab').HostConfig?.Binds).toEqual([
+      `/data/inbox/0123456789ab:${INBOX_SANDBOX_DIR}:ro`,
+    ]);
   });
 });

@@ -1,13 +1,15 @@
 import type Docker from 'dockerode';
 import type { ProvisionSpec } from '../provider.js';
 import { limitsHostConfig, parseDockerOptions } from './docker-options.js';
+import { inboxBind } from './docker-inbox.js';
 
 /**
  * The one description of a sandbox's container — name, user, mounts, labels, limits and hardening.
  * Provision, restore (a container recreated from a checkpoint image) and fork all create through it,
  * so a restored or forked container can never differ from a provisioned one in how it is locked down.
+ * `inboxDir`: the host folder bound read-only as the sandbox's inbox (docker-inbox.ts); none, no inbox.
  */
-export function containerCreateOptions(spec: ProvisionSpec, image: string): Docker.ContainerCreateOptions {
+export function containerCreateOptions(spec: ProvisionSpec, image: string, inboxDir?: string): Docker.ContainerCreateOptions {
   const opts = parseDockerOptions(spec.options);
   return {
     name: spec.resourceName,
@@ -30,6 +32,7 @@ export function containerCreateOptions(spec: ProvisionSpec, image: string): Dock
       PidsLimit: 4096,
       ...limitsHostConfig(opts),
       ShmSize: 1024 * 1024 * 1024,
+      ...(inboxDir ? { Binds: [inboxBind(inboxDir)] } : {}),
       Mounts: spec.mounts.map((m) => ({
         Type: 'bind' as const,
         Source: m.hostPath,

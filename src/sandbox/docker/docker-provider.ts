@@ -9,6 +9,7 @@ import type {
   ExecPrefixOptions,
   LifecycleContext,
   Mount,
+  ProviderContext,
   ProvisionResult,
   ProvisionSpec,
   SandboxEnvironment,
@@ -29,6 +30,7 @@ import { DockerEventFeed } from './docker-event-feed.js';
 import type { IDisposable } from '../../shared/lifecycle.js';
 import { DockerNetworkPolicy } from './docker-network.js';
 import type { NetworkCapability } from '../provider.js';
+import { ensureInboxDir, inboxDirOf, inboxFromMounts } from './docker-inbox.js';
 
 export const DEFAULT_DOCKER_IMAGE = 'sandbox-desk/base:latest';
 /** Images may name the user commands should run as, when they do not set USER. */
@@ -46,6 +48,8 @@ class DockerEnvironment implements SandboxEnvironment {
     readonly incarnation: string,
     /** The network policy's proxy settings (docker-network.ts), given to every process started. */
     private readonly extraEnv: Record<string, string> = {},
+    /** The container's inbox as inspected (docker-inbox.ts); undefined when it has none. */
+    readonly inbox?: { hostDir: string; sandboxDir: string },
   ) {}
 
   execPrefix(opts: ExecPrefixOptions): string[] {
@@ -80,8 +84,14 @@ export class DockerProvider implements SandboxProvider {
 
   private readonly net: DockerNetworkPolicy;
 
-  constructor(endpoint: DockerEndpoint = resolveDockerEndpoint()) {
+  /** Where containers' inbox folders go (docker-inbox.ts); null: no inboxes (no data dir, or a remote engine). */
+  private readonly inboxRoot: string | null;
+
+  constructor(endpoint: DockerEndpoint = resolveDockerEndpoint(), ctx?: ProviderContext) {
     this.endpoint = endpoint;
+    const localEngine = Boolean((endpoint.options as { socketPath?: string }).socketPath);
+    // A remote engine binds folders of its own machine: a socket the app made here would never show there.
+    this.inboxRoot = ctx && localEngine ? ctx.dataDir : null;
     this.docker = new Docker(endpoint.options);
     this.images = new DockerImages(this.docker);
     this.logs = dockerLogs(this.docker);
@@ -89,9 +99,18 @@ export class DockerProvider implements SandboxProvider {
     this.checkpoints = new DockerCheckpoints({
       docker: this.docker,
       call: (fn) => this.call(fn),
-      localEngine: Boolean((endpoint.options as { socketPath?: string }).socketPath),
+      localEngine,
+      inboxDir: (name) => this.readyInboxDir(name),
     });
     this.net = new DockerNetworkPolicy(this.docker, DEFAULT_DOCKER_IMAGE);
+  }
+
+  /** The inbox folder of the container `resourceName`, made (0755) before the container is; undefined: none. */
+  private readyInboxDir(resourceName: string): string | undefined {
+    if (!this.inboxRoot) return undefined;
+    const dir = inboxDirOf(this.inboxRoot, resourceName);
+    ensureInboxDir(dir);
+    return dir;
   }
 
   /** The engine's own state: reachable, version, disk used (`docker system df`); never throws. */
@@ -182,7 +201,9 @@ export class DockerProvider implements SandboxProvider {
     const user = spec.user ?? (info.Config?.User || info.Config?.Labels?.[DEFAULT_USER_LABEL] || null);
     ctx.signal?.throwIfAborted();
     progress({ step: 'container', message: `creating container ${spec.resourceName}` });
-    const container = await this.call(() => this.docker.createContainer(containerCreateOptions(spec, image))).catch((err: unknown) => {
+    const container = await this.call(() =>
+      this.docker.createContainer(containerCreateOptions(spec, image, this.readyInboxDir(spec.resourceName))),
+    ).catch((err: unknown) => {
       if (statusOf(err) === 409) {
         throw new SandboxDeskError('name_taken', `A container named ${spec.resourceName} already exists`, {
           hint: `remove it (\`docker rm -f ${spec.resourceName}\`) or choose another sandbox name`,
@@ -295,6 +316,10 @@ export class DockerProvider implements SandboxProvider {
         ? opts.cachedHome.home
         : await measureHome(probe.execPrefix({ interactive: false }));
     const extraEnv = await this.call(() => this.net.proxyEnvFor(opts.sandbox.backendRef!));
+    // From the container's real mounts: a container made before inboxes (or by another data dir) has none.
+    const inspected = await this.call(() => this.container(opts.sandbox).inspect());
+    const name = inspected.Name.replace(/^\//, '');
+    const inbox = inboxFromMounts(inspected.Mounts, this.inboxRoot ? inboxDirOf(this.inboxRoot, name) : undefined);
     return new DockerEnvironment(
       opts.sandbox.backendRef!,
       opts.sandbox.user,
@@ -303,6 +328,7 @@ export class DockerProvider implements SandboxProvider {
       opts.sandbox.mounts,
       st.incarnation,
       extraEnv,
+      inbox,
     );
   }
 }
