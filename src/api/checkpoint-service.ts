@@ -24,6 +24,7 @@ import {
 import type { SandboxOperations } from './sandbox-operations.js';
 import { newSandboxRecord, provisionSpec, toSessionInfo } from './sandbox-info.js';
 import { validate } from './validate.js';
+import { processAlive } from '../platform/process-alive.js';
 
 export interface CheckpointServiceDeps {
   store: Store;
@@ -415,15 +416,6 @@ export class CheckpointService {
  */
 function guessedArtifact(rec: CheckpointRecord, _provider: SandboxProvider): CheckpointArtifact {
   return { ref: `sandbox-desk/checkpoint:${rec.id}`, memory: rec.memory, sizeBytes: null, details: { interrupted: true, id: rec.id } };
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function toInfo(rec: CheckpointRecord, broken: string | null): CheckpointInfo {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { CoreEventBus, OperationView } from '../shared/core-events.js';
 import type { OperationStore } from '../store/operation-store.js';
+import { processAlive } from '../platform/process-alive.js';
 
 /** Progress is written to the database at most this often per operation (the last step always is). */
 const PERSIST_EVERY_MS = 150;
@@ -85,21 +86,10 @@ export class OperationTracker {
   /** Recent operations of every process, the newest first (what a task list opens with). */
   list(limit = 50): OperationView[] {
     try {
-      for (const o of this.store.reapOrphans(alive)) this.bus.publish({ topic: 'operation', operation: o });
+      for (const o of this.store.reapOrphans(processAlive)) this.bus.publish({ topic: 'operation', operation: o });
     } catch (err) {
       this.onError(err);
     }
     return this.store.list(limit);
-  }
-}
-
-/** Whether a process still runs (signal 0 checks without sending anything). */
-function alive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

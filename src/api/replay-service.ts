@@ -19,6 +19,7 @@ import { clipCast, parseCast, readCastInfo } from '../session/cast-file.js';
 import type { ReplayJournal } from './replay-journal.js';
 import type { ScreenRecordingApi } from './replay-screen.js';
 import type { TrackedOperation } from './operation-tracker.js';
+import { processAlive } from '../platform/process-alive.js';
 
 /** What the replay service reads and tells (the facade wires the stores; tests pass stand-ins). */
 export interface ReplayHost {
@@ -65,15 +66,6 @@ function parseTime(value: string | undefined, name: string): number | undefined 
 }
 
 const warningText = (w: ExecWarning): string => `${w.code}: ${w.message}`;
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * Replay (issue 16): a sandbox's recording — its screen (recscreen's segments), its terminals
@@ -378,7 +370,7 @@ export class ReplayService {
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw busy();
         const holder = Number(readFileSync(file, 'utf8').trim());
-        if (Number.isInteger(holder) && holder > 0 && pidAlive(holder)) throw busy();
+        if (Number.isInteger(holder) && holder > 0 && processAlive(holder)) throw busy();
         // A crashed exporter's lock: take it over.
         rmSync(file, { force: true });
       }

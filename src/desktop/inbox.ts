@@ -3,6 +3,7 @@ import { chmodSync, readdirSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { IDisposable } from '../shared/lifecycle.js';
+import { processAlive } from '../platform/process-alive.js';
 
 /**
  * The app's end of a sandbox's inbox (SandboxEnvironment.inbox): a Unix socket in the host folder the
@@ -184,20 +185,11 @@ function removeStaleSockets(dir: string): void {
   }
   for (const name of names) {
     const m = SOCKET_RE.exec(name);
-    if (!m || Number(m[1]) === process.pid || alive(Number(m[1]))) continue;
+    if (!m || Number(m[1]) === process.pid || processAlive(Number(m[1]))) continue;
     try {
       unlinkSync(join(dir, name));
     } catch {
       // another process removed it first
     }
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -15,18 +15,10 @@ import { appendLog, networkDir, policiesFile, readPolicies, socketDirOf, SOCKET_
 import type { NetworkPolicy } from '../../shared/network-policy.js';
 import { DockerProcessLookup } from './docker-process-lookup.js';
 import { SplicePump } from './splice-pump.js';
+import { processAlive } from '../../platform/process-alive.js';
 
 const POLL_MS = 250;
 const IDLE_EXIT_MS = 60_000;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Takes `proxy.pid` exclusively; a stale one (its process gone) is replaced. false: another proxy runs. */
 export function takeLock(pidFile: string): boolean {
@@ -39,7 +31,7 @@ export function takeLock(pidFile: string): boolean {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const pid = Number(readFileSync(pidFile, 'utf8').trim());
-      if (pid > 0 && alive(pid)) return false;
+      if (pid > 0 && processAlive(pid)) return false;
       rmSync(pidFile, { force: true });
     }
   }
