@@ -1,7 +1,9 @@
 /**
  * The egress proxy: the only way out of a sandbox whose policy is `allow`. One HTTP proxy server per
- * sandbox, each on its own Unix socket (so a connection's sandbox is known from where it arrived, and
- * nothing listens on a TCP port of this machine). It speaks HTTP CONNECT (HTTPS and any TCP tunnel) and
+ * sandbox, each on its own Unix sockets (so a connection's sandbox is known from where it arrived, and
+ * nothing listens on a TCP port of this machine): `proxy.sock` takes connections as they are (QEMU's
+ * guestfwd), `relay.sock` the link of a docker sandbox's relay, which passes the sandbox's own TCP
+ * connections over it (egress-relay-script.ts, through the helper: splice-pump.ts). It speaks HTTP CONNECT (HTTPS and any TCP tunnel) and
  * plain HTTP (absolute-form requests), and checks the destination against the sandbox's allow list
  * before it opens anything: the CONNECT authority, the request's URL host and its Host header (they
  * must agree), and for TLS the ClientHello's SNI against the CONNECT host (no domain fronting).
@@ -19,7 +21,7 @@
  * in the kernel. Short requests never reach the pump (no round trip to it on their path).
  *
  * The process behind a connection (issue 17: "process where known") comes from `processOf`, given the
- * sandbox-side address and port the relay announced (proxy-protocol.ts). It runs beside the request
+ * sandbox-side address and port: the relayed socket's own peer, or a PROXY line (proxy-protocol.ts). It runs beside the request
  * (the request is decided and sent on without it); the destination's answer is passed on once it is
  * done (bounded: answerAfterLookup), and log lines wait for it but are written in decision order.
  */
@@ -52,11 +54,16 @@ export interface EgressProxyOptions {
   handoffBytes?: number;
 }
 
-/** What the proxy needs of the splice pump (splice-pump.ts). */
+/** What the proxy needs of its helper process (splice-pump.ts). */
 export interface BulkPump {
   prepare?(): void;
   ready(): boolean;
   take(client: net.Socket, upstream: net.Socket, toClient: Buffer, toUpstream: Buffer): boolean;
+  /** Takes a relay's link; the sandbox connections it passes arrive at `onRelayed`. false: it was closed. */
+  adopt?(sandbox: string, relay: net.Socket): boolean;
+  /** Closes the relay links of a sandbox no longer served. */
+  drop?(sandbox: string): void;
+  onRelayed?: ((sandbox: string, client: net.Socket) => void) | null;
 }
 
 /**
@@ -128,7 +135,7 @@ const DENY_LOG_WAIT_MS = 300;
 const ANSWER_WAIT_MS = 300;
 
 export class EgressProxy {
-  private readonly servers = new Map<string, { server: net.Server; path: string }>();
+  private readonly servers = new Map<string, { server: net.Server; path: string; relay: { server: net.Server; path: string } | null }>();
   private readonly sockets = new Set<net.Socket>();
   private readonly rulesCache = new Map<string, { key: string; rules: AllowRule[] }>();
   /** The process lookup of each connection, started when it arrived. */
@@ -141,7 +148,27 @@ export class EgressProxy {
   /** Per sandbox, the last log line's write: lines wait for their process lookup but keep their order. */
   private readonly logChain = new Map<string, Promise<void>>();
 
-  constructor(private readonly opts: EgressProxyOptions) {}
+  constructor(private readonly opts: EgressProxyOptions) {
+    if (opts.pump) opts.pump.onRelayed = (sandbox, client) => this.relayed(sandbox, client);
+  }
+
+  /**
+   * A sandbox connection a relay passed (through the helper): the sandbox's own TCP socket. Its peer
+   * is the sandbox-side address and port and its local end the relay's, which is the 4-tuple the
+   * process lookup needs; nothing the sandbox sent says so.
+   */
+  private relayed(sandbox: string, client: net.Socket): void {
+    if (!this.servers.get(sandbox)?.relay) return void client.destroy();
+    // A client's EOF must leave the answer's way open (half-close, as the relay used to pass it on).
+    client.allowHalfOpen = true;
+    client.setNoDelay(true);
+    this.track(client);
+    const source =
+      client.remoteAddress && client.remotePort && client.localAddress && client.localPort
+        ? { ip: client.remoteAddress, port: client.remotePort, dstIp: client.localAddress, dstPort: client.localPort }
+        : null;
+    this.serve(sandbox, client, source);
+  }
 
   private decide(sandbox: string, host: string, port: number): Decision {
     const policy = this.opts.policyOf(sandbox);
@@ -235,52 +262,65 @@ export class EgressProxy {
     await Promise.all([...this.logChain.values()]);
   }
 
-  /** Serves one sandbox on a Unix socket (0666, replaced if stale). */
-  async listen(sandbox: string, socketPath: string): Promise<void> {
+  /**
+   * Serves one sandbox on a Unix socket that takes connections as they are (QEMU's guestfwd, tests;
+   * a PROXY line first is read), and — with `relayPath` and a helper — on the socket its docker relay
+   * passes connections over (egress-relay-script.ts). Both 0666, replaced if stale.
+   */
+  async listen(sandbox: string, socketPath: string, relayPath?: string): Promise<void> {
     if (this.servers.has(sandbox)) return;
-    rmSync(socketPath, { force: true });
-    // Half-open: the relay passes a client's EOF on as a write shutdown (egress-relay-script.ts) and the
-    // answer must still come back. Without this Node ended our side on that EOF, cutting the answer short.
+    // Half-open: a client's EOF must not cut its answer short (Node ends our side on it otherwise).
     const server = net.createServer({ allowHalfOpen: true }, (s) => {
-      this.sockets.add(s);
-      s.on('close', () => this.sockets.delete(s));
-      s.on('error', () => undefined);
-      // The relay's PROXY line comes first (proxy-protocol.ts), then one request head.
-      readProxyLine(s, (source) => {
-        // The process lookup starts now, before the head is even read: the sooner, the likelier the
-        // client still holds the socket (see processOf).
-        const lookup = source && this.opts.processOf ? this.opts.processOf(sandbox, source).catch(() => null) : null;
-        if (lookup) this.lookups.set(s, lookup);
-        readRequestHead(s, (head, rest, why) => {
-          if (!head) {
-            if (why === 'too-large') s.end(plainResponse(431, 'Request Header Fields Too Large', 'the request head is too large\n'));
-            else if (why === 'bad')
-              s.end(
-                plainResponse(
-                  400,
-                  'Bad Request',
-                  'this is an HTTP proxy: send CONNECT host:port or an absolute-form request (http://host/path)\n',
-                ),
-              );
-            else s.destroy();
-            return;
-          }
-          if (head.method === 'CONNECT') this.onConnect(sandbox, head, s, rest);
-          else this.onRequest(sandbox, head, s, rest);
-        });
-      });
+      this.track(s);
+      // A PROXY line comes first if there is one (proxy-protocol.ts), then one request head.
+      readProxyLine(s, (source) => this.serve(sandbox, s, source));
     });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(socketPath, () => {
-        server.off('error', reject);
-        resolve();
-      });
+    const pump = this.opts.pump;
+    // Never read here: a byte Node read off a relay's link would lose the connection that came with it.
+    const relay =
+      relayPath && pump?.adopt
+        ? net.createServer({ pauseOnConnect: true }, (link) => {
+            link.on('error', () => undefined);
+            pump.adopt!(sandbox, link);
+          })
+        : null;
+    // The relay's socket first: once proxy.sock exists the supervisor counts the sandbox as served.
+    if (relay) await listenOn(relay, relayPath!);
+    await listenOn(server, socketPath);
+    pump?.prepare?.();
+    this.servers.set(sandbox, { server, path: socketPath, relay: relay ? { server: relay, path: relayPath! } : null });
+  }
+
+  /** Closed with the proxy; an error ends the connection alone. */
+  private track(s: net.Socket): void {
+    this.sockets.add(s);
+    s.on('close', () => this.sockets.delete(s));
+    s.on('error', () => undefined);
+  }
+
+  /** One connection from a sandbox: its process lookup starts, then its request head is read and decided. */
+  private serve(sandbox: string, s: net.Socket, source: ProxySource | null): void {
+    // The process lookup starts now, before the head is even read: the sooner, the likelier the
+    // client still holds the socket (see processOf).
+    const lookup = source && this.opts.processOf ? this.opts.processOf(sandbox, source).catch(() => null) : null;
+    if (lookup) this.lookups.set(s, lookup);
+    readRequestHead(s, (head, rest, why) => {
+      if (!head) {
+        if (why === 'too-large') s.end(plainResponse(431, 'Request Header Fields Too Large', 'the request head is too large\n'));
+        else if (why === 'bad')
+          s.end(
+            plainResponse(
+              400,
+              'Bad Request',
+              'this is an HTTP proxy: send CONNECT host:port or an absolute-form request (http://host/path)\n',
+            ),
+          );
+        else s.destroy();
+        return;
+      }
+      if (head.method === 'CONNECT') this.onConnect(sandbox, head, s, rest);
+      else this.onRequest(sandbox, head, s, rest);
     });
-    // The relay in the sidecar connects as root of its own container; nobody else on this machine needs it.
-    chmodSync(socketPath, 0o666);
-    this.opts.pump?.prepare?.();
-    this.servers.set(sandbox, { server, path: socketPath });
   }
 
   /** Stops serving a sandbox (its socket is removed: its relay then fails closed). */
@@ -288,8 +328,12 @@ export class EgressProxy {
     const s = this.servers.get(sandbox);
     if (!s) return;
     this.servers.delete(sandbox);
-    await new Promise<void>((resolve) => s.server.close(() => resolve()));
-    rmSync(s.path, { force: true });
+    this.opts.pump?.drop?.(sandbox);
+    for (const one of [s, s.relay]) {
+      if (!one) continue;
+      await new Promise<void>((resolve) => one.server.close(() => resolve()));
+      rmSync(one.path, { force: true });
+    }
   }
 
   serving(): string[] {
@@ -301,7 +345,9 @@ export class EgressProxy {
    * caller's to pipe), a failure before that answers 502. Nothing hangs: the connect has a timeout.
    */
   private dial(client: net.Socket, host: string, port: number, established: (upstream: net.Socket) => void): void {
-    const upstream = net.connect({ host: host.replace(/^\[|\]$/g, ''), port, noDelay: true });
+    // Half-open too: a destination that has said everything and shut its side (a server-first
+    // protocol, a short answer) must still get the rest of what the client sends.
+    const upstream = net.connect({ host: host.replace(/^\[|\]$/g, ''), port, noDelay: true, allowHalfOpen: true });
     this.sockets.add(upstream);
     let up = false;
     upstream.setTimeout(this.opts.connectTimeoutMs ?? 10_000, () => upstream.destroy(new Error('connect timeout')));
@@ -485,6 +531,20 @@ export class EgressProxy {
     for (const s of this.sockets) s.destroy();
     await Promise.all([...this.servers.keys()].map((k) => this.unlisten(k)));
   }
+}
+
+/** Listens on a Unix socket path (a stale one replaced) that the relay, as root of its container, may connect to. */
+async function listenOn(server: net.Server, path: string): Promise<void> {
+  rmSync(path, { force: true });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(path, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  // The relay connects as root of its own container, which is not this machine's root.
+  chmodSync(path, 0o666);
 }
 
 function plainResponse(status: number, text: string, body: string): string {

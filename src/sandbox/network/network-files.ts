@@ -7,9 +7,10 @@
  *   <dataDir>/network/policies.json
  *   <dataDir>/network/proxy.pid           the proxy process (its lock: one per data dir)
  *   <dataDir>/network/proxy.log           the proxy's own messages (start, errors)
- *   <dataDir>/network/s/<id>/proxy.sock   one Unix socket per sandbox; the folder is bind-mounted
- *                                         into the sandbox's relay (a file mount would go stale when
- *                                         the proxy restarts and makes a new socket)
+ *   <dataDir>/network/s/<id>/proxy.sock   the proxy's Unix socket for this sandbox (QEMU's guestfwd)
+ *   <dataDir>/network/s/<id>/relay.sock   where the sandbox's docker relay passes its connections; the
+ *                                         folder is bind-mounted into the relay (a file mount would go
+ *                                         stale when the proxy restarts and makes a new socket)
  *   <dataDir>/network/s/<id>/target.json  what the backend runs the sandbox as ({"docker": container id}),
  *                                         so the proxy can find the process behind a connection
  *   <dataDir>/network/logs/<sandbox>.jsonl (+ .1.jsonl: the previous half)
@@ -34,6 +35,7 @@ export function socketDirOf(dataDir: string, sandbox: string): string {
 }
 
 export const SOCKET_NAME = 'proxy.sock';
+export const RELAY_SOCKET_NAME = 'relay.sock';
 
 export function policiesFile(dataDir: string): string {
   return join(networkDir(dataDir), 'policies.json');

@@ -11,7 +11,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EgressProxy } from './egress-proxy.js';
-import { appendLog, networkDir, policiesFile, readPolicies, socketDirOf, SOCKET_NAME } from './network-files.js';
+import { appendLog, networkDir, policiesFile, readPolicies, RELAY_SOCKET_NAME, socketDirOf, SOCKET_NAME } from './network-files.js';
 import type { NetworkPolicy } from '../../shared/network-policy.js';
 import { DockerProcessLookup } from './docker-process-lookup.js';
 import { SplicePump } from './splice-pump.js';
@@ -91,7 +91,7 @@ async function main(dataDir: string): Promise<void> {
       if (proxy.serving().includes(s) && existsSync(sock)) continue;
       await proxy.unlisten(s);
       mkdirSync(sockDir, { recursive: true, mode: 0o755 });
-      await proxy.listen(s, sock).catch((err: unknown) => say(`cannot listen for ${s}: ${String(err)}`));
+      await proxy.listen(s, sock, join(sockDir, RELAY_SOCKET_NAME)).catch((err: unknown) => say(`cannot listen for ${s}: ${String(err)}`));
     }
     if (want.length > 0) idleSince = Date.now();
     for (const s of want) void processes.warm(s);

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NetworkLogEntry, NetworkPolicy } from '../../shared/network-policy.js';
 import { EgressProxy } from './egress-proxy.js';
 import { SplicePump } from './splice-pump.js';
+import { relayScript } from '../docker/egress-relay-script.js';
+import type { ProxySource } from './proxy-protocol.js';
 
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
@@ -32,10 +34,16 @@ async function destination(down: Buffer): Promise<{ port: number; received: Prom
   return { port: (server.address() as net.AddressInfo).port, received, close: () => server.close() };
 }
 
-/** CONNECT through the proxy's socket, upload `up` (then EOF), return everything after the 200. */
-function tunnel(sock: string, port: number, up: Buffer): Promise<Buffer> {
+/**
+ * CONNECT through the proxy (its Unix socket, or a relay's TCP port on 127.0.0.1), upload `up` (then
+ * EOF), return everything after the 200.
+ */
+function tunnel(via: string | number, port: number, up: Buffer): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const c = net.connect({ path: sock, allowHalfOpen: true });
+    const c =
+      typeof via === 'string'
+        ? net.connect({ path: via, allowHalfOpen: true })
+        : net.connect({ port: via, host: '127.0.0.1', allowHalfOpen: true });
     let head = Buffer.alloc(0);
     const body: Buffer[] = [];
     let open = false;
@@ -177,5 +185,129 @@ describe('without a pump that can run', () => {
       pump.dispose();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+/** A free TCP port on 127.0.0.1 (closed again: the relay binds it). */
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const { port } = s.address() as net.AddressInfo;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+/** Resolves once something accepts on 127.0.0.1:port. */
+async function accepting(port: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const ok = await new Promise<boolean>((r) => {
+      const c = net.connect({ port, host: '127.0.0.1' }, () => (c.destroy(), r(true)));
+      c.on('error', () => r(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`nothing accepts on ${port}`);
+}
+
+/** Everything a connection to the relay gets back before it closes (a refused one: nothing). */
+function answerOf(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const c = net.connect({ port, host: '127.0.0.1' });
+    const got: Buffer[] = [];
+    c.on('data', (d: Buffer) => got.push(d));
+    c.on('error', (e: NodeJS.ErrnoException) => (e.code === 'ECONNRESET' ? resolve(Buffer.concat(got).toString()) : reject(e)));
+    c.on('close', () => resolve(Buffer.concat(got).toString()));
+    c.write(request);
+  });
+}
+
+describe.runIf(hasPython())('the relay passes the sandbox’s connections themselves (the real relay script, a real helper)', () => {
+  let dir: string;
+  let port: number;
+  let relay: ChildProcess;
+  const policy: NetworkPolicy = { mode: 'allow', allow: ['localhost'] };
+  const log: NetworkLogEntry[] = [];
+  const sources: ProxySource[] = [];
+  const pump = new SplicePump();
+  const proxy = new EgressProxy({
+    policyOf: () => policy,
+    log: (e) => log.push(e),
+    pump,
+    handoffBytes: 256 * 1024,
+    processOf: (_s, source) => (sources.push(source), Promise.resolve(null)),
+  });
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'relay-'));
+    await proxy.listen('sb', join(dir, 'proxy.sock'), join(dir, 'relay.sock'));
+    port = await freePort();
+    relay = spawn('python3', ['-u', '-c', relayScript(port, dir, '127.0.0.1')], { stdio: 'ignore' });
+    await accepting(port);
+  });
+  afterAll(async () => {
+    relay.kill('SIGKILL');
+    await proxy.close();
+    pump.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a small exchange both ways, half-closed by the client; its source is the client’s own address and port', async () => {
+    const down = payload(1000);
+    const dest = await destination(down);
+    try {
+      const before = pump.taken;
+      const up = payload(77);
+      expect(sha(await tunnel(port, dest.port, up))).toBe(sha(down));
+      expect(sha(await dest.received)).toBe(sha(up));
+      expect(pump.taken).toBe(before);
+      const src = sources.at(-1)!;
+      expect(src).toMatchObject({ ip: '127.0.0.1', dstIp: '127.0.0.1', dstPort: port });
+      expect(src.port).toBeGreaterThan(0);
+      await proxy.flushLog();
+      expect(log.filter((e) => e.port === dest.port).map((e) => e.verdict)).toEqual(['allowed']);
+    } finally {
+      dest.close();
+    }
+  });
+
+  it('bulk: every byte both ways, spliced socket to socket by the helper', async () => {
+    const down = payload(8 * 2 ** 20);
+    const up = payload(2 * 2 ** 20 + 3);
+    const dest = await destination(down);
+    try {
+      const before = pump.taken;
+      const got = await tunnel(port, dest.port, up);
+      expect(sha(got)).toBe(sha(down));
+      expect(sha(await dest.received)).toBe(sha(up));
+      expect(pump.taken).toBe(before + 1);
+    } finally {
+      dest.close();
+    }
+  });
+
+  it('a denied destination is refused on the sandbox’s own socket', async () => {
+    const answer = await answerOf(port, 'CONNECT example.org:443 HTTP/1.1\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 403 /);
+    expect(answer).toContain('not on the allow list');
+  });
+
+  it('many connections at once, each passed and answered', async () => {
+    const down = payload(5000);
+    const dest = await destination(down);
+    try {
+      const got = await Promise.all(Array.from({ length: 40 }, () => tunnel(port, dest.port, payload(10))));
+      for (const g of got) expect(sha(g)).toBe(sha(down));
+    } finally {
+      dest.close();
+    }
+  });
+
+  it('no helper, no network: with the proxy gone the relay closes each connection at once, and links again once it is back', async () => {
+    await proxy.unlisten('sb');
+    expect(await answerOf(port, 'CONNECT localhost:1 HTTP/1.1\r\n\r\n')).toBe('');
+    await proxy.listen('sb', join(dir, 'proxy.sock'), join(dir, 'relay.sock'));
+    const answer = await answerOf(port, 'CONNECT example.org:443 HTTP/1.1\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 403 /);
   });
 });

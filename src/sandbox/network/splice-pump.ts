@@ -1,24 +1,31 @@
 /**
- * Takes the bulk bytes of allowed connections off Node: once a connection has shown it is a bulk
- * transfer (egress-proxy.ts hands it over after HANDOFF_BYTES), both of its sockets — the relay's
- * Unix socket and the destination's TCP socket — go to this pump, a host-side process that moves the
- * bytes with splice(2) in the kernel. Measured (bench/network.ts): Node's pipe() cost about 1.5 ms of
- * its CPU per MiB, most of the proxy's 2 cores' share, and capped a download at a third of `open`.
+ * The egress proxy's helper process on this machine, for the two things Node cannot do: take a
+ * descriptor off an arbitrary Unix socket, and move bytes in the kernel.
+ *
+ * 1. **Sandbox connections.** A docker sandbox's relay (egress-relay-script.ts) passes each of the
+ *    sandbox's TCP connections as a descriptor (SCM_RIGHTS) over its link to `relay.sock`; the proxy
+ *    gives that link to the helper (`adopt`), and the helper hands every connection on to the proxy
+ *    (`onRelayed`) as a net.Socket, so the proxy reads the request from the sandbox's own socket.
+ * 2. **Bulk bytes.** Once a connection has shown it is a bulk transfer (egress-proxy.ts hands it over
+ *    after HANDOFF_BYTES), both of its sockets — the sandbox's and the destination's, both TCP — come
+ *    here and the helper moves the rest of their bytes with splice(2). Measured (bench/network.ts):
+ *    Node's pipe() cost about 1.5 ms of its CPU per MiB, most of the proxy's 2 cores' share.
  *
  * Nothing about enforcement moves: the proxy has already read the policy, decided, logged the
  * connection and (for TLS) checked the SNI before it hands over two sockets that are already
- * connected to where they were allowed to be; the pump cannot open anything, and like the proxy it
+ * connected to where they were allowed to be; the helper cannot open anything, and like the proxy it
  * runs on this machine, out of the sandbox's reach.
  *
- * How the sockets get there: Node's own child IPC channel (`child.send(message, socket)`), which
- * passes the descriptor with SCM_RIGHTS. The receiver is Python (stdlib only, like the relay:
- * egress-relay-script.ts; no maintained package speaks Node's channel), so it speaks the channel's
- * side a Node child would: JSON lines, a descriptor arriving with each `NODE_HANDLE` message, which
- * it must answer `NODE_HANDLE_ACK` (Node sends no further handle until then, and closes its own copy
- * on it), and `NODE_SOCKET_NOTIFY_CLOSE` → `NODE_SOCKET_ALL_CLOSED` (a net.Server that has passed a
- * socket asks that on close()).
+ * How descriptors cross to and from Node: Node's own child IPC channel (`child.send(message, socket)`),
+ * which passes them with SCM_RIGHTS. The helper is Python (stdlib only, like the relay; no maintained
+ * package speaks Node's channel), so it speaks the channel's side a Node child would: JSON lines, a
+ * descriptor arriving with each `NODE_HANDLE` message, which it must answer `NODE_HANDLE_ACK` (Node
+ * sends no further handle until then, and closes its own copy on it), `NODE_SOCKET_NOTIFY_CLOSE` →
+ * `NODE_SOCKET_ALL_CLOSED` (a net.Server that has passed a socket asks that on close()), and a
+ * `NODE_HANDLE` of its own (type net.Socket) for each sandbox connection it passes back.
  *
- * Where python3 cannot start, `take` says no and the proxy keeps piping the bytes itself, as before.
+ * Where python3 cannot start, `take` says no and the proxy keeps piping bulk bytes itself; relayed
+ * sandboxes then have no network at all (fails closed), and the proxy's log says why.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type net from 'node:net';
@@ -32,18 +39,46 @@ ch = socket.socket(fileno=int(os.environ["NODE_CHANNEL_FD"]))
 ch.setblocking(False)
 fds = []    # descriptors received, in order: each belongs to the next NODE_HANDLE line
 inbuf = [b""]
-outbuf = [b""]
+out = []     # [bytes, descriptor or None] in order: a descriptor goes with the first byte of its line
 halves = {} # connection id -> the half that came first
 live = set()
-def say(obj):
-    outbuf[0] += (json.dumps(obj) + "\n").encode()
+def say(obj, fd=None):
+    out.append([(json.dumps(obj) + "\n").encode(), fd])
     flush()
 def flush():
-    while outbuf[0]:
-        try: n = ch.send(outbuf[0])
+    while out:
+        data, fd = out[0]
+        try:
+            if fd is None: n = ch.send(data)
+            else: n = ch.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
         except BlockingIOError: break
-        outbuf[0] = outbuf[0][n:]
-    sel.modify(ch, selectors.EVENT_READ | (selectors.EVENT_WRITE if outbuf[0] else 0), None)
+        if fd is not None: os.close(fd); out[0][1] = None
+        if n < len(data): out[0][0] = data[n:]
+        else: out.pop(0)
+    sel.modify(ch, selectors.EVENT_READ | (selectors.EVENT_WRITE if out else 0), None)
+class Relay:
+    # A sandbox's relay (egress-relay-script.ts): each descriptor it passes is a sandbox connection, given
+    # to the proxy as a net.Socket the way Node's own channel passes one (the proxy acknowledges it).
+    def __init__(self, s, sandbox):
+        self.s, self.sandbox = s, sandbox
+        relays.add(self)
+        sel.register(s, selectors.EVENT_READ, self)
+    def fire(self, s, mask):
+        while True:
+            try: data, anc, _, _ = s.recvmsg(64, socket.CMSG_SPACE(16 * 4))
+            except BlockingIOError: return
+            except OSError: return self.close()
+            for level, kind, d in anc:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    a = array.array("i"); a.frombytes(d[: len(d) - len(d) % a.itemsize])
+                    for fd in a: say({"cmd": "NODE_HANDLE", "type": "net.Socket", "msg": {"egress": self.sandbox}}, fd)
+            if not data: return self.close()
+    def close(self):
+        relays.discard(self)
+        try: sel.unregister(self.s)
+        except (KeyError, ValueError): pass
+        self.s.close()
+relays = set()
 class Way:
     # One direction, src -> dst: what Node had already read for dst first (buf), then splice through a pipe.
     def __init__(self, conn, src, dst, pending):
@@ -127,6 +162,7 @@ class Conn:
 def take(fd, msg):
     s = socket.socket(fileno=fd)
     s.setblocking(False)
+    if "relay" in msg: return Relay(s, msg["relay"])
     key = msg.get("id")
     pending = base64.b64decode(msg.get("pending", ""))
     other = halves.pop(key, None)
@@ -147,6 +183,10 @@ def on_line(line):
         return
     if cmd == "NODE_SOCKET_NOTIFY_CLOSE": reply = {"cmd": "NODE_SOCKET_ALL_CLOSED"}
     elif cmd == "NODE_SOCKET_GET_COUNT": reply = {"cmd": "NODE_SOCKET_COUNT", "count": len(live)}
+    elif "drop" in m:
+        # The proxy stopped serving a sandbox: its relays' links end (they fail closed from then on).
+        for r in [r for r in relays if r.sandbox == m["drop"]]: r.close()
+        return
     else: return
     if "key" in m: reply["key"] = m["key"]
     say(reply)
@@ -185,12 +225,17 @@ export class SplicePump {
   private nextId = 1;
   /** Connections handed over so far (tests, the daemon's log). */
   taken = 0;
-  /** After the pump could not start or died, the proxy pipes by itself until then. */
+  /** After the pump could not start or died, it is not started again until then (bulk stays on the proxy). */
   private downUntil = 0;
+  /** Relay links that arrived before the pump said it runs: passed on when it does, closed if it cannot start. */
+  private waiting: Array<{ sandbox: string; relay: net.Socket }> = [];
+  /** Where the sandbox connections the relays pass arrive (the proxy sets it). */
+  onRelayed: ((sandbox: string, client: net.Socket) => void) | null = null;
 
   constructor(
     private readonly python = 'python3',
-    private readonly retryMs = 30_000,
+    /** Short: while the pump is down, relayed sandboxes have no network (they fail closed). */
+    private readonly retryMs = 2_000,
   ) {}
 
   private start(): ChildProcess | null {
@@ -208,12 +253,21 @@ export class SplicePump {
       this.child = null;
       this.up = false;
       this.downUntil = Date.now() + this.retryMs;
+      for (const w of this.waiting.splice(0)) w.relay.destroy();
     };
     child.on('error', down);
     child.on('exit', down);
     child.on('disconnect', down);
-    child.on('message', (m: { pump?: string }) => {
-      if (m?.pump === 'ready' && this.child === child) this.up = true;
+    child.on('message', (m: { pump?: string; egress?: string }, handle?: unknown) => {
+      if (this.child !== child) return;
+      if (m?.pump === 'ready') {
+        this.up = true;
+        for (const w of this.waiting.splice(0)) this.adopt(w.sandbox, w.relay);
+      } else if (typeof m?.egress === 'string' && handle) {
+        const client = handle as net.Socket;
+        if (this.onRelayed) this.onRelayed(m.egress, client);
+        else client.destroy();
+      }
     });
     child.stderr?.resume();
     // The pump never keeps the proxy alive.
@@ -249,7 +303,34 @@ export class SplicePump {
     return true;
   }
 
+  /**
+   * Gives the pump a sandbox relay's link (a connection to `relay.sock`, never read here: a byte read
+   * by Node would lose the descriptor that came with it). Every sandbox connection the relay passes
+   * then arrives at `onRelayed`. false: the pump cannot run, the link was closed (the relay fails closed).
+   */
+  adopt(sandbox: string, relay: net.Socket): boolean {
+    const c = this.start();
+    if (!c) {
+      relay.destroy();
+      return false;
+    }
+    if (!this.up || !c.connected) {
+      this.waiting.push({ sandbox, relay });
+      return true;
+    }
+    c.send({ relay: sandbox }, relay);
+    return true;
+  }
+
+  /** The proxy no longer serves `sandbox`: the pump closes its relays' links. */
+  drop(sandbox: string): void {
+    for (const w of this.waiting.filter((x) => x.sandbox === sandbox)) w.relay.destroy();
+    this.waiting = this.waiting.filter((x) => x.sandbox !== sandbox);
+    if (this.up && this.child?.connected) this.child.send({ drop: sandbox });
+  }
+
   dispose(): void {
+    for (const w of this.waiting.splice(0)) w.relay.destroy();
     const c = this.child;
     this.child = null;
     this.up = false;
