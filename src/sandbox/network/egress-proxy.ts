@@ -3,8 +3,8 @@
  * sandbox, each on its own Unix sockets (so a connection's sandbox is known from where it arrived, and
  * nothing listens on a TCP port of this machine): `proxy.sock` takes connections as they are (QEMU's
  * guestfwd), `relay.sock` the link of a docker sandbox's relay, which passes the sandbox's own TCP
- * connections over it (egress-relay-script.ts, through the helper: splice-pump.ts). It speaks HTTP CONNECT (HTTPS and any TCP tunnel) and
- * plain HTTP (absolute-form requests), and checks the destination against the sandbox's allow list
+ * connections over it (egress-relay-script.ts, through the helper: splice-pump.ts). It speaks HTTP
+ * CONNECT (HTTPS and any TCP tunnel) and plain HTTP (absolute-form requests), and checks the destination against the sandbox's allow list
  * before it opens anything: the CONNECT authority, the request's URL host and its Host header (they
  * must agree), and for TLS the ClientHello's SNI against the CONNECT host (no domain fronting).
  *
@@ -21,8 +21,8 @@
  * in the kernel. Short requests never reach the pump (no round trip to it on their path).
  *
  * The process behind a connection (issue 17: "process where known") comes from `processOf`, given the
- * sandbox-side address and port: the relayed socket's own peer, or a PROXY line (proxy-protocol.ts). It runs beside the request
- * (the request is decided and sent on without it); the destination's answer is passed on once it is
+ * sandbox-side address and port: the relayed socket's own peer, or a PROXY line (proxy-protocol.ts).
+ * It runs beside the request (the request is decided and sent on without it); the destination's answer is passed on once it is
  * done (bounded: answerAfterLookup), and log lines wait for it but are written in decision order.
  */
 import net from 'node:net';
@@ -48,6 +48,8 @@ export interface EgressProxyOptions {
   connectTimeoutMs?: number;
   /** Best effort, bounded by the caller: who in the sandbox opened the connection from `source`. */
   processOf?(sandbox: string, source: ProxySource): Promise<ConnectionProcess | null>;
+  /** The proxy's own messages (the daemon's proxy.log): what a user must know that no log line shows. */
+  say?(message: string): void;
   /** Where bulk connections' bytes go (splice-pump.ts); without it the proxy pipes every byte itself. */
   pump?: BulkPump;
   /** After this many bytes (either way) a connection is handed to `pump` (default HANDOFF_BYTES). */
@@ -281,7 +283,8 @@ export class EgressProxy {
       relayPath && pump?.adopt
         ? net.createServer({ pauseOnConnect: true }, (link) => {
             link.on('error', () => undefined);
-            pump.adopt!(sandbox, link);
+            if (!pump.adopt!(sandbox, link))
+              this.opts.say?.(`${sandbox}: the egress helper (python3) cannot run: the sandbox has no network (fails closed)`);
           })
         : null;
     // The relay's socket first: once proxy.sock exists the supervisor counts the sandbox as served.

@@ -74,6 +74,7 @@ async function main(dataDir: string): Promise<void> {
       return policies[s] ?? null;
     },
     log: (e) => appendLog(dataDir, e),
+    say,
     processOf: (sandbox, source) => processes.of(sandbox, source),
     pump,
   });

@@ -9,6 +9,7 @@ import type { NetworkLogEntry, NetworkPolicy } from '../../shared/network-policy
 import { EgressProxy } from './egress-proxy.js';
 import { SplicePump } from './splice-pump.js';
 import { relayScript } from '../docker/egress-relay-script.js';
+import { freeLoopbackPort } from '../qemu/free-port.js';
 import type { ProxySource } from './proxy-protocol.js';
 
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
@@ -164,6 +165,27 @@ describe.runIf(hasPython())('bulk connections handed to the splice pump (real so
 });
 
 describe('without a pump that can run', () => {
+  it('a relay’s link is closed at once and the proxy says why (the sandbox fails closed)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pump-'));
+    const pump = new SplicePump('/nonexistent/python3');
+    const said: string[] = [];
+    const proxy = new EgressProxy({ policyOf: () => ({ mode: 'allow', allow: [] }), log: () => undefined, pump, say: (m) => said.push(m) });
+    try {
+      await proxy.listen('sb', join(dir, 'p.sock'), join(dir, 'r.sock'));
+      await new Promise<void>((resolve, reject) => {
+        const link = net.connect({ path: join(dir, 'r.sock') });
+        link.on('error', reject);
+        link.on('close', () => resolve());
+        link.resume();
+      });
+      expect(said).toEqual([expect.stringMatching(/^sb: the egress helper \(python3\) cannot run: .*fails closed/)]);
+    } finally {
+      await proxy.close();
+      pump.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('the proxy pipes the bulk bytes itself', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'pump-'));
     const pump = new SplicePump('/nonexistent/python3');
@@ -187,15 +209,6 @@ describe('without a pump that can run', () => {
     }
   });
 });
-
-/** A free TCP port on 127.0.0.1 (closed again: the relay binds it). */
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /** Resolves once something accepts on 127.0.0.1:port. */
 async function accepting(port: number): Promise<void> {
@@ -241,7 +254,7 @@ describe.runIf(hasPython())('the relay passes the sandbox’s connections themse
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'relay-'));
     await proxy.listen('sb', join(dir, 'proxy.sock'), join(dir, 'relay.sock'));
-    port = await freePort();
+    port = await freeLoopbackPort();
     relay = spawn('python3', ['-u', '-c', relayScript(port, dir, '127.0.0.1')], { stdio: 'ignore' });
     await accepting(port);
   });
