@@ -1,5 +1,5 @@
 import RFB from '@novnc/novnc';
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { overCapMessage, personClipboard, utf8Bytes } from './person-clipboard.js';
 import { describeError } from './api-client.js';
 import { useApi } from './api-context.js';
@@ -190,6 +190,13 @@ export function VncScreen({ sandbox, viewerId, viewOnly, mode, onLink, onViewerI
     return () => clearTimeout(t);
   }, [viewOnly]);
 
+  // The screen takes or stops taking input in the same commit as the button and the lease indicator
+  // change (a layout effect, not a passive one that runs a frame later): after "Give back" shows, no
+  // click of the person's reaches the sandbox.
+  useLayoutEffect(() => {
+    if (rfbRef.current) rfbRef.current.viewOnly = viewOnly;
+  }, [viewOnly]);
+
   // Taking control in `resize` mode asks for the pane's size then (noVNC asks only when not view-only) —
   // after a moment: the server's input gate re-reads the lease every 250 ms (stream-server.ts) and
   // drops a SetDesktopSize it still takes for a view-only viewer's, and noVNC sends no other resize
@@ -197,7 +204,6 @@ export function VncScreen({ sandbox, viewerId, viewOnly, mode, onLink, onViewerI
   useEffect(() => {
     const rfb = rfbRef.current;
     if (!rfb) return;
-    rfb.viewOnly = viewOnly;
     if (viewOnly || mode !== 'resize') return applyMode(rfb, mode, viewOnly);
     applyMode(rfb, mode, true);
     const t = setTimeout(() => {
