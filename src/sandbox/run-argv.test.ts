@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
 import { runArgv } from './run-argv.js';
 
 /** Prints `é` (0xc3 0xa9) as two writes far enough apart to arrive as two chunks. */
@@ -16,5 +17,33 @@ describe('runArgv', () => {
     const r = await runArgv(['/nonexistent/sd-no-such-program']);
     expect(r.code).toBeNull();
     expect(r.stderr).toContain('ENOENT');
+  });
+});
+
+describe('runArgv when another process holds the output pipes', () => {
+  // A background child inherits stdout, as an ssh ControlMaster holds a killed client's descriptors.
+  const marker = `${29 + Math.random()}`.slice(0, 12);
+  const holders = (): string[] =>
+    execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l.includes(`sleep ${marker}`));
+  afterAll(() => {
+    for (const l of holders()) process.kill(Number(l.trim().split(' ')[0]), 'SIGKILL');
+  });
+
+  it('a timed-out run returns at once, not when the holder lets go', async () => {
+    const t0 = Date.now();
+    const r = await runArgv(['bash', '-c', `echo before; sleep ${marker} & sleep ${marker}`], { timeoutMs: 300 });
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(r.code).toBeNull();
+    expect(r.stdout).toBe('before\n');
+    expect(holders().length).toBeGreaterThan(0); // the holder still runs: it was the pipe, not the process, that waited
+  });
+
+  it('a run that exited returns after a short grace with its output and exit code', async () => {
+    const t0 = Date.now();
+    const r = await runArgv(['bash', '-c', `sleep ${marker} & echo done; exit 3`]);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(r).toEqual({ code: 3, stdout: 'done\n', stderr: '' });
   });
 });

@@ -6,6 +6,17 @@ export interface ArgvResult {
   stderr: string;
 }
 
+/**
+ * How long the result waits for the output pipes to close once the process has exited. Normally they
+ * close at once; they stay open when another process holds them — an ssh client's descriptors are
+ * handed to its ControlMaster, which keeps writing to them until the remote command ends (measured:
+ * a killed client of a paused VM held a probe for 60 s, until the master's keepalive gave up), or a
+ * child left running in the background. Then the result is what was read by then.
+ */
+const PIPE_GRACE_MS = 2_000;
+/** After our own kill the output is cut off anyway: wait only for what is already in the pipe. */
+const KILLED_PIPE_GRACE_MS = 200;
+
 /** Runs a short local argv (no shell) and collects its output. For probes, not for user commands. */
 export function runArgv(argv: string[], opts: { timeoutMs?: number; input?: string } = {}): Promise<ArgvResult> {
   return new Promise((resolve) => {
@@ -14,17 +25,26 @@ export function runArgv(argv: string[], opts: { timeoutMs?: number; input?: stri
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     const text = (b: Buffer[]): string => Buffer.concat(b).toString('utf8');
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000);
+    let killed = false;
+    let graceTimer: NodeJS.Timeout | undefined;
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill('SIGKILL');
+    }, opts.timeoutMs ?? 30_000);
+    const finish = (r: ArgvResult): void => {
+      clearTimeout(timer);
+      clearTimeout(graceTimer);
+      child.stdout.destroy();
+      child.stderr.destroy();
+      resolve(r);
+    };
     child.stdout.on('data', (c: Buffer) => out.push(c));
     child.stderr.on('data', (c: Buffer) => err.push(c));
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      resolve({ code: null, stdout: text(out), stderr: text(err) + e.message });
+    child.on('error', (e) => finish({ code: null, stdout: text(out), stderr: text(err) + e.message }));
+    child.on('exit', (code) => {
+      graceTimer = setTimeout(() => finish({ code, stdout: text(out), stderr: text(err) }), killed ? KILLED_PIPE_GRACE_MS : PIPE_GRACE_MS);
     });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout: text(out), stderr: text(err) });
-    });
+    child.on('close', (code) => finish({ code, stdout: text(out), stderr: text(err) }));
     // A probe that exits before reading its stdin must not turn into an EPIPE crash.
     child.stdin.on('error', () => undefined);
     child.stdin.end(opts.input ?? '');
