@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readlinkSync } from 'node:fs';
 import net from 'node:net';
 import { endianness } from 'node:os';
@@ -124,6 +124,23 @@ describe.runIf(process.getuid?.() === 0 && hasPython())('the helper, on a real c
     ).toBeNull();
     // A namespace that does not exist (no such pid) is "not known", not the fallback.
     expect(await diag.inodeOf(2 ** 22 + 7, { src: '127.0.0.1', sport: client.localPort!, dst: '127.0.0.1', dport: port })).toBeNull();
+  });
+
+  it("a socket of another process is found as that one's, though the last holder is looked at first", async () => {
+    const tuple = { src: '127.0.0.1', sport: client.localPort!, dst: '127.0.0.1', dport: port };
+    expect(await diag.inodeOf(process.pid, tuple)).toMatchObject({ holder: process.pid });
+    const other = spawn('python3', [
+      '-c',
+      `import socket, time\ns = socket.create_connection(("127.0.0.1", ${port}))\nprint(s.getsockname()[1], flush=True)\ntime.sleep(30)`,
+    ]);
+    try {
+      const sport = Number(await new Promise<string>((r) => other.stdout.once('data', (d: Buffer) => r(d.toString()))));
+      expect(await diag.inodeOf(process.pid, { ...tuple, sport })).toMatchObject({ holder: other.pid });
+      // The other one, the last holder now, does not hold this socket: the walk finds this process.
+      expect(await diag.inodeOf(process.pid, tuple)).toMatchObject({ holder: process.pid });
+    } finally {
+      other.kill();
+    }
   });
 
   it('without python the answer is `unavailable` (the caller falls back to /proc/net/tcp)', async () => {
