@@ -6,6 +6,7 @@
  * inboxes) still streams, through the exec's stdio.
  */
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerProvider } from '../../src/sandbox/docker/docker-provider.js';
 import { LocalProvider } from '../../src/sandbox/local/local-provider.js';
@@ -95,6 +96,17 @@ describe('the screen stream through the inbox', () => {
     const end = Date.now() + 10_000;
     while (relaysIn(container) >= before && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
     expect(relaysIn(container)).toBe(before - 1);
+  });
+
+  it('removing the sandbox removes its inbox folder', async () => {
+    const mounts = JSON.parse(execFileSync('docker', ['inspect', '-f', '{{json .Mounts}}', container], { encoding: 'utf8' })) as {
+      Destination: string;
+      Source: string;
+    }[];
+    const dir = mounts.find((m) => m.Destination === '/run/sandbox-desk-inbox')!.Source;
+    expect(existsSync(dir)).toBe(true);
+    await t.desk.removeSandbox(sb, { force: true });
+    expect(existsSync(dir)).toBe(false);
   });
 });
 

@@ -9,7 +9,8 @@
  * anything for the app to follow. One folder per sandbox (never shared between sandboxes), bound as a
  * folder rather than a socket file so a new socket (another process, a restart of the app) shows.
  *
- *   <dataDir>/inbox/<12 hex of the container name>/   0755 (the desktop's account must search it)
+ *   <dataDir>/inbox/<12 hex of the container name>/   0755 (the desktop's account must search it);
+ *   removed with its container (DockerProvider.remove).
  */
 import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync } from 'node:fs';

@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import Docker from 'dockerode';
 import { SandboxDeskError } from '../../shared/errors.js';
 import { closestImageName } from '../../shared/did-you-mean.js';
@@ -257,14 +258,21 @@ export class DockerProvider implements SandboxProvider {
   async remove(ref: SandboxRef, opts: { force: boolean }): Promise<void> {
     if (!ref.backendRef) return;
     // A container made from a checkpoint image whose checkpoint was removed keeps that image alive: it goes with it.
-    const image = await this.call(() => this.container(ref).inspect()).then(
-      (i) => i.Image,
+    const inspected = await this.call(() => this.container(ref).inspect()).then(
+      (i) => ({ image: i.Image, name: i.Name.replace(/^\//, '') }),
       () => undefined,
     );
+    // Its inbox folder goes with it (kept, it would be one more folder in the data dir per sandbox ever made).
+    const dropInbox = (): void => {
+      if (this.inboxRoot && inspected) rmSync(inboxDirOf(this.inboxRoot, inspected.name), { recursive: true, force: true });
+    };
     await this.call(() => this.container(ref).remove({ force: opts.force, v: true })).then(
-      () => this.checkpoints.removeIfOrphaned(image),
+      async () => {
+        dropInbox();
+        await this.checkpoints.removeIfOrphaned(inspected?.image);
+      },
       (err: unknown) => {
-        if (statusOf(err) === 404) return; // already gone: removing it is done
+        if (statusOf(err) === 404) return dropInbox(); // already gone: removing it is done
         throw new SandboxDeskError('backend_unavailable', `Docker could not remove sandbox ${ref.name}: ${engineMessage(err)}`, {
           cause: err,
         });
