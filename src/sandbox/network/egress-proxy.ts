@@ -26,7 +26,7 @@
  * done (bounded: answerAfterLookup), and log lines wait for it but are written in decision order.
  */
 import net from 'node:net';
-import { chmodSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, rmSync } from 'node:fs';
 import {
   isAllowed,
   parseAllowEntry,
@@ -341,6 +341,12 @@ export class EgressProxy {
 
   serving(): string[] {
     return [...this.servers.keys()];
+  }
+
+  /** Served, and its socket files are still where the sandbox connects (a removed file takes no connection). */
+  answering(sandbox: string): boolean {
+    const s = this.servers.get(sandbox);
+    return !!s && existsSync(s.path) && (!s.relay || existsSync(s.relay.path));
   }
 
   /**

@@ -89,7 +89,7 @@ async function main(dataDir: string): Promise<void> {
     for (const s of want) {
       const sockDir = socketDirOf(dataDir, s);
       const sock = join(sockDir, SOCKET_NAME);
-      if (proxy.serving().includes(s) && existsSync(sock)) continue;
+      if (proxy.answering(s)) continue; // else (a socket file removed, say) it is listened again
       await proxy.unlisten(s);
       mkdirSync(sockDir, { recursive: true, mode: 0o755 });
       await proxy.listen(s, sock, join(sockDir, RELAY_SOCKET_NAME)).catch((err: unknown) => say(`cannot listen for ${s}: ${String(err)}`));

@@ -186,6 +186,28 @@ describe('without a pump that can run', () => {
     }
   });
 
+  it('answering: only while both socket files are there (the daemon listens again otherwise)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pump-'));
+    const pump = new SplicePump('/nonexistent/python3');
+    const proxy = new EgressProxy({ policyOf: () => ({ mode: 'allow', allow: [] }), log: () => undefined, pump });
+    try {
+      expect(proxy.answering('sb')).toBe(false);
+      await proxy.listen('sb', join(dir, 'p.sock'), join(dir, 'r.sock'));
+      expect(proxy.answering('sb')).toBe(true);
+      rmSync(join(dir, 'r.sock'));
+      expect(proxy.answering('sb')).toBe(false);
+      await proxy.unlisten('sb');
+      await proxy.listen('sb', join(dir, 'p.sock'), join(dir, 'r.sock'));
+      expect(proxy.answering('sb')).toBe(true);
+      rmSync(join(dir, 'p.sock'));
+      expect(proxy.answering('sb')).toBe(false);
+    } finally {
+      await proxy.close();
+      pump.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('the proxy pipes the bulk bytes itself', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'pump-'));
     const pump = new SplicePump('/nonexistent/python3');
