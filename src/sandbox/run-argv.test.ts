@@ -46,4 +46,9 @@ describe('runArgv when another process holds the output pipes', () => {
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect(r).toEqual({ code: 3, stdout: 'done\n', stderr: '' });
   });
+
+  it('output still coming after the exit is waited for (each piece gives another grace)', async () => {
+    const r = await runArgv(['bash', '-c', '(for i in 1 2 3; do sleep 1.5; echo $i; done) & exit 0']);
+    expect(r).toEqual({ code: 0, stdout: '1\n2\n3\n', stderr: '' });
+  });
 });

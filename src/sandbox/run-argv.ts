@@ -38,11 +38,21 @@ export function runArgv(argv: string[], opts: { timeoutMs?: number; input?: stri
       child.stderr.destroy();
       resolve(r);
     };
-    child.stdout.on('data', (c: Buffer) => out.push(c));
-    child.stderr.on('data', (c: Buffer) => err.push(c));
+    let readSinceExit = false;
+    child.stdout.on('data', (c: Buffer) => ((readSinceExit = true), out.push(c)));
+    child.stderr.on('data', (c: Buffer) => ((readSinceExit = true), err.push(c)));
     child.on('error', (e) => finish({ code: null, stdout: text(out), stderr: text(err) + e.message }));
     child.on('exit', (code) => {
-      graceTimer = setTimeout(() => finish({ code, stdout: text(out), stderr: text(err) }), killed ? KILLED_PIPE_GRACE_MS : PIPE_GRACE_MS);
+      // The check runs after an I/O poll (setImmediate): on a loop that was blocked past the grace, the
+      // timer fires before the pipe's pending bytes are read; output still coming in waits another grace.
+      const arm = (): void => {
+        readSinceExit = false;
+        graceTimer = setTimeout(
+          () => setImmediate(() => (readSinceExit && !killed ? arm() : finish({ code, stdout: text(out), stderr: text(err) }))),
+          killed ? KILLED_PIPE_GRACE_MS : PIPE_GRACE_MS,
+        );
+      };
+      arm();
     });
     child.on('close', (code) => finish({ code, stdout: text(out), stderr: text(err) }));
     // A probe that exits before reading its stdin must not turn into an EPIPE crash.
