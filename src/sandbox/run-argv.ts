@@ -31,6 +31,7 @@ export function runArgv(argv: string[], opts: { timeoutMs?: number; input?: stri
       killed = true;
       child.kill('SIGKILL');
     }, opts.timeoutMs ?? 30_000);
+    const result = (code: number | null): ArgvResult => ({ code, stdout: text(out), stderr: text(err) });
     const finish = (r: ArgvResult): void => {
       clearTimeout(timer);
       clearTimeout(graceTimer);
@@ -41,20 +42,20 @@ export function runArgv(argv: string[], opts: { timeoutMs?: number; input?: stri
     let readSinceExit = false;
     child.stdout.on('data', (c: Buffer) => ((readSinceExit = true), out.push(c)));
     child.stderr.on('data', (c: Buffer) => ((readSinceExit = true), err.push(c)));
-    child.on('error', (e) => finish({ code: null, stdout: text(out), stderr: text(err) + e.message }));
+    child.on('error', (e) => finish({ ...result(null), stderr: text(err) + e.message }));
     child.on('exit', (code) => {
       // The check runs after an I/O poll (setImmediate): on a loop that was blocked past the grace, the
       // timer fires before the pipe's pending bytes are read; output still coming in waits another grace.
       const arm = (): void => {
         readSinceExit = false;
         graceTimer = setTimeout(
-          () => setImmediate(() => (readSinceExit && !killed ? arm() : finish({ code, stdout: text(out), stderr: text(err) }))),
+          () => setImmediate(() => (readSinceExit && !killed ? arm() : finish(result(code)))),
           killed ? KILLED_PIPE_GRACE_MS : PIPE_GRACE_MS,
         );
       };
       arm();
     });
-    child.on('close', (code) => finish({ code, stdout: text(out), stderr: text(err) }));
+    child.on('close', (code) => finish(result(code)));
     // A probe that exits before reading its stdin must not turn into an EPIPE crash.
     child.stdin.on('error', () => undefined);
     child.stdin.end(opts.input ?? '');

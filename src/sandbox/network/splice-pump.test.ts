@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NetworkLogEntry, NetworkPolicy } from '../../shared/network-policy.js';
-import { EgressProxy } from './egress-proxy.js';
+import { EgressProxy, type EgressProxyOptions } from './egress-proxy.js';
 import { SplicePump } from './splice-pump.js';
 import { relayScript } from '../docker/egress-relay-script.js';
 import { freeLoopbackPort } from '../qemu/free-port.js';
@@ -164,13 +164,27 @@ describe.runIf(hasPython())('bulk connections handed to the splice pump (real so
   });
 });
 
+/** A proxy whose pump cannot start (no python3 there), in a folder of its own; all of it gone after `fn`. */
+async function withDeadPump(
+  opts: Partial<EgressProxyOptions>,
+  fn: (proxy: EgressProxy, pump: SplicePump, dir: string) => Promise<void>,
+): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'pump-'));
+  const pump = new SplicePump('/nonexistent/python3');
+  const proxy = new EgressProxy({ policyOf: () => ({ mode: 'allow', allow: [] }), log: () => undefined, pump, ...opts });
+  try {
+    await fn(proxy, pump, dir);
+  } finally {
+    await proxy.close();
+    pump.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('without a pump that can run', () => {
   it('a relay’s link is closed at once and the proxy says why (the sandbox fails closed)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'pump-'));
-    const pump = new SplicePump('/nonexistent/python3');
     const said: string[] = [];
-    const proxy = new EgressProxy({ policyOf: () => ({ mode: 'allow', allow: [] }), log: () => undefined, pump, say: (m) => said.push(m) });
-    try {
+    await withDeadPump({ say: (m) => said.push(m) }, async (proxy, _pump, dir) => {
       await proxy.listen('sb', join(dir, 'p.sock'), join(dir, 'r.sock'));
       await new Promise<void>((resolve, reject) => {
         const link = net.connect({ path: join(dir, 'r.sock') });
@@ -179,18 +193,11 @@ describe('without a pump that can run', () => {
         link.resume();
       });
       expect(said).toEqual([expect.stringMatching(/^sb: the egress helper \(python3\) cannot run: .*fails closed/)]);
-    } finally {
-      await proxy.close();
-      pump.dispose();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('answering: only while both socket files are there (the daemon listens again otherwise)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'pump-'));
-    const pump = new SplicePump('/nonexistent/python3');
-    const proxy = new EgressProxy({ policyOf: () => ({ mode: 'allow', allow: [] }), log: () => undefined, pump });
-    try {
+    await withDeadPump({}, async (proxy, _pump, dir) => {
       expect(proxy.answering('sb')).toBe(false);
       await proxy.listen('sb', join(dir, 'p.sock'), join(dir, 'r.sock'));
       expect(proxy.answering('sb')).toBe(true);
@@ -201,33 +208,20 @@ describe('without a pump that can run', () => {
       expect(proxy.answering('sb')).toBe(true);
       rmSync(join(dir, 'p.sock'));
       expect(proxy.answering('sb')).toBe(false);
-    } finally {
-      await proxy.close();
-      pump.dispose();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('the proxy pipes the bulk bytes itself', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'pump-'));
-    const pump = new SplicePump('/nonexistent/python3');
-    const proxy = new EgressProxy({
-      policyOf: () => ({ mode: 'allow', allow: ['localhost'] }),
-      log: () => undefined,
-      pump,
-      handoffBytes: 1024,
-    });
     const down = payload(2 * 2 ** 20);
     const dest = await destination(down);
     try {
-      await proxy.listen('sb', join(dir, 'p.sock'));
-      expect(sha(await tunnel(join(dir, 'p.sock'), dest.port, payload(5000)))).toBe(sha(down));
-      expect(pump.ready()).toBe(false);
+      await withDeadPump({ policyOf: () => ({ mode: 'allow', allow: ['localhost'] }), handoffBytes: 1024 }, async (proxy, pump, dir) => {
+        await proxy.listen('sb', join(dir, 'p.sock'));
+        expect(sha(await tunnel(join(dir, 'p.sock'), dest.port, payload(5000)))).toBe(sha(down));
+        expect(pump.ready()).toBe(false);
+      });
     } finally {
       dest.close();
-      await proxy.close();
-      pump.dispose();
-      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
