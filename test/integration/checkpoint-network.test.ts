@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDesk, uniqueName, type TestDesk } from './helpers.js';
-import { docker } from './network/test-servers.js';
+import { CLIENT, docker, startTestServers, type TestServers } from './network/test-servers.js';
 
 function networksOf(container: string): string[] {
   return Object.keys(JSON.parse(docker('inspect', '-f', '{{json .NetworkSettings.Networks}}', container)) as object);
@@ -12,13 +12,16 @@ function networksOf(container: string): string[] {
 
 describe('checkpoints keep the network policy (real engine)', () => {
   let t: TestDesk;
+  let srv: TestServers;
   const name = uniqueName('cknet');
   beforeAll(() => {
+    srv = startTestServers();
     t = tempDesk({ plugins: false });
   });
   afterAll(async () => {
     for (const id of t.desk.store.checkpoints.ids()) await t.desk.checkpoints.remove(id).catch(() => undefined);
     await t.dispose();
+    srv?.dispose();
   });
 
   it('an offline sandbox forked is offline; restored, it stays offline', async () => {
@@ -37,5 +40,29 @@ describe('checkpoints keep the network policy (real engine)', () => {
     const after = networksOf(restored.backendRef!);
     expect(after).toHaveLength(1);
     expect(docker('network', 'inspect', '-f', '{{.Internal}}', after[0]!)).toBe('true');
+  }, 300_000);
+
+  it('an allow sandbox forked and restored reaches the allowed server through the proxy, each container with its own relay', async () => {
+    const src = uniqueName('ckallow');
+    await t.desk.createSandbox({ name: src, backend: 'docker', network: 'allow', allow: [`${srv.ip.a}:8000`] });
+    const get = async (sandbox: string): Promise<string> =>
+      (
+        await t.desk.exec({ sandbox, command: `${CLIENT}\nvia_proxy ${srv.ip.a} 8000; via_proxy ${srv.ip.b} 8000`, timeoutSeconds: 60 })
+      ).stdout.trim();
+    const cp = await t.desk.checkpoints.checkpoint({ sandbox: src });
+    const fork = await t.desk.checkpoints.fork({ sandbox: src, checkpoint: cp.checkpoint.id, as: `${src}-f` });
+    const forked = fork.sandboxes[0]!.name;
+    expect((await t.desk.inspectSandbox(forked)).network).toEqual({ mode: 'allow', allow: [`${srv.ip.a}:8000`] });
+    const [fa, fb] = (await get(forked)).split('\n');
+    expect(fa).toMatch(/^HTTP\/1.1 200 OK server-a$/);
+    expect(fb).toMatch(/^HTTP\/1.1 403 /);
+
+    // A restore recreates the container: its relay must follow it into the new one's namespace.
+    await t.desk.checkpoints.restore(src, cp.checkpoint.id);
+    const restored = await t.desk.inspectSandbox(src);
+    const id = docker('inspect', '-f', '{{.Id}}', restored.backendRef!);
+    const relay = `${docker('inspect', '-f', '{{.Name}}', restored.backendRef!).replace(/^\//, '')}-egress`;
+    expect(docker('inspect', '-f', '{{.HostConfig.NetworkMode}}', relay)).toBe(`container:${id}`);
+    expect((await get(src)).split('\n')[0]).toMatch(/^HTTP\/1.1 200 OK server-a$/);
   }, 300_000);
 });

@@ -4,10 +4,13 @@
  * - `open`: the default bridge network, as before.
  * - `offline`: only the sandbox's own `--internal` network (no gateway, no NAT, no DNS beyond the
  *   network's container names), and nothing else on it: no route at all.
- * - `allow`: that internal network plus a relay container on it (`<name>-egress`, alias
- *   `sandbox-desk-egress`), which forwards TCP port 3128 to the app's egress proxy through a Unix
- *   socket bind-mounted from the data dir. The relay has no other network either, so the proxy — which
- *   checks every destination — is the only way out; the proxy dead means no way out (fails closed).
+ * - `allow`: that internal network, and a relay container (`<name>-egress`) in the sandbox's own network
+ *   namespace (`--network container:<sandbox>`) that makes the proxy address 127.0.0.1:3128 there and
+ *   passes its listening socket to the app's egress proxy through a Unix socket bind-mounted from the
+ *   data dir (egress-relay-script.ts). The namespace has no route out, so the proxy — which checks
+ *   every destination — is the only way out; the proxy dead means no way out (fails closed).
+ *   The relay shares the namespace of one container incarnation: it is (re)started after the sandbox
+ *   starts (`relayFollows`), and made again for a recreated container (a restore).
  *
  * Switching is `docker network connect/disconnect` on the live container: it takes effect on the next
  * connection. Commands get HTTP(S)_PROXY through `docker exec -e` (proxyEnvFor), read from the engine's
@@ -16,11 +19,13 @@
 import type Docker from 'dockerode';
 import type { NetworkPolicy } from '../../shared/network-policy.js';
 import { statusOf } from './docker-errors.js';
-import { RELAY_SOCKET_DIR, relayScript } from './egress-relay-script.js';
+import { LINKED_LINE, RELAY_SOCKET_DIR, relayScript } from './egress-relay-script.js';
 import { writeTarget } from '../network/network-files.js';
 
-export const RELAY_ALIAS = 'sandbox-desk-egress';
+/** The proxy address inside the sandbox: its own loopback (the relay's listener lives in its namespace). */
+export const RELAY_HOST = '127.0.0.1';
 export const RELAY_PORT = 3128;
+const LINK_WAIT_MS = 5_000;
 export interface DockerNetworkNames {
   network: string;
   relay: string;
@@ -33,13 +38,14 @@ export function networkNamesOf(containerName: string): DockerNetworkNames {
 
 /** What the sandbox's processes are told (enforcement never depends on them honouring it). */
 export function proxyEnv(): Record<string, string> {
-  const url = `http://${RELAY_ALIAS}:${RELAY_PORT}`;
+  const url = `http://${RELAY_HOST}:${RELAY_PORT}`;
   return {
     HTTP_PROXY: url,
     HTTPS_PROXY: url,
     http_proxy: url,
     https_proxy: url,
     ALL_PROXY: url,
+    // The sandbox's own services stay local (the proxy's address itself is not a destination).
     NO_PROXY: 'localhost,127.0.0.1,::1',
     no_proxy: 'localhost,127.0.0.1,::1',
     SANDBOX_DESK_PROXY: url,
@@ -55,20 +61,7 @@ async function ignore404<T>(p: Promise<T>): Promise<T | null> {
   }
 }
 
-/**
- * Puts the relay's address into the sandbox's /etc/hosts ($1 address, $2 name; an older line for the
- * name is replaced; no address: the line is removed). Why: HTTP_PROXY names the relay, and without this
- * every connection asked Docker's DNS for that name first — the largest part of a small request's cost
- * through the proxy (bench/network.ts). The name stays in the environment, so a process that outlives
- * a relay's new address still finds it (through DNS, as before). Written in place: /etc/hosts is a bind
- * mount. Best effort: a read-only /etc/hosts just keeps the DNS path.
- */
-const PIN_HOSTS_SCRIPT = `f=/etc/hosts; t=$(grep -v "[[:space:]]$2\\$" "$f"); if [ -n "$1" ]; then printf '%s\n%s\t%s\n' "$t" "$1" "$2" > "$f"; else printf '%s\n' "$t" > "$f"; fi`;
-
 export class DockerNetworkPolicy {
-  /** container id + start time → the relay address pinned in its /etc/hosts (so it is written once). */
-  private readonly pinned = new Map<string, string>();
-
   constructor(
     private readonly docker: Docker,
     private readonly relayImage: string,
@@ -93,36 +86,88 @@ export class DockerNetworkPolicy {
       });
   }
 
-  private async ensureRelay(names: DockerNetworkNames, socketDir: string, labels: Record<string, string>): Promise<void> {
-    const existing = await ignore404(this.docker.getContainer(names.relay).inspect());
-    if (existing?.State.Running) return;
+  /**
+   * The relay exists for this container incarnation. Made again when it shares another container's
+   * namespace (an older relay, or the container was recreated: a restore). Started by `relayFollows`.
+   */
+  private async ensureRelay(
+    containerId: string,
+    names: DockerNetworkNames,
+    socketDir: string,
+    labels: Record<string, string>,
+  ): Promise<void> {
+    let existing = await ignore404(this.docker.getContainer(names.relay).inspect());
+    if (existing && existing.HostConfig?.NetworkMode !== `container:${containerId}`) {
+      await this.removeRelay(names);
+      existing = null;
+    }
     if (!existing) {
       await this.docker.createContainer({
         name: names.relay,
         Image: this.relayImage,
-        Entrypoint: ['python3', '-u', '-c', relayScript(RELAY_PORT)],
+        Entrypoint: ['python3', '-u', '-c', relayScript(RELAY_PORT, RELAY_SOCKET_DIR, RELAY_HOST)],
         Cmd: [],
         User: 'root',
         Labels: { ...labels, 'io.sandbox-desk.role': 'egress-relay' },
         HostConfig: {
-          NetworkMode: names.network,
+          NetworkMode: `container:${containerId}`,
           Binds: [`${socketDir}:${RELAY_SOCKET_DIR}`],
-          RestartPolicy: { Name: 'unless-stopped' },
+          // Not restarted by the engine: alone it would come back in a namespace nobody uses.
+          RestartPolicy: { Name: 'no' },
           CapDrop: ['ALL'],
           SecurityOpt: ['no-new-privileges'],
           ReadonlyRootfs: true,
           Memory: 64 * 2 ** 20,
-          PidsLimit: 256,
+          PidsLimit: 64,
         },
-        NetworkingConfig: { EndpointsConfig: { [names.network]: { Aliases: [RELAY_ALIAS] } } },
       });
     }
-    await this.docker
-      .getContainer(names.relay)
-      .start()
-      .catch((err: unknown) => {
+  }
+
+  /**
+   * After the container (re)started: its relay, if it has one, joins the new namespace — (re)started
+   * when it is not running or started before the container did (then its namespace is the previous
+   * run's, cut off from the sandbox). Also on the way to a command's environment, so a container
+   * restarted behind our back gets its proxy back. true: the relay runs in the container's namespace.
+   */
+  async relayFollows(containerId: string): Promise<boolean> {
+    const info = await ignore404(this.docker.getContainer(containerId).inspect());
+    if (!info?.State.Running) return false;
+    const names = networkNamesOf(info.Name);
+    const relay = await ignore404(this.docker.getContainer(names.relay).inspect());
+    if (!relay) return false;
+    if (relay.HostConfig?.NetworkMode !== `container:${info.Id}`) return false;
+    if (relay.State.Running && !startedBefore(relay.State.StartedAt, info.State.StartedAt)) return true;
+    const c = this.docker.getContainer(names.relay);
+    if (relay.State.Running) await c.restart({ t: 0 });
+    else
+      await c.start().catch((err: unknown) => {
         if (statusOf(err) !== 304) throw err;
       });
+    await this.linked(names.relay);
+    return true;
+  }
+
+  /**
+   * Until the relay says it has passed its listener (bounded: LINK_WAIT_MS), so the first command after
+   * a start finds the proxy address (before the relay binds it, connections are refused; after, they
+   * wait in its backlog for the proxy). Not linked in time (no proxy): the sandbox fails closed anyway.
+   */
+  private async linked(relay: string): Promise<void> {
+    const until = Date.now() + LINK_WAIT_MS;
+    const c = this.docker.getContainer(relay);
+    const started = (await ignore404(c.inspect()))?.State.StartedAt;
+    if (!started) return;
+    // Lines of this run only: a restarted container keeps the previous run's log.
+    const line = new RegExp(`(\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(?:\\.\\d+)?Z) ${LINKED_LINE}`, 'g');
+    while (Date.now() < until) {
+      const out = await c.logs({ stdout: true, stderr: true, timestamps: true, tail: 20 }).catch(() => Buffer.alloc(0));
+      for (const m of Buffer.from(out as unknown as Buffer)
+        .toString('latin1')
+        .matchAll(line))
+        if (!startedBefore(m[1]!, started)) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
 
   async removeRelay(names: DockerNetworkNames): Promise<void> {
@@ -149,54 +194,25 @@ export class DockerNetworkPolicy {
       return;
     }
     await this.ensureNetwork(names.network, labels);
+    if (policy.mode !== 'allow') await this.removeRelay(names);
     // First the internal network, then away from the bridge: never a moment on both with a relay up.
-    if (policy.mode === 'allow') await this.ensureRelay(names, socketDir, labels);
-    else await this.removeRelay(names);
     await connect(names.network);
     await disconnect('bridge');
     for (const other of on) if (other !== names.network && other !== 'bridge') await disconnect(other);
-    if (info.State.Running) {
-      const relay = policy.mode === 'allow' ? await ignore404(this.docker.getContainer(names.relay).inspect()) : null;
-      await this.pinRelayHost(containerId, info.State.StartedAt, relay?.NetworkSettings?.Networks?.[names.network]?.IPAddress ?? '');
+    if (policy.mode === 'allow') {
+      await this.ensureRelay(info.Id, names, socketDir, labels);
+      await this.relayFollows(info.Id);
     }
   }
 
-  /** The env a command gets: the proxy's address when the container is on its network and the relay runs. */
+  /** The env a command gets: the proxy's address when the container is on its network and has its relay. */
   async proxyEnvFor(containerId: string): Promise<Record<string, string>> {
     const info = await ignore404(this.docker.getContainer(containerId).inspect());
     if (!info) return {};
     const names = networkNamesOf(info.Name);
     const nets = Object.keys(info.NetworkSettings?.Networks ?? {});
     if (!nets.includes(names.network)) return {};
-    const relay = await ignore404(this.docker.getContainer(names.relay).inspect());
-    if (!relay) return {};
-    if (info.State.Running)
-      await this.pinRelayHost(containerId, info.State.StartedAt, relay.NetworkSettings?.Networks?.[names.network]?.IPAddress ?? '');
-    return proxyEnv();
-  }
-
-  /** See PIN_HOSTS_SCRIPT. Never fails: without the line the name is resolved by DNS. */
-  private async pinRelayHost(containerId: string, startedAt: string, ip: string): Promise<void> {
-    const key = `${containerId}:${startedAt}`;
-    if (this.pinned.get(key) === ip) return;
-    try {
-      const ex = await this.docker.getContainer(containerId).exec({
-        Cmd: ['sh', '-c', PIN_HOSTS_SCRIPT, 'sh', ip, RELAY_ALIAS],
-        User: 'root',
-        AttachStdout: true,
-        AttachStderr: true,
-      });
-      const stream = await ex.start({});
-      await new Promise<void>((resolve) => {
-        stream.on('end', resolve);
-        stream.on('close', resolve);
-        stream.on('error', () => resolve());
-        stream.resume();
-      });
-      if ((await ex.inspect()).ExitCode === 0) this.pinned.set(key, ip);
-    } catch {
-      // best effort (see above)
-    }
+    return (await this.relayFollows(containerId)) ? proxyEnv() : {};
   }
 
   /** Removes the relay and the sandbox's network (after the container is gone). */
@@ -209,4 +225,19 @@ export class DockerNetworkPolicy {
   async stopRelay(containerName: string): Promise<void> {
     await this.removeRelay(networkNamesOf(containerName));
   }
+}
+
+/**
+ * Whether the engine time `a` is before `b` (RFC 3339 with nanoseconds, trailing zeros trimmed: not
+ * comparable as strings, and Date keeps only milliseconds).
+ */
+export function startedBefore(a: string, b: string): boolean {
+  const split = (t: string): [number, string] => {
+    const m = /^(.*?)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$/.exec(t);
+    if (!m) return [Date.parse(t), ''];
+    return [Date.parse(`${m[1]}${m[3]}`), (m[2] ?? '').padEnd(9, '0')];
+  };
+  const [sa, na] = split(a);
+  const [sb, nb] = split(b);
+  return sa !== sb ? sa < sb : na < nb;
 }

@@ -245,6 +245,12 @@ export class DockerProvider implements SandboxProvider {
         cause: err,
       });
     });
+    // An `allow` sandbox's relay lives in the container's network namespace: it joins this run's.
+    await this.call(() => this.net.relayFollows(this.container(ref).id)).catch((err: unknown) => {
+      throw new SandboxDeskError('backend_unavailable', `Docker could not start the egress relay of ${ref.name}: ${engineMessage(err)}`, {
+        cause: err,
+      });
+    });
   }
 
   async stop(ref: SandboxRef): Promise<void> {

@@ -2,8 +2,9 @@
  * The egress proxy: the only way out of a sandbox whose policy is `allow`. One HTTP proxy server per
  * sandbox, each on its own Unix sockets (so a connection's sandbox is known from where it arrived, and
  * nothing listens on a TCP port of this machine): `proxy.sock` takes connections as they are (QEMU's
- * guestfwd), `relay.sock` the link of a docker sandbox's relay, which passes the sandbox's own TCP
- * connections over it (egress-relay-script.ts, through the helper: splice-pump.ts). It speaks HTTP
+ * guestfwd), `relay.sock` the link of a docker sandbox's relay, which passes over it the listening
+ * socket of the sandbox's proxy address, so the proxy accepts the sandbox's TCP connections itself
+ * (egress-relay-script.ts, through the helper: splice-pump.ts). It speaks HTTP
  * CONNECT (HTTPS and any TCP tunnel) and plain HTTP (absolute-form requests), and checks the destination against the sandbox's allow list
  * before it opens anything: the CONNECT authority, the request's URL host and its Host header (they
  * must agree), and for TLS the ClientHello's SNI against the CONNECT host (no domain fronting).
@@ -21,7 +22,7 @@
  * in the kernel. Short requests never reach the pump (no round trip to it on their path).
  *
  * The process behind a connection (issue 17: "process where known") comes from `processOf`, given the
- * sandbox-side address and port: the relayed socket's own peer, or a PROXY line (proxy-protocol.ts).
+ * sandbox-side address and port: the accepted socket's own peer, or a PROXY line (proxy-protocol.ts).
  * It runs beside the request (the request is decided and sent on without it); the destination's answer is passed on once it is
  * done (bounded: answerAfterLookup), and log lines wait for it but are written in decision order.
  */
@@ -61,7 +62,7 @@ export interface BulkPump {
   prepare?(): void;
   ready(): boolean;
   take(client: net.Socket, upstream: net.Socket, toClient: Buffer, toUpstream: Buffer): boolean;
-  /** Takes a relay's link; the sandbox connections it passes arrive at `onRelayed`. false: it was closed. */
+  /** Takes a relay's link; the sandbox connections accepted on the listener it passes arrive at `onRelayed`. false: it was closed. */
   adopt?(sandbox: string, relay: net.Socket): boolean;
   /** Closes the relay links of a sandbox no longer served. */
   drop?(sandbox: string): void;
@@ -155,9 +156,10 @@ export class EgressProxy {
   }
 
   /**
-   * A sandbox connection a relay passed (through the helper): the sandbox's own TCP socket. Its peer
-   * is the sandbox-side address and port and its local end the relay's, which is the 4-tuple the
-   * process lookup needs; nothing the sandbox sent says so.
+   * A sandbox connection, accepted on the listener its relay passed (through the helper): the
+   * sandbox's own TCP socket. Its peer is the sandbox-side address and port and its local end the
+   * proxy address in the sandbox's namespace, which is the 4-tuple the process lookup needs; nothing
+   * the sandbox sent says so.
    */
   private relayed(sandbox: string, client: net.Socket): void {
     if (!this.servers.get(sandbox)?.relay) return void client.destroy();
@@ -267,7 +269,7 @@ export class EgressProxy {
   /**
    * Serves one sandbox on a Unix socket that takes connections as they are (QEMU's guestfwd, tests;
    * a PROXY line first is read), and — with `relayPath` and a helper — on the socket its docker relay
-   * passes connections over (egress-relay-script.ts). Both 0666, replaced if stale.
+   * passes its listener over (egress-relay-script.ts). Both 0666, replaced if stale.
    */
   async listen(sandbox: string, socketPath: string, relayPath?: string): Promise<void> {
     if (this.servers.has(sandbox)) return;
@@ -278,7 +280,7 @@ export class EgressProxy {
       readProxyLine(s, (source) => this.serve(sandbox, s, source));
     });
     const pump = this.opts.pump;
-    // Never read here: a byte Node read off a relay's link would lose the connection that came with it.
+    // Never read here: a byte Node read off a relay's link would lose the descriptor that came with it.
     const relay =
       relayPath && pump?.adopt
         ? net.createServer({ pauseOnConnect: true }, (link) => {

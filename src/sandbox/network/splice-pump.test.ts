@@ -251,92 +251,127 @@ function answerOf(port: number, request: string): Promise<string> {
   });
 }
 
-describe.runIf(hasPython())('the relay passes the sandbox’s connections themselves (the real relay script, a real helper)', () => {
-  let dir: string;
-  let port: number;
-  let relay: ChildProcess;
-  const policy: NetworkPolicy = { mode: 'allow', allow: ['localhost'] };
-  const log: NetworkLogEntry[] = [];
-  const sources: ProxySource[] = [];
-  const pump = new SplicePump();
-  const proxy = new EgressProxy({
-    policyOf: () => policy,
-    log: (e) => log.push(e),
-    pump,
-    handoffBytes: 256 * 1024,
-    processOf: (_s, source) => (sources.push(source), Promise.resolve(null)),
+/** Whether a connection to the port is refused (nobody listens there). */
+function refused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const c = net.connect({ port, host: '127.0.0.1' }, () => (c.destroy(), resolve(false)));
+    c.on('error', (e: NodeJS.ErrnoException) => resolve(e.code === 'ECONNREFUSED'));
   });
+}
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'relay-'));
-    await proxy.listen('sb', join(dir, 'proxy.sock'), join(dir, 'relay.sock'));
-    port = await freeLoopbackPort();
-    relay = spawn('python3', ['-u', '-c', relayScript(port, dir, '127.0.0.1')], { stdio: 'ignore' });
-    await accepting(port);
-  });
-  afterAll(async () => {
-    relay.kill('SIGKILL');
-    await proxy.close();
-    pump.dispose();
-    rmSync(dir, { recursive: true, force: true });
-  });
+async function until(what: () => Promise<boolean>, label: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (await what()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`never: ${label}`);
+}
 
-  it('a small exchange both ways, half-closed by the client; its source is the client’s own address and port', async () => {
-    const down = payload(1000);
-    const dest = await destination(down);
-    try {
-      const before = pump.taken;
-      const up = payload(77);
-      expect(sha(await tunnel(port, dest.port, up))).toBe(sha(down));
-      expect(sha(await dest.received)).toBe(sha(up));
-      expect(pump.taken).toBe(before);
-      const src = sources.at(-1)!;
-      expect(src).toMatchObject({ ip: '127.0.0.1', dstIp: '127.0.0.1', dstPort: port });
-      expect(src.port).toBeGreaterThan(0);
-      await proxy.flushLog();
-      expect(log.filter((e) => e.port === dest.port).map((e) => e.verdict)).toEqual(['allowed']);
-    } finally {
-      dest.close();
-    }
-  });
+describe.runIf(hasPython())(
+  'the relay passes its listening socket; the proxy accepts the sandbox’s connections itself (the real relay script, a real helper)',
+  () => {
+    let dir: string;
+    let port: number;
+    let relay: ChildProcess;
+    const policy: NetworkPolicy = { mode: 'allow', allow: ['localhost'] };
+    const log: NetworkLogEntry[] = [];
+    const sources: ProxySource[] = [];
+    const pump = new SplicePump();
+    const proxy = new EgressProxy({
+      policyOf: () => policy,
+      log: (e) => log.push(e),
+      pump,
+      handoffBytes: 256 * 1024,
+      processOf: (_s, source) => (sources.push(source), Promise.resolve(null)),
+    });
 
-  it('bulk: every byte both ways, spliced socket to socket by the helper', async () => {
-    const down = payload(8 * 2 ** 20);
-    const up = payload(2 * 2 ** 20 + 3);
-    const dest = await destination(down);
-    try {
-      const before = pump.taken;
-      const got = await tunnel(port, dest.port, up);
-      expect(sha(got)).toBe(sha(down));
-      expect(sha(await dest.received)).toBe(sha(up));
-      expect(pump.taken).toBe(before + 1);
-    } finally {
-      dest.close();
-    }
-  });
+    beforeAll(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'relay-'));
+      await proxy.listen('sb', join(dir, 'proxy.sock'), join(dir, 'relay.sock'));
+      port = await freeLoopbackPort();
+      relay = spawn('python3', ['-u', '-c', relayScript(port, dir)], { stdio: 'ignore' });
+      await accepting(port);
+    });
+    afterAll(async () => {
+      relay.kill('SIGCONT');
+      relay.kill('SIGKILL');
+      await proxy.close();
+      pump.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    });
 
-  it('a denied destination is refused on the sandbox’s own socket', async () => {
-    const answer = await answerOf(port, 'CONNECT example.org:443 HTTP/1.1\r\n\r\n');
-    expect(answer).toMatch(/^HTTP\/1\.1 403 /);
-    expect(answer).toContain('not on the allow list');
-  });
+    it('a small exchange both ways, half-closed by the client; its source is the client’s own address and port', async () => {
+      const down = payload(1000);
+      const dest = await destination(down);
+      try {
+        const before = pump.taken;
+        const up = payload(77);
+        expect(sha(await tunnel(port, dest.port, up))).toBe(sha(down));
+        expect(sha(await dest.received)).toBe(sha(up));
+        expect(pump.taken).toBe(before);
+        const src = sources.at(-1)!;
+        expect(src).toMatchObject({ ip: '127.0.0.1', dstIp: '127.0.0.1', dstPort: port });
+        expect(src.port).toBeGreaterThan(0);
+        await proxy.flushLog();
+        expect(log.filter((e) => e.port === dest.port).map((e) => e.verdict)).toEqual(['allowed']);
+      } finally {
+        dest.close();
+      }
+    });
 
-  it('many connections at once, each passed and answered', async () => {
-    const down = payload(5000);
-    const dest = await destination(down);
-    try {
-      const got = await Promise.all(Array.from({ length: 40 }, () => tunnel(port, dest.port, payload(10))));
-      for (const g of got) expect(sha(g)).toBe(sha(down));
-    } finally {
-      dest.close();
-    }
-  });
+    it('bulk: every byte both ways, spliced socket to socket by the helper', async () => {
+      const down = payload(8 * 2 ** 20);
+      const up = payload(2 * 2 ** 20 + 3);
+      const dest = await destination(down);
+      try {
+        const before = pump.taken;
+        const got = await tunnel(port, dest.port, up);
+        expect(sha(got)).toBe(sha(down));
+        expect(sha(await dest.received)).toBe(sha(up));
+        expect(pump.taken).toBe(before + 1);
+      } finally {
+        dest.close();
+      }
+    });
 
-  it('no helper, no network: with the proxy gone the relay closes each connection at once, and links again once it is back', async () => {
-    await proxy.unlisten('sb');
-    expect(await answerOf(port, 'CONNECT localhost:1 HTTP/1.1\r\n\r\n')).toBe('');
-    await proxy.listen('sb', join(dir, 'proxy.sock'), join(dir, 'relay.sock'));
-    const answer = await answerOf(port, 'CONNECT example.org:443 HTTP/1.1\r\n\r\n');
-    expect(answer).toMatch(/^HTTP\/1\.1 403 /);
-  });
-});
+    it('no process between: with the relay frozen (SIGSTOP) connections are still accepted and answered', async () => {
+      const down = payload(3000);
+      const dest = await destination(down);
+      relay.kill('SIGSTOP');
+      try {
+        const got = await Promise.all(Array.from({ length: 5 }, () => tunnel(port, dest.port, payload(10))));
+        for (const g of got) expect(sha(g)).toBe(sha(down));
+      } finally {
+        relay.kill('SIGCONT');
+        dest.close();
+      }
+    });
+
+    it('a denied destination is refused on the sandbox’s own socket', async () => {
+      const answer = await answerOf(port, 'CONNECT example.org:443 HTTP/1.1\r\n\r\n');
+      expect(answer).toMatch(/^HTTP\/1\.1 403 /);
+      expect(answer).toContain('not on the allow list');
+    });
+
+    it('many connections at once, each passed and answered', async () => {
+      const down = payload(5000);
+      const dest = await destination(down);
+      try {
+        const got = await Promise.all(Array.from({ length: 40 }, () => tunnel(port, dest.port, payload(10))));
+        for (const g of got) expect(sha(g)).toBe(sha(down));
+      } finally {
+        dest.close();
+      }
+    });
+
+    it('no proxy, no network: once the proxy stops serving the sandbox its address refuses connections; linked again once it is back', async () => {
+      await proxy.unlisten('sb');
+      // Both copies of the listener are gone: the proxy's at once, the relay's when it sees its link end.
+      await until(() => refused(port), 'the address refuses');
+      await proxy.listen('sb', join(dir, 'proxy.sock'), join(dir, 'relay.sock'));
+      await accepting(port);
+      const answer = await answerOf(port, 'CONNECT example.org:443 HTTP/1.1\r\n\r\n');
+      expect(answer).toMatch(/^HTTP\/1\.1 403 /);
+    });
+  },
+);

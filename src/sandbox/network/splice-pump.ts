@@ -2,10 +2,12 @@
  * The egress proxy's helper process on this machine, for the two things Node cannot do: take a
  * descriptor off an arbitrary Unix socket, and move bytes in the kernel.
  *
- * 1. **Sandbox connections.** A docker sandbox's relay (egress-relay-script.ts) passes each of the
- *    sandbox's TCP connections as a descriptor (SCM_RIGHTS) over its link to `relay.sock`; the proxy
- *    gives that link to the helper (`adopt`), and the helper hands every connection on to the proxy
- *    (`onRelayed`) as a net.Socket, so the proxy reads the request from the sandbox's own socket.
+ * 1. **Sandbox connections.** A docker sandbox's relay (egress-relay-script.ts), in the sandbox's
+ *    network namespace, passes the listening socket of the sandbox's proxy address (SCM_RIGHTS) over
+ *    its link to `relay.sock`; the proxy gives that link to the helper (`adopt`), the helper passes the
+ *    listener on to Node as a net.Server, and the proxy accepts the sandbox's connections on it itself
+ *    (`onRelayed`): no process between a sandbox connection and the proxy. When a link ends, the helper
+ *    says so and its listener is closed (the relay closes its copy: the address refuses, fails closed).
  * 2. **Bulk bytes.** Once a connection has shown it is a bulk transfer (egress-proxy.ts hands it over
  *    after HANDOFF_BYTES), both of its sockets — the sandbox's and the destination's, both TCP — come
  *    here and the helper moves the rest of their bytes with splice(2). Measured (bench/network.ts):
@@ -22,13 +24,13 @@
  * descriptor arriving with each `NODE_HANDLE` message, which it must answer `NODE_HANDLE_ACK` (Node
  * sends no further handle until then, and closes its own copy on it), `NODE_SOCKET_NOTIFY_CLOSE` →
  * `NODE_SOCKET_ALL_CLOSED` (a net.Server that has passed a socket asks that on close()), and a
- * `NODE_HANDLE` of its own (type net.Socket) for each sandbox connection it passes back.
+ * `NODE_HANDLE` of its own (type net.Server) for each listener a relay passes.
  *
  * Where python3 cannot start, `take` says no and the proxy keeps piping bulk bytes itself; relayed
  * sandboxes then have no network at all (fails closed), and the proxy's log says why.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import type net from 'node:net';
+import net from 'node:net';
 
 export const SPLICE_PUMP_SCRIPT = String.raw`
 import array, base64, errno, fcntl, json, os, selectors, socket
@@ -57,10 +59,11 @@ def flush():
         else: out.pop(0)
     sel.modify(ch, selectors.EVENT_READ | (selectors.EVENT_WRITE if out else 0), None)
 class Relay:
-    # A sandbox's relay (egress-relay-script.ts): each descriptor it passes is a sandbox connection, given
-    # to the proxy as a net.Socket the way Node's own channel passes one (the proxy acknowledges it).
-    def __init__(self, s, sandbox):
-        self.s, self.sandbox = s, sandbox
+    # A sandbox's relay link (egress-relay-script.ts): the descriptor it passes is the listening socket
+    # of the sandbox's proxy address, given to the proxy as a net.Server the way Node's own channel
+    # passes one. The link's end is said too: the proxy then closes that listener (fails closed).
+    def __init__(self, s, sandbox, link):
+        self.s, self.sandbox, self.link = s, sandbox, link
         relays.add(self)
         sel.register(s, selectors.EVENT_READ, self)
     def fire(self, s, mask):
@@ -71,13 +74,24 @@ class Relay:
             for level, kind, d in anc:
                 if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                     a = array.array("i"); a.frombytes(d[: len(d) - len(d) % a.itemsize])
-                    for fd in a: say({"cmd": "NODE_HANDLE", "type": "net.Socket", "msg": {"egress": self.sandbox}}, fd)
+                    for fd in a:
+                        # Only a listening TCP socket is passed on: the relay is ours, but it runs in the
+                        # sandbox's namespace, and the proxy must get what it expects or nothing.
+                        try:
+                            t = socket.socket(fileno=os.dup(fd))
+                            ok = t.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN) == 1 and t.family == socket.AF_INET and t.type == socket.SOCK_STREAM
+                            t.close()
+                        except OSError: ok = False
+                        if ok: say({"cmd": "NODE_HANDLE", "type": "net.Server", "msg": {"egress": self.sandbox, "link": self.link}}, fd)
+                        else: os.close(fd)
             if not data: return self.close()
     def close(self):
+        if self not in relays: return
         relays.discard(self)
         try: sel.unregister(self.s)
         except (KeyError, ValueError): pass
         self.s.close()
+        say({"gone": self.link})
 relays = set()
 class Way:
     # One direction, src -> dst: what Node had already read for dst first (buf), then splice through a pipe.
@@ -162,7 +176,7 @@ class Conn:
 def take(fd, msg):
     s = socket.socket(fileno=fd)
     s.setblocking(False)
-    if "relay" in msg: return Relay(s, msg["relay"])
+    if "relay" in msg: return Relay(s, msg["relay"], msg.get("link"))
     key = msg.get("id")
     pending = base64.b64decode(msg.get("pending", ""))
     other = halves.pop(key, None)
@@ -229,8 +243,13 @@ export class SplicePump {
   private downUntil = 0;
   /** Relay links that arrived before the pump said it runs: passed on when it does, closed if it cannot start. */
   private waiting: Array<{ sandbox: string; relay: net.Socket }> = [];
-  /** Where the sandbox connections the relays pass arrive (the proxy sets it). */
+  /** Where the sandbox connections arrive, accepted on the listeners the relays pass (the proxy sets it). */
   onRelayed: ((sandbox: string, client: net.Socket) => void) | null = null;
+  /** Each relay link's listener (the sandbox's proxy address), by link: closed when its link ends. */
+  private readonly listeners = new Map<number, { sandbox: string; server: net.Server }>();
+  /** Relay links given to the pump and not yet gone, by link id: their sandbox. */
+  private readonly links = new Map<number, string>();
+  private nextLink = 1;
 
   constructor(
     private readonly python = 'python3',
@@ -254,19 +273,24 @@ export class SplicePump {
       this.up = false;
       this.downUntil = Date.now() + this.retryMs;
       for (const w of this.waiting.splice(0)) w.relay.destroy();
+      // The links died with the pump: their relays close their copies and link again (fails closed).
+      this.closeListeners(() => true);
     };
     child.on('error', down);
     child.on('exit', down);
     child.on('disconnect', down);
-    child.on('message', (m: { pump?: string; egress?: string }, handle?: unknown) => {
-      if (this.child !== child) return;
+    child.on('message', (m: { pump?: string; egress?: string; link?: number; gone?: number }, handle?: unknown) => {
+      if (this.child !== child) {
+        if (handle instanceof net.Server) handle.close();
+        return;
+      }
       if (m?.pump === 'ready') {
         this.up = true;
         for (const w of this.waiting.splice(0)) this.adopt(w.sandbox, w.relay);
-      } else if (typeof m?.egress === 'string' && handle) {
-        const client = handle as net.Socket;
-        if (this.onRelayed) this.onRelayed(m.egress, client);
-        else client.destroy();
+      } else if (typeof m?.egress === 'string' && typeof m.link === 'number' && handle instanceof net.Server) {
+        this.listening(m.egress, m.link, handle);
+      } else if (typeof m?.gone === 'number') {
+        this.closeListeners((link) => link === m.gone);
       }
     });
     child.stderr?.resume();
@@ -276,6 +300,32 @@ export class SplicePump {
     (child.stderr as { unref?: () => void } | null)?.unref?.();
     this.child = child;
     return child;
+  }
+
+  /**
+   * A relay passed its sandbox's listening socket: the proxy accepts the sandbox's connections on it
+   * from now on, with no process between. A link already gone (or a sandbox dropped meanwhile) gets none.
+   */
+  private listening(sandbox: string, link: number, server: net.Server): void {
+    if (!this.links.has(link) || !this.onRelayed) return void server.close();
+    // Half-open (a client's EOF must not cut its answer short) and no Nagle, as the proxy's own sockets.
+    (server as { allowHalfOpen?: boolean }).allowHalfOpen = true;
+    server.on('connection', (c: net.Socket) => {
+      c.setNoDelay(true);
+      if (this.onRelayed) this.onRelayed(sandbox, c);
+      else c.destroy();
+    });
+    server.on('error', () => undefined);
+    this.listeners.set(link, { sandbox, server });
+  }
+
+  private closeListeners(which: (link: number, sandbox: string) => boolean): void {
+    for (const [link, l] of this.listeners) {
+      if (!which(link, l.sandbox)) continue;
+      this.listeners.delete(link);
+      l.server.close();
+    }
+    for (const [link, sandbox] of this.links) if (which(link, sandbox)) this.links.delete(link);
   }
 
   /** Starts the pump ahead of the first bulk connection (Python's start-up is 100+ ms). */
@@ -318,7 +368,9 @@ export class SplicePump {
       this.waiting.push({ sandbox, relay });
       return true;
     }
-    c.send({ relay: sandbox }, relay);
+    const link = this.nextLink++;
+    this.links.set(link, sandbox);
+    c.send({ relay: sandbox, link }, relay);
     return true;
   }
 
@@ -326,11 +378,13 @@ export class SplicePump {
   drop(sandbox: string): void {
     for (const w of this.waiting.filter((x) => x.sandbox === sandbox)) w.relay.destroy();
     this.waiting = this.waiting.filter((x) => x.sandbox !== sandbox);
+    this.closeListeners((_link, s) => s === sandbox);
     if (this.up && this.child?.connected) this.child.send({ drop: sandbox });
   }
 
   dispose(): void {
     for (const w of this.waiting.splice(0)) w.relay.destroy();
+    this.closeListeners(() => true);
     const c = this.child;
     this.child = null;
     this.up = false;
