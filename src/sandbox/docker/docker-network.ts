@@ -132,7 +132,12 @@ export class DockerNetworkPolicy {
    */
   async relayFollows(containerId: string): Promise<boolean> {
     const info = await ignore404(this.docker.getContainer(containerId).inspect());
-    if (!info?.State.Running) return false;
+    return info ? this.follow(info) : false;
+  }
+
+  /** relayFollows for a container already inspected (apply and proxyEnvFor have it at hand). */
+  private async follow(info: Docker.ContainerInspectInfo): Promise<boolean> {
+    if (!info.State.Running) return false;
     const names = networkNamesOf(info.Name);
     const relay = await ignore404(this.docker.getContainer(names.relay).inspect());
     if (!relay) return false;
@@ -201,7 +206,8 @@ export class DockerNetworkPolicy {
     for (const other of on) if (other !== names.network && other !== 'bridge') await disconnect(other);
     if (policy.mode === 'allow') {
       await this.ensureRelay(info.Id, names, socketDir, labels);
-      await this.relayFollows(info.Id);
+      // Networks connected or not, the container's run (its namespace) is the one inspected above.
+      await this.follow(info);
     }
   }
 
@@ -212,7 +218,7 @@ export class DockerNetworkPolicy {
     const names = networkNamesOf(info.Name);
     const nets = Object.keys(info.NetworkSettings?.Networks ?? {});
     if (!nets.includes(names.network)) return {};
-    return (await this.relayFollows(containerId)) ? proxyEnv() : {};
+    return (await this.follow(info)) ? proxyEnv() : {};
   }
 
   /** Removes the relay and the sandbox's network (after the container is gone). */

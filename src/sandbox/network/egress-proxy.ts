@@ -163,7 +163,7 @@ export class EgressProxy {
    */
   private relayed(sandbox: string, client: net.Socket): void {
     if (!this.servers.get(sandbox)?.relay) return void client.destroy();
-    // A client's EOF must leave the answer's way open (half-close, as the relay used to pass it on).
+    // A client's EOF must leave the answer's way open (half-close).
     client.allowHalfOpen = true;
     client.setNoDelay(true);
     this.track(client);

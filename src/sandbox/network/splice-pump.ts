@@ -245,10 +245,8 @@ export class SplicePump {
   private waiting: Array<{ sandbox: string; relay: net.Socket }> = [];
   /** Where the sandbox connections arrive, accepted on the listeners the relays pass (the proxy sets it). */
   onRelayed: ((sandbox: string, client: net.Socket) => void) | null = null;
-  /** Each relay link's listener (the sandbox's proxy address), by link: closed when its link ends. */
-  private readonly listeners = new Map<number, { sandbox: string; server: net.Server }>();
-  /** Relay links given to the pump and not yet gone, by link id: their sandbox. */
-  private readonly links = new Map<number, string>();
+  /** Relay links given to the pump and not yet gone, by id: their sandbox and, once passed, its listener (closed with the link). */
+  private readonly links = new Map<number, { sandbox: string; server: net.Server | null }>();
   private nextLink = 1;
 
   constructor(
@@ -274,7 +272,7 @@ export class SplicePump {
       this.downUntil = Date.now() + this.retryMs;
       for (const w of this.waiting.splice(0)) w.relay.destroy();
       // The links died with the pump: their relays close their copies and link again (fails closed).
-      this.closeListeners(() => true);
+      this.forgetLinks(() => true);
     };
     child.on('error', down);
     child.on('exit', down);
@@ -290,7 +288,7 @@ export class SplicePump {
       } else if (typeof m?.egress === 'string' && typeof m.link === 'number' && handle instanceof net.Server) {
         this.listening(m.egress, m.link, handle);
       } else if (typeof m?.gone === 'number') {
-        this.closeListeners((link) => link === m.gone);
+        this.forgetLinks((link) => link === m.gone);
       }
     });
     child.stderr?.resume();
@@ -307,25 +305,25 @@ export class SplicePump {
    * from now on, with no process between. A link already gone (or a sandbox dropped meanwhile) gets none.
    */
   private listening(sandbox: string, link: number, server: net.Server): void {
-    if (!this.links.has(link) || !this.onRelayed) return void server.close();
-    // Half-open (a client's EOF must not cut its answer short) and no Nagle, as the proxy's own sockets.
-    (server as { allowHalfOpen?: boolean }).allowHalfOpen = true;
+    const l = this.links.get(link);
+    if (!l || l.sandbox !== sandbox || !this.onRelayed) return void server.close();
+    l.server?.close();
+    l.server = server;
+    // Each socket is set up by the proxy (half-open, no Nagle: EgressProxy.relayed).
     server.on('connection', (c: net.Socket) => {
-      c.setNoDelay(true);
       if (this.onRelayed) this.onRelayed(sandbox, c);
       else c.destroy();
     });
     server.on('error', () => undefined);
-    this.listeners.set(link, { sandbox, server });
   }
 
-  private closeListeners(which: (link: number, sandbox: string) => boolean): void {
-    for (const [link, l] of this.listeners) {
+  /** Forgets the links `which` names and closes their listeners. */
+  private forgetLinks(which: (link: number, sandbox: string) => boolean): void {
+    for (const [link, l] of this.links) {
       if (!which(link, l.sandbox)) continue;
-      this.listeners.delete(link);
-      l.server.close();
+      this.links.delete(link);
+      l.server?.close();
     }
-    for (const [link, sandbox] of this.links) if (which(link, sandbox)) this.links.delete(link);
   }
 
   /** Starts the pump ahead of the first bulk connection (Python's start-up is 100+ ms). */
@@ -369,7 +367,7 @@ export class SplicePump {
       return true;
     }
     const link = this.nextLink++;
-    this.links.set(link, sandbox);
+    this.links.set(link, { sandbox, server: null });
     c.send({ relay: sandbox, link }, relay);
     return true;
   }
@@ -378,13 +376,13 @@ export class SplicePump {
   drop(sandbox: string): void {
     for (const w of this.waiting.filter((x) => x.sandbox === sandbox)) w.relay.destroy();
     this.waiting = this.waiting.filter((x) => x.sandbox !== sandbox);
-    this.closeListeners((_link, s) => s === sandbox);
+    this.forgetLinks((_link, s) => s === sandbox);
     if (this.up && this.child?.connected) this.child.send({ drop: sandbox });
   }
 
   dispose(): void {
     for (const w of this.waiting.splice(0)) w.relay.destroy();
-    this.closeListeners(() => true);
+    this.forgetLinks(() => true);
     const c = this.child;
     this.child = null;
     this.up = false;
