@@ -5,14 +5,30 @@
  * inside the sandbox (so exec overhead is not in it); `throughput-mib-s`: a 100 MiB download. Each is
  * the median of ROUNDS rounds, open and allow alternating.
  * Goals: ratio ≥ 0.8 for small requests, ≥ 0.7 for throughput.
+ *
+ * `bare-forwarder-request-ms` puts the first figure in proportion: the same loop, run on this machine,
+ * to the same server directly and through a forwarder with nothing but the forwarding (node:net, no
+ * policy, log or process lookup; on loopback, for the length of the run). Its ratio is what any proxy
+ * written on Node costs here per connection: the floor the egress proxy's own ratio is measured against.
+ * `compiled-forwarder-request-ms` is the same forwarder in C (bench/reference/forwarder.c, compiled
+ * with this machine's `cc` for the run; left out, and said so, where there is none): what a data path
+ * outside Node would cost per connection.
  */
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { metric, uniqueName, withTempDesk, type Metric } from './harness.js';
 import { startTestServers } from '../test/integration/network/test-servers.js';
 
 export const name = 'network';
 
-const REQUESTS = 50;
-const ROUNDS = 5;
+const REQUESTS = 100;
+const ROUNDS = 7;
 
 /** A bash loop that GETs `host:port/path` N times (through $HTTP_PROXY when `proxied`), printing total ns and bytes. */
 function loop(host: string, path: string, n: number, proxied: boolean): string {
@@ -28,9 +44,69 @@ done
 echo $(( $(date +%s%N) - t0 )) $bytes`;
 }
 
+/** The bare forwarder (see the top): one absolute-form request per connection, sent on in origin form, bytes piped back. */
+async function bareForwarder(): Promise<{ port: number; close: () => void }> {
+  const server = net.createServer({ allowHalfOpen: true }, (client) => {
+    client.on('error', () => undefined);
+    client.once('data', (head: Buffer) => {
+      client.pause();
+      const text = head.toString('latin1');
+      const m = /^(\S+) http:\/\/([^/:\s]+):(\d+)(\S*) /.exec(text);
+      if (!m) return void client.destroy();
+      const upstream = net.connect({ host: m[2]!, port: Number(m[3]), noDelay: true, allowHalfOpen: true }, () => {
+        upstream.write(`${m[1]} ${m[4] || '/'} ${text.slice(m[0].length)}`, 'latin1');
+        upstream.pipe(client);
+        client.pipe(upstream);
+      });
+      upstream.on('error', () => client.destroy());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as net.AddressInfo).port, close: () => server.close() };
+}
+
+/** The C forwarder (see the top), built for this run; null (and why) where this machine cannot build it. */
+async function compiledForwarder(): Promise<{ port: number; close: () => void } | { why: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'sdesk-bench-fwd-'));
+  const source = join(dirname(fileURLToPath(import.meta.url)), 'reference', 'forwarder.c');
+  const binary = join(dir, 'forwarder');
+  try {
+    execFileSync('cc', ['-O2', '-o', binary, source], { stdio: ['ignore', 'ignore', 'pipe'] });
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    return { why: `cc could not build ${source}: ${(e as Error).message.split('\n')[0]}` };
+  }
+  const child: ChildProcess = spawn(binary, [], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const close = (): void => {
+    child.kill();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const line = await new Promise<string>((resolve) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.once('line', resolve);
+    child.once('exit', () => resolve(''));
+  });
+  const port = Number(/^listening (\d+)$/.exec(line)?.[1]);
+  if (!port) {
+    close();
+    return { why: 'the compiled forwarder did not start' };
+  }
+  return { port, close };
+}
+
 export default async function run(): Promise<Metric[]> {
   const srv = startTestServers();
+  const bare = await bareForwarder();
+  const compiled = await compiledForwarder();
+  if ('why' in compiled) console.log(`compiled-forwarder-request-ms left out: ${compiled.why}`);
   try {
+    // On this machine: straight to the server, and through a forwarder on `port` (HTTP_PROXY for the loop).
+    const onHost = async (port: number | null): Promise<number> => {
+      const env = { ...process.env, HTTP_PROXY: `http://127.0.0.1:${port ?? 0}` };
+      const { stdout } = await promisify(execFile)('bash', ['-c', loop(srv.ip.a, '/', REQUESTS, port !== null)], { env });
+      return Number(stdout.trim().split(' ')[0]) / 1e6;
+    };
+    const compiledPort = 'port' in compiled ? compiled.port : null;
     return await withTempDesk(async (desk) => {
       const open = uniqueName('netopen');
       const allow = uniqueName('netallow');
@@ -51,7 +127,16 @@ export default async function run(): Promise<Metric[]> {
       const smallA: number[] = [];
       const bigO: Array<{ ms: number; bytes: number }> = [];
       const bigA: Array<{ ms: number; bytes: number }> = [];
+      const hostO: number[] = [];
+      const hostF: number[] = [];
+      const hostC: number[] = [];
+      await onHost(null);
+      await onHost(bare.port);
+      if (compiledPort) await onHost(compiledPort);
       for (let round = 0; round < ROUNDS; round++) {
+        hostO.push(await onHost(null));
+        hostF.push(await onHost(bare.port));
+        if (compiledPort) hostC.push(await onHost(compiledPort));
         smallO.push((await time(open, srv.bridgeIp.a, '/', REQUESTS, false)).ms);
         smallA.push((await time(allow, srv.ip.a, '/', REQUESTS, true)).ms);
         bigO.push(await time(open, srv.bridgeIp.a, '/big', 1, false));
@@ -65,21 +150,29 @@ export default async function run(): Promise<Metric[]> {
       const bigAllow = midRun(bigA);
       console.log(
         `rounds (ms): small open ${smallO.map((x) => (x / REQUESTS).toFixed(2)).join(' ')} | small allow ${smallA.map((x) => (x / REQUESTS).toFixed(2)).join(' ')} | ` +
-          `100 MiB open ${bigO.map((x) => x.ms.toFixed(0)).join(' ')} | 100 MiB allow ${bigA.map((x) => x.ms.toFixed(0)).join(' ')}`,
+          `100 MiB open ${bigO.map((x) => x.ms.toFixed(0)).join(' ')} | 100 MiB allow ${bigA.map((x) => x.ms.toFixed(0)).join(' ')} | ` +
+          `on this machine direct ${hostO.map((x) => (x / REQUESTS).toFixed(2)).join(' ')} | bare forwarder ${hostF.map((x) => (x / REQUESTS).toFixed(2)).join(' ')}` +
+          (compiledPort ? ` | compiled forwarder ${hostC.map((x) => (x / REQUESTS).toFixed(2)).join(' ')}` : ''),
       );
       if (bigOpen.bytes < 100 * 2 ** 20 || bigAllow.bytes < 100 * 2 ** 20) throw new Error('the 100 MiB download came back short');
       const mibs = (b: { ms: number; bytes: number }): number => b.bytes / 2 ** 20 / (b.ms / 1000);
       const metrics = [
         metric('allowed-request-ms', 'ms', smallAllow.ms / REQUESTS, smallOpen.ms / REQUESTS),
         metric('throughput-mib-s', 'MiB/s', mibs(bigAllow), mibs(bigOpen)),
+        metric('bare-forwarder-request-ms', 'ms', mid(hostF) / REQUESTS, mid(hostO) / REQUESTS),
+        ...(compiledPort ? [metric('compiled-forwarder-request-ms', 'ms', mid(hostC) / REQUESTS, mid(hostO) / REQUESTS)] : []),
       ];
       console.log(
         `goals: small requests ratio ≥ 0.8 — ${(metrics[0]!.ratio ?? 0) >= 0.8 ? 'MET' : 'NOT MET'} (${(metrics[0]!.ratio ?? 0).toFixed(2)}); ` +
-          `throughput ratio ≥ 0.7 — ${(metrics[1]!.ratio ?? 0) >= 0.7 ? 'MET' : 'NOT MET'} (${(metrics[1]!.ratio ?? 0).toFixed(2)})`,
+          `throughput ratio ≥ 0.7 — ${(metrics[1]!.ratio ?? 0) >= 0.7 ? 'MET' : 'NOT MET'} (${(metrics[1]!.ratio ?? 0).toFixed(2)}); ` +
+          `a bare Node forwarder on this machine: ${(metrics[2]!.ratio ?? 0).toFixed(2)}` +
+          (metrics[3] ? `, the same in C: ${(metrics[3].ratio ?? 0).toFixed(2)}` : ''),
       );
       return metrics;
     });
   } finally {
+    bare.close();
+    if ('port' in compiled) compiled.close();
     srv.dispose();
   }
 }

@@ -15,6 +15,7 @@ import type { NetworkPlan, SandboxProvider } from '../sandbox/provider.js';
 import {
   appendSpan,
   logFileOf,
+  olderOf,
   readLog,
   readLogSince,
   readSpans,
@@ -150,10 +151,10 @@ export class NetworkService implements IDisposable {
     this.deps.store.networkPolicies.delete(rec.name);
     this.mirror();
     rmSync(logFileOf(this.dataDir, rec.name), { force: true });
-    rmSync(logFileOf(this.dataDir, rec.name).replace(/\.jsonl$/, '.1.jsonl'), { force: true });
+    rmSync(olderOf(logFileOf(this.dataDir, rec.name)), { force: true });
     rmSync(socketDirOf(this.dataDir, rec.name), { recursive: true, force: true });
     rmSync(spansFileOf(this.dataDir, rec.name), { force: true });
-    rmSync(spansFileOf(this.dataDir, rec.name).replace(/\.jsonl$/, '.1.jsonl'), { force: true });
+    rmSync(olderOf(spansFileOf(this.dataDir, rec.name)), { force: true });
   }
 
   /** `sandbox network NAME --mode/--allow/--deny`: stored, mirrored, enforced now when it runs. */

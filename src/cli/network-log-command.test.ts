@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxDesk } from '../api/sandbox-desk.js';
-import { appendLog } from '../sandbox/network/network-files.js';
+import { LogAppender } from '../sandbox/network/network-files.js';
 import { main } from './main.js';
 
 /** `network log` and `sandbox network` against a real core on a throw-away home (a local sandbox: no engine needed). */
@@ -27,8 +27,9 @@ describe('network log and sandbox network (CLI)', () => {
     await desk.createSandbox({ name: 'box', backend: 'local', defaultCwd: '/tmp' });
     await desk.close();
     const at = '2026-01-01T00:00:00.000Z';
-    appendLog(home, { at, sandbox: 'box', host: 'a.com', port: 443, verdict: 'allowed', kind: 'connect', reason: null, process: null });
-    appendLog(home, {
+    const logs = new LogAppender(home);
+    logs.append({ at, sandbox: 'box', host: 'a.com', port: 443, verdict: 'allowed', kind: 'connect', reason: null, process: null });
+    logs.append({
       at,
       sandbox: 'box',
       host: 'b.com',
@@ -38,6 +39,7 @@ describe('network log and sandbox network (CLI)', () => {
       reason: 'not on the allow list',
       process: null,
     });
+    logs.close();
   });
   afterAll(() => rmSync(home, { recursive: true, force: true }));
 

@@ -13,7 +13,7 @@ import Docker from 'dockerode';
 import { resolveDockerEndpoint } from '../docker/docker-endpoint.js';
 import { RELAY_PORT } from '../docker/docker-network.js';
 import type { ConnectionProcess } from './egress-proxy.js';
-import { readTarget } from './network-files.js';
+import { TargetReader } from './network-files.js';
 import { describeProcess, within } from './process-of-connection.js';
 import { ProcessLookupThread } from './process-lookup-thread.js';
 import type { ProxySource } from './proxy-protocol.js';
@@ -30,7 +30,12 @@ export class DockerProcessLookup {
   private readonly thread = new ProcessLookupThread();
   private readonly diag = new SockDiag();
 
-  constructor(private readonly dataDir: string) {}
+  /** Read on every connection: one stat unless it changed. */
+  private readonly targets: TargetReader;
+
+  constructor(dataDir: string) {
+    this.targets = new TargetReader(dataDir);
+  }
 
   private async initPid(container: string, fresh: boolean): Promise<number | null> {
     const hit = this.pids.get(container);
@@ -48,7 +53,7 @@ export class DockerProcessLookup {
 
   /** Keeps the container's init pid at hand (the daemon calls it as it syncs), so a lookup need not ask the engine. */
   async warm(sandbox: string): Promise<void> {
-    const container = readTarget(this.dataDir, sandbox)?.docker;
+    const container = this.targets.read(sandbox)?.docker;
     if (!container) return;
     const hit = this.pids.get(container);
     // A restarted container has a new init pid: the old one gone from /proc says so at once.
@@ -63,7 +68,7 @@ export class DockerProcessLookup {
   }
 
   async of(sandbox: string, source: ProxySource): Promise<ConnectionProcess | null> {
-    const container = readTarget(this.dataDir, sandbox)?.docker;
+    const container = this.targets.read(sandbox)?.docker;
     if (!container) return null;
     // Only the very first connection after the daemon started waits for the engine; after that the
     // pid is at hand (warm), so the lookup — and the log line waiting for it — takes no engine round trip.

@@ -11,7 +11,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EgressProxy } from './egress-proxy.js';
-import { appendLog, networkDir, policiesFile, readPolicies, RELAY_SOCKET_NAME, socketDirOf, SOCKET_NAME } from './network-files.js';
+import { LogAppender, networkDir, policiesFile, readPolicies, RELAY_SOCKET_NAME, socketDirOf, SOCKET_NAME } from './network-files.js';
 import type { NetworkPolicy } from '../../shared/network-policy.js';
 import { DockerProcessLookup } from './docker-process-lookup.js';
 import { SplicePump } from './splice-pump.js';
@@ -68,12 +68,13 @@ async function main(dataDir: string): Promise<void> {
     }
   };
   const pump = new SplicePump();
+  const logs = new LogAppender(dataDir);
   const proxy = new EgressProxy({
     policyOf: (s) => {
       refresh();
       return policies[s] ?? null;
     },
-    log: (e) => appendLog(dataDir, e),
+    log: (e) => logs.append(e),
     say,
     processOf: (sandbox, source) => processes.of(sandbox, source),
     pump,
@@ -102,6 +103,7 @@ async function main(dataDir: string): Promise<void> {
     await proxy.close();
     processes.dispose();
     pump.dispose();
+    logs.close();
     try {
       if (readFileSync(pidFile, 'utf8').trim() === String(process.pid)) rmSync(pidFile, { force: true });
     } catch {
