@@ -65,7 +65,7 @@ async function bareForwarder(): Promise<{ port: number; close: () => void }> {
   return { port: (server.address() as net.AddressInfo).port, close: () => server.close() };
 }
 
-/** The C forwarder (see the top), built for this run; null (and why) where this machine cannot build it. */
+/** The C forwarder (see the top), built for this run; or why not, where this machine cannot build or start it. */
 async function compiledForwarder(): Promise<{ port: number; close: () => void } | { why: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'sdesk-bench-fwd-'));
   const source = join(dirname(fileURLToPath(import.meta.url)), 'reference', 'forwarder.c');
