@@ -102,7 +102,7 @@ export default async function run(): Promise<Metric[]> {
   try {
     // On this machine: straight to the server, and through a forwarder on `port` (HTTP_PROXY for the loop).
     const onHost = async (port: number | null): Promise<number> => {
-      const env = { ...process.env, HTTP_PROXY: `http://127.0.0.1:${port ?? 0}` };
+      const env = port === null ? process.env : { ...process.env, HTTP_PROXY: `http://127.0.0.1:${port}` };
       const { stdout } = await promisify(execFile)('bash', ['-c', loop(srv.ip.a, '/', REQUESTS, port !== null)], { env });
       return Number(stdout.trim().split(' ')[0]) / 1e6;
     };

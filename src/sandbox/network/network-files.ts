@@ -196,21 +196,20 @@ export function readTarget(dataDir: string, sandbox: string): NetworkTarget | nu
  * again only when it was replaced (writeTarget renames a new file into place, so a new inode says so).
  */
 export class TargetReader {
-  private readonly kept = new Map<string, { path: string; ino: number; mtimeMs: number; target: NetworkTarget | null }>();
+  private readonly kept = new Map<string, { ino: number; mtimeMs: number; target: NetworkTarget | null }>();
 
   constructor(private readonly dataDir: string) {}
 
   read(sandbox: string): NetworkTarget | null {
-    const kept = this.kept.get(sandbox);
-    const path = kept?.path ?? join(socketDirOf(this.dataDir, sandbox), TARGET_NAME);
-    const st = statSync(path, { throwIfNoEntry: false });
+    const st = statSync(join(socketDirOf(this.dataDir, sandbox), TARGET_NAME), { throwIfNoEntry: false });
     if (!st) {
       this.kept.delete(sandbox);
       return null;
     }
+    const kept = this.kept.get(sandbox);
     if (kept && kept.ino === st.ino && kept.mtimeMs === st.mtimeMs) return kept.target;
     const target = readTarget(this.dataDir, sandbox);
-    this.kept.set(sandbox, { path, ino: st.ino, mtimeMs: st.mtimeMs, target });
+    this.kept.set(sandbox, { ino: st.ino, mtimeMs: st.mtimeMs, target });
     return target;
   }
 }
