@@ -20,7 +20,6 @@ import type Docker from 'dockerode';
 import type { NetworkPolicy } from '../../shared/network-policy.js';
 import { statusOf } from './docker-errors.js';
 import { LINKED_LINE, RELAY_SOCKET_DIR, relayScript } from './egress-relay-script.js';
-import { writeTarget } from '../network/network-files.js';
 
 /** The proxy address inside the sandbox: its own loopback (the relay's listener lives in its namespace). */
 export const RELAY_HOST = '127.0.0.1';
@@ -182,8 +181,6 @@ export class DockerNetworkPolicy {
   /** Puts the container on the networks its policy asks for (live or not), and the relay up or down. */
   async apply(containerId: string, policy: NetworkPolicy, socketDir: string, labels: Record<string, string>): Promise<void> {
     const info = await this.docker.getContainer(containerId).inspect();
-    // For the proxy's "which process made this connection" (process-of-connection.ts).
-    if (policy.mode === 'allow') writeTarget(socketDir, { docker: info.Id });
     const names = networkNamesOf(info.Name);
     const on = new Set(Object.keys(info.NetworkSettings?.Networks ?? {}));
     const connect = async (net: string): Promise<void> => {

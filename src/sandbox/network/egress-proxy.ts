@@ -1,33 +1,30 @@
 /**
- * The egress proxy: the only way out of a sandbox whose policy is `allow`. One HTTP proxy server per
- * sandbox, each on its own Unix sockets (so a connection's sandbox is known from where it arrived, and
- * nothing listens on a TCP port of this machine): `proxy.sock` takes connections as they are (QEMU's
- * guestfwd), `relay.sock` the link of a docker sandbox's relay, which passes over it the listening
- * socket of the sandbox's proxy address, so the proxy accepts the sandbox's TCP connections itself
- * (egress-relay-script.ts, through the helper: splice-pump.ts). It speaks HTTP
- * CONNECT (HTTPS and any TCP tunnel) and plain HTTP (absolute-form requests), and checks the destination against the sandbox's allow list
- * before it opens anything: the CONNECT authority, the request's URL host and its Host header (they
- * must agree), and for TLS the ClientHello's SNI against the CONNECT host (no domain fronting).
+ * The egress proxy: the only way out of a sandbox whose policy is `allow`. It decides; its compiled
+ * data path (egress-pump.c, driven by egress-pump.ts) holds the sockets and moves the bytes.
  *
- * Why by hand, on node:net: the npm proxies we looked at (http-proxy, proxy-chain) are built for
- * forwarding, not for deciding; the allow-list hook, the SNI check and the per-sandbox log are the whole
- * job here. Only the request head is parsed (http-head.ts); once a connection is allowed its bytes are
- * piped raw both ways (a plain-HTTP request goes upstream in origin form with `Connection: close`, so
- * one client connection is one decided request). node:http on the data path cost most of the proxy's
- * time per byte (bench/network.ts). Names are resolved on this side (the sandbox needs no DNS for
- * proxied traffic).
+ * Each sandbox is served on its own Unix sockets (so a connection's sandbox is known from where it
+ * arrived, and nothing listens on a TCP port of this machine): `proxy.sock` takes connections as they
+ * are (QEMU's guestfwd), `relay.sock` the links of a docker sandbox's relay, which passes over it the
+ * listening socket of the sandbox's proxy address, so the pump accepts the sandbox's TCP connections
+ * itself (egress-relay-script.ts). The pump reads each request head and asks here; the answer is a
+ * dial (with the addresses resolved here: the sandbox needs no DNS, and a name is resolved only once
+ * it is allowed) or a refusal. It speaks HTTP CONNECT (HTTPS and any TCP tunnel) and plain HTTP
+ * (absolute-form requests), and checks the destination against the sandbox's allow list before
+ * anything is opened: the CONNECT authority, the request's URL host and its Host header (they must
+ * agree); for TLS the pump holds the tunnel's first record and cuts it off when its ClientHello names
+ * another host than CONNECT did (no domain fronting). A plain-HTTP request goes upstream in origin form
+ * with `Connection: close`, so one client connection is one decided request.
  *
- * A connection that turns out to be bulk (HANDOFF_BYTES either way) is handed to the splice pump
- * (splice-pump.ts) once it has been decided, logged and checked: the pump moves the rest of its bytes
- * in the kernel. Short requests never reach the pump (no round trip to it on their path).
+ * Every decision is on the sandbox's log before its answer leaves (a client that reads the log right
+ * after its 403 finds the line), with the process behind the connection where the pump found it
+ * (process-of-connection.ts).
  *
- * The process behind a connection (issue 17: "process where known") comes from `processOf`, given the
- * sandbox-side address and port: the accepted socket's own peer, or a PROXY line (proxy-protocol.ts).
- * It runs beside the request (the request is decided and sent on without it); the destination's answer is passed on once it is
- * done (bounded: answerAfterLookup), and log lines wait for it but are written in decision order.
+ * Why the data path is compiled: each connection handled on node:net cost ~1.4 ms of CPU on this
+ * project's 2-core machines, and a small request through the proxy took 1.5x as long as without
+ * (docs/network-policy.md); the decisions are a few microseconds of it.
  */
-import net from 'node:net';
-import { chmodSync, existsSync, rmSync } from 'node:fs';
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { existsSync } from 'node:fs';
 import {
   isAllowed,
   parseAllowEntry,
@@ -36,86 +33,23 @@ import {
   type NetworkLogEntry,
   type NetworkPolicy,
 } from '../../shared/network-policy.js';
-import { sniOf } from './tls-sni.js';
-import { readProxyLine, type ProxySource } from './proxy-protocol.js';
-import { headerOf, readRequestHead, type RequestHead } from './http-head.js';
+import { EgressPump, pumpBinary, PUMP_MISSING, type FoundProcess } from './egress-pump.js';
+import { headerOf, parseRequestHead, type RequestHead } from './http-head.js';
+import { describeFound } from './process-of-connection.js';
 
 export interface EgressProxyOptions {
   /** The policy in force now, read on every connection (a change takes effect on the next one). */
   policyOf(sandbox: string): NetworkPolicy | null;
-  /** Called once per connection decided (allowed or denied). */
+  /** Called once per connection decided (allowed or denied), before its answer leaves. */
   log(entry: NetworkLogEntry): void;
   /** Gives up connecting to a destination after this long (default 10 s): nothing hangs. */
   connectTimeoutMs?: number;
-  /** Best effort, bounded by the caller: who in the sandbox opened the connection from `source`. */
-  processOf?(sandbox: string, source: ProxySource): Promise<ConnectionProcess | null>;
   /** The proxy's own messages (the daemon's proxy.log): what a user must know that no log line shows. */
   say?(message: string): void;
-  /** Where bulk connections' bytes go (splice-pump.ts); without it the proxy pipes every byte itself. */
-  pump?: BulkPump;
-  /** After this many bytes (either way) a connection is handed to `pump` (default HANDOFF_BYTES). */
-  handoffBytes?: number;
-}
-
-/** What the proxy needs of its helper process (splice-pump.ts). */
-export interface BulkPump {
-  prepare?(): void;
-  ready(): boolean;
-  take(client: net.Socket, upstream: net.Socket, toClient: Buffer, toUpstream: Buffer): boolean;
-  /** Takes a relay's link; the sandbox connections accepted on the listener it passes arrive at `onRelayed`. false: it was closed. */
-  adopt?(sandbox: string, relay: net.Socket): boolean;
-  /** Closes the relay links of a sandbox no longer served. */
-  drop?(sandbox: string): void;
-  onRelayed?: ((sandbox: string, client: net.Socket) => void) | null;
-}
-
-/**
- * Half a megabyte: far past any small request and response (they stay on the proxy, with no round trip
- * to the pump), and 0.5 % of the benchmark's 100 MiB download.
- */
-export const HANDOFF_BYTES = 512 * 1024;
-
-type Handle = { reading?: boolean; readStop?: () => number };
-
-/**
- * Stops the socket's reads at the source (libuv), which pause() does not: a paused net.Socket still
- * reads up to its highWaterMark, and a read after the handle is passed would be lost (Node's send()
- * only swaps its callback for a no-op). `reading = false` as net.Socket.pause does for its own, so a
- * later resume() starts reading again. Reaches into _handle: there is no public way to do this.
- */
-function stopReading(s: net.Socket): void {
-  const h = (s as unknown as { _handle?: Handle | null })._handle;
-  if (h?.readStop) {
-    h.reading = false;
-    h.readStop();
-  }
-}
-
-/** Both ways open: nothing ended, nothing destroyed. */
-function fullyOpen(s: net.Socket): boolean {
-  return !s.destroyed && s.readyState === 'open' && !s.readableEnded && !s.writableEnded;
-}
-
-/** Resolves when every byte given to `s` so far is written (an empty write completes after all before it). */
-function flushed(s: net.Socket): Promise<void> {
-  if (s.writableLength === 0) return Promise.resolve();
-  return new Promise((resolve) => s.write(Buffer.alloc(0), () => resolve()));
-}
-
-/** What `s` has read and not yet given to anyone (reading stays stopped). */
-function takeBuffered(s: net.Socket): Buffer {
-  const chunks: Buffer[] = [];
-  for (let c = s.read() as Buffer | null; c !== null; c = s.read() as Buffer | null) chunks.push(c);
-  // read() on an empty buffer asks libuv to read again; nothing is read before this same tick ends.
-  stopReading(s);
-  return Buffer.concat(chunks);
-}
-
-/** What `processOf` finds: the process as the log shows it, and its pid ancestry inside the sandbox. */
-export interface ConnectionProcess {
-  process: string;
-  pid: number;
-  ancestry: number[];
+  /** Names to addresses (default: this machine's resolver); only allowed names are asked. */
+  resolve?(host: string): Promise<string[]>;
+  /** The pump's binary (default: pumpBinary()). */
+  pumpPath?: string | null;
 }
 
 interface Decision {
@@ -132,46 +66,161 @@ export function splitAuthority(authority: string, defaultPort: number | null): {
   return { host: m[1]!.toLowerCase().replace(/\.$/, ''), port };
 }
 
-/** The longest a refusal waits for its log line (the process lookup is bounded longer; see refuse). */
-const DENY_LOG_WAIT_MS = 300;
-/** The longest an allowed connection's answer waits for its process lookup (see answerAfterLookup). */
-const ANSWER_WAIT_MS = 300;
+/** A destination the proxy will consider: an IP address or a DNS name (letters, digits, `-`, `_`, dots). */
+function plausibleHost(host: string): boolean {
+  return parseIp(host) !== null || /^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/.test(host);
+}
+
+/** This machine's resolver, every address in its order (the pump tries them in turn). */
+async function resolveAll(host: string): Promise<string[]> {
+  return (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address);
+}
+
+/** How long the pump is left down after it died, doubling while it keeps dying (at most RESTART_MAX_MS). */
+const RESTART_MIN_MS = 100;
+const RESTART_MAX_MS = 5_000;
 
 export class EgressProxy {
-  private readonly servers = new Map<string, { server: net.Server; path: string; relay: { server: net.Server; path: string } | null }>();
-  private readonly sockets = new Set<net.Socket>();
+  private readonly servers = new Map<string, { key: number; path: string; relay: string | null; served: boolean }>();
+  private readonly byKey = new Map<number, string>();
+  private nextKey = 1;
   private readonly rulesCache = new Map<string, { key: string; rules: AllowRule[] }>();
-  /** The process lookup of each connection, started when it arrived. */
-  private readonly lookups = new WeakMap<net.Socket, Promise<ConnectionProcess | null>>();
-  /**
-   * Clients whose bytes are piped on: for CONNECT, only after the first chunk passed the SNI check.
-   * Only these may be handed to the pump (which checks nothing).
-   */
-  private readonly checked = new WeakSet<net.Socket>();
-  /** Per sandbox, the last log line's write: lines wait for their process lookup but keep their order. */
-  private readonly logChain = new Map<string, Promise<void>>();
+  private pump: EgressPump | null = null;
+  private starting: Promise<EgressPump> | null = null;
+  private closed = false;
+  private restartMs = RESTART_MIN_MS;
+  private restartTimer: NodeJS.Timeout | null = null;
+  /** Decided connections whose log line waits for their process (the pump's `proc` line). */
+  private readonly lookups = new Map<string, (proc: FoundProcess | null) => void>();
 
-  constructor(private readonly opts: EgressProxyOptions) {
-    if (opts.pump) opts.pump.onRelayed = (sandbox, client) => this.relayed(sandbox, client);
+  constructor(private readonly opts: EgressProxyOptions) {}
+
+  /** The pump's pid while it runs (tests kill it). */
+  get pumpPid(): number | null {
+    return this.pump?.pid ?? null;
+  }
+
+  private running(): Promise<EgressPump> {
+    if (this.pump) return Promise.resolve(this.pump);
+    if (this.closed) return Promise.reject(new Error('the egress proxy is closed'));
+    if (this.starting) return this.starting;
+    const binary = this.opts.pumpPath === undefined ? pumpBinary() : this.opts.pumpPath;
+    if (!binary) return Promise.reject(new Error(PUMP_MISSING));
+    const pump = new EgressPump(binary, {
+      conn: (id, key, lookup, head) => this.onConn(pump, id, key, lookup, head),
+      proc: (id, proc) => {
+        const then = this.lookups.get(id);
+        this.lookups.delete(id);
+        then?.(proc);
+      },
+      sni: (id, key, host, port, proc, sni) => {
+        const sandbox = this.byKey.get(key);
+        if (sandbox)
+          this.record(sandbox, host, port, 'connect', { allowed: false, reason: `TLS SNI ${sni} does not match the CONNECT host` }, proc);
+        pump.cut(id);
+      },
+      say: (m) => this.opts.say?.(m),
+      exit: (why) => this.lost(pump, why),
+    });
+    this.starting = pump.start().then(
+      () => {
+        this.starting = null;
+        if (this.closed) {
+          pump.dispose();
+          throw new Error('the egress proxy is closed');
+        }
+        this.pump = pump;
+        return pump;
+      },
+      (err: unknown) => {
+        this.starting = null;
+        throw err;
+      },
+    );
+    return this.starting;
   }
 
   /**
-   * A sandbox connection, accepted on the listener its relay passed (through the helper): the
-   * sandbox's own TCP socket. Its peer is the sandbox-side address and port and its local end the
-   * proxy address in the sandbox's namespace, which is the 4-tuple the process lookup needs; nothing
-   * the sandbox sent says so.
+   * The pump died: every sandbox lost its way out with it (its relays' listeners closed with the pump:
+   * their addresses refuse, fails closed). It is started again and serves them all again; the relays
+   * link again on their own.
    */
-  private relayed(sandbox: string, client: net.Socket): void {
-    if (!this.servers.get(sandbox)?.relay) return void client.destroy();
-    // A client's EOF must leave the answer's way open (half-close).
-    client.allowHalfOpen = true;
-    client.setNoDelay(true);
-    this.track(client);
-    const source =
-      client.remoteAddress && client.remotePort && client.localAddress && client.localPort
-        ? { ip: client.remoteAddress, port: client.remotePort, dstIp: client.localAddress, dstPort: client.localPort }
-        : null;
-    this.serve(sandbox, client, source);
+  private lost(pump: EgressPump, why: string): void {
+    if (this.pump !== pump) return;
+    this.pump = null;
+    for (const then of this.lookups.values()) then(null);
+    this.lookups.clear();
+    for (const s of this.servers.values()) s.served = false;
+    this.opts.say?.(`the egress pump exited (${why}): its sandboxes have no network until it is back; starting it again`);
+    this.restartLater();
+  }
+
+  private restartLater(): void {
+    if (this.closed || this.restartTimer) return;
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      void this.reserve();
+    }, this.restartMs);
+    this.restartMs = Math.min(RESTART_MAX_MS, this.restartMs * 2);
+  }
+
+  private async reserve(): Promise<void> {
+    try {
+      const pump = await this.running();
+      for (const [sandbox, s] of this.servers) {
+        if (s.served) continue;
+        await pump.serve(s.key, s.path, s.relay);
+        s.served = true;
+        this.opts.say?.(`${sandbox}: served again`);
+      }
+      this.restartMs = RESTART_MIN_MS;
+    } catch (err) {
+      this.opts.say?.(`the egress pump could not serve again: ${(err as Error).message}`);
+      this.restartLater();
+    }
+  }
+
+  /**
+   * Serves one sandbox on a Unix socket that takes connections as they are (QEMU's guestfwd, tests),
+   * and — with `relayPath` — on the socket its docker relay passes its listener over
+   * (egress-relay-script.ts). Both 0666 (the relay connects as root of its own container, which is not
+   * this machine's root), replaced if stale.
+   */
+  async listen(sandbox: string, socketPath: string, relayPath?: string): Promise<void> {
+    if (this.servers.has(sandbox)) return;
+    const pump = await this.running();
+    const key = this.nextKey++;
+    await pump.serve(key, socketPath, relayPath ?? null);
+    this.servers.set(sandbox, { key, path: socketPath, relay: relayPath ?? null, served: true });
+    this.byKey.set(key, sandbox);
+  }
+
+  /** Stops serving a sandbox (its sockets are removed: its relay then fails closed). */
+  async unlisten(sandbox: string): Promise<void> {
+    const s = this.servers.get(sandbox);
+    if (!s) return;
+    this.servers.delete(sandbox);
+    this.byKey.delete(s.key);
+    this.pump?.unserve(s.key);
+  }
+
+  serving(): string[] {
+    return [...this.servers.keys()];
+  }
+
+  /**
+   * Served, and its socket files are still where the sandbox connects (a removed file takes no
+   * connection). A pump being started again still counts: it serves its sandboxes again itself.
+   */
+  answering(sandbox: string): boolean {
+    const s = this.servers.get(sandbox);
+    return !!s && existsSync(s.path) && (!s.relay || existsSync(s.relay));
+  }
+
+  /** (Tests) who in sandbox `sandbox` holds the TCP socket src:sport → dst:dport, as a connection's log line would say. */
+  async processOf(sandbox: string, src: string, sport: number, dst: string, dport: number): Promise<FoundProcess | null> {
+    const s = this.servers.get(sandbox);
+    return s && this.pump ? this.pump.lookup(s.key, src, sport, dst, dport) : null;
   }
 
   private decide(sandbox: string, host: string, port: number): Decision {
@@ -197,15 +246,8 @@ export class EgressProxy {
     return { allowed: false, reason: parseIp(host) ? 'raw IP address not covered by a CIDR on the allow list' : 'not on the allow list' };
   }
 
-  /** Logs a decision; resolves when its line is written (it may wait for the process lookup). */
-  private record(
-    sandbox: string,
-    host: string,
-    port: number,
-    kind: NetworkLogEntry['kind'],
-    d: Decision,
-    client: net.Socket,
-  ): Promise<void> {
+  /** Writes a decision's log line (a log that cannot be written must not take the decision with it). */
+  private record(sandbox: string, host: string, port: number, kind: NetworkLogEntry['kind'], d: Decision, proc: FoundProcess | null): void {
     const entry: NetworkLogEntry = {
       at: new Date().toISOString(),
       sandbox,
@@ -216,346 +258,133 @@ export class EgressProxy {
       reason: d.reason,
       process: null,
     };
-    const write = (): void => {
-      try {
-        this.opts.log(entry);
-      } catch {
-        // A log that cannot be written must not take the connection's decision with it.
-      }
-    };
-    const found = this.lookups.get(client);
-    if (!found) {
-      const pending = this.logChain.get(sandbox);
-      if (!pending) {
-        write();
-        return Promise.resolve();
-      }
-      return this.chain(sandbox, pending.then(write));
-    }
-    const lookup = found.then(
-      (p) => {
-        if (!p) return;
-        entry.process = p.process;
-        entry.pid = p.pid;
-        entry.ancestry = p.ancestry;
-      },
-      () => undefined,
-    );
-    return this.chain(sandbox, (this.logChain.get(sandbox) ?? Promise.resolve()).then(() => lookup).then(write));
-  }
-
-  private chain(sandbox: string, p: Promise<void>): Promise<void> {
-    this.logChain.set(sandbox, p);
-    void p.then(() => {
-      if (this.logChain.get(sandbox) === p) this.logChain.delete(sandbox);
-    });
-    return p;
-  }
-
-  /**
-   * A refusal is sent once its line is on the log (at most DENY_LOG_WAIT_MS later): the client's next
-   * look at the log finds it, and the process lookup still sees the client's socket. Only refusals
-   * wait — an allowed connection never does.
-   */
-  private refuse(logged: Promise<void>, client: net.Socket, answer: string): void {
-    void Promise.race([logged, new Promise<void>((r) => setTimeout(r, DENY_LOG_WAIT_MS).unref())]).then(() => client.end(answer));
-  }
-
-  /** Resolves when every log line decided so far is written (tests, shutdown). */
-  async flushLog(): Promise<void> {
-    await Promise.all([...this.logChain.values()]);
-  }
-
-  /**
-   * Serves one sandbox on a Unix socket that takes connections as they are (QEMU's guestfwd, tests;
-   * a PROXY line first is read), and — with `relayPath` and a helper — on the socket its docker relay
-   * passes its listener over (egress-relay-script.ts). Both 0666, replaced if stale.
-   */
-  async listen(sandbox: string, socketPath: string, relayPath?: string): Promise<void> {
-    if (this.servers.has(sandbox)) return;
-    // Half-open: a client's EOF must not cut its answer short (Node ends our side on it otherwise).
-    const server = net.createServer({ allowHalfOpen: true }, (s) => {
-      this.track(s);
-      // A PROXY line comes first if there is one (proxy-protocol.ts), then one request head.
-      readProxyLine(s, (source) => this.serve(sandbox, s, source));
-    });
-    const pump = this.opts.pump;
-    // Never read here: a byte Node read off a relay's link would lose the descriptor that came with it.
-    const relay =
-      relayPath && pump?.adopt
-        ? net.createServer({ pauseOnConnect: true }, (link) => {
-            link.on('error', () => undefined);
-            if (!pump.adopt!(sandbox, link))
-              this.opts.say?.(`${sandbox}: the egress helper (python3) cannot run: the sandbox has no network (fails closed)`);
-          })
-        : null;
-    // The relay's socket first: once proxy.sock exists the supervisor counts the sandbox as served.
-    if (relay) await listenOn(relay, relayPath!);
-    await listenOn(server, socketPath);
-    pump?.prepare?.();
-    this.servers.set(sandbox, { server, path: socketPath, relay: relay ? { server: relay, path: relayPath! } : null });
-  }
-
-  /** Closed with the proxy; an error ends the connection alone. */
-  private track(s: net.Socket): void {
-    this.sockets.add(s);
-    s.on('close', () => this.sockets.delete(s));
-    s.on('error', () => undefined);
-  }
-
-  /** One connection from a sandbox: its process lookup starts, then its request head is read and decided. */
-  private serve(sandbox: string, s: net.Socket, source: ProxySource | null): void {
-    // The process lookup starts now, before the head is even read: the sooner, the likelier the
-    // client still holds the socket (see processOf).
-    const lookup = source && this.opts.processOf ? this.opts.processOf(sandbox, source).catch(() => null) : null;
-    if (lookup) this.lookups.set(s, lookup);
-    readRequestHead(s, (head, rest, why) => {
-      if (!head) {
-        if (why === 'too-large') s.end(plainResponse(431, 'Request Header Fields Too Large', 'the request head is too large\n'));
-        else if (why === 'bad')
-          s.end(
-            plainResponse(
-              400,
-              'Bad Request',
-              'this is an HTTP proxy: send CONNECT host:port or an absolute-form request (http://host/path)\n',
-            ),
-          );
-        else s.destroy();
-        return;
-      }
-      if (head.method === 'CONNECT') this.onConnect(sandbox, head, s, rest);
-      else this.onRequest(sandbox, head, s, rest);
-    });
-  }
-
-  /** Stops serving a sandbox (its socket is removed: its relay then fails closed). */
-  async unlisten(sandbox: string): Promise<void> {
-    const s = this.servers.get(sandbox);
-    if (!s) return;
-    this.servers.delete(sandbox);
-    this.opts.pump?.drop?.(sandbox);
-    for (const one of [s, s.relay]) {
-      if (!one) continue;
-      await new Promise<void>((resolve) => one.server.close(() => resolve()));
-      rmSync(one.path, { force: true });
+    if (proc) Object.assign(entry, describeFound(proc));
+    try {
+      this.opts.log(entry);
+    } catch {
+      // see above
     }
   }
 
-  serving(): string[] {
-    return [...this.servers.keys()];
-  }
-
-  /** Served, and its socket files are still where the sandbox connects (a removed file takes no connection). */
-  answering(sandbox: string): boolean {
-    const s = this.servers.get(sandbox);
-    return !!s && existsSync(s.path) && (!s.relay || existsSync(s.relay.path));
-  }
-
   /**
-   * Opens the allowed destination; `established` runs once it is connected (then the bytes are the
-   * caller's to pipe), a failure before that answers 502. Nothing hangs: the connect has a timeout.
+   * Writes a decided connection's log line once its process is known, then calls `then`: at once when
+   * none is looked up, else when the pump's `proc` line comes (the pump looks it up while this decides).
+   * Its answer reaches the client only after: a refusal is sent by `then`, an allowed connection's
+   * answer is held by the pump until `logged` (a client that reads the log right after finds its line).
    */
-  private dial(client: net.Socket, host: string, port: number, established: (upstream: net.Socket) => void): void {
-    // Half-open too: a destination that has said everything and shut its side (a server-first
-    // protocol, a short answer) must still get the rest of what the client sends.
-    const upstream = net.connect({ host: host.replace(/^\[|\]$/g, ''), port, noDelay: true, allowHalfOpen: true });
-    this.sockets.add(upstream);
-    let up = false;
-    upstream.setTimeout(this.opts.connectTimeoutMs ?? 10_000, () => upstream.destroy(new Error('connect timeout')));
-    upstream.on('error', (err) => {
-      if (!up && client.writable) client.end(plainResponse(502, 'Bad Gateway', `could not reach ${host}:${port}: ${err.message}\n`));
-      else client.destroy();
-    });
-    upstream.on('close', (hadError: boolean) => {
-      this.sockets.delete(upstream);
-      // A clean end reaches the client through the pipe (end after the last byte); destroying it here
-      // would drop what is still queued for a slow client.
-      if (up && (hadError || !upstream.readableEnded)) client.destroy();
-    });
-    client.on('close', () => upstream.destroy());
-    upstream.once('connect', () => {
-      upstream.setTimeout(0);
-      up = true;
-      established(upstream);
+  private afterLine(id: string, lookup: boolean, line: (proc: FoundProcess | null) => void, then: () => void): void {
+    if (!lookup) {
+      line(null);
+      return then();
+    }
+    this.lookups.set(id, (proc) => {
+      line(proc);
+      then();
     });
   }
 
-  /**
-   * Starts the destination's bytes toward the client once the connection's process lookup is done
-   * (at most ANSWER_WAIT_MS): a client holds its socket until it has its answer, so the lookup — which
-   * now runs beside the request instead of before it — still finds the socket. It started when the
-   * connection arrived, so it is usually done before the destination has answered.
-   */
-  private answerAfterLookup(client: net.Socket, upstream: net.Socket): void {
-    const start = (): void => {
-      if (client.destroyed || upstream.destroyed) return;
-      upstream.pipe(client);
-      // Only now: a 'data' listener on the destination before its pipe would take bytes from the client.
-      this.watchBulk(client, upstream);
-    };
-    const lookup = this.lookups.get(client);
-    if (!lookup) return start();
-    void Promise.race([lookup, new Promise<void>((r) => setTimeout(r, ANSWER_WAIT_MS).unref())]).then(start);
+  /** A request head from one of a sandbox's connections: decided, logged, answered. */
+  private onConn(pump: EgressPump, id: string, key: number, lookup: boolean, raw: Buffer): void {
+    const sandbox = this.byKey.get(key);
+    if (!sandbox) return pump.refuse(id, deniedResponse('?', 0, 'the sandbox is no longer served'));
+    const head = parseRequestHead(raw.toString('latin1'));
+    if (!head)
+      return pump.refuse(
+        id,
+        plainResponse(400, 'Bad Request', 'this is an HTTP proxy: send CONNECT host:port or an absolute-form request (http://host/path)\n'),
+      );
+    if (head.method === 'CONNECT') this.onConnect(pump, sandbox, id, lookup, head);
+    else this.onRequest(pump, sandbox, id, lookup, head);
   }
 
-  /**
-   * Counts an allowed connection's bytes; at HANDOFF_BYTES it goes to the pump (when there is one).
-   * Called once the destination is piped to the client; the client's bytes always have their reader
-   * (the pipe, or the SNI check's first-chunk listener, which was added before this one).
-   */
-  private watchBulk(client: net.Socket, upstream: net.Socket): void {
-    const pump = this.opts.pump;
-    if (!pump) return;
-    const limit = this.opts.handoffBytes ?? HANDOFF_BYTES;
-    let seen = 0;
-    const count = (chunk: Buffer): void => {
-      seen += chunk.length;
-      if (seen < limit || !pump.ready() || !this.checked.has(client)) return;
-      client.off('data', count);
-      upstream.off('data', count);
-      this.handOff(client, upstream, pump);
-    };
-    client.on('data', count);
-    upstream.on('data', count);
-  }
-
-  /**
-   * Stops both sockets reading, lets what they were given finish writing, then passes both to the
-   * pump with whatever they had read and not yet passed on (the pump writes that first), so no byte is
-   * lost or reordered. If anything ended meanwhile, or the pump is gone, the proxy keeps piping.
-   */
-  private handOff(client: net.Socket, upstream: net.Socket, pump: BulkPump): void {
-    if (!fullyOpen(client) || !fullyOpen(upstream)) return;
-    client.unpipe(upstream);
-    upstream.unpipe(client);
-    stopReading(client);
-    stopReading(upstream);
-    void Promise.all([flushed(client), flushed(upstream)]).then(() => {
-      if (client.destroyed || upstream.destroyed) return;
-      const toClient = takeBuffered(upstream);
-      const toUpstream = takeBuffered(client);
-      if (fullyOpen(client) && fullyOpen(upstream) && pump.take(client, upstream, toClient, toUpstream)) {
-        // Node closes its copies once the pump has them; these objects are done.
-        for (const s of [client, upstream]) {
-          this.sockets.delete(s);
-          s.removeAllListeners();
-          s.on('error', () => undefined);
-        }
-        return;
-      }
-      if (toClient.length > 0) upstream.unshift(toClient);
-      if (toUpstream.length > 0) client.unshift(toUpstream);
-      upstream.pipe(client);
-      client.pipe(upstream);
-    });
-  }
-
-  private onConnect(sandbox: string, head: RequestHead, client: net.Socket, rest: Buffer): void {
+  private onConnect(pump: EgressPump, sandbox: string, id: string, lookup: boolean, head: RequestHead): void {
     const dest = splitAuthority(head.target, null);
-    if (!dest) {
-      client.end(plainResponse(400, 'Bad Request', 'CONNECT needs host:port\n'));
-      return;
-    }
+    if (!dest || !plausibleHost(dest.host)) return pump.refuse(id, plainResponse(400, 'Bad Request', 'CONNECT needs host:port\n'));
     const d = this.decide(sandbox, dest.host, dest.port);
-    if (!d.allowed) {
-      this.refuse(this.record(sandbox, dest.host, dest.port, 'connect', d, client), client, deniedResponse(dest.host, dest.port, d.reason));
-      return;
-    }
-    void this.record(sandbox, dest.host, dest.port, 'connect', d, client);
-    this.dial(client, dest.host, dest.port, (upstream) => {
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      // The SNI of a TLS ClientHello must name the host CONNECT named: the first bytes are looked at
-      // before anything reaches the destination.
-      const onFirst = (first: Buffer): void => {
-        const sni = first.length > 0 && first[0] === 0x16 ? sniOf(first) : null;
-        if (sni !== null && sni.toLowerCase() !== dest.host && !parseIp(dest.host)) {
-          void this.record(
-            sandbox,
-            dest.host,
-            dest.port,
-            'connect',
-            { allowed: false, reason: `TLS SNI ${sni} does not match the CONNECT host` },
-            client,
-          );
-          client.destroy();
-          return;
-        }
-        if (first.length > 0) upstream.write(first);
-        client.pipe(upstream);
-        this.checked.add(client);
-        client.resume();
-      };
-      // Server-first protocols: the destination's bytes flow to the client without waiting for the client's.
-      this.answerAfterLookup(client, upstream);
-      if (rest.length > 0) onFirst(rest);
-      else {
-        client.once('data', (chunk: Buffer) => {
-          client.pause();
-          onFirst(chunk);
-        });
-        client.resume();
-      }
-    });
+    const line = (proc: FoundProcess | null): void => this.record(sandbox, dest.host, dest.port, 'connect', d, proc);
+    // The SNI of a TLS ClientHello must name the host CONNECT named (an address is not checked: a client
+    // may name any host to an address it was allowed).
+    this.answer(pump, id, lookup, line, d, dest.host, dest.port, 'connect', parseIp(dest.host) ? null : dest.host, null);
   }
 
-  private onRequest(sandbox: string, head: RequestHead, client: net.Socket, rest: Buffer): void {
+  private onRequest(pump: EgressPump, sandbox: string, id: string, lookup: boolean, head: RequestHead): void {
     let url: URL;
     try {
       url = new URL(head.target);
     } catch {
-      client.end(plainResponse(400, 'Bad Request', 'this is an HTTP proxy: send absolute-form requests (http://host/path)\n'));
-      return;
+      return pump.refuse(id, plainResponse(400, 'Bad Request', 'this is an HTTP proxy: send absolute-form requests (http://host/path)\n'));
     }
-    if (url.protocol !== 'http:') {
-      client.end(plainResponse(400, 'Bad Request', `only http: requests are proxied as plain HTTP; use CONNECT for ${url.protocol}\n`));
-      return;
-    }
+    if (url.protocol !== 'http:')
+      return pump.refuse(
+        id,
+        plainResponse(400, 'Bad Request', `only http: requests are proxied as plain HTTP; use CONNECT for ${url.protocol}\n`),
+      );
     const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
     const port = url.port ? Number(url.port) : 80;
+    if (!plausibleHost(host)) return pump.refuse(id, plainResponse(400, 'Bad Request', `not a host name: ${host}\n`));
     const hostValue = headerOf(head, 'host');
     const hostHeader = hostValue ? splitAuthority(hostValue, 80) : null;
     let d = this.decide(sandbox, host, port);
     if (d.allowed && hostValue && (!hostHeader || hostHeader.host.replace(/^\[|\]$/g, '') !== host || hostHeader.port !== port)) {
       d = { allowed: false, reason: `Host header ${hostValue} does not match the request's host` };
     }
-    const logged = this.record(sandbox, host, port, 'http', d, client);
-    if (!d.allowed) {
-      this.refuse(logged, client, deniedResponse(host, port, d.reason));
-      return;
-    }
+    const line = (proc: FoundProcess | null): void => this.record(sandbox, host, port, 'http', d, proc);
     // Origin form upstream, without the proxy's own headers; one request per connection.
     const drop = new Set(['proxy-connection', 'proxy-authorization', 'connection', 'keep-alive']);
     const lines = [`${head.method} ${url.pathname}${url.search} ${head.version}`];
     for (const [k, v] of head.headers) if (!drop.has(k.toLowerCase())) lines.push(`${k}: ${v}`);
     if (!hostValue) lines.push(`Host: ${url.host}`);
     lines.push('Connection: close', '', '');
-    this.dial(client, host, port, (upstream) => {
-      upstream.write(Buffer.concat([Buffer.from(lines.join('\r\n'), 'latin1'), rest]));
-      this.answerAfterLookup(client, upstream);
-      client.pipe(upstream);
-      this.checked.add(client);
-      client.resume();
+    this.answer(pump, id, lookup, line, d, host, port, 'http', null, Buffer.from(lines.join('\r\n'), 'latin1'));
+  }
+
+  /**
+   * Acts on a decision. Denied: the refusal, once the line is on the log. Allowed: the destination is
+   * resolved here and dialled at once — the pump holds its answer until the line is on the log — and a
+   * name that does not resolve answers 502 (after the line too).
+   */
+  private answer(
+    pump: EgressPump,
+    id: string,
+    lookup: boolean,
+    line: (proc: FoundProcess | null) => void,
+    d: Decision,
+    host: string,
+    port: number,
+    kind: 'http' | 'connect',
+    sniHost: string | null,
+    prefix: Buffer | null,
+  ): void {
+    if (!d.allowed) return this.afterLine(id, lookup, line, () => pump.refuse(id, deniedResponse(host, port, d.reason)));
+    let lined = false;
+    let failed: string | null = null;
+    this.afterLine(id, lookup, line, () => {
+      lined = true;
+      if (failed !== null) pump.refuse(id, failed);
+      else if (lookup) pump.logged(id);
     });
+    const display = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+    const fail = (why: string): void => {
+      failed = plainResponse(502, 'Bad Gateway', `could not reach ${display}: ${why}\n`);
+      if (lined) pump.refuse(id, failed);
+    };
+    const go = (addrs: string[]): void =>
+      pump.dial(id, { port, timeoutMs: this.opts.connectTimeoutMs ?? 10_000, kind, sniHost, addrs, display, prefix, logged: lined });
+    if (parseIp(host)) return go([host]);
+    (this.opts.resolve ?? resolveAll)(host).then(
+      (addrs) => (addrs.length > 0 ? go(addrs) : fail('no address')),
+      (err: unknown) => fail((err as Error).message),
+    );
   }
 
   async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await Promise.all([...this.servers.keys()].map((k) => this.unlisten(k)));
+    this.closed = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    for (const s of this.servers.keys()) await this.unlisten(s);
+    const pump = this.pump ?? (await this.starting?.catch(() => null)) ?? null;
+    this.pump = null;
+    pump?.dispose();
   }
-}
-
-/** Listens on a Unix socket path (a stale one replaced) that the relay, as root of its container, may connect to. */
-async function listenOn(server: net.Server, path: string): Promise<void> {
-  rmSync(path, { force: true });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(path, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  // The relay connects as root of its own container, which is not this machine's root.
-  chmodSync(path, 0o666);
 }
 
 function plainResponse(status: number, text: string, body: string): string {

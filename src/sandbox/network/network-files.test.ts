@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { NetworkLogEntry } from '../../shared/network-policy.js';
-import { LOG_MAX_BYTES, LogAppender, logFileOf, olderOf, readLog, socketDirOf, TargetReader, writeTarget } from './network-files.js';
+import { LOG_MAX_BYTES, LogAppender, logFileOf, olderOf, readLog } from './network-files.js';
 
 let dataDir: string;
 beforeEach(() => {
@@ -88,20 +88,5 @@ describe('LogAppender', () => {
     expect(readLog(dataDir, 'sb0').map((e) => e.host)).toEqual(['x.test', 'again.test']);
     logs.close();
     expect(openUnder(join(dataDir, 'network', 'logs'))).toBe(0);
-  });
-});
-
-describe('TargetReader', () => {
-  it('reads target.json, follows its replacement, and says null once it is gone', () => {
-    const targets = new TargetReader(dataDir);
-    expect(targets.read('sb')).toBeNull();
-    writeTarget(socketDirOf(dataDir, 'sb'), { docker: 'c1' });
-    expect(targets.read('sb')).toEqual({ docker: 'c1' });
-    expect(targets.read('sb')).toEqual({ docker: 'c1' });
-    // A restore recreates the container: the file is replaced (a new inode).
-    writeTarget(socketDirOf(dataDir, 'sb'), { docker: 'c2' });
-    expect(targets.read('sb')).toEqual({ docker: 'c2' });
-    rmSync(socketDirOf(dataDir, 'sb'), { recursive: true });
-    expect(targets.read('sb')).toBeNull();
   });
 });

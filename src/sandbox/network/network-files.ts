@@ -11,8 +11,6 @@
  *   <dataDir>/network/s/<id>/relay.sock   where the sandbox's docker relay passes its connections; the
  *                                         folder is bind-mounted into the relay (a file mount would go
  *                                         stale when the proxy restarts and makes a new socket)
- *   <dataDir>/network/s/<id>/target.json  what the backend runs the sandbox as ({"docker": container id}),
- *                                         so the proxy can find the process behind a connection
  *   <dataDir>/network/logs/<sandbox>.jsonl (+ .1.jsonl: the previous half)
  *   <dataDir>/network/spans/<sandbox>.jsonl  the commands run (session, shell pid, start, end): how a
  *                                         connection is linked to the agent call that made it
@@ -167,51 +165,6 @@ export function readLogSince(dataDir: string, sandbox: string, offset: number): 
   const lastNl = buf.lastIndexOf(0x0a);
   if (lastNl < 0) return { entries: [], offset: from };
   return { entries: parseLines(buf.subarray(0, lastNl + 1).toString('utf8')), offset: from + lastNl + 1 };
-}
-
-export const TARGET_NAME = 'target.json';
-
-/** What the proxy needs to find a connection's process: the backend's handle (docker: the container id). */
-export interface NetworkTarget {
-  docker?: string;
-}
-
-export function writeTarget(socketDir: string, target: NetworkTarget): void {
-  mkdirSync(socketDir, { recursive: true, mode: 0o755 });
-  const file = join(socketDir, TARGET_NAME);
-  writeFileSync(`${file}.tmp`, JSON.stringify(target), { mode: 0o644 });
-  renameSync(`${file}.tmp`, file);
-}
-
-export function readTarget(dataDir: string, sandbox: string): NetworkTarget | null {
-  try {
-    return JSON.parse(readFileSync(join(socketDirOf(dataDir, sandbox), TARGET_NAME), 'utf8')) as NetworkTarget;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * readTarget for the proxy, which asks on every connection: one stat, and the file read and parsed
- * again only when it was replaced (writeTarget renames a new file into place, so a new inode says so).
- */
-export class TargetReader {
-  private readonly kept = new Map<string, { ino: number; mtimeMs: number; target: NetworkTarget | null }>();
-
-  constructor(private readonly dataDir: string) {}
-
-  read(sandbox: string): NetworkTarget | null {
-    const st = statSync(join(socketDirOf(this.dataDir, sandbox), TARGET_NAME), { throwIfNoEntry: false });
-    if (!st) {
-      this.kept.delete(sandbox);
-      return null;
-    }
-    const kept = this.kept.get(sandbox);
-    if (kept && kept.ino === st.ino && kept.mtimeMs === st.mtimeMs) return kept.target;
-    const target = readTarget(this.dataDir, sandbox);
-    this.kept.set(sandbox, { ino: st.ino, mtimeMs: st.mtimeMs, target });
-    return target;
-  }
 }
 
 /** One command that ran in a sandbox with a network policy: which shell (pid inside the sandbox), when. */

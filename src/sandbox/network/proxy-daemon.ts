@@ -13,8 +13,6 @@ import { join } from 'node:path';
 import { EgressProxy } from './egress-proxy.js';
 import { LogAppender, networkDir, policiesFile, readPolicies, RELAY_SOCKET_NAME, socketDirOf, SOCKET_NAME } from './network-files.js';
 import type { NetworkPolicy } from '../../shared/network-policy.js';
-import { DockerProcessLookup } from './docker-process-lookup.js';
-import { SplicePump } from './splice-pump.js';
 import { processAlive } from '../../platform/process-alive.js';
 
 const POLL_MS = 250;
@@ -67,7 +65,6 @@ async function main(dataDir: string): Promise<void> {
       policies = readPolicies(dataDir);
     }
   };
-  const pump = new SplicePump();
   const logs = new LogAppender(dataDir);
   const proxy = new EgressProxy({
     policyOf: (s) => {
@@ -76,11 +73,9 @@ async function main(dataDir: string): Promise<void> {
     },
     log: (e) => logs.append(e),
     say,
-    processOf: (sandbox, source) => processes.of(sandbox, source),
-    pump,
   });
-  const processes = new DockerProcessLookup(dataDir);
   let idleSince = Date.now();
+  const cannot = new Map<string, string>();
   const sync = async (): Promise<void> => {
     refresh();
     const want = Object.entries(policies)
@@ -93,16 +88,21 @@ async function main(dataDir: string): Promise<void> {
       if (proxy.answering(s)) continue; // else (a socket file removed, say) it is listened again
       await proxy.unlisten(s);
       mkdirSync(sockDir, { recursive: true, mode: 0o755 });
-      await proxy.listen(s, sock, join(sockDir, RELAY_SOCKET_NAME)).catch((err: unknown) => say(`cannot listen for ${s}: ${String(err)}`));
+      await proxy.listen(s, sock, join(sockDir, RELAY_SOCKET_NAME)).then(
+        () => cannot.delete(s),
+        (err: unknown) => {
+          // Tried again on every sync; said once until it changes.
+          const why = `cannot listen for ${s}: ${String(err)}`;
+          if (cannot.get(s) !== why) say(why);
+          cannot.set(s, why);
+        },
+      );
     }
     if (want.length > 0) idleSince = Date.now();
-    for (const s of want) void processes.warm(s);
   };
   const shutdown = async (why: string): Promise<never> => {
     say(`exiting: ${why}`);
     await proxy.close();
-    processes.dispose();
-    pump.dispose();
     logs.close();
     try {
       if (readFileSync(pidFile, 'utf8').trim() === String(process.pid)) rmSync(pidFile, { force: true });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SandboxDeskError } from '../../shared/errors.js';
 import { networkDir, socketDirOf, SOCKET_NAME } from './network-files.js';
+import { pumpBinary, PUMP_MISSING } from './egress-pump.js';
 
 /** The pid of the data directory's egress proxy when it runs, else null. */
 export function proxyPid(dataDir: string): number | null {
@@ -29,6 +30,8 @@ export async function ensureProxy(
   timeoutMs = 15_000,
 ): Promise<{ started: boolean; pid: number }> {
   let started = false;
+  // Without its data path the proxy could serve nothing: said now, not as a timeout.
+  if (!pumpBinary()) throw new SandboxDeskError('backend_unavailable', PUMP_MISSING);
   if (proxyPid(dataDir) === null) {
     mkdirSync(networkDir(dataDir), { recursive: true, mode: 0o700 });
     const fromSource = import.meta.url.endsWith('.ts');
