@@ -180,26 +180,30 @@ export function NetworkPanel({ sandbox, visible }: Props) {
                     <td className="num">{e.port}</td>
                     <td>{e.kind}</td>
                     <td className="small">
-                      {e.reason ?? ''}
-                      {e.process && (
-                        <span
-                          className="mono"
-                          data-testid="network-process"
-                          title={e.ancestry ? `ancestry: ${e.ancestry.join(' ← ')}` : undefined}
-                        >
-                          {' '}
-                          {e.process}
-                        </span>
-                      )}
-                      {made && (
-                        <span
-                          className="muted"
-                          data-testid="network-call"
-                          title={made.by === 'link' ? 'made by this call’s command' : 'during this call (the process is not known)'}
-                        >
-                          {' '}
-                          {made.by === 'link' ? `call #${made.call.id}` : '≈'} {made.call.tool}
-                        </span>
+                      {/* The reason on a line of its own: beside the process it read as one sentence. */}
+                      {e.reason && <div>{e.reason}</div>}
+                      {(e.process || made) && (
+                        <div>
+                          {e.process && (
+                            <span
+                              className="mono"
+                              data-testid="network-process"
+                              title={e.ancestry ? `ancestry: ${e.ancestry.join(' ← ')}` : undefined}
+                            >
+                              {e.process}
+                            </span>
+                          )}
+                          {made && (
+                            <span
+                              className="muted"
+                              data-testid="network-call"
+                              title={made.by === 'link' ? 'made by this call’s command' : 'during this call (the process is not known)'}
+                            >
+                              {e.process ? ' · ' : ''}
+                              {made.by === 'link' ? `call #${made.call.id}` : '≈'} {made.call.tool}
+                            </span>
+                          )}
+                        </div>
                       )}
                     </td>
                     <td>
