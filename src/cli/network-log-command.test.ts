@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxDesk } from '../api/sandbox-desk.js';
-import { LogAppender } from '../sandbox/network/network-files.js';
+import { logFileOf } from '../sandbox/network/network-files.js';
+import type { NetworkLogEntry } from '../shared/network-policy.js';
 import { main } from './main.js';
 
 /** `network log` and `sandbox network` against a real core on a throw-away home (a local sandbox: no engine needed). */
@@ -27,19 +28,13 @@ describe('network log and sandbox network (CLI)', () => {
     await desk.createSandbox({ name: 'box', backend: 'local', defaultCwd: '/tmp' });
     await desk.close();
     const at = '2026-01-01T00:00:00.000Z';
-    const logs = new LogAppender(home);
-    logs.append({ at, sandbox: 'box', host: 'a.com', port: 443, verdict: 'allowed', kind: 'connect', reason: null, process: null });
-    logs.append({
-      at,
-      sandbox: 'box',
-      host: 'b.com',
-      port: 80,
-      verdict: 'denied',
-      kind: 'http',
-      reason: 'not on the allow list',
-      process: null,
-    });
-    logs.close();
+    // Two lines as the proxy's pump writes them (pump/journal.c).
+    const lines: NetworkLogEntry[] = [
+      { at, sandbox: 'box', host: 'a.com', port: 443, verdict: 'allowed', kind: 'connect', reason: null, process: null },
+      { at, sandbox: 'box', host: 'b.com', port: 80, verdict: 'denied', kind: 'http', reason: 'not on the allow list', process: null },
+    ];
+    mkdirSync(dirname(logFileOf(home, 'box')), { recursive: true });
+    writeFileSync(logFileOf(home, 'box'), lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
   });
   afterAll(() => rmSync(home, { recursive: true, force: true }));
 

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EgressProxy } from '../../src/sandbox/network/egress-proxy.js';
+import { logFileOf, policiesFile } from '../../src/sandbox/network/network-files.js';
 import { relayScript } from '../../src/sandbox/docker/egress-relay-script.js';
 import { docker } from './network/test-servers.js';
 
@@ -26,13 +27,13 @@ time.sleep(600)`;
 describe.runIf(process.getuid?.() === 0)('the pump’s process lookup in a container (real engine, real relay)', () => {
   const name = `sdlookup-${randomBytes(3).toString('hex')}`;
   const dir = mkdtempSync(join(tmpdir(), 'sdlookup-'));
-  const proxy = new EgressProxy({ policyOf: () => ({ mode: 'allow', allow: [] }), log: () => undefined });
+  const proxy = new EgressProxy({ policiesFile: policiesFile(dir) });
   let pid = 0;
   let sport = 0;
 
   beforeAll(async () => {
     chmodSync(dir, 0o755);
-    await proxy.listen('sb', join(dir, 'proxy.sock'), join(dir, 'relay.sock'));
+    await proxy.listen('sb', { socket: join(dir, 'proxy.sock'), relay: join(dir, 'relay.sock'), log: logFileOf(dir, 'sb') });
     docker(
       'run',
       '-d',
@@ -73,10 +74,12 @@ describe.runIf(process.getuid?.() === 0)('the pump’s process lookup in a conta
       found = await proxy.processOf('sb', '127.0.0.1', sport, '127.0.0.1', 7000);
       if (!found) await new Promise((r) => setTimeout(r, 100));
     }
-    expect(found).toMatchObject({ pid, comm: 'python3' });
+    expect(found).toMatchObject({
+      pid,
+      process: expect.stringMatching(new RegExp(`^python3 \\(pid ${pid}\\): python3 -c import os, socket`)),
+    });
     expect(found?.pid).not.toBe(1);
     expect(found?.hostPid).not.toBe(pid);
-    expect(found?.cmdline).toMatch(/^python3\0-c\0import os, socket/);
     // Its parent is outside the container (docker exec's shim): no ancestry inside.
     expect(found?.ancestry).toEqual([]);
     // The other end of the same connection is the same process; a port nobody uses is nobody's.

@@ -4,8 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { NetworkLogEntry, NetworkPolicy } from '../../shared/network-policy.js';
+import type { NetworkPolicy } from '../../shared/network-policy.js';
 import { EgressProxy, splitAuthority } from './egress-proxy.js';
+import { logFileOf, policiesFile, readLog, writePolicies } from './network-files.js';
 
 /** Sends raw bytes to the proxy's socket and returns everything it answers until it closes. */
 function raw(sock: string, text: string | Buffer, then?: string): Promise<string> {
@@ -27,21 +28,22 @@ function raw(sock: string, text: string | Buffer, then?: string): Promise<string
 }
 
 describe('the egress proxy (real sockets: a Unix socket in, a loopback server out)', () => {
-  let dir: string;
-  let sock: string;
+  const dir = mkdtempSync(join(tmpdir(), 'egress-'));
+  const sock = join(dir, 'p.sock');
   let server: http.Server;
   let port: number;
-  let policy: NetworkPolicy = { mode: 'allow', allow: [] };
-  const log: NetworkLogEntry[] = [];
-  const proxy = new EgressProxy({ policyOf: () => policy, log: (e) => log.push(e) });
+  /** The sandbox's policy, as the app stores it (policies.json): the proxy reads it from there. */
+  const setPolicy = (p: NetworkPolicy): void => writePolicies(dir, { sb: p });
+  /** The sandbox's connection log, as the pump wrote it. */
+  const log = () => readLog(dir, 'sb', 100_000);
+  const proxy = new EgressProxy({ policiesFile: policiesFile(dir) });
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'egress-'));
-    sock = join(dir, 'p.sock');
+    setPolicy({ mode: 'allow', allow: [] });
     server = http.createServer((req, res) => res.end(`hello ${req.url}`));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     port = (server.address() as net.AddressInfo).port;
-    await proxy.listen('sb', sock);
+    await proxy.listen('sb', { socket: sock, log: logFileOf(dir, 'sb') });
   });
   afterAll(async () => {
     await proxy.close();
@@ -50,29 +52,33 @@ describe('the egress proxy (real sockets: a Unix socket in, a loopback server ou
   });
 
   it('plain HTTP: an allowed host is forwarded, another is refused with 403 and how to allow it; both logged', async () => {
-    policy = { mode: 'allow', allow: [`localhost:${port}`] };
+    setPolicy({ mode: 'allow', allow: [`localhost:${port}`] });
     const ok = await raw(sock, `GET http://localhost:${port}/x HTTP/1.1\r\nHost: localhost:${port}\r\nConnection: close\r\n\r\n`);
     expect(ok).toMatch(/^HTTP\/1.1 200/);
     expect(ok).toContain('hello /x');
     const no = await raw(sock, `GET http://127.0.0.1:${port}/ HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
     expect(no).toMatch(/^HTTP\/1.1 403/);
     expect(no).toContain('--allow 127.0.0.1');
-    expect(log.slice(-2).map((e) => [e.host, e.verdict, e.kind])).toEqual([
+    expect(
+      log()
+        .slice(-2)
+        .map((e) => [e.host, e.verdict, e.kind]),
+    ).toEqual([
       ['localhost', 'allowed', 'http'],
       ['127.0.0.1', 'denied', 'http'],
     ]);
-    expect(log.at(-1)!.reason).toContain('raw IP');
+    expect(log().at(-1)!.reason).toContain('raw IP');
   });
 
   it('a Host header that disagrees with the URL is refused', async () => {
-    policy = { mode: 'allow', allow: [`localhost:${port}`] };
+    setPolicy({ mode: 'allow', allow: [`localhost:${port}`] });
     const r = await raw(sock, `GET http://localhost:${port}/ HTTP/1.1\r\nHost: evil.example:${port}\r\nConnection: close\r\n\r\n`);
     expect(r).toMatch(/^HTTP\/1.1 403/);
-    expect(log.at(-1)).toMatchObject({ verdict: 'denied', reason: expect.stringContaining('Host header') });
+    expect(log().at(-1)).toMatchObject({ verdict: 'denied', reason: expect.stringContaining('Host header') });
   });
 
   it('CONNECT: an allowed authority tunnels, a raw IP or an IPv6 address without a CIDR is refused', async () => {
-    policy = { mode: 'allow', allow: [`localhost:${port}`] };
+    setPolicy({ mode: 'allow', allow: [`localhost:${port}`] });
     const ok = await raw(
       sock,
       `CONNECT localhost:${port} HTTP/1.1\r\nHost: localhost:${port}\r\n\r\n`,
@@ -84,29 +90,33 @@ describe('the egress proxy (real sockets: a Unix socket in, a loopback server ou
       const no = await raw(sock, `CONNECT ${target} HTTP/1.1\r\n\r\n`);
       expect(no, target).toMatch(/^HTTP\/1.1 403/);
     }
-    expect(log.slice(-4).every((e) => e.verdict === 'denied')).toBe(true);
+    expect(
+      log()
+        .slice(-4)
+        .every((e) => e.verdict === 'denied'),
+    ).toBe(true);
   });
 
   it('a CIDR allows a raw IP; the list is read per connection (a change takes effect on the next one)', async () => {
-    policy = { mode: 'allow', allow: ['127.0.0.0/8'] };
+    setPolicy({ mode: 'allow', allow: ['127.0.0.0/8'] });
     expect(
       await raw(sock, `CONNECT 127.0.0.1:${port} HTTP/1.1\r\n\r\n`, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
     ).toContain('hello /');
-    policy = { mode: 'offline', allow: ['127.0.0.0/8'] };
+    setPolicy({ mode: 'offline', allow: ['127.0.0.0/8'] });
     expect(await raw(sock, `CONNECT 127.0.0.1:${port} HTTP/1.1\r\n\r\n`)).toMatch(/^HTTP\/1.1 403/);
-    expect(log.at(-1)!.reason).toBe('the sandbox is offline');
+    expect(log().at(-1)!.reason).toBe('the sandbox is offline');
   });
 
   it('a TLS ClientHello whose SNI names another host than CONNECT did is cut off and logged', async () => {
-    policy = { mode: 'allow', allow: [`localhost:${port}`] };
+    setPolicy({ mode: 'allow', allow: [`localhost:${port}`] });
     const hello = clientHello('evil.example');
     const r = await raw(sock, `CONNECT localhost:${port} HTTP/1.1\r\n\r\n`, hello.toString('latin1'));
     expect(r).toMatch(/^HTTP\/1.1 200/);
-    expect(log.at(-1)).toMatchObject({ verdict: 'denied', reason: expect.stringContaining('SNI evil.example') });
+    expect(log().at(-1)).toMatchObject({ verdict: 'denied', reason: expect.stringContaining('SNI evil.example') });
   });
 
   it('a ClientHello sent in pieces is still read whole and checked (no way around the SNI check by splitting it)', async () => {
-    policy = { mode: 'allow', allow: [`localhost:${port}`] };
+    setPolicy({ mode: 'allow', allow: [`localhost:${port}`] });
     const hello = clientHello('evil.example');
     const r = await new Promise<string>((resolve, reject) => {
       const c = net.connect(sock);
@@ -126,7 +136,7 @@ describe('the egress proxy (real sockets: a Unix socket in, a loopback server ou
     });
     expect(r).toMatch(/^HTTP\/1.1 200/);
     expect(r).not.toContain('hello');
-    expect(log.at(-1)).toMatchObject({ verdict: 'denied', reason: expect.stringContaining('SNI evil.example') });
+    expect(log().at(-1)).toMatchObject({ verdict: 'denied', reason: expect.stringContaining('SNI evil.example') });
   });
 
   it('a ClientHello naming the CONNECT host passes on (the destination gets it whole)', async () => {
@@ -134,7 +144,7 @@ describe('the egress proxy (real sockets: a Unix socket in, a loopback server ou
     const dest = net.createServer((s) => s.on('data', (d: Buffer) => (got.push(d), s.end('ok'))));
     await new Promise<void>((r) => dest.listen(0, '127.0.0.1', () => r()));
     const p = (dest.address() as net.AddressInfo).port;
-    policy = { mode: 'allow', allow: [`localhost:${p}`] };
+    setPolicy({ mode: 'allow', allow: [`localhost:${p}`] });
     const hello = clientHello('LocalHost');
     const r = await raw(sock, `CONNECT localhost:${p} HTTP/1.1\r\n\r\n`, hello.toString('latin1'));
     dest.close();
@@ -143,13 +153,13 @@ describe('the egress proxy (real sockets: a Unix socket in, a loopback server ou
   });
 
   it('a destination that is not a host name or an address is refused (400) before any decision', async () => {
-    policy = { mode: 'allow', allow: ['*.example.com'] };
-    const before = log.length;
+    setPolicy({ mode: 'allow', allow: ['*.example.com'] });
+    const before = log().length;
     for (const target of ['a,b.example.com:443', 'a%00.example.com:443', 'a b.example.com:443']) {
       expect(await raw(sock, `CONNECT ${target} HTTP/1.1\r\n\r\n`), target).toMatch(/^HTTP\/1.1 400/);
     }
     expect(await raw(sock, 'GET http://a_b%2C.example.com/ HTTP/1.1\r\n\r\n')).toMatch(/^HTTP\/1.1 400/);
-    expect(log.length).toBe(before);
+    expect(log().length).toBe(before);
   });
 
   it('an unreachable allowed destination answers 502, never hangs', async () => {
@@ -157,7 +167,7 @@ describe('the egress proxy (real sockets: a Unix socket in, a loopback server ou
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
     const p = (closed.address() as net.AddressInfo).port;
     await new Promise((r) => closed.close(r));
-    policy = { mode: 'allow', allow: ['127.0.0.1'] };
+    setPolicy({ mode: 'allow', allow: ['127.0.0.1'] });
     expect(await raw(sock, `CONNECT 127.0.0.1:${p} HTTP/1.1\r\n\r\n`)).toMatch(/^HTTP\/1.1 502/);
   });
 
@@ -176,7 +186,7 @@ describe('the egress proxy (real sockets: a Unix socket in, a loopback server ou
     });
     await new Promise<void>((r) => dest.listen(0, '127.0.0.1', () => r()));
     const destPort = (dest.address() as net.AddressInfo).port;
-    policy = { mode: 'allow', allow: [`localhost:${destPort}`] };
+    setPolicy({ mode: 'allow', allow: [`localhost:${destPort}`] });
     const out = await new Promise<string>((resolve, reject) => {
       const c = net.connect({ path: sock, allowHalfOpen: true });
       let text = '';

@@ -1,6 +1,7 @@
 /**
  * The egress proxy: the only way out of a sandbox whose policy is `allow`. It decides; its compiled
- * data path (egress-pump.c, driven by egress-pump.ts) holds the sockets and moves the bytes.
+ * data path (src/sandbox/network/pump/, driven by egress-pump.ts) holds the sockets, moves the bytes
+ * and writes each sandbox's connection log.
  *
  * Each sandbox is served on its own Unix sockets (so a connection's sandbox is known from where it
  * arrived, and nothing listens on a TCP port of this machine): `proxy.sock` takes connections as they
@@ -8,48 +9,47 @@
  * listening socket of the sandbox's proxy address, so the pump accepts the sandbox's TCP connections
  * itself (egress-relay-script.ts). The pump reads each request head and asks here; the answer is a
  * dial (with the addresses resolved here: the sandbox needs no DNS, and a name is resolved only once
- * it is allowed) or a refusal. It speaks HTTP CONNECT (HTTPS and any TCP tunnel) and plain HTTP
- * (absolute-form requests), and checks the destination against the sandbox's allow list before
- * anything is opened: the CONNECT authority, the request's URL host and its Host header (they must
- * agree); for TLS the pump holds the tunnel's first record and cuts it off when its ClientHello names
- * another host than CONNECT did (no domain fronting). A plain-HTTP request goes upstream in origin form
- * with `Connection: close`, so one client connection is one decided request.
+ * it is allowed) or an answer to send (a refusal). It speaks HTTP CONNECT (HTTPS and any TCP tunnel)
+ * and plain HTTP (absolute-form requests), and checks the destination against the sandbox's allow list
+ * before anything is opened: the CONNECT authority, the request's URL host and its Host header (they
+ * must agree); for TLS the pump holds the tunnel's first record and cuts it off when its ClientHello
+ * names another host than CONNECT did (no domain fronting). A plain-HTTP request goes upstream in
+ * origin form with `Connection: close`, so one client connection is one decided request.
+ *
+ * The policies are read from policies.json, again whenever it changed (one stat per decision). The
+ * pump keeps an allowed verdict for requests identical to the one decided, while that file is
+ * unchanged (pump/verdicts.c): the same request again is not a question here, and a change of the
+ * policy takes effect on the next connection all the same.
  *
  * Every decision is on the sandbox's log before its answer leaves (a client that reads the log right
- * after its 403 finds the line), with the process behind the connection where the pump found it
- * (process-of-connection.ts).
+ * after its answer finds the line), with the process behind the connection where the pump found it.
  *
  * Why the data path is compiled: each connection handled on node:net cost ~1.4 ms of CPU on this
  * project's 2-core machines, and a small request through the proxy took 1.5x as long as without
  * (docs/network-policy.md); the decisions are a few microseconds of it.
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { existsSync } from 'node:fs';
-import {
-  isAllowed,
-  parseAllowEntry,
-  parseIp,
-  type AllowRule,
-  type NetworkLogEntry,
-  type NetworkPolicy,
-} from '../../shared/network-policy.js';
-import { EgressPump, pumpBinary, PUMP_MISSING, type FoundProcess } from './egress-pump.js';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { isAllowed, parseAllowEntry, parseIp, type AllowRule, type NetworkPolicy } from '../../shared/network-policy.js';
+import { EgressPump, pumpBinary, PUMP_MISSING, type FoundProcess, type ServedAt } from './egress-pump.js';
 import { headerOf, parseRequestHead, type RequestHead } from './http-head.js';
-import { describeFound } from './process-of-connection.js';
+import { LOG_MAX_BYTES } from './network-files.js';
 
 export interface EgressProxyOptions {
-  /** The policy in force now, read on every connection (a change takes effect on the next one). */
-  policyOf(sandbox: string): NetworkPolicy | null;
-  /** Called once per connection decided (allowed or denied), before its answer leaves. */
-  log(entry: NetworkLogEntry): void;
+  /** The sandboxes' policies (network-files.ts policiesFile), re-read whenever the file changed. */
+  policiesFile: string;
   /** Gives up connecting to a destination after this long (default 10 s): nothing hangs. */
   connectTimeoutMs?: number;
   /** The proxy's own messages (the daemon's proxy.log): what a user must know that no log line shows. */
   say?(message: string): void;
   /** Names to addresses (default: this machine's resolver); only allowed names are asked. */
   resolve?(host: string): Promise<string[]>;
+  /** How long the pump keeps an allowed verdict on a name, its addresses with it (default 30 s). */
+  keepNameMs?: number;
   /** The pump's binary (default: pumpBinary()). */
   pumpPath?: string | null;
+  /** Past this a sandbox's log becomes its older half (default LOG_MAX_BYTES). */
+  logMaxBytes?: number;
 }
 
 interface Decision {
@@ -79,9 +79,12 @@ async function resolveAll(host: string): Promise<string[]> {
 /** How long the pump is left down after it died, doubling while it keeps dying (at most RESTART_MAX_MS). */
 const RESTART_MIN_MS = 100;
 const RESTART_MAX_MS = 5_000;
+/** An allowed verdict on an address holds while the policies do (nothing to resolve again). */
+const KEEP_ADDRESS_MS = 10 * 60_000;
+const KEEP_NAME_MS = 30_000;
 
 export class EgressProxy {
-  private readonly servers = new Map<string, { key: number; path: string; relay: string | null; served: boolean }>();
+  private readonly servers = new Map<string, { key: number; at: ServedAt; served: boolean }>();
   private readonly byKey = new Map<number, string>();
   private nextKey = 1;
   private readonly rulesCache = new Map<string, { key: string; rules: AllowRule[] }>();
@@ -90,8 +93,9 @@ export class EgressProxy {
   private closed = false;
   private restartMs = RESTART_MIN_MS;
   private restartTimer: NodeJS.Timeout | null = null;
-  /** Decided connections whose log line waits for their process (the pump's `proc` line). */
-  private readonly lookups = new Map<string, (proc: FoundProcess | null) => void>();
+  private policies: { stamp: string; bySandbox: Record<string, NetworkPolicy> } = { stamp: '', bySandbox: {} };
+  /** How many request heads the pump has asked about (the rest it answered on kept verdicts). */
+  asked = 0;
 
   constructor(private readonly opts: EgressProxyOptions) {}
 
@@ -107,22 +111,11 @@ export class EgressProxy {
     const binary = this.opts.pumpPath === undefined ? pumpBinary() : this.opts.pumpPath;
     if (!binary) return Promise.reject(new Error(PUMP_MISSING));
     const pump = new EgressPump(binary, {
-      conn: (id, key, lookup, head) => this.onConn(pump, id, key, lookup, head),
-      proc: (id, proc) => {
-        const then = this.lookups.get(id);
-        this.lookups.delete(id);
-        then?.(proc);
-      },
-      sni: (id, key, host, port, proc, sni) => {
-        const sandbox = this.byKey.get(key);
-        if (sandbox)
-          this.record(sandbox, host, port, 'connect', { allowed: false, reason: `TLS SNI ${sni} does not match the CONNECT host` }, proc);
-        pump.cut(id);
-      },
+      conn: (id, key, head) => this.onConn(pump, id, key, head),
       say: (m) => this.opts.say?.(m),
       exit: (why) => this.lost(pump, why),
     });
-    this.starting = pump.start().then(
+    this.starting = pump.start(this.opts.policiesFile, this.opts.logMaxBytes ?? LOG_MAX_BYTES).then(
       () => {
         this.starting = null;
         if (this.closed) {
@@ -148,8 +141,6 @@ export class EgressProxy {
   private lost(pump: EgressPump, why: string): void {
     if (this.pump !== pump) return;
     this.pump = null;
-    for (const then of this.lookups.values()) then(null);
-    this.lookups.clear();
     for (const s of this.servers.values()) s.served = false;
     this.opts.say?.(`the egress pump exited (${why}): its sandboxes have no network until it is back; starting it again`);
     this.restartLater();
@@ -169,7 +160,7 @@ export class EgressProxy {
       const pump = await this.running();
       for (const [sandbox, s] of this.servers) {
         if (s.served) continue;
-        await pump.serve(s.key, s.path, s.relay);
+        await pump.serve(s.key, sandbox, s.at);
         s.served = true;
         this.opts.say?.(`${sandbox}: served again`);
       }
@@ -182,16 +173,16 @@ export class EgressProxy {
 
   /**
    * Serves one sandbox on a Unix socket that takes connections as they are (QEMU's guestfwd, tests),
-   * and — with `relayPath` — on the socket its docker relay passes its listener over
+   * and — with `at.relay` — on the socket its docker relay passes its listener over
    * (egress-relay-script.ts). Both 0666 (the relay connects as root of its own container, which is not
-   * this machine's root), replaced if stale.
+   * this machine's root), replaced if stale. Its decisions go to `at.log`.
    */
-  async listen(sandbox: string, socketPath: string, relayPath?: string): Promise<void> {
+  async listen(sandbox: string, at: ServedAt): Promise<void> {
     if (this.servers.has(sandbox)) return;
     const pump = await this.running();
     const key = this.nextKey++;
-    await pump.serve(key, socketPath, relayPath ?? null);
-    this.servers.set(sandbox, { key, path: socketPath, relay: relayPath ?? null, served: true });
+    await pump.serve(key, sandbox, at);
+    this.servers.set(sandbox, { key, at, served: true });
     this.byKey.set(key, sandbox);
   }
 
@@ -214,7 +205,7 @@ export class EgressProxy {
    */
   answering(sandbox: string): boolean {
     const s = this.servers.get(sandbox);
-    return !!s && existsSync(s.path) && (!s.relay || existsSync(s.relay));
+    return !!s && existsSync(s.at.socket) && (!s.at.relay || existsSync(s.at.relay));
   }
 
   /** (Tests) who in sandbox `sandbox` holds the TCP socket src:sport → dst:dport, as a connection's log line would say. */
@@ -223,8 +214,32 @@ export class EgressProxy {
     return s && this.pump ? this.pump.lookup(s.key, src, sport, dst, dport) : null;
   }
 
-  private decide(sandbox: string, host: string, port: number): Decision {
-    const policy = this.opts.policyOf(sandbox);
+  /**
+   * The policies now, and the stamp of the file they were read from (the pump's kept verdicts hold
+   * while the file still has it): read again only when the file changed. The stamp comes from the
+   * stat before the read, so a change between the two can only make the pump ask again.
+   */
+  private currentPolicies(): { stamp: string; bySandbox: Record<string, NetworkPolicy> } {
+    let stamp = 'none';
+    try {
+      const st = statSync(this.opts.policiesFile, { bigint: true });
+      stamp = `${st.ino}:${st.size}:${st.mtimeNs}`;
+    } catch {
+      // no policies yet
+    }
+    if (stamp !== this.policies.stamp) {
+      let bySandbox: Record<string, NetworkPolicy> = {};
+      try {
+        bySandbox = JSON.parse(readFileSync(this.opts.policiesFile, 'utf8')) as Record<string, NetworkPolicy>;
+      } catch {
+        // none, or being replaced: no policy (denied), and asked again next time
+      }
+      this.policies = { stamp, bySandbox };
+    }
+    return this.policies;
+  }
+
+  private decide(policy: NetworkPolicy | undefined, sandbox: string, host: string, port: number): Decision {
     if (!policy) return { allowed: false, reason: 'the sandbox has no policy here' };
     if (policy.mode === 'offline') return { allowed: false, reason: 'the sandbox is offline' };
     if (policy.mode === 'open') return { allowed: true, reason: null };
@@ -246,131 +261,95 @@ export class EgressProxy {
     return { allowed: false, reason: parseIp(host) ? 'raw IP address not covered by a CIDR on the allow list' : 'not on the allow list' };
   }
 
-  /** Writes a decision's log line (a log that cannot be written must not take the decision with it). */
-  private record(sandbox: string, host: string, port: number, kind: NetworkLogEntry['kind'], d: Decision, proc: FoundProcess | null): void {
-    const entry: NetworkLogEntry = {
-      at: new Date().toISOString(),
-      sandbox,
-      host,
-      port,
-      verdict: d.allowed ? 'allowed' : 'denied',
-      kind,
-      reason: d.reason,
-      process: null,
-    };
-    if (proc) Object.assign(entry, describeFound(proc));
-    try {
-      this.opts.log(entry);
-    } catch {
-      // see above
-    }
-  }
-
-  /**
-   * Writes a decided connection's log line once its process is known, then calls `then`: at once when
-   * none is looked up, else when the pump's `proc` line comes (the pump looks it up while this decides).
-   * Its answer reaches the client only after: a refusal is sent by `then`, an allowed connection's
-   * answer is held by the pump until `logged` (a client that reads the log right after finds its line).
-   */
-  private afterLine(id: string, lookup: boolean, line: (proc: FoundProcess | null) => void, then: () => void): void {
-    if (!lookup) {
-      line(null);
-      return then();
-    }
-    this.lookups.set(id, (proc) => {
-      line(proc);
-      then();
-    });
-  }
-
-  /** A request head from one of a sandbox's connections: decided, logged, answered. */
-  private onConn(pump: EgressPump, id: string, key: number, lookup: boolean, raw: Buffer): void {
+  /** A request head from one of a sandbox's connections: decided and answered (the pump logs it first). */
+  private onConn(pump: EgressPump, id: string, key: number, raw: Buffer): void {
+    this.asked++;
     const sandbox = this.byKey.get(key);
-    if (!sandbox) return pump.refuse(id, deniedResponse('?', 0, 'the sandbox is no longer served'));
+    if (!sandbox) return pump.answer(id, deniedResponse('?', 0, 'the sandbox is no longer served'));
     const head = parseRequestHead(raw.toString('latin1'));
     if (!head)
-      return pump.refuse(
+      return pump.answer(
         id,
         plainResponse(400, 'Bad Request', 'this is an HTTP proxy: send CONNECT host:port or an absolute-form request (http://host/path)\n'),
       );
-    if (head.method === 'CONNECT') this.onConnect(pump, sandbox, id, lookup, head);
-    else this.onRequest(pump, sandbox, id, lookup, head);
+    if (head.method === 'CONNECT') this.onConnect(pump, sandbox, id, head);
+    else this.onRequest(pump, sandbox, id, head);
   }
 
-  private onConnect(pump: EgressPump, sandbox: string, id: string, lookup: boolean, head: RequestHead): void {
+  private onConnect(pump: EgressPump, sandbox: string, id: string, head: RequestHead): void {
     const dest = splitAuthority(head.target, null);
-    if (!dest || !plausibleHost(dest.host)) return pump.refuse(id, plainResponse(400, 'Bad Request', 'CONNECT needs host:port\n'));
-    const d = this.decide(sandbox, dest.host, dest.port);
-    const line = (proc: FoundProcess | null): void => this.record(sandbox, dest.host, dest.port, 'connect', d, proc);
+    if (!dest || !plausibleHost(dest.host)) return pump.answer(id, plainResponse(400, 'Bad Request', 'CONNECT needs host:port\n'));
+    const { stamp, bySandbox } = this.currentPolicies();
+    const d = this.decide(bySandbox[sandbox], sandbox, dest.host, dest.port);
     // The SNI of a TLS ClientHello must name the host CONNECT named (an address is not checked: a client
     // may name any host to an address it was allowed).
-    this.answer(pump, id, lookup, line, d, dest.host, dest.port, 'connect', parseIp(dest.host) ? null : dest.host, null);
+    this.act(pump, id, stamp, d, dest.host, dest.port, 'connect', parseIp(dest.host) ? null : dest.host);
   }
 
-  private onRequest(pump: EgressPump, sandbox: string, id: string, lookup: boolean, head: RequestHead): void {
+  private onRequest(pump: EgressPump, sandbox: string, id: string, head: RequestHead): void {
     let url: URL;
     try {
       url = new URL(head.target);
     } catch {
-      return pump.refuse(id, plainResponse(400, 'Bad Request', 'this is an HTTP proxy: send absolute-form requests (http://host/path)\n'));
+      return pump.answer(id, plainResponse(400, 'Bad Request', 'this is an HTTP proxy: send absolute-form requests (http://host/path)\n'));
     }
     if (url.protocol !== 'http:')
-      return pump.refuse(
+      return pump.answer(
         id,
         plainResponse(400, 'Bad Request', `only http: requests are proxied as plain HTTP; use CONNECT for ${url.protocol}\n`),
       );
     const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
     const port = url.port ? Number(url.port) : 80;
-    if (!plausibleHost(host)) return pump.refuse(id, plainResponse(400, 'Bad Request', `not a host name: ${host}\n`));
+    if (!plausibleHost(host)) return pump.answer(id, plainResponse(400, 'Bad Request', `not a host name: ${host}\n`));
     const hostValue = headerOf(head, 'host');
     const hostHeader = hostValue ? splitAuthority(hostValue, 80) : null;
-    let d = this.decide(sandbox, host, port);
+    const { stamp, bySandbox } = this.currentPolicies();
+    let d = this.decide(bySandbox[sandbox], sandbox, host, port);
     if (d.allowed && hostValue && (!hostHeader || hostHeader.host.replace(/^\[|\]$/g, '') !== host || hostHeader.port !== port)) {
       d = { allowed: false, reason: `Host header ${hostValue} does not match the request's host` };
     }
-    const line = (proc: FoundProcess | null): void => this.record(sandbox, host, port, 'http', d, proc);
-    // Origin form upstream, without the proxy's own headers; one request per connection.
-    const drop = new Set(['proxy-connection', 'proxy-authorization', 'connection', 'keep-alive']);
-    const lines = [`${head.method} ${url.pathname}${url.search} ${head.version}`];
-    for (const [k, v] of head.headers) if (!drop.has(k.toLowerCase())) lines.push(`${k}: ${v}`);
-    if (!hostValue) lines.push(`Host: ${url.host}`);
-    lines.push('Connection: close', '', '');
-    this.answer(pump, id, lookup, line, d, host, port, 'http', null, Buffer.from(lines.join('\r\n'), 'latin1'));
+    this.act(pump, id, stamp, d, host, port, 'http', null);
   }
 
   /**
-   * Acts on a decision. Denied: the refusal, once the line is on the log. Allowed: the destination is
-   * resolved here and dialled at once — the pump holds its answer until the line is on the log — and a
-   * name that does not resolve answers 502 (after the line too).
+   * Acts on a decision. Denied: the refusal (after its line). Allowed: the destination is resolved
+   * here and the pump dials it (after its line), keeping the verdict for the same request; a name that
+   * does not resolve answers 502 (after the allowed line, as the decision was).
    */
-  private answer(
+  private act(
     pump: EgressPump,
     id: string,
-    lookup: boolean,
-    line: (proc: FoundProcess | null) => void,
+    stamp: string,
     d: Decision,
     host: string,
     port: number,
     kind: 'http' | 'connect',
     sniHost: string | null,
-    prefix: Buffer | null,
   ): void {
-    if (!d.allowed) return this.afterLine(id, lookup, line, () => pump.refuse(id, deniedResponse(host, port, d.reason)));
-    let lined = false;
-    let failed: string | null = null;
-    this.afterLine(id, lookup, line, () => {
-      lined = true;
-      if (failed !== null) pump.refuse(id, failed);
-      else if (lookup) pump.logged(id);
-    });
+    if (!d.allowed) return pump.answer(id, deniedResponse(host, port, d.reason), { verdict: 'denied', host, port, kind, reason: d.reason });
     const display = `${host.includes(':') ? `[${host}]` : host}:${port}`;
-    const fail = (why: string): void => {
-      failed = plainResponse(502, 'Bad Gateway', `could not reach ${display}: ${why}\n`);
-      if (lined) pump.refuse(id, failed);
-    };
+    const timeoutMs = this.opts.connectTimeoutMs ?? 10_000;
+    const ip = parseIp(host) !== null;
     const go = (addrs: string[]): void =>
-      pump.dial(id, { port, timeoutMs: this.opts.connectTimeoutMs ?? 10_000, kind, sniHost, addrs, display, prefix, logged: lined });
-    if (parseIp(host)) return go([host]);
+      pump.dial(id, {
+        kind,
+        host,
+        port,
+        sniHost,
+        addrs,
+        timeoutMs,
+        stamp,
+        keepMs: ip ? KEEP_ADDRESS_MS : (this.opts.keepNameMs ?? KEEP_NAME_MS),
+      });
+    const fail = (why: string): void =>
+      pump.answer(id, plainResponse(502, 'Bad Gateway', `could not reach ${display}: ${why}\n`), {
+        verdict: 'allowed',
+        host,
+        port,
+        kind,
+        reason: null,
+      });
+    if (ip) return go([host]);
     (this.opts.resolve ?? resolveAll)(host).then(
       (addrs) => (addrs.length > 0 ? go(addrs) : fail('no address')),
       (err: unknown) => fail((err as Error).message),

@@ -1,18 +1,19 @@
 /**
- * The egress proxy's compiled data path (egress-pump.c) with the proxy that drives it: real sockets,
- * the real pump binary, and — for a docker sandbox's way in — the real relay script run on this
- * machine, passing its listening socket as it does from a sandbox's namespace.
+ * The egress proxy's compiled data path (pump/*.c) with the proxy that drives it: real sockets, the
+ * real pump binary, and — for a docker sandbox's way in — the real relay script run on this machine,
+ * passing its listening socket as it does from a sandbox's namespace.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { NetworkLogEntry, NetworkPolicy } from '../../shared/network-policy.js';
+import type { NetworkPolicy } from '../../shared/network-policy.js';
 import { EgressProxy } from './egress-proxy.js';
-import { parseFound, pumpBinary, PUMP_MISSING } from './egress-pump.js';
+import { pumpBinary, PUMP_MISSING } from './egress-pump.js';
+import { logFileOf, olderOf, policiesFile, readLog, writePolicies } from './network-files.js';
 import { relayScript } from '../docker/egress-relay-script.js';
 import { freeLoopbackPort } from '../qemu/free-port.js';
 
@@ -37,6 +38,20 @@ async function destination(down: Buffer): Promise<{ port: number; received: Prom
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   return { port: (server.address() as net.AddressInfo).port, received, close: () => server.close() };
+}
+
+/** A plain-HTTP destination that answers each request with the head it received. */
+async function echoHeads(): Promise<{ port: number; close(): void }> {
+  const server = net.createServer((s) => {
+    let got = '';
+    s.on('data', (d: Buffer) => {
+      got += d.toString('latin1');
+      if (got.includes('\r\n\r\n')) s.end(`HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n${got}`);
+    });
+    s.on('error', () => undefined);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { port: (server.address() as net.AddressInfo).port, close: () => server.close() };
 }
 
 /** CONNECT through the proxy (a Unix socket, or a relay's TCP port on 127.0.0.1), upload `up` (then EOF), return everything after the 200. */
@@ -65,6 +80,18 @@ function tunnel(via: string | number, port: number, up: Buffer): Promise<Buffer>
   });
 }
 
+/** Everything a connection to `via` (a Unix socket or a port on 127.0.0.1) gets back for `request` before it closes. */
+function answerOf(via: string | number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const c = typeof via === 'string' ? net.connect(via) : net.connect({ port: via, host: '127.0.0.1' });
+    const got: Buffer[] = [];
+    c.on('data', (d: Buffer) => got.push(d));
+    c.on('error', (e: NodeJS.ErrnoException) => (e.code === 'ECONNRESET' ? resolve(Buffer.concat(got).toString()) : reject(e)));
+    c.on('close', () => resolve(Buffer.concat(got).toString()));
+    c.write(request);
+  });
+}
+
 function hasPython(): boolean {
   try {
     execFileSync('python3', ['-c', 'pass']);
@@ -74,34 +101,42 @@ function hasPython(): boolean {
   }
 }
 
-describe('the pump binary', () => {
-  it('is built, and its source compiles without a warning', () => {
-    expect(pumpBinary()).toMatch(/dist\/native\/egress-pump$/);
-    execFileSync(process.env.CC || 'cc', ['-fsyntax-only', '-Wall', '-Wextra', '-Werror', 'src/sandbox/network/egress-pump.c'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-  });
+/** A data dir of its own, a proxy on it, a sandbox `sb` served on a Unix socket (removed after). */
+function servedSandbox(opts: { keepNameMs?: number; logMaxBytes?: number; resolve?: (h: string) => Promise<string[]> } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'pump-'));
+  const proxy = new EgressProxy({ policiesFile: policiesFile(dir), ...opts });
+  const sock = join(dir, 'p.sock');
+  return {
+    dir,
+    proxy,
+    sock,
+    setPolicy: (p: NetworkPolicy): void => writePolicies(dir, { sb: p }),
+    log: () => readLog(dir, 'sb', 100_000),
+    listen: () => proxy.listen('sb', { socket: sock, log: logFileOf(dir, 'sb') }),
+    dispose: async () => {
+      await proxy.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
 
-  it('reads the process it found: host pid, pid in the sandbox, ancestry, name and command line', () => {
-    const hex = (s: string): string => Buffer.from(s).toString('hex');
-    expect(parseFound(`4242,7,5.1,${hex('curl')},${hex('curl\0-s\0http://x/\0')}`)).toEqual({
-      hostPid: 4242,
-      pid: 7,
-      ancestry: [5, 1],
-      comm: 'curl',
-      cmdline: 'curl\0-s\0http://x/\0',
-    });
-    expect(parseFound(`4242,1,-,${hex('sh')},`)).toMatchObject({ pid: 1, ancestry: [], cmdline: '' });
-    for (const bad of ['', '-', '1,2,3', '0,1,-,,', '1,x,-,,', '1,2,3.x,,']) expect(parseFound(bad), bad).toBeNull();
+describe('the pump binary', () => {
+  it('is built, and its sources compile without a warning', () => {
+    expect(pumpBinary()).toMatch(/dist\/native\/egress-pump$/);
+    const dir = 'src/sandbox/network/pump';
+    const units = readdirSync(dir)
+      .filter((f) => f.endsWith('.c'))
+      .map((f) => join(dir, f));
+    execFileSync(process.env.CC || 'cc', ['-fsyntax-only', '-Wall', '-Wextra', '-Werror', ...units], { stdio: ['ignore', 'pipe', 'pipe'] });
   });
 });
 
 describe('without the pump', () => {
   it('a sandbox cannot be served, and the error says how to build the pump', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'nopump-'));
-    const proxy = new EgressProxy({ policyOf: () => ({ mode: 'allow', allow: [] }), log: () => undefined, pumpPath: null });
+    const proxy = new EgressProxy({ policiesFile: policiesFile(dir), pumpPath: null });
     try {
-      await expect(proxy.listen('sb', join(dir, 'p.sock'))).rejects.toThrow(PUMP_MISSING);
+      await expect(proxy.listen('sb', { socket: join(dir, 'p.sock'), log: logFileOf(dir, 'sb') })).rejects.toThrow(PUMP_MISSING);
       expect(proxy.answering('sb')).toBe(false);
     } finally {
       await proxy.close();
@@ -111,31 +146,29 @@ describe('without the pump', () => {
 });
 
 describe('bytes through the pump (a Unix socket in, loopback servers out)', () => {
-  let dir: string;
-  const policy: NetworkPolicy = { mode: 'allow', allow: ['localhost'] };
-  const log: NetworkLogEntry[] = [];
-  const proxy = new EgressProxy({ policyOf: () => policy, log: (e) => log.push(e) });
-  const sock = (): string => join(dir, 'p.sock');
+  const t = servedSandbox();
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'pump-'));
-    await proxy.listen('sb', sock());
+    t.setPolicy({ mode: 'allow', allow: ['localhost'] });
+    await t.listen();
   });
-  afterAll(async () => {
-    await proxy.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => t.dispose());
 
   it('every byte both ways, in order; one log line', async () => {
     const down = payload(12 * 2 ** 20);
     const up = payload(3 * 2 ** 20 + 17);
     const dest = await destination(down);
     try {
-      const got = await tunnel(sock(), dest.port, up);
+      const got = await tunnel(t.sock, dest.port, up);
       expect(got.length).toBe(down.length);
       expect(sha(got)).toBe(sha(down));
       expect(sha(await dest.received)).toBe(sha(up));
-      expect(log.filter((e) => e.port === dest.port).map((e) => e.verdict)).toEqual(['allowed']);
+      expect(
+        t
+          .log()
+          .filter((e) => e.port === dest.port)
+          .map((e) => e.verdict),
+      ).toEqual(['allowed']);
     } finally {
       dest.close();
     }
@@ -146,7 +179,7 @@ describe('bytes through the pump (a Unix socket in, loopback servers out)', () =
     const dest = await destination(down);
     try {
       const got = await new Promise<Buffer>((resolve, reject) => {
-        const c = net.connect({ path: sock(), allowHalfOpen: true });
+        const c = net.connect({ path: t.sock, allowHalfOpen: true });
         const all: Buffer[] = [];
         let n = 0;
         c.on('data', (d: Buffer) => {
@@ -169,24 +202,186 @@ describe('bytes through the pump (a Unix socket in, loopback servers out)', () =
     const downs = [payload(2 * 2 ** 20), payload(3 * 2 ** 20), payload(2 ** 20 + 5)];
     const dests = await Promise.all(downs.map((d) => destination(d)));
     try {
-      const got = await Promise.all(dests.map((d) => tunnel(sock(), d.port, payload(2 ** 20))));
+      const got = await Promise.all(dests.map((d) => tunnel(t.sock, d.port, payload(2 ** 20))));
       got.forEach((g, i) => expect(sha(g)).toBe(sha(downs[i]!)));
     } finally {
       for (const d of dests) d.close();
     }
   });
 
+  it('plain HTTP goes on in origin form: the path as sent, without the proxy’s headers, Connection: close', async () => {
+    const echo = await echoHeads();
+    try {
+      const request = (extra: string): string =>
+        `GET http://localhost:${echo.port}/a/../b?q=1%20 HTTP/1.1\r\nHost: localhost:${echo.port}\r\nProxy-Authorization: Basic c2VjcmV0\r\nProxy-Connection: keep-alive\r\nConnection: keep-alive\r\nX-Kept: yes${extra}\r\n\r\n`;
+      // The first is decided by the proxy, the second answered on its kept verdict: the same rewrite.
+      for (const extra of ['', '\r\nKeep-Alive: 5']) {
+        const got = await answerOf(t.sock, request(extra));
+        const head = got.slice(got.indexOf('\r\n\r\n') + 4);
+        expect(head).toBe(`GET /a/../b?q=1%20 HTTP/1.1\r\nHost: localhost:${echo.port}\r\nX-Kept: yes\r\nConnection: close\r\n\r\n`);
+      }
+    } finally {
+      echo.close();
+    }
+  });
+
   it('answering: only while both socket files are there (the daemon listens again otherwise)', async () => {
-    await proxy.listen('sb2', join(dir, 'p2.sock'), join(dir, 'r2.sock'));
-    expect(proxy.answering('sb2')).toBe(true);
-    rmSync(join(dir, 'r2.sock'));
-    expect(proxy.answering('sb2')).toBe(false);
-    await proxy.unlisten('sb2');
-    await proxy.listen('sb2', join(dir, 'p2.sock'), join(dir, 'r2.sock'));
-    expect(proxy.answering('sb2')).toBe(true);
-    rmSync(join(dir, 'p2.sock'));
-    expect(proxy.answering('sb2')).toBe(false);
-    await proxy.unlisten('sb2');
+    const at = { socket: join(t.dir, 'p2.sock'), relay: join(t.dir, 'r2.sock'), log: logFileOf(t.dir, 'sb2') };
+    await t.proxy.listen('sb2', at);
+    expect(t.proxy.answering('sb2')).toBe(true);
+    rmSync(at.relay);
+    expect(t.proxy.answering('sb2')).toBe(false);
+    await t.proxy.unlisten('sb2');
+    await t.proxy.listen('sb2', at);
+    expect(t.proxy.answering('sb2')).toBe(true);
+    rmSync(at.socket);
+    expect(t.proxy.answering('sb2')).toBe(false);
+    await t.proxy.unlisten('sb2');
+  });
+});
+
+describe('kept verdicts: the same request again is the proxy’s own answer again, while the policies are unchanged', () => {
+  let resolved = 0;
+  const t = servedSandbox({
+    keepNameMs: 400,
+    resolve: (h) => {
+      resolved++;
+      // two.test: an address where nothing listens first (the pump tries the next).
+      return Promise.resolve(h === 'localhost' ? ['127.0.0.1'] : h === 'two.test' ? ['127.0.0.3', '::1', '127.0.0.1'] : []);
+    },
+  });
+  let echo: { port: number; close(): void };
+  const get = (host = `localhost:${echo.port}`): Promise<string> =>
+    answerOf(t.sock, `GET http://${host}/k HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+
+  beforeAll(async () => {
+    echo = await echoHeads();
+    t.setPolicy({ mode: 'allow', allow: ['localhost', '127.0.0.1', 'two.test'] });
+    await t.listen();
+  });
+  afterAll(async () => {
+    echo.close();
+    await t.dispose();
+  });
+
+  it('answered without asking the proxy, and on the log all the same', async () => {
+    const asked = t.proxy.asked;
+    const lines = t.log().length;
+    for (let i = 0; i < 3; i++) expect(await get()).toMatch(/^HTTP\/1\.1 200/);
+    expect(t.proxy.asked).toBe(asked + 1);
+    expect(
+      t
+        .log()
+        .slice(lines)
+        .map((e) => [e.host, e.port, e.verdict]),
+    ).toEqual([
+      ['localhost', echo.port, 'allowed'],
+      ['localhost', echo.port, 'allowed'],
+      ['localhost', echo.port, 'allowed'],
+    ]);
+  });
+
+  it('another Host header, another port or CONNECT is another question', async () => {
+    await get();
+    const asked = t.proxy.asked;
+    expect(await answerOf(t.sock, `GET http://localhost:${echo.port}/k HTTP/1.1\r\nHost: evil.example\r\n\r\n`)).toMatch(/^HTTP\/1\.1 403/);
+    expect(await get(`127.0.0.1:${echo.port}`)).toMatch(/^HTTP\/1\.1 200/);
+    const tunnelled = await answerOf(t.sock, `CONNECT localhost:${echo.port} HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n\r\n`);
+    expect(tunnelled).toMatch(/^HTTP\/1\.1 200 Connection Established/);
+    expect(t.proxy.asked).toBe(asked + 3);
+    expect(t.log().at(-3)).toMatchObject({ verdict: 'denied', reason: expect.stringContaining('Host header') });
+  });
+
+  it('a change of the policy takes effect on the very next connection', async () => {
+    expect(await get()).toMatch(/^HTTP\/1\.1 200/);
+    t.setPolicy({ mode: 'allow', allow: ['127.0.0.1'] });
+    expect(await get()).toMatch(/^HTTP\/1\.1 403/);
+    expect(t.log().at(-1)).toMatchObject({ host: 'localhost', verdict: 'denied', reason: 'not on the allow list' });
+    t.setPolicy({ mode: 'allow', allow: ['localhost', '127.0.0.1', 'two.test'] });
+    expect(await get()).toMatch(/^HTTP\/1\.1 200/);
+    t.setPolicy({ mode: 'offline', allow: [] });
+    expect(await get()).toMatch(/^HTTP\/1\.1 403/);
+    expect(t.log().at(-1)).toMatchObject({ verdict: 'denied', reason: 'the sandbox is offline' });
+    t.setPolicy({ mode: 'allow', allow: ['localhost', '127.0.0.1', 'two.test'] });
+  });
+
+  it('a name’s verdict holds as long as the proxy said (its addresses with it), then the proxy is asked again', async () => {
+    expect(await get()).toMatch(/^HTTP\/1\.1 200/);
+    const [asked, before] = [t.proxy.asked, resolved];
+    expect(await get()).toMatch(/^HTTP\/1\.1 200/);
+    expect([t.proxy.asked, resolved]).toEqual([asked, before]);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await get()).toMatch(/^HTTP\/1\.1 200/);
+    expect([t.proxy.asked, resolved]).toEqual([asked + 1, before + 1]);
+  });
+
+  it('a name with several addresses: tried in turn until one answers, the first time and on the kept verdict', async () => {
+    for (let i = 0; i < 2; i++) expect(await get(`two.test:${echo.port}`)).toMatch(/^HTTP\/1\.1 200/);
+    expect(
+      t
+        .log()
+        .slice(-2)
+        .map((e) => [e.host, e.verdict]),
+    ).toEqual([
+      ['two.test', 'allowed'],
+      ['two.test', 'allowed'],
+    ]);
+  });
+
+  it('refusals are never kept: each is the proxy’s, with its line', async () => {
+    const asked = t.proxy.asked;
+    for (let i = 0; i < 2; i++) expect(await answerOf(t.sock, 'CONNECT example.org:443 HTTP/1.1\r\n\r\n')).toMatch(/^HTTP\/1\.1 403/);
+    expect(t.proxy.asked).toBe(asked + 2);
+    expect(
+      t
+        .log()
+        .slice(-2)
+        .map((e) => [e.host, e.verdict]),
+    ).toEqual([
+      ['example.org', 'denied'],
+      ['example.org', 'denied'],
+    ]);
+  });
+});
+
+describe('the connection log, written by the pump', () => {
+  const t = servedSandbox({ logMaxBytes: 4096 });
+  const file = (): string => logFileOf(t.dir, 'sb');
+  const refuse = (host: string): Promise<string> => answerOf(t.sock, `CONNECT ${host}:443 HTTP/1.1\r\n\r\n`);
+
+  beforeAll(async () => {
+    t.setPolicy({ mode: 'allow', allow: [] });
+    await t.listen();
+  });
+  afterAll(() => t.dispose());
+
+  it('past its limit a log becomes its older half and a new one starts; nothing is lost across the turn', async () => {
+    let i = 0;
+    while ((statSync(file(), { throwIfNoEntry: false })?.size ?? 0) <= 4096) await refuse(`h${i++}.test`);
+    await refuse('turned.test');
+    expect(statSync(olderOf(file())).size).toBeGreaterThan(4096);
+    expect(statSync(file()).size).toBeLessThan(1000);
+    const all = t.log().map((e) => e.host);
+    expect(all.at(-1)).toBe('turned.test');
+    expect(all).toHaveLength(i + 1);
+  });
+
+  it('a log removed starts anew (a sandbox removed and made again under its name); one replaced is written where it now is', async () => {
+    await refuse('before.test');
+    rmSync(file());
+    rmSync(olderOf(file()), { force: true });
+    await refuse('after.test');
+    expect(t.log().map((e) => e.host)).toEqual(['after.test']);
+    writeFileSync(`${file()}.new`, '');
+    renameSync(`${file()}.new`, file());
+    await refuse('replaced.test');
+    expect(t.log().map((e) => e.host)).toEqual(['replaced.test']);
+  });
+
+  it('its folder removed is made again', async () => {
+    rmSync(join(t.dir, 'network', 'logs'), { recursive: true, force: true });
+    await refuse('again.test');
+    expect(t.log().map((e) => e.host)).toEqual(['again.test']);
   });
 });
 
@@ -200,18 +395,6 @@ async function accepting(port: number): Promise<void> {
       }),
     `something accepts on ${port}`,
   );
-}
-
-/** Everything a connection to the relay gets back before it closes (a refused one: nothing). */
-function answerOf(port: number, request: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const c = net.connect({ port, host: '127.0.0.1' });
-    const got: Buffer[] = [];
-    c.on('data', (d: Buffer) => got.push(d));
-    c.on('error', (e: NodeJS.ErrnoException) => (e.code === 'ECONNRESET' ? resolve(Buffer.concat(got).toString()) : reject(e)));
-    c.on('close', () => resolve(Buffer.concat(got).toString()));
-    c.write(request);
-  });
 }
 
 /** Whether a connection to the port is refused (nobody listens there). */
@@ -230,43 +413,41 @@ async function until(what: () => Promise<boolean> | boolean, label: string): Pro
   throw new Error(`never: ${label}`);
 }
 
+/** Runs a python3 client (a process of its own: the lookup finds it) and returns what it printed. */
+async function pythonClient(code: string, argv: string[] = []): Promise<{ pid: number; out: string }> {
+  const client = spawn('python3', ['-c', code, ...argv], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  client.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  await new Promise((r) => client.on('exit', r));
+  return { pid: client.pid!, out };
+}
+
 describe.runIf(hasPython())(
   'the relay passes its listening socket; the pump accepts the sandbox’s connections itself (the real relay script)',
   () => {
-    let dir: string;
+    const t = servedSandbox();
     let port: number;
     let relay: ChildProcess;
-    const policy: NetworkPolicy = { mode: 'allow', allow: ['localhost'] };
-    const log: NetworkLogEntry[] = [];
     const said: string[] = [];
-    /** When set, each log line takes this long to write (the proxy's thread is held meanwhile) and its end is noted. */
-    let slowLogMs = 0;
-    let loggedAt = 0n;
-    const proxy = new EgressProxy({
-      policyOf: () => policy,
-      log: (e) => {
-        log.push(e);
-        if (slowLogMs > 0) {
-          const until = performance.now() + slowLogMs;
-          while (performance.now() < until);
-        }
-        loggedAt = process.hrtime.bigint();
-      },
-      say: (m) => said.push(m),
+    const proxy = new EgressProxy({ policiesFile: policiesFile(t.dir), say: (m) => said.push(m) });
+    const at = (): { socket: string; relay: string; log: string } => ({
+      socket: join(t.dir, 'proxy.sock'),
+      relay: join(t.dir, 'relay.sock'),
+      log: logFileOf(t.dir, 'sb'),
     });
 
     beforeAll(async () => {
-      dir = mkdtempSync(join(tmpdir(), 'relay-'));
-      await proxy.listen('sb', join(dir, 'proxy.sock'), join(dir, 'relay.sock'));
+      t.setPolicy({ mode: 'allow', allow: ['localhost', '127.0.0.1'] });
+      await proxy.listen('sb', at());
       port = await freeLoopbackPort();
-      relay = spawn('python3', ['-u', '-c', relayScript(port, dir)], { stdio: 'ignore' });
+      relay = spawn('python3', ['-u', '-c', relayScript(port, t.dir)], { stdio: 'ignore' });
       await accepting(port);
     });
     afterAll(async () => {
       relay.kill('SIGCONT');
       relay.kill('SIGKILL');
       await proxy.close();
-      rmSync(dir, { recursive: true, force: true });
+      await t.dispose();
     });
 
     it('a small exchange both ways, half-closed by the client', async () => {
@@ -276,7 +457,12 @@ describe.runIf(hasPython())(
         const up = payload(77);
         expect(sha(await tunnel(port, dest.port, up))).toBe(sha(down));
         expect(sha(await dest.received)).toBe(sha(up));
-        expect(log.filter((e) => e.port === dest.port).map((e) => e.verdict)).toEqual(['allowed']);
+        expect(
+          t
+            .log()
+            .filter((e) => e.port === dest.port)
+            .map((e) => e.verdict),
+        ).toEqual(['allowed']);
       } finally {
         dest.close();
       }
@@ -307,33 +493,19 @@ describe.runIf(hasPython())(
       }
     });
 
-    it('an allowed answer reaches the client only once its line is on the log (the pump holds it meanwhile)', async () => {
-      const down = payload(100);
-      const dest = await destination(down);
-      slowLogMs = 300;
-      // An address: dialled at once, with no name to resolve first (the answer could only wait for the log).
-      policy.allow = ['localhost', '127.0.0.1'];
+    it('a connection’s line is on the log before its answer reaches the client (the first time and on a kept verdict)', async () => {
+      const dest = await destination(payload(100));
       try {
-        // The client is a process of its own (this one's thread is held while the line is written); both
-        // clocks are CLOCK_MONOTONIC.
-        const client = spawn(
-          'python3',
-          [
-            '-c',
-            `import socket,time; s=socket.create_connection(("127.0.0.1",${port})); s.sendall(b"CONNECT 127.0.0.1:${dest.port} HTTP/1.1\\r\\n\\r\\n"); d=s.recv(100); print(time.monotonic_ns(), d[:12].decode())`,
-          ],
-          { stdio: ['ignore', 'pipe', 'inherit'] },
-        );
-        let out = '';
-        client.stdout.on('data', (d: Buffer) => (out += d.toString()));
-        await new Promise((r) => client.on('exit', r));
-        const m = /^(\d+) (.*)$/.exec(out.trim());
-        expect(m?.[2]).toBe('HTTP/1.1 200');
-        expect(BigInt(m![1]!)).toBeGreaterThanOrEqual(loggedAt);
-        expect(log.at(-1)).toMatchObject({ port: dest.port, verdict: 'allowed' });
+        // The client reads the log as soon as its answer begins: its line is already there.
+        const code = `import json,socket,sys
+for _ in range(2):
+    s=socket.create_connection(("127.0.0.1",${port})); s.sendall(b"CONNECT 127.0.0.1:${dest.port} HTTP/1.1\\r\\n\\r\\n"); s.recv(1)
+    lines=[json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+    print(lines[-1]["port"], lines[-1]["pid"] if "pid" in lines[-1] else 0, flush=True); s.close()`;
+        const { pid, out } = await pythonClient(code, [logFileOf(t.dir, 'sb')]);
+        const expected = process.getuid?.() === 0 ? pid : 0;
+        expect(out.trim().split('\n')).toEqual([`${dest.port} ${expected}`, `${dest.port} ${expected}`]);
       } finally {
-        slowLogMs = 0;
-        policy.allow = ['localhost'];
         dest.close();
       }
     });
@@ -342,7 +514,7 @@ describe.runIf(hasPython())(
       const answer = await answerOf(port, 'CONNECT example.org:443 HTTP/1.1\r\n\r\n');
       expect(answer).toMatch(/^HTTP\/1\.1 403 /);
       expect(answer).toContain('not on the allow list');
-      expect(log.at(-1)).toMatchObject({ host: 'example.org', port: 443, verdict: 'denied' });
+      expect(t.log().at(-1)).toMatchObject({ host: 'example.org', port: 443, verdict: 'denied' });
     });
 
     it('many connections at once, each answered', async () => {
@@ -359,34 +531,47 @@ describe.runIf(hasPython())(
     it.runIf(process.getuid?.() === 0)(
       'the process behind a connection: the client’s own, its pid and its parent (this test)',
       async () => {
-        const down = payload(100);
-        const dest = await destination(down);
+        const dest = await destination(payload(100));
         try {
-          // A child process of this test opens the connection and holds it until it has its answer.
-          const client = spawn(
-            'python3',
-            [
-              '-c',
-              `import socket,sys; s=socket.create_connection(("127.0.0.1",${port})); s.sendall(b"CONNECT localhost:${dest.port} HTTP/1.1\\r\\n\\r\\n"); s.shutdown(socket.SHUT_WR); sys.stdout.buffer.write(s.recv(100))`,
-              'marker-for-the-log',
-              // A long command line (an exec wrapper's script is kilobytes): the pump's line must carry it whole.
-              'x'.repeat(5000),
-            ],
-            { stdio: ['ignore', 'pipe', 'inherit'] },
+          const { pid, out } = await pythonClient(
+            `import socket,sys; s=socket.create_connection(("127.0.0.1",${port})); s.sendall(b"CONNECT localhost:${dest.port} HTTP/1.1\\r\\n\\r\\n"); s.shutdown(socket.SHUT_WR); sys.stdout.buffer.write(s.recv(100))`,
+            // A long command line (an exec wrapper's script is kilobytes): read in part, shown cut short.
+            ['marker-for-the-log', 'x'.repeat(5000)],
           );
-          let out = '';
-          client.stdout.on('data', (d: Buffer) => (out += d.toString()));
-          await new Promise((r) => client.on('exit', r));
           expect(out).toMatch(/^HTTP\/1\.1 200/);
-          const line = log.filter((e) => e.port === dest.port).at(-1);
-          expect(line?.process).toMatch(new RegExp(`^python3 \\(pid ${client.pid}\\): \\S*python3 -c import socket.*…$`));
-          expect(line?.pid).toBe(client.pid);
+          const line = t
+            .log()
+            .filter((e) => e.port === dest.port)
+            .at(-1);
+          expect(line?.process).toMatch(new RegExp(`^python3 \\(pid ${pid}\\): \\S*python3 -c import socket.*…$`));
+          // At most 120 characters of it: 119 and an ellipsis.
+          expect(line?.process?.slice(line.process.indexOf('): ') + 3)).toHaveLength(120);
+          expect(line?.pid).toBe(pid);
           expect(line?.ancestry?.[0]).toBe(process.pid);
         } finally {
           dest.close();
         }
       },
     );
+
+    it.runIf(process.getuid?.() === 0)('a process name of any characters comes out as valid JSON on the log', async () => {
+      const dest = await destination(payload(100));
+      try {
+        // The name is the process's own to choose (/proc/self/comm): a quote, a backslash, a tab, a newline.
+        const { pid } = await pythonClient(
+          `import socket; open("/proc/self/comm","w").write('q"\\\\\\t\\nz'); s=socket.create_connection(("127.0.0.1",${port})); s.sendall(b"CONNECT localhost:${dest.port} HTTP/1.1\\r\\n\\r\\n"); s.recv(100)`,
+        );
+        const line = t
+          .log()
+          .filter((e) => e.port === dest.port)
+          .at(-1);
+        expect(line?.pid).toBe(pid);
+        expect(line?.process?.startsWith(`q"\\\t\nz (pid ${pid}): `)).toBe(true);
+        expect(line?.process).toContain('python3 -c import socket');
+      } finally {
+        dest.close();
+      }
+    });
 
     it('the pump killed: the address refuses at once (fails closed); started again, linked again, answering', async () => {
       const pid = proxy.pumpPid!;
@@ -403,7 +588,7 @@ describe.runIf(hasPython())(
     it('no proxy, no network: once the proxy stops serving the sandbox its address refuses connections; linked again once it is back', async () => {
       await proxy.unlisten('sb');
       await until(() => refused(port), 'the address refuses');
-      await proxy.listen('sb', join(dir, 'proxy.sock'), join(dir, 'relay.sock'));
+      await proxy.listen('sb', at());
       await accepting(port);
       const answer = await answerOf(port, 'CONNECT example.org:443 HTTP/1.1\r\n\r\n');
       expect(answer).toMatch(/^HTTP\/1\.1 403 /);

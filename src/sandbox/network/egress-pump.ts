@@ -1,10 +1,11 @@
 /**
- * The egress proxy's compiled data path (egress-pump.c), driven from Node: where its binary is, how it
- * is started, and its line protocol (described at the top of the C file). The pump holds every socket
- * a sandbox connects to and moves the bytes; it asks `onConn` for a verdict on each request head and
- * is answered with `dial` or `refuse`. Decisions stay in Node (egress-proxy.ts).
+ * The egress proxy's compiled data path (src/sandbox/network/pump/, "the pump"), driven from Node:
+ * where its binary is, how it is started, and its line protocol (described at the top of pump/main.c).
+ * The pump holds every socket a sandbox connects to, moves the bytes and writes the sandbox's
+ * connection log; for each request head it has no kept verdict for, it asks `conn` and is answered with
+ * `dial` or `answer`. Decisions stay in Node (egress-proxy.ts).
  *
- * The binary is built from the C source by `npm run build` (scripts/build-native.mjs) into
+ * The binary is built from the C sources by `npm run build` (scripts/build-native.mjs) into
  * dist/native/; `pumpBinary()` finds it from the sources (tests, `tsx`) and from the built code, in
  * the packaged app too (outside the asar archive: a program cannot run from inside it).
  */
@@ -12,7 +13,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-/** The pump's binary, or null when it has not been built. */
+/** The pump's binary, or null when it has not been built. SANDBOX_DESK_EGRESS_PUMP names another (tests, packagers). */
 export function pumpBinary(): string | null {
   const override = process.env.SANDBOX_DESK_EGRESS_PUMP;
   if (override) return existsSync(override) ? override : null;
@@ -28,54 +29,47 @@ export function pumpBinary(): string | null {
 export const PUMP_MISSING =
   'the egress proxy’s data path (dist/native/egress-pump) is not built: run `npm run build` (a C compiler is needed: `npm run setup` installs one)';
 
-/** The process the pump found behind a connection (its protocol's PROC field). */
+/** The process behind a connection, as the pump finds it and the log shows it (tests ask with `lookup`). */
 export interface FoundProcess {
   /** This machine's pid. */
   hostPid: number;
+  /** e.g. `curl (pid 42): curl -s http://…` */
+  process: string;
   /** The pid as the sandbox sees it. */
   pid: number;
   /** Sandbox pids, parent first, up to the sandbox's init. */
   ancestry: number[];
-  comm: string;
-  /** NUL-separated, as /proc has it. */
-  cmdline: string;
-}
-
-/** Parses PROC: `-`, or HOSTPID,NSPID,ANCESTRY(a.b.c | -),COMM_HEX,CMDLINE_HEX. */
-export function parseFound(field: string): FoundProcess | null {
-  const f = field.split(',');
-  if (f.length !== 5) return null;
-  const hostPid = Number(f[0]);
-  const pid = Number(f[1]);
-  if (!(hostPid > 0) || !(pid > 0)) return null;
-  const ancestry = f[2] === '-' ? [] : f[2]!.split('.').map(Number);
-  if (ancestry.some((p) => !(p > 0))) return null;
-  return { hostPid, pid, ancestry, comm: Buffer.from(f[3]!, 'hex').toString('utf8'), cmdline: Buffer.from(f[4]!, 'hex').toString('utf8') };
 }
 
 export interface PumpEvents {
-  /**
-   * A request head (without its blank line) from a connection of sandbox `key`: answer with dial or
-   * refuse. `lookup`: its process is being looked up meanwhile, and `proc` follows.
-   */
-  conn(id: string, key: number, lookup: boolean, head: Buffer): void;
-  /** The process behind connection `id` (null: not found), after its `conn`. */
-  proc(id: string, proc: FoundProcess | null): void;
-  /** A CONNECT tunnel's TLS ClientHello named `sni`, not `host`: nothing went on; `cut` it once logged. */
-  sni(id: string, key: number, host: string, port: number, proc: FoundProcess | null, sni: string): void;
+  /** A request head (without its blank line) the pump has no kept verdict for: answer with `dial` or `answer`. */
+  conn(id: string, key: number, head: Buffer): void;
   /** What the pump wants on the proxy's log. */
   say(message: string): void;
   /** The pump is gone (every connection and listener with it). */
   exit(why: string): void;
 }
 
+/** Where a sandbox is served: its Unix sockets and its connection log. */
+export interface ServedAt {
+  /** Connections as they are (QEMU's guestfwd, tests). */
+  socket: string;
+  /** A docker sandbox's relay links (egress-relay-script.ts), or none. */
+  relay?: string;
+  /** The sandbox's connection log (network-files.ts logFileOf), written by the pump. */
+  log: string;
+}
+
 const SERVE_WAIT_MS = 5_000;
+const hex = (s: string): string => Buffer.from(s, 'utf8').toString('hex') || '-';
 
 export class EgressPump {
   private child: ChildProcessWithoutNullStreams | null = null;
   private buffered = '';
   private readonly serving = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   private readonly lookups: Array<(proc: FoundProcess | null) => void> = [];
+  /** Commands not yet written: all those one chunk of the pump's lines gave rise to go in one write (one wake-up of the pump). */
+  private outgoing: string[] = [];
 
   constructor(
     private readonly binary: string,
@@ -86,10 +80,11 @@ export class EgressPump {
     return this.child?.pid ?? null;
   }
 
-  /** Starts the pump; resolves once it says it is ready. */
-  start(): Promise<void> {
+  /** Starts the pump with where the policies are (its kept verdicts hold while that file is unchanged); resolves once it is ready. */
+  start(policiesFile: string, logMaxBytes: number): Promise<void> {
     const child = spawn(this.binary, [], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.child = child;
+    this.send(`config ${hex(policiesFile)} ${Math.trunc(logMaxBytes)}`);
     return new Promise((resolve, reject) => {
       let ready = false;
       const gone = (why: string): void => {
@@ -115,13 +110,13 @@ export class EgressPump {
           if (line === 'ready') {
             ready = true;
             resolve();
-          } else {
-            try {
-              this.line(line);
-            } catch (err) {
-              // One line the proxy could not take must not take the proxy (and every sandbox's way out) with it.
-              this.on.say(`egress pump: a line could not be handled: ${String(err)}`);
-            }
+            continue;
+          }
+          try {
+            this.line(line);
+          } catch (err) {
+            // One line the proxy could not take must not take the proxy (and every sandbox's way out) with it.
+            this.on.say(`egress pump: a line could not be handled: ${String(err)}`);
           }
         }
       });
@@ -132,21 +127,7 @@ export class EgressPump {
     const f = line.split(' ');
     switch (f[0]) {
       case 'conn':
-        if (f.length === 5) this.on.conn(f[1]!, Number(f[2]), f[3] === '+', Buffer.from(f[4]!, 'hex'));
-        return;
-      case 'proc':
-        if (f.length === 3) this.on.proc(f[1]!, f[2] === '-' ? null : parseFound(f[2]!));
-        return;
-      case 'sni':
-        if (f.length === 7)
-          this.on.sni(
-            f[1]!,
-            Number(f[2]),
-            f[3]!,
-            Number(f[4]),
-            f[5] === '-' ? null : parseFound(f[5]!),
-            Buffer.from(f[6]!, 'hex').toString('latin1'),
-          );
+        if (f.length === 4) this.on.conn(f[1]!, Number(f[2]), Buffer.from(f[3]!, 'hex'));
         return;
       case 'served':
       case 'unserved': {
@@ -156,17 +137,16 @@ export class EgressPump {
         else w?.reject(new Error(Buffer.from(f[2] ?? '', 'hex').toString('utf8')));
         return;
       }
-      case 'found':
-        this.lookups.shift()?.(f[1] === '-' || !f[1] ? null : parseFound(f[1]));
+      case 'found': {
+        const json = line.slice('found '.length);
+        this.lookups.shift()?.(json === '-' ? null : (JSON.parse(json) as FoundProcess));
         return;
+      }
       case 'say':
         this.on.say(`egress pump: ${line.slice(4)}`);
         return;
     }
   }
-
-  /** Commands not yet written: all those one chunk of the pump's lines gave rise to go in one write (one wake-up of the pump). */
-  private outgoing: string[] = [];
 
   private send(line: string): void {
     if (!this.child) return;
@@ -180,11 +160,9 @@ export class EgressPump {
     if (lines.length > 0) this.child?.stdin.write(`${lines.join('\n')}\n`);
   }
 
-  /** Listens for sandbox `key` on its Unix sockets (replaced if stale, 0666); `relayPath` takes its docker relay's links. */
-  serve(key: number, proxyPath: string, relayPath: string | null): Promise<void> {
+  /** Listens for sandbox `key` (named `sandbox` on its log) on its Unix sockets (replaced if stale, 0666). */
+  serve(key: number, sandbox: string, at: ServedAt): Promise<void> {
     if (!this.child) return Promise.reject(new Error('the egress pump is not running'));
-    for (const p of [proxyPath, relayPath])
-      if (p !== null && (p.includes(' ') || p.includes('\n'))) return Promise.reject(new Error(`a socket path with a space: ${p}`));
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.serving.delete(key);
@@ -195,7 +173,7 @@ export class EgressPump {
         resolve: () => (done(), resolve()),
         reject: (e) => (done(), reject(e)),
       });
-      this.send(`serve ${key} ${proxyPath} ${relayPath ?? '-'}`);
+      this.send(`serve ${key} ${hex(at.socket)} ${at.relay ? hex(at.relay) : '-'} ${hex(at.log)} ${hex(sandbox)}`);
     });
   }
 
@@ -205,45 +183,42 @@ export class EgressPump {
   }
 
   /**
-   * Allowed: the pump dials `addrs` in turn (at most `timeoutMs`) and, for `http`, sends `prefix` (the
-   * head in origin form) then the client's bytes; for `connect` answers 200 and checks a TLS
-   * ClientHello's name against `sniHost` (null: not checked). Unreachable: 502 with `display`. The
-   * destination's answer reaches the client once the connection is `logged` (now, or by `logged()`).
+   * Allowed: the pump writes the connection's line, then dials `addrs` in turn (at most `timeoutMs`)
+   * and, for `http`, sends the request in origin form; for `connect` answers 200 and checks a TLS
+   * ClientHello's name against `sniHost` (null: not checked). Unreachable: 502. With `keepMs`, the
+   * verdict is kept that long for the same request, while policies.json is still as `stamp` says.
    */
   dial(
     id: string,
     o: {
-      port: number;
-      timeoutMs: number;
       kind: 'http' | 'connect';
+      host: string;
+      port: number;
       sniHost: string | null;
       addrs: string[];
-      display: string;
-      prefix: Buffer | null;
-      logged: boolean;
+      timeoutMs: number;
+      stamp: string;
+      keepMs: number;
     },
   ): void {
-    const sni = o.sniHost && /^[^\s,]+$/.test(o.sniHost) ? o.sniHost : '-';
     const addrs = o.addrs.filter((a) => /^[0-9a-fA-F:.]+$/.test(a)).join(',');
-    const prefix = o.prefix && o.prefix.length > 0 ? o.prefix.toString('hex') : '-';
+    const sni = o.sniHost && /^[^\s,]+$/.test(o.sniHost) ? o.sniHost : '-';
     this.send(
-      `dial ${id} ${o.port} ${Math.trunc(o.timeoutMs)} ${o.kind} ${sni} ${addrs || '-'} ${Buffer.from(o.display).toString('hex')} ${prefix} ${o.logged ? 1 : 0}`,
+      `dial ${id} ${o.kind} ${o.host} ${o.port} ${sni} ${addrs || '-'} ${Math.trunc(o.timeoutMs)} ${o.stamp} ${Math.trunc(o.keepMs)}`,
     );
   }
 
-  /** Connection `id` is on the log: its answer may reach the client. */
-  logged(id: string): void {
-    this.send(`logged ${id}`);
-  }
-
-  /** Answers the connection with `response` and closes it once the client has finished sending. */
-  refuse(id: string, response: string): void {
-    this.send(`refuse ${id} ${Buffer.from(response, 'utf8').toString('hex')}`);
-  }
-
-  /** Closes the connection at once (a tunnel whose ClientHello named another host, logged). */
-  cut(id: string): void {
-    this.send(`cut ${id}`);
+  /**
+   * Answers the connection with `response` and closes it once the client has finished sending; with a
+   * `verdict`, the connection's line goes on the log first.
+   */
+  answer(
+    id: string,
+    response: string,
+    line?: { verdict: 'allowed' | 'denied'; host: string; port: number; kind: 'http' | 'connect'; reason: string | null },
+  ): void {
+    const l = line ? `${line.verdict} ${line.host} ${line.port} ${line.kind} ${line.reason ? hex(line.reason) : '-'}` : '- - 0 - -';
+    this.send(`answer ${id} ${l} ${Buffer.from(response, 'utf8').toString('hex')}`);
   }
 
   /** (Tests) the process behind a TCP connection of sandbox `key`, as the pump finds it for a connection it accepts. */

@@ -2,7 +2,8 @@
  * Where a data directory keeps its network state, and the two files the app and the egress proxy
  * process share: `policies.json` (the app writes it, atomically; the proxy re-reads it when it changes,
  * so a policy change takes effect on the next connection) and one bounded JSON-lines log per sandbox
- * (the proxy appends; the app and `network log --follow` read it).
+ * (the proxy's pump appends: src/sandbox/network/pump/journal.c; the app and `network log --follow`
+ * read it).
  *
  *   <dataDir>/network/policies.json
  *   <dataDir>/network/proxy.pid           the proxy process (its lock: one per data dir)
@@ -16,20 +17,8 @@
  *                                         connection is linked to the agent call that made it
  */
 import { createHash } from 'node:crypto';
-import {
-  appendFileSync,
-  closeSync,
-  existsSync,
-  fstatSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs';
-import { dirname, join } from 'node:path';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { NetworkLogEntry, NetworkPolicy } from '../../shared/network-policy.js';
 
 /** A log keeps at most about twice this (the current file and the one before). */
@@ -75,56 +64,6 @@ export function writePolicies(dataDir: string, policies: Record<string, NetworkP
 /** The older half of a log (or spans) file. */
 export function olderOf(file: string): string {
   return file.replace(/\.jsonl$/, '.1.jsonl');
-}
-
-/** How many sandbox logs an appender keeps open at once (the least recently written is closed first). */
-const KEPT_OPEN = 32;
-
-/**
- * Appends log lines for the proxy, one per connection. Past LOG_MAX_BYTES a file becomes `.1.jsonl`
- * (replacing the older one). Each sandbox's file is kept open, so a line costs one stat and one
- * write (measured: open, append and close with its mkdir and stats took 0.25 ms of the proxy's thread
- * per connection, in the middle of the request's way). The stat is what notices a file removed (the
- * sandbox was removed, and maybe made again under its name) or replaced: it is then opened anew, and
- * no line goes to a file nobody reads.
- */
-export class LogAppender {
-  private readonly files = new Map<string, { fd: number; ino: number }>();
-
-  constructor(private readonly dataDir: string) {}
-
-  append(entry: NetworkLogEntry): void {
-    const file = logFileOf(this.dataDir, entry.sandbox);
-    const st = statSync(file, { throwIfNoEntry: false });
-    let kept = this.files.get(file);
-    if (kept && (!st || st.ino !== kept.ino || st.size > LOG_MAX_BYTES)) {
-      this.forget(file);
-      kept = undefined;
-    }
-    if (!kept) {
-      mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-      if (st && st.size > LOG_MAX_BYTES) renameSync(file, olderOf(file));
-      const fd = openSync(file, 'a', 0o600);
-      kept = { fd, ino: fstatSync(fd).ino };
-      this.files.set(file, kept);
-      if (this.files.size > KEPT_OPEN) this.forget(this.files.keys().next().value!);
-    } else {
-      // Most recently written last: the first is the one to close when too many are open.
-      this.files.delete(file);
-      this.files.set(file, kept);
-    }
-    writeSync(kept.fd, `${JSON.stringify(entry)}\n`);
-  }
-
-  private forget(file: string): void {
-    const kept = this.files.get(file);
-    this.files.delete(file);
-    if (kept) closeSync(kept.fd);
-  }
-
-  close(): void {
-    for (const file of [...this.files.keys()]) this.forget(file);
-  }
 }
 
 function parseLines(text: string): NetworkLogEntry[] {

@@ -9,9 +9,9 @@
  * Run as: node proxy-daemon.js DATA_DIR
  */
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync, appendFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { EgressProxy } from './egress-proxy.js';
-import { LogAppender, networkDir, policiesFile, readPolicies, RELAY_SOCKET_NAME, socketDirOf, SOCKET_NAME } from './network-files.js';
+import { logFileOf, networkDir, policiesFile, readPolicies, RELAY_SOCKET_NAME, socketDirOf, SOCKET_NAME } from './network-files.js';
 import type { NetworkPolicy } from '../../shared/network-policy.js';
 import { processAlive } from '../../platform/process-alive.js';
 
@@ -50,8 +50,8 @@ async function main(dataDir: string): Promise<void> {
   if (!takeLock(pidFile)) return;
   let policies: Record<string, NetworkPolicy> = {};
   let seen = '';
-  // The file is replaced by rename on every change: a new inode means new policies. Checked on every
-  // connection (one stat), so a change takes effect on the very next connection.
+  // Which sandboxes to serve (the proxy reads the file again itself for its decisions). The file is
+  // replaced by rename on every change: a new inode means new policies.
   const refresh = (): void => {
     let key = 'none';
     try {
@@ -65,15 +65,7 @@ async function main(dataDir: string): Promise<void> {
       policies = readPolicies(dataDir);
     }
   };
-  const logs = new LogAppender(dataDir);
-  const proxy = new EgressProxy({
-    policyOf: (s) => {
-      refresh();
-      return policies[s] ?? null;
-    },
-    log: (e) => logs.append(e),
-    say,
-  });
+  const proxy = new EgressProxy({ policiesFile: policiesFile(dataDir), say });
   let idleSince = Date.now();
   const cannot = new Map<string, string>();
   const sync = async (): Promise<void> => {
@@ -88,7 +80,8 @@ async function main(dataDir: string): Promise<void> {
       if (proxy.answering(s)) continue; // else (a socket file removed, say) it is listened again
       await proxy.unlisten(s);
       mkdirSync(sockDir, { recursive: true, mode: 0o755 });
-      await proxy.listen(s, sock, join(sockDir, RELAY_SOCKET_NAME)).then(
+      mkdirSync(dirname(logFileOf(dataDir, s)), { recursive: true, mode: 0o700 });
+      await proxy.listen(s, { socket: sock, relay: join(sockDir, RELAY_SOCKET_NAME), log: logFileOf(dataDir, s) }).then(
         () => cannot.delete(s),
         (err: unknown) => {
           // Tried again on every sync; said once until it changes.
@@ -103,7 +96,6 @@ async function main(dataDir: string): Promise<void> {
   const shutdown = async (why: string): Promise<never> => {
     say(`exiting: ${why}`);
     await proxy.close();
-    logs.close();
     try {
       if (readFileSync(pidFile, 'utf8').trim() === String(process.pid)) rmSync(pidFile, { force: true });
     } catch {
