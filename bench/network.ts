@@ -6,6 +6,12 @@
  * the median of ROUNDS rounds, open and allow alternating.
  * Goals: ratio ≥ 0.8 for small requests, ≥ 0.7 for throughput.
  *
+ * The loop is bash's (a `cat` and a `wc` per request), as an agent's command-line tool would be: its
+ * process start-ups are part of the baseline, and on a machine where a fork is slow they hide what the
+ * proxy costs. So `lean-request-ms` asks the same of a client that starts no process per request
+ * (python3, one connection per request, in the same sandboxes): the proxy's own cost per connection,
+ * undiluted (no goal in the issue; reported beside it).
+ *
  * `bare-forwarder-request-ms` puts the first figure in proportion: the same loop, run on this machine,
  * to the same server directly and through a forwarder with nothing but the forwarding (node:net, no
  * policy, log or process lookup; on loopback, for the length of the run). Its ratio is what any proxy
@@ -29,6 +35,7 @@ export const name = 'network';
 
 const REQUESTS = 100;
 const ROUNDS = 7;
+const LEAN_REQUESTS = 300;
 
 /** A bash loop that GETs `host:port/path` N times (through $HTTP_PROXY when `proxied`), printing total ns and bytes. */
 function loop(host: string, path: string, n: number, proxied: boolean): string {
@@ -42,6 +49,27 @@ for i in $(seq ${n}); do
   b=$(cat <&3 | wc -c); bytes=$((bytes + b)); exec 3>&-
 done
 echo $(( $(date +%s%N) - t0 )) $bytes`;
+}
+
+/** The lean client (see the top): N requests from python3, one connection each, through $HTTP_PROXY when `proxied`; prints total ns and bytes. */
+function leanLoop(host: string, n: number, proxied: boolean): string {
+  const script = [
+    'import os, socket, sys, time',
+    `proxied = ${proxied ? 'True' : 'False'}`,
+    'p = os.environ.get("HTTP_PROXY", "")[len("http://"):].rstrip("/")',
+    `to = (p.rsplit(":", 1)[0], int(p.rsplit(":", 1)[1])) if proxied else ("${host}", 8000)`,
+    `req = ("GET %s HTTP/1.1\\r\\nHost: ${host}:8000\\r\\nConnection: close\\r\\n\\r\\n" % ("http://${host}:8000/" if proxied else "/")).encode()`,
+    't0 = time.monotonic_ns(); total = 0',
+    `for _ in range(${n}):`,
+    '    s = socket.create_connection(to); s.sendall(req)',
+    '    while True:',
+    '        d = s.recv(65536)',
+    '        if not d: break',
+    '        total += len(d)',
+    '    s.close()',
+    'print(time.monotonic_ns() - t0, total)',
+  ].join('\n');
+  return `python3 -c '${script}'`;
 }
 
 /** The bare forwarder (see the top): one absolute-form request per connection, sent on in origin form, bytes piped back. */
@@ -112,8 +140,16 @@ export default async function run(): Promise<Metric[]> {
       const allow = uniqueName('netallow');
       await desk.createSandbox({ name: open, backend: 'docker' });
       await desk.createSandbox({ name: allow, backend: 'docker', network: 'allow', allow: [`${srv.ip.a}:8000`] });
-      const time = async (sb: string, host: string, path: string, n: number, proxied: boolean): Promise<{ ms: number; bytes: number }> => {
-        const r = await desk.exec({ sandbox: sb, command: loop(host, path, n, proxied), timeoutSeconds: 600, mode: 'oneshot' });
+      const time = async (
+        sb: string,
+        host: string,
+        path: string,
+        n: number,
+        proxied: boolean,
+        lean = false,
+      ): Promise<{ ms: number; bytes: number }> => {
+        const command = lean ? leanLoop(host, n, proxied) : loop(host, path, n, proxied);
+        const r = await desk.exec({ sandbox: sb, command, timeoutSeconds: 600, mode: 'oneshot' });
         const [ns, bytes] = r.stdout.trim().split(' ').map(Number);
         if (r.exitCode !== 0 || !ns || !bytes) throw new Error(`the request loop failed in ${sb}: ${r.stdout} ${r.stderr}`);
         return { ms: ns / 1e6, bytes };
@@ -121,6 +157,8 @@ export default async function run(): Promise<Metric[]> {
       // Warm both paths once (the proxy's first connection, ARP, the relay's first thread).
       await time(open, srv.bridgeIp.a, '/', 3, false);
       await time(allow, srv.ip.a, '/', 3, true);
+      await time(open, srv.bridgeIp.a, '/', 3, false, true);
+      await time(allow, srv.ip.a, '/', 3, true, true);
       // Interleaved rounds, the median of each side: the machine's load drifts (2 shared cores), and
       // one open run followed by one allow run measured the drift as much as the proxy.
       const smallO: number[] = [];
@@ -130,6 +168,8 @@ export default async function run(): Promise<Metric[]> {
       const hostO: number[] = [];
       const hostF: number[] = [];
       const hostC: number[] = [];
+      const leanO: number[] = [];
+      const leanA: number[] = [];
       await onHost(null);
       await onHost(bare.port);
       if (compiledPort) await onHost(compiledPort);
@@ -139,6 +179,8 @@ export default async function run(): Promise<Metric[]> {
         if (compiledPort) hostC.push(await onHost(compiledPort));
         smallO.push((await time(open, srv.bridgeIp.a, '/', REQUESTS, false)).ms);
         smallA.push((await time(allow, srv.ip.a, '/', REQUESTS, true)).ms);
+        leanO.push((await time(open, srv.bridgeIp.a, '/', LEAN_REQUESTS, false, true)).ms);
+        leanA.push((await time(allow, srv.ip.a, '/', LEAN_REQUESTS, true, true)).ms);
         bigO.push(await time(open, srv.bridgeIp.a, '/big', 1, false));
         bigA.push(await time(allow, srv.ip.a, '/big', 1, true));
       }
@@ -150,6 +192,7 @@ export default async function run(): Promise<Metric[]> {
       const bigAllow = midRun(bigA);
       console.log(
         `rounds (ms): small open ${smallO.map((x) => (x / REQUESTS).toFixed(2)).join(' ')} | small allow ${smallA.map((x) => (x / REQUESTS).toFixed(2)).join(' ')} | ` +
+          `lean open ${leanO.map((x) => (x / LEAN_REQUESTS).toFixed(3)).join(' ')} | lean allow ${leanA.map((x) => (x / LEAN_REQUESTS).toFixed(3)).join(' ')} | ` +
           `100 MiB open ${bigO.map((x) => x.ms.toFixed(0)).join(' ')} | 100 MiB allow ${bigA.map((x) => x.ms.toFixed(0)).join(' ')} | ` +
           `on this machine direct ${hostO.map((x) => (x / REQUESTS).toFixed(2)).join(' ')} | bare forwarder ${hostF.map((x) => (x / REQUESTS).toFixed(2)).join(' ')}` +
           (compiledPort ? ` | compiled forwarder ${hostC.map((x) => (x / REQUESTS).toFixed(2)).join(' ')}` : ''),
@@ -161,12 +204,15 @@ export default async function run(): Promise<Metric[]> {
         metric('throughput-mib-s', 'MiB/s', mibs(bigAllow), mibs(bigOpen)),
         metric('bare-forwarder-request-ms', 'ms', mid(hostF) / REQUESTS, mid(hostO) / REQUESTS),
         ...(compiledPort ? [metric('compiled-forwarder-request-ms', 'ms', mid(hostC) / REQUESTS, mid(hostO) / REQUESTS)] : []),
+        metric('lean-request-ms', 'ms', mid(leanA) / LEAN_REQUESTS, mid(leanO) / LEAN_REQUESTS),
       ];
       console.log(
         `goals: small requests ratio ≥ 0.8 — ${(metrics[0]!.ratio ?? 0) >= 0.8 ? 'MET' : 'NOT MET'} (${(metrics[0]!.ratio ?? 0).toFixed(2)}); ` +
           `throughput ratio ≥ 0.7 — ${(metrics[1]!.ratio ?? 0) >= 0.7 ? 'MET' : 'NOT MET'} (${(metrics[1]!.ratio ?? 0).toFixed(2)}); ` +
           `a bare Node forwarder on this machine: ${(metrics[2]!.ratio ?? 0).toFixed(2)}` +
-          (metrics[3] ? `, the same in C: ${(metrics[3].ratio ?? 0).toFixed(2)}` : ''),
+          (compiledPort ? `, the same in C: ${(metrics[3]!.ratio ?? 0).toFixed(2)}` : '') +
+          `; a client that starts no process per request: ${(mid(leanA) / LEAN_REQUESTS).toFixed(3)} vs ${(mid(leanO) / LEAN_REQUESTS).toFixed(3)} ms ` +
+          `(the proxy adds ${((mid(leanA) - mid(leanO)) / LEAN_REQUESTS).toFixed(3)} ms a connection)`,
       );
       return metrics;
     });
