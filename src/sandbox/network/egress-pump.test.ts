@@ -106,12 +106,15 @@ function servedSandbox(opts: { keepNameMs?: number; logMaxBytes?: number; resolv
   const dir = mkdtempSync(join(tmpdir(), 'pump-'));
   const proxy = new EgressProxy({ policiesFile: policiesFile(dir), ...opts });
   const sock = join(dir, 'p.sock');
+  const log = () => readLog(dir, 'sb', 100_000);
   return {
     dir,
     proxy,
     sock,
     setPolicy: (p: NetworkPolicy): void => writePolicies(dir, { sb: p }),
-    log: () => readLog(dir, 'sb', 100_000),
+    log,
+    /** The log's lines for connections to one destination port (each test has a destination of its own). */
+    linesTo: (port: number) => log().filter((e) => e.port === port),
     listen: () => proxy.listen('sb', { socket: sock, log: logFileOf(dir, 'sb') }),
     dispose: async () => {
       await proxy.close();
@@ -163,12 +166,7 @@ describe('bytes through the pump (a Unix socket in, loopback servers out)', () =
       expect(got.length).toBe(down.length);
       expect(sha(got)).toBe(sha(down));
       expect(sha(await dest.received)).toBe(sha(up));
-      expect(
-        t
-          .log()
-          .filter((e) => e.port === dest.port)
-          .map((e) => e.verdict),
-      ).toEqual(['allowed']);
+      expect(t.linesTo(dest.port).map((e) => e.verdict)).toEqual(['allowed']);
     } finally {
       dest.close();
     }
@@ -457,12 +455,7 @@ describe.runIf(hasPython())(
         const up = payload(77);
         expect(sha(await tunnel(port, dest.port, up))).toBe(sha(down));
         expect(sha(await dest.received)).toBe(sha(up));
-        expect(
-          t
-            .log()
-            .filter((e) => e.port === dest.port)
-            .map((e) => e.verdict),
-        ).toEqual(['allowed']);
+        expect(t.linesTo(dest.port).map((e) => e.verdict)).toEqual(['allowed']);
       } finally {
         dest.close();
       }
@@ -539,10 +532,7 @@ for _ in range(2):
             ['marker-for-the-log', 'x'.repeat(5000)],
           );
           expect(out).toMatch(/^HTTP\/1\.1 200/);
-          const line = t
-            .log()
-            .filter((e) => e.port === dest.port)
-            .at(-1);
+          const line = t.linesTo(dest.port).at(-1);
           expect(line?.process).toMatch(new RegExp(`^python3 \\(pid ${pid}\\): \\S*python3 -c import socket.*…$`));
           // At most 120 characters of it: 119 and an ellipsis.
           expect(line?.process?.slice(line.process.indexOf('): ') + 3)).toHaveLength(120);
@@ -561,10 +551,7 @@ for _ in range(2):
         const { pid } = await pythonClient(
           `import socket; open("/proc/self/comm","w").write('q"\\\\\\t\\nz'); s=socket.create_connection(("127.0.0.1",${port})); s.sendall(b"CONNECT localhost:${dest.port} HTTP/1.1\\r\\n\\r\\n"); s.recv(100)`,
         );
-        const line = t
-          .log()
-          .filter((e) => e.port === dest.port)
-          .at(-1);
+        const line = t.linesTo(dest.port).at(-1);
         expect(line?.pid).toBe(pid);
         expect(line?.process?.startsWith(`q"\\\t\nz (pid ${pid}): `)).toBe(true);
         expect(line?.process).toContain('python3 -c import socket');
