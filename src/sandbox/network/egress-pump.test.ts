@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -380,6 +380,25 @@ describe('the connection log, written by the pump', () => {
     rmSync(join(t.dir, 'network', 'logs'), { recursive: true, force: true });
     await refuse('again.test');
     expect(t.log().map((e) => e.host)).toEqual(['again.test']);
+  });
+
+  it('a log it cannot write is said, its path whole in any script (the pump’s lines are UTF-8)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pump-日誌-'));
+    const said: string[] = [];
+    const proxy = new EgressProxy({ policiesFile: policiesFile(dir), say: (m) => said.push(m) });
+    const log = logFileOf(dir, 'sb');
+    // A folder where the file should be: it cannot be opened for writing, not even by root.
+    mkdirSync(log, { recursive: true });
+    writePolicies(dir, { sb: { mode: 'allow', allow: [] } });
+    try {
+      await proxy.listen('sb', { socket: join(dir, 'p.sock'), log });
+      expect(await answerOf(join(dir, 'p.sock'), 'CONNECT x.test:443 HTTP/1.1\r\n\r\n')).toMatch(/^HTTP\/1\.1 403/);
+      await until(() => said.some((m) => m.includes('cannot write its log')), 'the pump says it cannot write the log');
+      expect(said).toContainEqual(`egress pump: sandbox 1: cannot write its log ${log}: Is a directory`);
+    } finally {
+      await proxy.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -101,7 +101,8 @@ export class EgressPump {
       child.stdin.on('error', () => undefined);
       child.stderr.setEncoding('utf8');
       child.stderr.on('data', (d: string) => this.on.say(`egress pump: ${d.trim()}`));
-      child.stdout.setEncoding('latin1');
+      // UTF-8: every field is hex or ASCII but a `say` (paths) and a `found` (process names, raw UTF-8 inside JSON).
+      child.stdout.setEncoding('utf8');
       child.stdout.on('data', (chunk: string) => {
         this.buffered += chunk;
         for (let nl = this.buffered.indexOf('\n'); nl >= 0; nl = this.buffered.indexOf('\n')) {
