@@ -29,11 +29,11 @@
  * (docs/network-policy.md); the decisions are a few microseconds of it.
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { isAllowed, parseAllowEntry, parseIp, type AllowRule, type NetworkPolicy } from '../../shared/network-policy.js';
 import { EgressPump, pumpBinary, PUMP_MISSING, type FoundProcess, type ServedAt } from './egress-pump.js';
 import { headerOf, parseRequestHead, type RequestHead } from './http-head.js';
-import { LOG_MAX_BYTES } from './network-files.js';
+import { LOG_MAX_BYTES, readPolicies } from './network-files.js';
 
 export interface EgressProxyOptions {
   /** The sandboxes' policies (network-files.ts policiesFile), re-read whenever the file changed. */
@@ -215,11 +215,12 @@ export class EgressProxy {
   }
 
   /**
-   * The policies now, and the stamp of the file they were read from (the pump's kept verdicts hold
-   * while the file still has it): read again only when the file changed. The stamp comes from the
-   * stat before the read, so a change between the two can only make the pump ask again.
+   * The policies now (for its decisions, and for the daemon: which sandboxes to serve), and the stamp
+   * of the file they were read from (the pump's kept verdicts hold while the file still has it): read
+   * again only when the file changed. The stamp comes from the stat before the read, so a change
+   * between the two can only make the pump ask again.
    */
-  private currentPolicies(): { stamp: string; bySandbox: Record<string, NetworkPolicy> } {
+  currentPolicies(): { stamp: string; bySandbox: Record<string, NetworkPolicy> } {
     let stamp = 'none';
     try {
       const st = statSync(this.opts.policiesFile, { bigint: true });
@@ -227,15 +228,7 @@ export class EgressProxy {
     } catch {
       // no policies yet
     }
-    if (stamp !== this.policies.stamp) {
-      let bySandbox: Record<string, NetworkPolicy> = {};
-      try {
-        bySandbox = JSON.parse(readFileSync(this.opts.policiesFile, 'utf8')) as Record<string, NetworkPolicy>;
-      } catch {
-        // none, or being replaced: no policy (denied), and asked again next time
-      }
-      this.policies = { stamp, bySandbox };
-    }
+    if (stamp !== this.policies.stamp) this.policies = { stamp, bySandbox: readPolicies(this.opts.policiesFile) };
     return this.policies;
   }
 

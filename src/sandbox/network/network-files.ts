@@ -44,9 +44,10 @@ export function logFileOf(dataDir: string, sandbox: string): string {
   return join(networkDir(dataDir), 'logs', `${sandbox}.jsonl`);
 }
 
-export function readPolicies(dataDir: string): Record<string, NetworkPolicy> {
+/** The policies in `file` (policiesFile); none while there is no file (writePolicies replaces it whole). */
+export function readPolicies(file: string): Record<string, NetworkPolicy> {
   try {
-    return JSON.parse(readFileSync(policiesFile(dataDir), 'utf8')) as Record<string, NetworkPolicy>;
+    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, NetworkPolicy>;
   } catch {
     return {};
   }

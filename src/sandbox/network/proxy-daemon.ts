@@ -8,11 +8,10 @@
  *
  * Run as: node proxy-daemon.js DATA_DIR
  */
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync, appendFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync, appendFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { EgressProxy } from './egress-proxy.js';
-import { logFileOf, networkDir, policiesFile, readPolicies, RELAY_SOCKET_NAME, socketDirOf, SOCKET_NAME } from './network-files.js';
-import type { NetworkPolicy } from '../../shared/network-policy.js';
+import { logFileOf, networkDir, policiesFile, RELAY_SOCKET_NAME, socketDirOf, SOCKET_NAME } from './network-files.js';
 import { processAlive } from '../../platform/process-alive.js';
 
 const POLL_MS = 250;
@@ -48,29 +47,12 @@ async function main(dataDir: string): Promise<void> {
     }
   };
   if (!takeLock(pidFile)) return;
-  let policies: Record<string, NetworkPolicy> = {};
-  let seen = '';
-  // Which sandboxes to serve (the proxy reads the file again itself for its decisions). The file is
-  // replaced by rename on every change: a new inode means new policies.
-  const refresh = (): void => {
-    let key = 'none';
-    try {
-      const st = statSync(policiesFile(dataDir));
-      key = `${st.ino}:${st.mtimeMs}:${st.size}`;
-    } catch {
-      // no policies yet
-    }
-    if (key !== seen) {
-      seen = key;
-      policies = readPolicies(dataDir);
-    }
-  };
   const proxy = new EgressProxy({ policiesFile: policiesFile(dataDir), say });
   let idleSince = Date.now();
   const cannot = new Map<string, string>();
   const sync = async (): Promise<void> => {
-    refresh();
-    const want = Object.entries(policies)
+    // Which sandboxes to serve: the proxy's own reading of the policies (again only when the file changed).
+    const want = Object.entries(proxy.currentPolicies().bySandbox)
       .filter(([, p]) => p.mode === 'allow')
       .map(([s]) => s);
     for (const s of proxy.serving()) if (!want.includes(s)) await proxy.unlisten(s);
