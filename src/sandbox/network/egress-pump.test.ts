@@ -236,6 +236,15 @@ describe('bytes through the pump (a Unix socket in, loopback servers out)', () =
     expect(t.proxy.answering('sb2')).toBe(false);
     await t.proxy.unlisten('sb2');
   });
+
+  it('a socket path too long for a Unix socket is refused, named whole and why (never cut to fit and served elsewhere)', async () => {
+    const long = join(t.dir, `${'x'.repeat(110)}.sock`);
+    await expect(t.proxy.listen('sb3', { socket: long, log: logFileOf(t.dir, 'sb3') })).rejects.toThrow(
+      `cannot listen on ${long}: File name too long`,
+    );
+    expect(t.proxy.answering('sb3')).toBe(false);
+    expect(readdirSync(t.dir).filter((f) => f.startsWith('xxx'))).toEqual([]);
+  });
 });
 
 describe('kept verdicts: the same request again is the proxy’s own answer again, while the policies are unchanged', () => {

@@ -149,7 +149,7 @@ static void say(const char *fmt, ...) {
 struct link;
 struct sandbox {
   int key;
-  char proxy_path[108], relay_path[108];
+  char *proxy_path, *relay_path; /* relay_path "": none */
   struct tag proxy_tag, relay_tag;
   int proxy_ls, relay_ls;
   struct link *links;
@@ -205,6 +205,8 @@ static void sandbox_free(struct sandbox *s) {
   while (s->links) link_close(s->links);
   if (s->proxy_ls >= 0) close(s->proxy_ls), unlink(s->proxy_path);
   if (s->relay_ls >= 0) close(s->relay_ls), unlink(s->relay_path);
+  free(s->proxy_path);
+  free(s->relay_path);
   lookup_close(&s->ns);
   journal_close(&s->log);
   verdicts_clear(&s->kept);
@@ -231,8 +233,9 @@ static void cmd_serve(char **f) {
   s->proxy_ls = s->relay_ls = -1;
   s->proxy_tag = (struct tag){T_PROXY_LS, s};
   s->relay_tag = (struct tag){T_RELAY_LS, s};
-  snprintf(s->proxy_path, sizeof s->proxy_path, "%s", proxy);
-  snprintf(s->relay_path, sizeof s->relay_path, "%s", relay);
+  /* Whole, never cut to fit: a path too long for a Unix socket is refused by unix_listen (ENAMETOOLONG). */
+  s->proxy_path = proxy, s->relay_path = relay;
+  proxy = relay = NULL;
   lookup_init(&s->ns);
   journal_open(&s->log, log, name);
   s->next = sandboxes;
