@@ -573,12 +573,10 @@ static void conn_head(struct conn *c) {
     if (memmem(c->buf + from, c->len - from, "\r\n\r\n", 4)) break;
   }
   char *end = memmem(c->buf, c->len, "\r\n\r\n", 4);
-  if (!end) {
-    if (c->len > MAX_HEAD) conn_answer_text(c, 431, "Request Header Fields Too Large", "the request head is too large\n");
-    return;
-  }
+  if (!end && c->len <= MAX_HEAD) return; /* more to come */
+  if (!end || (size_t)(end - c->buf) > MAX_HEAD)
+    return conn_answer_text(c, 431, "Request Header Fields Too Large", "the request head is too large\n");
   c->head_len = (size_t)(end - c->buf);
-  if (c->head_len > MAX_HEAD) return conn_answer_text(c, 431, "Request Header Fields Too Large", "the request head is too large\n");
   c->state = S_VERDICT;
   c->deadline = now_ms() + VERDICT_TIMEOUT_MS;
   struct head h;
@@ -593,9 +591,7 @@ static void conn_head(struct conn *c) {
       c->sni = v->sni ? xstrdup(v->sni) : NULL;
       lookup_proc(c);
       conn_log(c, "allowed", NULL, 0);
-      char *addrs = xstrdup(v->addrs);
-      dial_start(c, addrs, v->timeout_ms);
-      free(addrs);
+      dial_start(c, v->addrs, v->timeout_ms);
       return;
     }
   } else c->cache_key.len = 0;
