@@ -18,13 +18,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NetworkPolicy } from '../../src/shared/network-policy.js';
 import { EgressProxy } from '../../src/sandbox/network/egress-proxy.js';
+import type { PumpLimits } from '../../src/sandbox/network/egress-pump.js';
 import { logFileOf, policiesFile, readLog, writePolicies } from '../../src/sandbox/network/network-files.js';
 
 /** A data dir, a proxy on it (its `say` lines kept), sandboxes served on Unix sockets of their own. */
-function servedProxy() {
+function servedProxy(limits?: Partial<PumpLimits>) {
   const dir = mkdtempSync(join(tmpdir(), 'pump-limits-'));
   const says: string[] = [];
-  const proxy = new EgressProxy({ policiesFile: policiesFile(dir), say: (m) => says.push(m) });
+  const proxy = new EgressProxy({ policiesFile: policiesFile(dir), say: (m) => says.push(m), limits });
   const sock = (sb: string): string => join(dir, `${sb}.sock`);
   return {
     dir,
@@ -198,6 +199,35 @@ describe('one sandbox cannot starve another (issue 35 #9)', () => {
     const grown = rssKiB(pid) - before;
     expect(grown, `the pump grew by ${grown} KiB`).toBeLessThan(16 * 1024);
     expect(t.proxy.pumpPid).toBe(pid);
+  });
+});
+
+describe('out of descriptors altogether, a waiting connection is refused, not left hanging (issue 35 #9)', () => {
+  // Limits so high that only the descriptors run out (as all sandboxes together could make them).
+  const t = servedProxy({ connections: 100_000, heads: 100_000, headBytes: 2 ** 30 });
+  const flood: net.Socket[] = [];
+  beforeAll(async () => {
+    t.setPolicies({ sb: { mode: 'allow', allow: ['localhost'] } });
+    await t.listen('sb');
+    execFileSync('prlimit', ['--pid', String(t.proxy.pumpPid), '--nofile=64:64']);
+  });
+  afterAll(async () => {
+    for (const s of flood) s.destroy();
+    await t.dispose();
+  });
+
+  it('connections past the last descriptor are closed at once and the proxy’s log says so', async () => {
+    let closed = 0;
+    for (let i = 0; i < 120; i++) {
+      const s = net.connect({ path: t.sock('sb') });
+      flood.push(s);
+      s.on('error', () => undefined);
+      s.on('close', () => closed++);
+    }
+    await until('the out-of-descriptors line', () => t.says.some((m) => /out of file descriptors: refused \d+ connection/.test(m)));
+    // Closed by the pump (each side's idle connection would otherwise wait out the 60 s head timeout).
+    await until('the refused connections to be closed', () => closed >= 40);
+    expect(t.proxy.pumpPid).not.toBeNull();
   });
 });
 
