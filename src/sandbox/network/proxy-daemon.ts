@@ -103,8 +103,10 @@ async function main(dataDir: string): Promise<void> {
   for (;;) {
     await new Promise((r) => setTimeout(r, POLL_MS));
     if (!existsSync(dataDir) || !existsSync(pidFile)) await shutdown('the data directory or the pid file is gone');
-    if (Date.now() - idleSince > IDLE_EXIT_MS) await shutdown('no sandbox needs it');
     await sync().catch((err: unknown) => say(`sync failed: ${String(err)}`));
+    // Decided right after reading the policies: a sandbox set to allow before that read keeps it, and one
+    // set after has no socket here yet, so ensureProxy waits and starts another once this one is gone.
+    if (Date.now() - idleSince > IDLE_EXIT_MS) await shutdown('no sandbox needs it');
   }
 }
 
