@@ -251,6 +251,8 @@ export class NetworkService implements IDisposable {
     const needed = Object.entries(policies)
       .filter(([, p]) => p.mode === 'allow')
       .map(([s]) => s);
+    // None needs it: it exits on its own (proxy-daemon.ts), which is no death to report; started again on demand.
+    if (needed.length === 0) this.knownPid.pid = null;
     if (needed.length === 0 || this.restarting || this.knownPid.pid === null) return;
     const alive = proxyPid(this.dataDir);
     if (alive !== null) {

@@ -31,7 +31,15 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { existsSync, statSync } from 'node:fs';
 import { isAllowed, parseAllowEntry, parseIp, type AllowRule, type NetworkPolicy } from '../../shared/network-policy.js';
-import { EgressPump, pumpBinary, PUMP_MISSING, type FoundProcess, type ServedAt } from './egress-pump.js';
+import {
+  DEFAULT_PUMP_LIMITS,
+  EgressPump,
+  pumpBinary,
+  PUMP_MISSING,
+  type FoundProcess,
+  type PumpLimits,
+  type ServedAt,
+} from './egress-pump.js';
 import { headerOf, parseRequestHead, type RequestHead } from './http-head.js';
 import { LOG_MAX_BYTES, readPolicies } from './network-files.js';
 
@@ -50,6 +58,8 @@ export interface EgressProxyOptions {
   pumpPath?: string | null;
   /** Past this a sandbox's log becomes its older half (default LOG_MAX_BYTES). */
   logMaxBytes?: number;
+  /** What one sandbox may hold in the pump at once (default DEFAULT_PUMP_LIMITS). */
+  limits?: Partial<PumpLimits>;
 }
 
 interface Decision {
@@ -82,6 +92,8 @@ const RESTART_MAX_MS = 5_000;
 /** An allowed verdict on an address holds while the policies do (nothing to resolve again). */
 const KEEP_ADDRESS_MS = 10 * 60_000;
 const KEEP_NAME_MS = 30_000;
+/** How often policies.json is looked at (a stat) for a change that must reach connections already open. */
+const POLICY_WATCH_MS = 250;
 
 export class EgressProxy {
   private readonly servers = new Map<string, { key: number; at: ServedAt; served: boolean }>();
@@ -96,6 +108,10 @@ export class EgressProxy {
   private policies: { stamp: string; bySandbox: Record<string, NetworkPolicy> } = { stamp: '', bySandbox: {} };
   /** How many request heads the pump has asked about (the rest it answered on kept verdicts). */
   asked = 0;
+  private policyTimer: NodeJS.Timeout | null = null;
+  /** A re-check of open connections running, and whether another change came meanwhile. */
+  private rechecking: Promise<void> | null = null;
+  private recheckAgain = false;
 
   constructor(private readonly opts: EgressProxyOptions) {}
 
@@ -115,7 +131,8 @@ export class EgressProxy {
       say: (m) => this.opts.say?.(m),
       exit: (why) => this.lost(pump, why),
     });
-    this.starting = pump.start(this.opts.policiesFile, this.opts.logMaxBytes ?? LOG_MAX_BYTES).then(
+    const limits = { ...DEFAULT_PUMP_LIMITS, ...this.opts.limits };
+    this.starting = pump.start(this.opts.policiesFile, this.opts.logMaxBytes ?? LOG_MAX_BYTES, limits).then(
       () => {
         this.starting = null;
         if (this.closed) {
@@ -184,15 +201,69 @@ export class EgressProxy {
     await pump.serve(key, sandbox, at);
     this.servers.set(sandbox, { key, at, served: true });
     this.byKey.set(key, sandbox);
+    this.watchPolicies();
   }
 
-  /** Stops serving a sandbox (its sockets are removed: its relay then fails closed). */
-  async unlisten(sandbox: string): Promise<void> {
+  /**
+   * Stops serving a sandbox (its sockets are removed: its relay then fails closed); its connections
+   * are closed, each open one logged with `why`.
+   */
+  async unlisten(sandbox: string, why?: string): Promise<void> {
     const s = this.servers.get(sandbox);
     if (!s) return;
     this.servers.delete(sandbox);
     this.byKey.delete(s.key);
-    this.pump?.unserve(s.key);
+    this.pump?.unserve(s.key, why);
+  }
+
+  /** Looks at policies.json while a sandbox is served: a change is applied to open connections too (recheck). */
+  private watchPolicies(): void {
+    if (this.policyTimer || this.closed) return;
+    this.policyTimer = setInterval(() => {
+      try {
+        this.currentPolicies();
+      } catch (err) {
+        this.opts.say?.(`the policies could not be read: ${String(err)}`);
+      }
+    }, POLICY_WATCH_MS);
+    this.policyTimer.unref();
+  }
+
+  /**
+   * The policies changed: every served sandbox's connections allowed before are decided again (their
+   * host and port, as they were decided) and those no longer allowed are closed — switched offline, an
+   * entry removed, the sandbox gone (issue 35 #11). The pump writes a denied line for each on the
+   * sandbox's log; here one line says how many.
+   */
+  private recheck(): Promise<void> {
+    if (this.rechecking) {
+      this.recheckAgain = true;
+      return this.rechecking;
+    }
+    const run = async (): Promise<void> => {
+      do {
+        this.recheckAgain = false;
+        const pump = this.pump;
+        if (!pump) return;
+        for (const [sandbox, s] of [...this.servers]) {
+          const open = await pump.tunnels(s.key);
+          if (open.length === 0 || this.servers.get(sandbox) !== s) continue;
+          const policy = this.currentPolicies().bySandbox[sandbox];
+          let cut = 0;
+          for (const t of open) {
+            const d = this.decide(policy, sandbox, t.host, t.port);
+            if (d.allowed) continue;
+            pump.cut(t.id, d.reason ?? 'not allowed');
+            cut++;
+          }
+          if (cut > 0) this.opts.say?.(`${sandbox}: closed ${cut} open connection(s) its policy no longer allows (a line each on its log)`);
+        }
+      } while (this.recheckAgain);
+    };
+    this.rechecking = run()
+      .catch((err: unknown) => this.opts.say?.(`open connections could not be checked again: ${String(err)}`))
+      .finally(() => (this.rechecking = null));
+    return this.rechecking;
   }
 
   serving(): string[] {
@@ -228,7 +299,12 @@ export class EgressProxy {
     } catch {
       // no policies yet
     }
-    if (stamp !== this.policies.stamp) this.policies = { stamp, bySandbox: readPolicies(this.opts.policiesFile) };
+    if (stamp !== this.policies.stamp) {
+      const first = this.policies.stamp === '';
+      this.policies = { stamp, bySandbox: readPolicies(this.opts.policiesFile) };
+      // A change (not the first reading): connections already open are held to it too.
+      if (!first) void this.recheck();
+    }
     return this.policies;
   }
 
@@ -276,7 +352,7 @@ export class EgressProxy {
     const d = this.decide(bySandbox[sandbox], sandbox, dest.host, dest.port);
     // The SNI of a TLS ClientHello must name the host CONNECT named (an address is not checked: a client
     // may name any host to an address it was allowed).
-    this.act(pump, id, stamp, d, dest.host, dest.port, 'connect', parseIp(dest.host) ? null : dest.host);
+    this.act(pump, sandbox, id, stamp, d, dest.host, dest.port, 'connect', parseIp(dest.host) ? null : dest.host);
   }
 
   private onRequest(pump: EgressPump, sandbox: string, id: string, head: RequestHead): void {
@@ -301,7 +377,7 @@ export class EgressProxy {
     if (d.allowed && hostValue && (!hostHeader || hostHeader.host.replace(/^\[|\]$/g, '') !== host || hostHeader.port !== port)) {
       d = { allowed: false, reason: `Host header ${hostValue} does not match the request's host` };
     }
-    this.act(pump, id, stamp, d, host, port, 'http', null);
+    this.act(pump, sandbox, id, stamp, d, host, port, 'http', null);
   }
 
   /**
@@ -311,6 +387,7 @@ export class EgressProxy {
    */
   private act(
     pump: EgressPump,
+    sandbox: string,
     id: string,
     stamp: string,
     d: Decision,
@@ -323,7 +400,16 @@ export class EgressProxy {
     const display = `${host.includes(':') ? `[${host}]` : host}:${port}`;
     const timeoutMs = this.opts.connectTimeoutMs ?? 10_000;
     const ip = parseIp(host) !== null;
-    const go = (addrs: string[]): void =>
+    const go = (addrs: string[]): void => {
+      // The policies changed while the name was resolved: the open connections were checked again without
+      // this one, so it is decided again here (a withdrawn allowance must not open a tunnel).
+      const now = this.currentPolicies();
+      if (now.stamp !== stamp) {
+        const again = this.decide(now.bySandbox[sandbox], sandbox, host, port);
+        if (!again.allowed)
+          return pump.answer(id, deniedResponse(host, port, again.reason), { verdict: 'denied', host, port, kind, reason: again.reason });
+        stamp = now.stamp;
+      }
       pump.dial(id, {
         kind,
         host,
@@ -334,6 +420,7 @@ export class EgressProxy {
         stamp,
         keepMs: ip ? KEEP_ADDRESS_MS : (this.opts.keepNameMs ?? KEEP_NAME_MS),
       });
+    };
     const fail = (why: string): void =>
       pump.answer(id, plainResponse(502, 'Bad Gateway', `could not reach ${display}: ${why}\n`), {
         verdict: 'allowed',
@@ -352,6 +439,8 @@ export class EgressProxy {
   async close(): Promise<void> {
     this.closed = true;
     if (this.restartTimer) clearTimeout(this.restartTimer);
+    if (this.policyTimer) clearInterval(this.policyTimer);
+    this.policyTimer = null;
     for (const s of this.servers.keys()) await this.unlisten(s);
     const pump = this.pump ?? (await this.starting?.catch(() => null)) ?? null;
     this.pump = null;

@@ -60,6 +60,26 @@ export interface ServedAt {
   log: string;
 }
 
+/**
+ * What one sandbox may hold in the pump at once, so that one cannot starve the others (issue 35 #9):
+ * open connections, pending request heads (not yet decided) and the bytes those hold. Past one, a new
+ * connection is answered 503 and closed, and the proxy's log says which limit.
+ */
+export interface PumpLimits {
+  connections: number;
+  heads: number;
+  headBytes: number;
+}
+export const DEFAULT_PUMP_LIMITS: PumpLimits = { connections: 256, heads: 64, headBytes: 4 * 1024 * 1024 };
+
+/** A connection the pump dialled or relays on an allowed verdict (`tunnels`): decided again when the policies change. */
+export interface OpenTunnel {
+  id: string;
+  kind: 'http' | 'connect';
+  host: string;
+  port: number;
+}
+
 const SERVE_WAIT_MS = 5_000;
 const hex = (s: string): string => Buffer.from(s, 'utf8').toString('hex') || '-';
 
@@ -68,6 +88,7 @@ export class EgressPump {
   private buffered = '';
   private readonly serving = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   private readonly lookups: Array<(proc: FoundProcess | null) => void> = [];
+  private readonly tunnelAsks = new Map<number, Array<(t: OpenTunnel[]) => void>>();
   /** Commands not yet written: all those one chunk of the pump's lines gave rise to go in one write (one wake-up of the pump). */
   private outgoing: string[] = [];
 
@@ -81,10 +102,11 @@ export class EgressPump {
   }
 
   /** Starts the pump with where the policies are (its kept verdicts hold while that file is unchanged); resolves once it is ready. */
-  start(policiesFile: string, logMaxBytes: number): Promise<void> {
+  start(policiesFile: string, logMaxBytes: number, limits: PumpLimits = DEFAULT_PUMP_LIMITS): Promise<void> {
     const child = spawn(this.binary, [], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.child = child;
-    this.send(`config ${hex(policiesFile)} ${Math.trunc(logMaxBytes)}`);
+    const l = [limits.connections, limits.heads, limits.headBytes].map((n) => Math.max(0, Math.trunc(n)));
+    this.send(`config ${hex(policiesFile)} ${Math.trunc(logMaxBytes)} ${l.join(' ')}`);
     return new Promise((resolve, reject) => {
       let ready = false;
       const gone = (why: string): void => {
@@ -93,6 +115,7 @@ export class EgressPump {
         for (const w of this.serving.values()) w.reject(new Error(`the egress pump exited: ${why}`));
         this.serving.clear();
         for (const l of this.lookups.splice(0)) l(null);
+        this.endTunnelAsks();
         if (!ready) reject(new Error(`the egress pump did not start: ${why}`));
         else this.on.exit(why);
       };
@@ -146,6 +169,15 @@ export class EgressPump {
       case 'say':
         this.on.say(`egress pump: ${line.slice(4)}`);
         return;
+      case 'tunnels': {
+        const tunnels: OpenTunnel[] = [];
+        for (const t of f.slice(2)) {
+          const [id, kind, port, host] = t.split(',');
+          if (id && (kind === 'http' || kind === 'connect') && host) tunnels.push({ id, kind, host, port: Number(port) });
+        }
+        this.tunnelAsks.get(Number(f[1]))?.shift()?.(tunnels);
+        return;
+      }
     }
   }
 
@@ -178,9 +210,33 @@ export class EgressPump {
     });
   }
 
-  /** Stops listening for `key`: its sockets removed, its relay links closed (its address refuses: fails closed). */
-  unserve(key: number): void {
-    this.send(`unserve ${key}`);
+  /**
+   * Stops listening for `key`: its sockets removed, its relay links closed (its address refuses: fails
+   * closed), its connections closed, each open one with a line on its log giving `why`.
+   */
+  unserve(key: number, why?: string): void {
+    this.send(why ? `unserve ${key} ${hex(why)}` : `unserve ${key}`);
+  }
+
+  /** Sandbox `key`'s connections allowed and not finished (dialling or open), each as it was decided. */
+  tunnels(key: number): Promise<OpenTunnel[]> {
+    if (!this.child) return Promise.resolve([]);
+    return new Promise((resolve) => {
+      const asks = this.tunnelAsks.get(key) ?? [];
+      asks.push(resolve);
+      this.tunnelAsks.set(key, asks);
+      this.send(`tunnels ${key}`);
+    });
+  }
+
+  /** Closes a connection the policy no longer allows; its log gets a denied line "open connection closed: `why`". */
+  cut(id: string, why: string): void {
+    if (/^\d+$/.test(id)) this.send(`cut ${id} ${hex(why)}`);
+  }
+
+  private endTunnelAsks(): void {
+    for (const asks of this.tunnelAsks.values()) for (const a of asks) a([]);
+    this.tunnelAsks.clear();
   }
 
   /**
@@ -237,6 +293,7 @@ export class EgressPump {
     for (const w of this.serving.values()) w.reject(new Error('the egress pump was stopped'));
     this.serving.clear();
     for (const l of this.lookups.splice(0)) l(null);
+    this.endTunnelAsks();
     c?.kill('SIGKILL');
   }
 }

@@ -2,9 +2,10 @@
  * The egress proxy as a process of its own, one per data directory: it must outlive the CLI call that
  * created a sandbox, and it must not die with a window. It serves every sandbox whose policy is `allow`
  * (policies.json), re-reading that file when it changes, and logs each connection to the sandbox's log.
- * It holds `proxy.pid` as its lock (a second one exits at once) and exits on its own when its data
- * directory is gone or no sandbox has needed it for IDLE_EXIT_MS. `ensureProxy` (proxy-supervisor.ts)
- * starts it; the serving app restarts it when it dies.
+ * It holds `proxy.pid` as its lock (a second one exits at once) and exits on its own, its pump with
+ * it, when its data directory is gone or no sandbox needs it (none in `allow` mode) for IDLE_EXIT_MS:
+ * nothing of it stays behind the last allow sandbox (issue 35). `ensureProxy` (proxy-supervisor.ts)
+ * starts it, again on demand; the serving app restarts it when it dies while a sandbox needs it.
  *
  * Run as: node proxy-daemon.js DATA_DIR
  */
@@ -15,7 +16,8 @@ import { logFileOf, networkDir, policiesFile, RELAY_SOCKET_NAME, socketDirOf, SO
 import { processAlive } from '../../platform/process-alive.js';
 
 const POLL_MS = 250;
-const IDLE_EXIT_MS = 60_000;
+/** Long enough to ride out a policies.json being rewritten, short enough that nothing lingers. */
+const IDLE_EXIT_MS = 1_000;
 
 /** Takes `proxy.pid` exclusively; a stale one (its process gone) is replaced. false: another proxy runs. */
 export function takeLock(pidFile: string): boolean {
@@ -52,10 +54,19 @@ async function main(dataDir: string): Promise<void> {
   const cannot = new Map<string, string>();
   const sync = async (): Promise<void> => {
     // Which sandboxes to serve: the proxy's own reading of the policies (again only when the file changed).
-    const want = Object.entries(proxy.currentPolicies().bySandbox)
+    const policies = proxy.currentPolicies().bySandbox;
+    const want = Object.entries(policies)
       .filter(([, p]) => p.mode === 'allow')
       .map(([s]) => s);
-    for (const s of proxy.serving()) if (!want.includes(s)) await proxy.unlisten(s);
+    for (const s of proxy.serving()) {
+      if (want.includes(s)) continue;
+      const mode = policies[s]?.mode;
+      // Its open connections are closed with it, each logged with why.
+      await proxy.unlisten(
+        s,
+        mode ? `the sandbox is ${mode === 'open' ? 'open (no longer through the proxy)' : mode}` : 'the sandbox was removed',
+      );
+    }
     for (const s of want) {
       const sockDir = socketDirOf(dataDir, s);
       const sock = join(sockDir, SOCKET_NAME);
@@ -92,8 +103,10 @@ async function main(dataDir: string): Promise<void> {
   for (;;) {
     await new Promise((r) => setTimeout(r, POLL_MS));
     if (!existsSync(dataDir) || !existsSync(pidFile)) await shutdown('the data directory or the pid file is gone');
-    if (Date.now() - idleSince > IDLE_EXIT_MS) await shutdown('no sandbox needs it');
     await sync().catch((err: unknown) => say(`sync failed: ${String(err)}`));
+    // Decided right after reading the policies: a sandbox set to allow before that read keeps it, and one
+    // set after has no socket here yet, so ensureProxy waits and starts another once this one is gone.
+    if (Date.now() - idleSince > IDLE_EXIT_MS) await shutdown('no sandbox needs it');
   }
 }
 

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SandboxDeskError } from '../../shared/errors.js';
@@ -18,6 +18,25 @@ export function proxyPid(dataDir: string): number | null {
   }
 }
 
+/** Starts the data directory's egress proxy, detached (it outlives this process); a second one exits at once (its lock). */
+function startDaemon(dataDir: string): void {
+  mkdirSync(networkDir(dataDir), { recursive: true, mode: 0o700 });
+  const fromSource = import.meta.url.endsWith('.ts');
+  const script = fileURLToPath(new URL(fromSource ? './proxy-daemon.ts' : './proxy-daemon.js', import.meta.url));
+  const out = openSync(join(networkDir(dataDir), 'proxy.log'), 'a');
+  const child = spawn(process.execPath, [...(fromSource ? ['--import', 'tsx'] : []), script, dataDir], {
+    detached: true,
+    stdio: ['ignore', out, out],
+    // Inside Electron, process.execPath is the Electron binary: make it behave as plain Node.
+    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', SANDBOX_DESK_PROXY_DAEMON: '1' },
+  });
+  closeSync(out);
+  child.unref();
+}
+
+/** How long a started proxy is given to take its lock before it is started again (it exited meanwhile). */
+const RESTART_AFTER_MS = 3_000;
+
 /**
  * Makes sure the data directory's egress proxy runs and serves `sandboxes` (their policies must already
  * be in policies.json). Starts it detached when it does not run (it outlives this process). Returns
@@ -32,23 +51,22 @@ export async function ensureProxy(
   let started = false;
   // Without its data path the proxy could serve nothing: said now, not as a timeout.
   if (!pumpBinary()) throw new SandboxDeskError('backend_unavailable', PUMP_MISSING);
+  let startedAt = 0;
   if (proxyPid(dataDir) === null) {
-    mkdirSync(networkDir(dataDir), { recursive: true, mode: 0o700 });
-    const fromSource = import.meta.url.endsWith('.ts');
-    const script = fileURLToPath(new URL(fromSource ? './proxy-daemon.ts' : './proxy-daemon.js', import.meta.url));
-    const out = openSync(join(networkDir(dataDir), 'proxy.log'), 'a');
-    const child = spawn(process.execPath, [...(fromSource ? ['--import', 'tsx'] : []), script, dataDir], {
-      detached: true,
-      stdio: ['ignore', out, out],
-      // Inside Electron, process.execPath is the Electron binary: make it behave as plain Node.
-      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', SANDBOX_DESK_PROXY_DAEMON: '1' },
-    });
-    child.unref();
+    startDaemon(dataDir);
     started = true;
+    startedAt = Date.now();
   }
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const pid = proxyPid(dataDir);
+    let pid = proxyPid(dataDir);
+    // It exits on its own once no sandbox needs it: one found exiting (gone before it served these) is started again.
+    if (pid === null && Date.now() - startedAt > RESTART_AFTER_MS) {
+      startDaemon(dataDir);
+      started = true;
+      startedAt = Date.now();
+      pid = proxyPid(dataDir);
+    }
     const ready = sandboxes.every((s) => existsSync(join(socketDirOf(dataDir, s), SOCKET_NAME)));
     if (pid !== null && ready) return { started, pid };
     if (Date.now() > deadline)

@@ -22,9 +22,14 @@
  *  - the sandbox's log (journal.c), and the process behind each connection (lookup.c).
  *
  * Protocol (lines; binary or free-text fields in hex; fields separated by one space):
- *  Node -> pump: config POLICIES_HEX LOG_MAX_BYTES
+ *  Node -> pump: config POLICIES_HEX LOG_MAX_BYTES [MAX_CONNS MAX_HEADS MAX_HEAD_BYTES]
+ *                                                      the limits are per sandbox (0: the default, 256 64 4 MiB)
  *                serve KEY PROXY_SOCK_HEX RELAY_SOCK_HEX|- LOG_HEX SANDBOX_HEX   (answers served / unserved)
- *                unserve KEY                           stop: sockets removed, relay links closed
+ *                unserve KEY [REASON_HEX]              stop: sockets removed, relay links closed, its
+ *                                                      connections closed (a line for each open one)
+ *                tunnels KEY                           its allowed connections: tunnels ...
+ *                cut ID REASON_HEX                     the policy no longer allows it: a denied line
+ *                                                      ("open connection closed: REASON"), then closed
  *                dial ID KIND HOST PORT SNI|- ADDR[,ADDR...] TIMEOUT_MS STAMP KEEP_MS
  *                                                      allowed: logged, dialled, kept for KEEP_MS (0: not)
  *                answer ID VERDICT|- HOST PORT KIND REASON_HEX|- RESPONSE_HEX
@@ -34,9 +39,14 @@
  *  pump -> Node: ready
  *                served KEY | unserved KEY WHY_HEX
  *                conn ID KEY HEAD_HEX                  a request head the pump has no verdict for
+ *                tunnels KEY [ID,KIND,PORT,HOST ...]   its connections allowed and not yet finished
+ *                                                      (dialling or open), each as decided
  *                found JSON|-                          {"hostPid":N,"process":…,"pid":N,"ancestry":[…]}
  *                say TEXT                              for the proxy's log (proxy.log)
- * A connection whose head is too large is answered 431 here; everything else about HTTP is Node's.
+ * A connection whose head is too large is answered 431 here, one past its sandbox's limits 503 (the
+ * limits: `limits` below); everything else about HTTP is Node's. When the
+ * policies change Node asks for each sandbox's `tunnels`, decides each again and `cut`s those no
+ * longer allowed (issue 35 #11): a change applies to connections already open, not only to new ones.
  * The pump exits when its stdin ends (the proxy is gone), and dies with its parent (PR_SET_PDEATHSIG).
  */
 #include "pump.h"
@@ -68,6 +78,21 @@
 #define MAX_HELLO (5 + 16384 + 2048)
 #define HASH 4096
 #define PIPE_POOL 64
+
+/*
+ * Per sandbox, so that one sandbox cannot starve the others of the pump's descriptors or memory
+ * (issue 35 #9): its open connections, its pending heads (connections whose request is not decided
+ * yet: still being read, or with Node) and the bytes their buffers hold. Past one, a new connection
+ * is refused (503, then closed) and the proxy's log says which limit, once a second at most.
+ * Node may set others with `config`.
+ */
+enum { L_CONNS, L_HEADS, L_HEAD_BYTES, NLIMITS };
+static long limits[NLIMITS] = {256, 64, 4L << 20};
+static const char *const limit_names[NLIMITS] = {"open connections", "pending request heads", "bytes of pending request heads"};
+struct refusals {
+  long n;          /* refused since the last line */
+  int64_t said_at; /* when the last line was said */
+};
 
 enum { T_CTL_IN, T_CTL_OUT, T_PROXY_LS, T_RELAY_LS, T_LINK, T_TCP_LS, T_CLIENT, T_UPSTREAM };
 struct tag {
@@ -157,6 +182,10 @@ struct sandbox {
   struct journal log;
   struct verdicts kept;
   int dead;
+  /* What its connections hold now (the per-sandbox limits: one sandbox must not starve the others). */
+  int nconn, nheads;
+  size_t head_bytes;
+  struct refusals refused[NLIMITS];
   struct sandbox *next;
 };
 struct link {
@@ -201,7 +230,12 @@ static int unix_listen(const char *path, struct tag *t) {
   return fd;
 }
 
-static void sandbox_free(struct sandbox *s) {
+static void conns_of_close(struct sandbox *s, const char *why);
+
+/* `why`: the reason each open connection's line gives (NULL: a sandbox never served, it has none). */
+static void sandbox_free(struct sandbox *s, const char *why) {
+  /* Its connections first (they count against it, their lines go on its log): nothing of it stays open. */
+  conns_of_close(s, why);
   while (s->links) link_close(s->links);
   if (s->proxy_ls >= 0) close(s->proxy_ls), unlink(s->proxy_path);
   if (s->relay_ls >= 0) close(s->relay_ls), unlink(s->relay_path);
@@ -226,7 +260,7 @@ static void cmd_serve(char **f) {
     goto done;
   }
   struct sandbox *old = sandbox_of(key);
-  if (old) sandbox_free(old);
+  if (old) sandbox_free(old, "the sandbox is served anew");
   struct sandbox *s = calloc(1, sizeof *s);
   if (!s) abort();
   s->key = key;
@@ -246,7 +280,7 @@ static void cmd_serve(char **f) {
     char why[300];
     snprintf(why, sizeof why, "cannot listen on %s: %s", s->relay_ls < 0 && s->relay_path[0] ? s->relay_path : s->proxy_path,
              strerror(errno));
-    sandbox_free(s);
+    sandbox_free(s, NULL);
     sb_fmt(&out, "unserved %d ", key);
     sb_hex(&out, why, strlen(why));
     sb_str(&out, "\n");
@@ -339,6 +373,9 @@ struct conn {
   int naddr, ai, port, connect;
   char *host, *sni; /* host: as decided (the log's, and 502's); sni: what a ClientHello must name, or NULL */
   int64_t deadline, dial_deadline;
+  /* what it counts against its sandbox's limits: counted (an open connection), pending (a head not yet decided), held (its buffer's bytes) */
+  int counted, pending;
+  size_t held;
   struct conn *hnext, *prev, *next;
 };
 
@@ -383,9 +420,23 @@ static void way_free(struct way *w) {
   w->pend = NULL;
 }
 
+/* Its head is decided (or it is gone): no longer a pending head of its sandbox. */
+static void pending_end(struct conn *c) {
+  if (!c->pending) return;
+  struct sandbox *s = sandbox_of(c->key);
+  if (s) s->nheads--, s->head_bytes -= c->held;
+  c->pending = 0;
+  c->held = 0;
+}
+
 static void conn_close(struct conn *c) {
   if (c->state == S_DEAD) return;
   c->state = S_DEAD;
+  pending_end(c);
+  if (c->counted) {
+    struct sandbox *s = sandbox_of(c->key);
+    if (s) s->nconn--;
+  }
   if (c->c >= 0) close(c->c);
   if (c->u >= 0) close(c->u);
   way_free(&c->up);
@@ -477,6 +528,11 @@ static void conn_pump(struct conn *c) {
 
 /* Answers the client with `resp` and closes once it has finished sending (a close with its bytes unread would reset the answer). */
 static void conn_answer(struct conn *c, const char *resp, size_t n) {
+  pending_end(c);
+  /* The head is answered: its buffer is not needed while the answer drains. */
+  free(c->buf);
+  c->buf = NULL;
+  c->len = c->cap = c->head_len = 0;
   if (c->u >= 0) close(c->u), c->u = -1;
   way_free(&c->up);
   way_free(&c->down);
@@ -507,11 +563,58 @@ static void conn_log(struct conn *c, const char *verdict, const char *reason, si
 
 static void conn_head(struct conn *c);
 
+static void refusals_say(struct sandbox *s, int which) {
+  struct refusals *r = &s->refused[which];
+  say("sandbox %s: refused %ld new connection(s): it holds its limit of %ld %s (a limit per sandbox, so that one cannot "
+      "starve the others)",
+      s->log.sandbox_json, r->n, limits[which], limit_names[which]);
+  r->n = 0;
+  r->said_at = now_ms();
+}
+
+/* A limit was hit: said at once, then at most once a second with how many more (the sweep says the rest). */
+static void refused(struct sandbox *s, int which) {
+  s->refused[which].n++;
+  if (now_ms() - s->refused[which].said_at >= 1000) refusals_say(s, which);
+}
+
+static const char refused_text[] = "the sandbox has too many connections or requests open at the egress proxy; close some and retry\n";
+
+/*
+ * Which of its sandbox's limits a new connection would pass, or -1 for none. `more`: the bytes it will
+ * hold as a pending head (its first buffer).
+ */
+static int over_limit(const struct sandbox *s, size_t more) {
+  if (s->nconn >= limits[L_CONNS]) return L_CONNS;
+  if (s->nheads >= limits[L_HEADS]) return L_HEADS;
+  if (s->head_bytes + more > (size_t)limits[L_HEAD_BYTES]) return L_HEAD_BYTES;
+  return -1;
+}
+
+/* A connection over its sandbox's limit: told why (best effort: it has sent nothing we wait for) and closed. */
+static void refuse_fd(int fd) {
+  struct sbuf r = {0};
+  sb_fmt(&r, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+         sizeof refused_text - 1, refused_text);
+  if (send(fd, r.p, r.len, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0) shutdown(fd, SHUT_WR);
+  free(r.p);
+  close(fd);
+}
+
+#define FIRST_BUF 8192
+
 static void conn_new(int fd, int key, struct sandbox *s, int tcp) {
+  struct sandbox *sb = sandbox_of(key);
+  int over = sb ? over_limit(sb, FIRST_BUF) : -1;
+  if (over >= 0) {
+    refused(sb, over);
+    return refuse_fd(fd);
+  }
   struct conn *c = calloc(1, sizeof *c);
   if (!c) abort();
   c->id = next_id++;
   c->key = key;
+  if (sb) sb->nconn++, sb->nheads++, c->counted = c->pending = 1;
   c->c = fd;
   c->u = -1;
   c->tc = (struct tag){T_CLIENT, c};
@@ -537,12 +640,43 @@ static void conn_new(int fd, int key, struct sandbox *s, int tcp) {
   conn_head(c);
 }
 
+/*
+ * Out of descriptors (EMFILE/ENFILE) the connection waiting would stay in the backlog, reported again
+ * and again: one descriptor is kept in reserve, given up to take it and close it (refused), then taken
+ * back. The limits per sandbox keep one sandbox from getting here; this is what is left when all of
+ * them together do.
+ */
+static int reserve_fd = -1;
+static int64_t out_of_fds_said;
+static long out_of_fds_refused;
+
+static void reserve_take(void) {
+  if (reserve_fd < 0) reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
 static void accept_all(int ls, int key, struct sandbox *s, int tcp) {
+  reserve_take();
   for (;;) {
     int fd = accept4(ls, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
-      return; /* EAGAIN; EMFILE and the like are retried by the sweep */
+      if ((errno == EMFILE || errno == ENFILE) && reserve_fd >= 0) {
+        close(reserve_fd);
+        reserve_fd = -1;
+        fd = accept4(ls, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) close(fd);
+        reserve_take();
+        if (fd < 0) return;
+        out_of_fds_refused++;
+        if (now_ms() - out_of_fds_said >= 1000) {
+          say("out of file descriptors: refused %ld connection(s) (raise the pump's RLIMIT_NOFILE, or lower the per-sandbox limits)",
+              out_of_fds_refused);
+          out_of_fds_refused = 0;
+          out_of_fds_said = now_ms();
+        }
+        continue;
+      }
+      return; /* EAGAIN (or no reserve to give up: retried by the sweep) */
     }
     conn_new(fd, key, s, tcp);
   }
@@ -559,8 +693,16 @@ static void dial_start(struct conn *c, const char *addrs, int timeout_ms);
 static void conn_head(struct conn *c) {
   for (;;) {
     if (c->cap - c->len < 4096) {
-      c->cap = c->cap ? c->cap * 2 : 8192;
-      if (c->cap > MAX_HEAD + 8192) c->cap = MAX_HEAD + 8192;
+      size_t cap = c->cap ? c->cap * 2 : FIRST_BUF;
+      if (cap > MAX_HEAD + 8192) cap = MAX_HEAD + 8192;
+      struct sandbox *s = c->pending ? sandbox_of(c->key) : NULL;
+      if (s && s->head_bytes + (cap - c->cap) > (size_t)limits[L_HEAD_BYTES]) {
+        /* Its sandbox's pending heads hold all the memory they may: this one goes, not the pump's memory. */
+        refused(s, L_HEAD_BYTES);
+        return conn_answer_text(c, 503, "Service Unavailable", refused_text);
+      }
+      if (s) s->head_bytes += cap - c->cap, c->held += cap - c->cap;
+      c->cap = cap;
       c->buf = xrealloc(c->buf, c->cap);
     }
     if (c->len >= MAX_HEAD + 4096) break;
@@ -656,6 +798,7 @@ static void dial_start(struct conn *c, const char *addrs, int timeout_ms) {
     c->addrs[c->naddr++] = xstrdup(a);
   }
   free(list);
+  pending_end(c);
   c->dial_deadline = c->deadline = now_ms() + timeout_ms;
   /* What followed the head: a request's body (after the head in origin form), or a tunnel's first bytes. */
   size_t rest = c->len - c->head_len - 4;
@@ -666,10 +809,14 @@ static void dial_start(struct conn *c, const char *addrs, int timeout_ms) {
     way_pend(&c->up, o.p, o.len);
     way_pend(&c->up, c->buf + c->head_len + 4, rest);
     free(o.p);
-    c->len = 0;
+    free(c->buf);
+    c->buf = NULL;
+    c->len = c->cap = 0;
   } else {
     memmove(c->buf, c->buf + c->head_len + 4, rest);
     c->len = rest;
+    /* Only the tunnel's first bytes are kept (conn_hello grows it again if a ClientHello needs more). */
+    if (c->cap > rest + 4096) c->buf = xrealloc(c->buf, c->cap = rest + 4096);
   }
   c->head_len = 0;
   if (!c->naddr) return conn_answer_text(c, 502, "Bad Gateway", "no address to dial\n");
@@ -798,6 +945,53 @@ static void cmd_answer(char **f, int n) {
   free(resp);
 }
 
+/* Allowed and not finished: dialling, checking its ClientHello, or moving bytes. */
+static int is_tunnel(const struct conn *c) {
+  return c->host && (c->state == S_DIAL || c->state == S_HELLO || c->state == S_RELAY);
+}
+
+/* An allowed connection the policy no longer allows: its line on the sandbox's log, then closed. */
+static void tunnel_cut(struct conn *c, const char *why, size_t why_len) {
+  struct sbuf r = {0};
+  sb_str(&r, "open connection closed: ");
+  sb_add(&r, why, why_len);
+  conn_log(c, "denied", r.p, r.len);
+  free(r.p);
+  conn_close(c);
+}
+
+static void conns_of_close(struct sandbox *s, const char *why) {
+  int cut = 0;
+  for (struct conn *c = conns, *next; c; c = next) {
+    next = c->next;
+    if (c->key != s->key) continue;
+    if (why && is_tunnel(c)) tunnel_cut(c, why, strlen(why)), cut++;
+    else conn_close(c);
+  }
+  if (cut) say("sandbox %s: closed %d open connection(s): %s", s->log.sandbox_json, cut, why);
+}
+
+static void cmd_tunnels(char **f, int n) {
+  /* tunnels KEY -> tunnels KEY [ID,KIND,PORT,HOST ...] */
+  int key = n == 2 ? atoi(f[1]) : -1;
+  sb_fmt(&out, "tunnels %d", key);
+  for (struct conn *c = conns; c; c = c->next)
+    if (c->key == key && is_tunnel(c))
+      sb_fmt(&out, " %llu,%s,%d,%s", (unsigned long long)c->id, c->connect ? "connect" : "http", c->port, c->host);
+  sb_str(&out, "\n");
+}
+
+static void cmd_cut(char **f, int n) {
+  /* cut ID REASON_HEX */
+  if (n != 3) return say("bad cut command (%d fields)", n);
+  struct conn *c = conn_of(strtoull(f[1], NULL, 10));
+  size_t rl = 0;
+  char *reason = unhex(f[2], &rl);
+  if (!reason) return say("bad cut command (hex)");
+  if (c && is_tunnel(c)) tunnel_cut(c, reason, rl);
+  free(reason);
+}
+
 static void cmd_lookup(char **f, int n) {
   struct sandbox *s = n == 6 ? sandbox_of(atoi(f[1])) : NULL;
   struct sockaddr_in src = {.sin_family = AF_INET}, dst = {.sin_family = AF_INET};
@@ -818,11 +1012,13 @@ static void cmd_lookup(char **f, int n) {
 
 static void cmd_config(char **f, int n) {
   size_t len;
-  char *path = n == 3 ? unhex(f[1], &len) : NULL;
+  char *path = n == 3 || n == 3 + NLIMITS ? unhex(f[1], &len) : NULL;
   if (!path) return say("bad config command");
   free(policies_path);
   policies_path = path;
   if (atol(f[2]) > 0) journal_max_bytes = atol(f[2]);
+  for (int i = 0; i < NLIMITS && n == 3 + NLIMITS; i++)
+    if (atol(f[3 + i]) > 0) limits[i] = atol(f[3 + i]);
 }
 
 static void command(char *line) {
@@ -834,10 +1030,15 @@ static void command(char *line) {
   if (!strcmp(f[0], "dial")) cmd_dial(f, n);
   else if (!strcmp(f[0], "answer")) cmd_answer(f, n);
   else if (!strcmp(f[0], "serve") && n == 6) cmd_serve(f);
-  else if (!strcmp(f[0], "unserve") && n == 2) {
+  else if (!strcmp(f[0], "unserve") && (n == 2 || n == 3)) {
     struct sandbox *s = sandbox_of(atoi(f[1]));
-    if (s) sandbox_free(s);
-  } else if (!strcmp(f[0], "lookup")) cmd_lookup(f, n);
+    size_t rl;
+    char *why = n == 3 ? unhex(f[2], &rl) : NULL;
+    if (s) sandbox_free(s, why && *why ? why : "the sandbox is no longer served");
+    free(why);
+  } else if (!strcmp(f[0], "tunnels")) cmd_tunnels(f, n);
+  else if (!strcmp(f[0], "cut")) cmd_cut(f, n);
+  else if (!strcmp(f[0], "lookup")) cmd_lookup(f, n);
   else if (!strcmp(f[0], "config")) cmd_config(f, n);
   else say("unknown command %s", f[0]);
 }
@@ -895,6 +1096,8 @@ static void sweep(void) {
     else conn_close(c);
   }
   for (struct sandbox *s = sandboxes; s; s = s->next) {
+    for (int i = 0; i < NLIMITS; i++)
+      if (s->refused[i].n && t - s->refused[i].said_at >= 1000) refusals_say(s, i);
     if (s->proxy_ls >= 0) accept_all(s->proxy_ls, s->key, NULL, 0);
     for (struct link *l = s->links; l; l = l->next)
       if (l->ls >= 0) accept_all(l->ls, s->key, s, 1);
