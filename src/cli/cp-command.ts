@@ -1,10 +1,12 @@
-import { createReadStream, createWriteStream, existsSync, renameSync, rmSync, statSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { basename } from 'node:path';
 import { posix } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
 import { SandboxDeskError } from '../shared/errors.js';
+import { printable } from '../shared/printable.js';
+import { localTarget, receiveDownload } from './cp-download.js';
 import { printJson, type Out } from './output.js';
 
 /** `NAME:PATH` (a sandbox path, relative to the session's cwd) or a local path; like `docker cp`. */
@@ -18,7 +20,8 @@ export function parseCpArg(arg: string): { sandbox: string; path: string } | { l
 /**
  * `sandbox-desk cp SRC DEST`: one file into or out of a sandbox, streamed through the exec prefix
  * (file-transfer.ts): into a sandbox it lands under a temporary name and is renamed when complete,
- * after a free-space check; out of one it is written next to the target and renamed, likewise.
+ * after a free-space check; out of one it is written next to the target and renamed, likewise
+ * (cp-download.ts: where it goes is decided here, from the arguments, never by the sandbox).
  */
 export function addCpCommand(program: Command, core: () => SandboxDesk, out: Out): void {
   program
@@ -29,6 +32,9 @@ export function addCpCommand(program: Command, core: () => SandboxDesk, out: Out
     .action(async (src: string, dest: string, o: { session?: string; json?: boolean }) => {
       const from = parseCpArg(src);
       const to = parseCpArg(dest);
+      // The local side of a download first, from the person's own arguments: a missing folder is said
+      // before the core opens, and nothing the sandbox sends chooses where the file goes.
+      const target = 'sandbox' in from && 'local' in to ? localTarget(from.path, to.local, from.sandbox) : null;
       const desk = core();
       const session = o.session;
       if ('local' in from && 'sandbox' in to) {
@@ -51,24 +57,14 @@ export function addCpCommand(program: Command, core: () => SandboxDesk, out: Out
         await pipeline(createReadStream(from.local), sink.input).catch(() => sink.abort());
         const done = await sink.done;
         if (o.json) printJson(out, done);
-        else out.stderr(`copied ${done.bytes} bytes to ${to.sandbox}:${done.path}\n`);
+        else out.stderr(`copied ${done.bytes} bytes to ${to.sandbox}:${printable(done.path)}\n`);
         return;
       }
-      if ('sandbox' in from && 'local' in to) {
+      if ('sandbox' in from && target) {
         const srcFile = await desk.io.startDownload({ sandbox: from.sandbox, path: from.path, ...(session ? { session } : {}) });
-        const target = existsSync(to.local) && statSync(to.local).isDirectory() ? join(to.local, srcFile.name) : to.local;
-        const part = join(dirname(target), `.${basename(target)}.sdesk-part-${process.pid}`);
-        try {
-          await pipeline(srcFile.output, createWriteStream(part));
-          await srcFile.done;
-          renameSync(part, target);
-        } catch (err) {
-          srcFile.abort();
-          rmSync(part, { force: true });
-          throw err;
-        }
-        if (o.json) printJson(out, { path: target, bytes: srcFile.size, from: srcFile.path });
-        else out.stderr(`copied ${srcFile.size} bytes from ${from.sandbox}:${srcFile.path} to ${target}\n`);
+        const { bytes } = await receiveDownload(srcFile, target, out);
+        if (o.json) printJson(out, { path: target.target, bytes, from: srcFile.path });
+        else out.stderr(`copied ${bytes} bytes from ${from.sandbox}:${printable(srcFile.path)} to ${target.target}\n`);
         return;
       }
       throw new SandboxDeskError(

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { rejectsWith } from '../../test/expect-error.js';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
-import { checkUpload, firstLine, makeSandboxDirectory, startDownload, startUpload } from './file-transfer.js';
+import { checkUpload, firstRecord, makeSandboxDirectory, startDownload, startUpload, type DownloadSource } from './file-transfer.js';
 import type { FileTarget } from './sandbox-files.js';
 
 /** The sandbox boundary faked as this machine: the exec prefix is `env`, so the scripts run here. */
@@ -85,13 +85,79 @@ describe('file transfer scripts', () => {
     await rejectsWith(makeSandboxDirectory(t, '.', '..'), 'invalid_input');
   });
 
-  it('firstLine puts back what follows the line', async () => {
+  it('firstRecord ends at the first NUL (a newline is part of the record) and puts back what follows', async () => {
     const s = new PassThrough();
-    s.write('head line\npay');
-    s.end('load');
-    expect(await firstLine(s)).toBe('head line');
+    s.write('head\nline\0pay');
+    s.end('load\0');
+    expect(await firstRecord(s)).toBe('head\nline');
     const rest: Buffer[] = [];
     for await (const c of s) rest.push(c as Buffer);
-    expect(Buffer.concat(rest).toString()).toBe('payload');
+    expect(Buffer.concat(rest).toString()).toBe('payload\0');
+  });
+});
+
+/** Everything a download's output carries, and how `done` settles. */
+async function drain(src: DownloadSource): Promise<{ bytes: Buffer; error: unknown }> {
+  const parts: Buffer[] = [];
+  let error: unknown = null;
+  try {
+    for await (const c of src.output) parts.push(c as Buffer);
+  } catch (err) {
+    error = err;
+  }
+  await src.done.catch((err: unknown) => (error ??= err));
+  return { bytes: Buffer.concat(parts), error };
+}
+
+describe('what the sandbox sends is a claim (issue 35)', () => {
+  it('a session cwd with a newline in its name cannot choose the name or pass a header off as content', async () => {
+    // The two folder names from the issue: a newline then a shell line, and `..` then a newline.
+    for (const dir of ['.profile\necho PWNED;:', '..\nzz']) {
+      const cwd = join(root, `hostile-${dir.length}`, dir);
+      mkdirSync(cwd, { recursive: true });
+      writeFileSync(join(cwd, 'report.txt'), 'the report\n');
+      const src = await startDownload({ env, cwd }, 'report.txt');
+      expect(src.name).toBe('report.txt');
+      expect(src.path).toBe(join(cwd, 'report.txt'));
+      expect(src.size).toBe(11);
+      const got = await drain(src);
+      expect(got.error).toBeNull();
+      expect(got.bytes.toString()).toBe('the report\n');
+    }
+  });
+
+  // The sandbox's own `cat`, replaced (it is root there): it shrinks or grows the file after its size
+  // was announced, as a writer in the sandbox would mid-transfer — here at a deterministic moment.
+  const bin = mkdtempSync(join(tmpdir(), 'sdesk-transfer-bin-'));
+  afterAll(() => rmSync(bin, { recursive: true, force: true }));
+  writeFileSync(
+    join(bin, 'cat'),
+    '#!/bin/sh\ncase "$2" in *shrinks*) truncate -s 1000 -- "$2" ;; *grows*) printf extra >> "$2" ;; esac\nexec /bin/cat "$@"\n',
+  );
+  chmodSync(join(bin, 'cat'), 0o755);
+  const changing: FileTarget = {
+    env: { ...env, execPrefix: () => ['env', `PATH=${bin}:${process.env.PATH}`] },
+    cwd: root,
+  };
+
+  it('a file truncated after its size was announced fails the download (it does not look complete)', async () => {
+    writeFileSync(join(root, 'shrinks.bin'), randomBytes(300_000));
+    const src = await startDownload(changing, 'shrinks.bin');
+    expect(src.size).toBe(300_000);
+    const got = await drain(src);
+    expect(got.bytes.length).toBe(1000);
+    expect(got.error).toMatchObject({ code: 'backend_unavailable' });
+    expect(String(got.error)).toMatch(/shrinks\.bin changed in the sandbox while it was copied: 300000 bytes were announced, 1000 arrived/);
+  });
+
+  it('a file that grew after its size was announced fails at the first byte past it', async () => {
+    writeFileSync(join(root, 'grows.bin'), randomBytes(5000));
+    const src = await startDownload(changing, 'grows.bin');
+    expect(src.size).toBe(5000);
+    const got = await drain(src);
+    expect(got.bytes.length).toBeLessThanOrEqual(5000);
+    expect(String(got.error)).toMatch(
+      /grows\.bin changed in the sandbox while it was copied: 5000 bytes were announced, more than 5000 arrived/,
+    );
   });
 });

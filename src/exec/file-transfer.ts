@@ -1,8 +1,9 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { posix } from 'node:path';
-import type { Readable, Writable } from 'node:stream';
+import { pipeline, Transform, type Readable, type Writable } from 'node:stream';
 import { SandboxDeskError } from '../shared/errors.js';
 import { assertFileName } from '../shared/file-names.js';
+import { printable } from '../shared/printable.js';
 import { remoteArgv } from './remote-argv.js';
 import { PRELUDE, type FileTarget } from './sandbox-files.js';
 
@@ -15,8 +16,15 @@ import { PRELUDE, type FileTarget } from './sandbox-files.js';
  * An upload lands under a temporary name in the target folder and is renamed only once every byte it
  * announced has arrived: an upload cut short, or a disk that filled up, leaves nothing under the
  * final name. Free space is checked first (`df`) so a file that cannot fit is refused before a byte
- * is sent. Each script reports on its first stdout line (`ready …`, `size …`), so the caller knows
- * the checks passed before it streams; failures are exit codes (see `failure`).
+ * is sent. Each script reports in a first stdout record (`ready …`, `size …`, ended by a NUL byte,
+ * the one byte no path can hold: a newline in a folder name cannot end it early and pass the rest off
+ * as the payload), so the caller knows the checks passed before it streams; failures are exit codes
+ * (see `failure`).
+ *
+ * Whatever the sandbox sends is a claim, never an instruction: the paths in these records are shown
+ * (escaped: `printable`), never used to choose anything on this machine (a download's name comes from
+ * the path the caller asked for), and a download's bytes are counted against the size it announced
+ * (`countedOutput`).
  *   bash -c SCRIPT sandbox-desk <session cwd> <tmpdir> <dir or path> [<name> <size> <mode>]
  */
 
@@ -30,23 +38,23 @@ if [ "$abs" = / ]; then final=/$name; else final=$abs/$name; fi
 if [ "$mode" = mkdir ]; then
   [ -e "$final" ] && exit 11
   mkdir -- "$final" || exit 6
-  printf 'done %s\\n' "$final"; exit 0
+  printf 'done %s\\0' "$final"; exit 0
 fi
 [ -d "$final" ] && exit 12
 free=$(df -Pk -- "$p" 2>/dev/null | awk 'NR == 2 { print $4 }')
 case $free in ''|*[!0-9]*) free= ;; esac
 if [ -n "$free" ] && [ "$((free * 1024))" -lt "$size" ]; then printf 'free %s\\n' "$((free * 1024))" >&2; exit 8; fi
-if [ "$mode" = check ]; then printf 'ready %s\\n' "$final"; exit 0; fi
+if [ "$mode" = check ]; then printf 'ready %s\\0' "$final"; exit 0; fi
 tmp=$abs/.sdesk-upload-$$-$RANDOM
 trap 'rm -f -- "$tmp"' EXIT
 : > "$tmp" || exit 6
-printf 'ready %s\\n' "$final"
+printf 'ready %s\\0' "$final"
 err=$(cat 2>&1 > "$tmp") || { printf '%s\\n' "$err" >&2; exit 9; }
 got=$(stat -c %s -- "$tmp") || exit 9
 [ "$got" = "$size" ] || { printf 'got %s\\n' "$got" >&2; exit 10; }
 mv -f -- "$tmp" "$final" || exit 6
 trap - EXIT
-printf 'done %s\\n' "$final"
+printf 'done %s\\0' "$final"
 `;
 
 const DOWNLOAD = `${PRELUDE}
@@ -55,7 +63,7 @@ const DOWNLOAD = `${PRELUDE}
 [ -f "$p" ] || exit 4
 [ -r "$p" ] || exit 6
 size=$(stat -c %s -- "$p") || exit 6
-printf 'size %s %s\\n' "$size" "$abs"
+printf 'size %s %s\\0' "$size" "$abs"
 exec cat -- "$p"
 `;
 
@@ -101,10 +109,10 @@ function failure(code: number | null, path: string, stderr: string, ctx: { size?
   }
 }
 
-/** A running transfer script: its first stdout line, then its exit. */
+/** A running transfer script: its first stdout record, then its exit. */
 interface Script {
   child: ChildProcessWithoutNullStreams;
-  /** The first line of stdout, or null when stdout ended without one (the script failed its checks). */
+  /** The first record of stdout, or null when stdout ended without one (the script failed its checks). */
   header: Promise<string | null>;
   exit: Promise<{ code: number | null; stderr: string; path: string }>;
 }
@@ -132,30 +140,33 @@ function runScript(t: FileTarget, script: string, args: string[], asked: string)
     child.on('error', (e) => reject(new SandboxDeskError('backend_unavailable', `could not run ${argv[0]}: ${e.message}`)));
     child.on('close', (code) => {
       const stderr = Buffer.concat(err).toString('utf8');
-      resolve({ code, stderr, path: stderr.split('\n')[0] || asked });
+      resolve({ code, stderr, path: printable(stderr.split('\n')[0] || asked) });
     });
   });
   exit.catch(() => undefined);
-  return { child, header: firstLine(child.stdout), exit };
+  return { child, header: firstRecord(child.stdout), exit };
 }
 
-/** Reads stdout up to its first newline and puts the rest back, so a later pipe() sees only the payload. */
-export function firstLine(stream: Readable, max = 16_384): Promise<string | null> {
+/**
+ * Reads stdout up to its first NUL byte and puts the rest back, so a later pipe() sees only the
+ * payload. Null when the stream ends first, or sends more than `max` bytes without one.
+ */
+export function firstRecord(stream: Readable, max = 16_384): Promise<string | null> {
   return new Promise((resolve) => {
     let buf: Buffer = Buffer.alloc(0);
-    const done = (line: string | null) => {
+    const done = (record: string | null) => {
       stream.off('data', onData);
       stream.off('end', onEnd);
       stream.off('close', onEnd);
-      resolve(line);
+      resolve(record);
     };
     const onData = (c: Buffer) => {
       buf = buf.length ? Buffer.concat([buf, c]) : c;
-      const nl = buf.indexOf(10);
-      if (nl >= 0) {
+      const end = buf.indexOf(0);
+      if (end >= 0) {
         stream.pause();
-        const rest = buf.subarray(nl + 1);
-        done(buf.subarray(0, nl).toString('utf8'));
+        const rest = buf.subarray(end + 1);
+        done(buf.subarray(0, end).toString('utf8'));
         if (rest.length) stream.unshift(rest);
       } else if (buf.length > max) done(null);
     };
@@ -187,6 +198,8 @@ export async function checkUpload(t: FileTarget, u: UploadTarget): Promise<{ pat
   checkSize(u.size);
   const s = runScript(t, INTO_DIR, [u.dir, u.name, String(u.size), 'check'], u.dir);
   s.child.stdin.end();
+  // Anything after the record is not read: drained, so a script that goes on writing still ends.
+  void s.header.then(() => s.child.stdout.resume());
   const [header, exit] = await Promise.all([s.header, s.exit]);
   if (exit.code !== 0 || !header?.startsWith('ready ')) throw failure(exit.code, exit.path, exit.stderr, u);
   return { path: header.slice('ready '.length) };
@@ -217,7 +230,7 @@ export async function startUpload(t: FileTarget, u: UploadTarget): Promise<Uploa
   s.child.stdout.resume();
   const path = header.slice('ready '.length);
   const done = s.exit.then((exit) => {
-    if (exit.code !== 0) throw failure(exit.code, posix.dirname(path), exit.stderr, u);
+    if (exit.code !== 0) throw failure(exit.code, printable(posix.dirname(path)), exit.stderr, u);
     return { path, bytes: u.size };
   });
   done.catch(() => undefined);
@@ -235,11 +248,14 @@ export async function startUpload(t: FileTarget, u: UploadTarget): Promise<Uploa
 }
 
 export interface DownloadSource {
+  /** Where the sandbox says the file is (absolute): for messages only (see `printable`). */
   path: string;
-  /** The file's own name (for Content-Disposition). */
+  /** The file's own name (for Content-Disposition): the last part of the path asked for, never the sandbox's. */
   name: string;
+  /** The size the sandbox announced: `output` carries exactly this many bytes, or fails. */
   size: number;
   output: Readable;
+  /** Settles once the script ended and exactly `size` bytes went through `output` (or fails). */
   done: Promise<void>;
   abort(): void;
 }
@@ -249,25 +265,78 @@ export async function startDownload(t: FileTarget, path: string): Promise<Downlo
   const s = runScript(t, DOWNLOAD, [path], path);
   s.child.stdin.end();
   const header = await s.header;
-  const m = header ? /^size (\d+) (.*)$/.exec(header) : null;
+  const m = header ? /^size (\d{1,15}) (.*)$/s.exec(header) : null;
   if (!m) {
     s.child.stdout.resume();
     const exit = await s.exit;
+    if (exit.code === 0) {
+      s.child.kill('SIGKILL');
+      throw new SandboxDeskError('backend_unavailable', `the sandbox did not announce the size of ${path} before its bytes`, {
+        hint: 'the sandbox’s bash, stat or cat does not behave as expected; nothing was written',
+      });
+    }
     throw failure(exit.code, exit.path, exit.stderr);
   }
+  const size = Number(m[1]);
   const abs = m[2] || path;
-  const done = s.exit.then((exit) => {
-    if (exit.code !== 0) throw failure(exit.code, exit.path, exit.stderr);
-  });
-  done.catch(() => undefined);
+  const counted = countedOutput(s, size, path);
   return {
     path: abs,
-    name: posix.basename(abs),
-    size: Number(m[1]),
-    output: s.child.stdout,
-    done,
+    name: posix.basename(path),
+    size,
+    output: counted.output,
+    done: counted.done,
     abort: () => s.child.kill('SIGKILL'),
   };
+}
+
+/**
+ * The script's stdout, held to the size it announced: a byte past it fails at once (and stops the
+ * script), an end short of it fails at the end — a file truncated or grown in the sandbox while it was
+ * copied is an error, never a short file that looks complete. `done` settles with the same outcome.
+ */
+function countedOutput(s: Script, size: number, path: string): { output: Readable; done: Promise<void> } {
+  let got = 0;
+  let settle!: (err: Error | null) => void;
+  const done = new Promise<void>((resolve, reject) => {
+    settle = (err) => (err ? reject(err) : resolve());
+  });
+  done.catch(() => undefined);
+  const changed = (arrived: string) =>
+    new SandboxDeskError(
+      'backend_unavailable',
+      `${path} changed in the sandbox while it was copied: ${size} bytes were announced, ${arrived} arrived`,
+      { hint: 'copy it again once nothing in the sandbox is writing to it; the partial copy was not kept', details: { size } },
+    );
+  const output = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      got += chunk.length;
+      if (got > size) {
+        s.child.kill('SIGKILL');
+        cb(changed(`more than ${size}`));
+      } else cb(null, chunk);
+    },
+    flush(cb) {
+      // The end of stdout: the exit status says whether cat itself failed; then the count decides.
+      s.exit.then(
+        (exit) => {
+          const err = exit.code !== 0 ? failure(exit.code, exit.path, exit.stderr) : got !== size ? changed(String(got)) : null;
+          settle(err);
+          cb(err);
+        },
+        (err: Error) => {
+          settle(err);
+          cb(err);
+        },
+      );
+    },
+  });
+  pipeline(s.child.stdout, output, (err) => {
+    // A transform error, an abort or a consumer that went away: `done` says so too.
+    if (err)
+      settle(err instanceof SandboxDeskError ? err : new SandboxDeskError('cancelled', `the download of ${path} stopped: ${err.message}`));
+  });
+  return { output, done };
 }
 
 /** Makes folder `name` in `dir` (as the sandbox user); an existing entry of that name is `name_taken`. */
@@ -275,6 +344,7 @@ export async function makeSandboxDirectory(t: FileTarget, dir: string, name: str
   assertFileName(name, 'folder');
   const s = runScript(t, INTO_DIR, [dir, name, '0', 'mkdir'], dir);
   s.child.stdin.end();
+  void s.header.then(() => s.child.stdout.resume());
   const [header, exit] = await Promise.all([s.header, s.exit]);
   if (exit.code !== 0 || !header?.startsWith('done ')) throw failure(exit.code, exit.path, exit.stderr, { name });
   return { path: header.slice('done '.length) };
