@@ -7,7 +7,8 @@ import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { rejectsWith } from '../../test/expect-error.js';
 import type { DownloadSource } from '../exec/file-transfer.js';
-import { localTarget, partName, processAlive, receiveDownload, sweepStaleParts } from './cp-download.js';
+import { processAlive } from '../platform/process-alive.js';
+import { localTarget, partName, receiveDownload, sweepStaleParts } from './cp-download.js';
 import type { Out } from './output.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sdesk-cp-download-'));

@@ -4,6 +4,7 @@ import { posix } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { DownloadSource } from '../exec/file-transfer.js';
 import { SandboxDeskError } from '../shared/errors.js';
+import { processAlive } from '../platform/process-alive.js';
 import { FILE_NAME_MAX_BYTES } from '../shared/file-names.js';
 import { cancelOnInterrupt, type SignalSource } from './interrupt.js';
 import type { Out } from './output.js';
@@ -72,16 +73,6 @@ export function partName(name: string, pid: number): string {
   let stem = name;
   while (Buffer.byteLength(`.${stem}${suffix}`) > FILE_NAME_MAX_BYTES) stem = Array.from(stem).slice(0, -1).join('');
   return `.${stem}${suffix}`;
-}
-
-/** Whether process `pid` runs (EPERM: it does, as another user). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**
