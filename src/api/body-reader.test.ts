@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BodyTooLarge, readBodyText, readJsonObject } from './body-reader.js';
+import { API_BODY_MAX_BYTES, BodyTooLarge, callBodyLimit, readBodyText, readJsonObject } from './body-reader.js';
 
 async function* chunks(...parts: Buffer[]): AsyncGenerator<Buffer> {
   for (const p of parts) yield p;
@@ -30,5 +30,17 @@ describe('request bodies', () => {
     await expect(readJsonObject(chunks(Buffer.from('[1]')))).rejects.toThrow(/JSON object/);
     await expect(readJsonObject(chunks(Buffer.from('{')))).rejects.toThrow(/not JSON/);
     await expect(readJsonObject(chunks())).resolves.toEqual({});
+  });
+
+  it('desktopClipboard’s body holds clipboard.maxBytes of text however JSON spells it; other calls stay at 64 KiB (issue 35)', async () => {
+    const clipboardMaxBytes = 100_000;
+    const limit = callBodyLimit('desktopClipboard', { clipboardMaxBytes });
+    // The worst spelling: every byte a control character, six bytes of JSON each.
+    const text = '\u0001'.repeat(clipboardMaxBytes);
+    const body = Buffer.from(JSON.stringify({ sandbox: 'sb', text }));
+    expect(body.length).toBeGreaterThan(6 * clipboardMaxBytes);
+    await expect(readJsonObject(chunks(body), limit)).resolves.toEqual({ sandbox: 'sb', text });
+    expect(callBodyLimit('exec', { clipboardMaxBytes })).toBe(API_BODY_MAX_BYTES);
+    await expect(readJsonObject(chunks(body), callBodyLimit('exec', { clipboardMaxBytes }))).rejects.toBeInstanceOf(BodyTooLarge);
   });
 });

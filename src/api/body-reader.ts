@@ -4,6 +4,21 @@ import { SandboxDeskError } from '../shared/errors.js';
 /** The default cap of a contract call's body, in bytes. */
 export const API_BODY_MAX_BYTES = 64 * 1024;
 
+/**
+ * JSON may spell one byte of a string in six (`\u0001`): a body carrying N bytes of text needs room
+ * for 6·N, so text within its own limit is never refused for its spelling.
+ */
+const JSON_STRING_EXPANSION = 6;
+
+/**
+ * A contract call's body limit: 64 KiB, except for a call that carries text a config setting lets be
+ * larger — `desktopClipboard`'s text, up to `clipboard.maxBytes` (issue 35: it stopped at 64 KiB).
+ */
+export function callBodyLimit(method: string, limits: { clipboardMaxBytes: number }): number {
+  if (method === 'desktopClipboard') return API_BODY_MAX_BYTES + JSON_STRING_EXPANSION * limits.clipboardMaxBytes;
+  return API_BODY_MAX_BYTES;
+}
+
 export class BodyTooLarge extends SandboxDeskError {
   constructor(readonly limit: number) {
     super('invalid_input', `request body is larger than ${limit} bytes`, { hint: 'send less per call' });

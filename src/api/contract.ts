@@ -30,7 +30,7 @@ export { ISOLATION_LABEL } from '../shared/isolation.js';
 export type { ImageInfo, ImageKind, ImageTask, ImageTaskEvent } from '../shared/image-types.js';
 export type { EngineInfo, LogSourceInfo, LogText, SandboxStats } from '../shared/observability-types.js';
 
-export type { ExecResult, ExecWarning, ExecMode, CwdSource, WarningCode } from '../shared/exec-result.js';
+export type { ExecResult, ExecWarning, ExecMode, CwdSource, StreamEncoding, WarningCode } from '../shared/exec-result.js';
 
 export const SANDBOX_NAME_MAX = 63;
 

@@ -6,7 +6,7 @@ import type { AgentScope } from '../shared/agent-scope.js';
 import { asSandboxDeskError } from '../shared/errors.js';
 import { projectRoot, resourcePath } from '../platform/project-root.js';
 import { Authenticator, UI_COOKIE, type AgentTokenVerifier } from './auth.js';
-import { readJsonObject } from './body-reader.js';
+import { callBodyLimit, readJsonObject } from './body-reader.js';
 import { FILE_PATHS, type StreamGrant } from './contract.js';
 import { createDispatcher, type StreamIssuer } from './dispatch.js';
 import { statusFor } from './http-status.js';
@@ -260,7 +260,8 @@ export class LocalServer implements StreamIssuer {
 
     const call = /^\/api\/call\/([A-Za-z]+)$/.exec(path);
     if (call && req.method === 'POST') {
-      const r = await this.dispatch(call[1], await readJsonObject(req));
+      const limit = callBodyLimit(call[1] ?? '', { clipboardMaxBytes: this.opts.desk.config.clipboard.maxBytes });
+      const r = await this.dispatch(call[1], await readJsonObject(req, limit));
       return this.send(res, 'ok' in r ? 200 : statusFor(r.error.code), r);
     }
 

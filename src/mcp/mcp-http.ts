@@ -3,7 +3,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { McpHttpHandler } from '../api/local-server.js';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
 import type { AgentPolicy } from '../shared/agent-scope.js';
-import { classifyMessage, errorReply, OversizeSniffer, tooLargeReply, type JsonRpcErrorReply } from './jsonrpc-framing.js';
+import { classifyMessage, errorReply, IdAliases, OversizeSniffer, tooLargeReply, type JsonRpcErrorReply } from './jsonrpc-framing.js';
 import { MCP_MESSAGE_MAX_BYTES } from './mcp-limits.js';
 import { createMcpServer } from './mcp-server.js';
 
@@ -58,15 +58,19 @@ export function createMcpHttpHandler(
     },
     async handle(req: IncomingMessage, res: ServerResponse, agent) {
       let parsed: unknown;
+      // Per request: an id the SDK cannot carry (null, 1.5) travels as an alias, answered with the client's id.
+      const aliases = new IdAliases();
       if (req.method === 'POST') {
         const body = await readBody(req, limit);
         if (!body.ok) return sendReply(res, body.status, body.reply, body.close);
-        const c = classifyMessage(body.text);
+        const c = classifyMessage(body.text, aliases);
         if (!c.ok) return sendReply(res, 400, c.reply);
         parsed = c.message;
       }
       const server = createMcpServer(desk, { stepFromEnv: opts.stepFromEnv, scope: agent.scope, policy: opts.policy });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      const send = transport.send.bind(transport);
+      transport.send = (message, options) => send(aliases.restoreOnWire(message), options);
       res.on('close', () => {
         void transport.close();
         void server.close();

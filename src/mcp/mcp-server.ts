@@ -221,7 +221,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
     'execute_shell_command',
     {
       description:
-        "Run a bash command in a sandbox, in the session's cwd (or workingDirectory for this command only). Returns exit code, output, and the cwd measured when it ended (cwdObserved false when it was killed or timed out — then nothing moved). A `cd` persists in the session.",
+        "Run a bash command in a sandbox, in the session's cwd (or workingDirectory for this command only). Returns exit code, output (stdout/stderr as text, or as base64 of the exact bytes when they are not UTF-8: see encoding.stdout/encoding.stderr), and the cwd measured when it ended (cwdObserved false when it was killed or timed out — then nothing moved). A `cd` persists in the session.",
       inputSchema: {
         sandbox,
         command: z.string().min(1),
@@ -264,6 +264,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
           exitCode: r.exitCode,
           stdout: r.stdout,
           stderr: r.stderr,
+          encoding: r.encoding,
           cwd: r.cwd,
           cwdObserved: r.cwdObserved,
           warnings: r.warnings,

@@ -78,4 +78,27 @@ describe('MCP over stdio, within its limits', () => {
     expect(sent[0]).toMatchObject({ id: 9, error: { code: -32603, message: expect.stringMatching(/larger than the 500 bytes/) } });
     expect(idle).toBe(true);
   });
+
+  it('takes the ids JSON-RPC 2.0 allows (null, 1.5) and answers with them; refuses others with -32600 (issue 35)', async () => {
+    const { t, input, got, sent } = setup();
+    await t.start();
+    for (const id of [null, 1.5, { x: 1 }, false, [2]]) input.write(JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' }) + '\n');
+    await tick();
+    // The protocol sees ids the SDK can carry; each answer goes out with the client's own id.
+    expect(got).toHaveLength(2);
+    for (const m of got as { id: unknown }[]) expect(m.id).toMatch(/^sandbox-desk-id-alias:/);
+    for (const m of [...(got as { id: string }[])].reverse()) await t.send({ jsonrpc: '2.0', id: m.id, result: {} });
+    expect(sent.slice(0, 3).map((s) => [s.id, s.error?.message])).toEqual([
+      [null, expect.stringMatching(/the id is an object .*a JSON-RPC 2\.0 id is a string, a number or null/)],
+      [null, expect.stringMatching(/the id is a boolean \(false\)/)],
+      [null, expect.stringMatching(/the id is an array \(\[2\]\)/)],
+    ]);
+    expect(sent.slice(3)).toEqual([
+      { jsonrpc: '2.0', id: 1.5, result: {} },
+      { jsonrpc: '2.0', id: null, result: {} },
+    ]);
+    let idle = false;
+    await t.idle().then(() => (idle = true));
+    expect(idle).toBe(true);
+  });
 });

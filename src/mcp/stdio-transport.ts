@@ -1,7 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { classifyMessage, errorReply, OversizeSniffer, tooLargeReply, type JsonRpcErrorReply } from './jsonrpc-framing.js';
+import { classifyMessage, errorReply, IdAliases, OversizeSniffer, tooLargeReply, type JsonRpcErrorReply } from './jsonrpc-framing.js';
 import { MCP_MESSAGE_MAX_BYTES, describeBytes } from './mcp-limits.js';
 
 /**
@@ -11,6 +11,7 @@ import { MCP_MESSAGE_MAX_BYTES, describeBytes } from './mcp-limits.js';
  *  - answers a message above `maxBytes` with a JSON-RPC error (-32600, with the request's id when
  *    it can be read from either end) and skips it, keeping the connection;
  *  - answers malformed JSON with -32700 and non-JSON-RPC with -32600 (the spec's replies);
+ *  - takes every id JSON-RPC 2.0 allows (null and 1.5 too, which the SDK refuses) and answers with it;
  *  - never sends a message above `maxBytes`: a too-large result becomes an error reply;
  *  - counts requests in flight, so the command can wait for every answer before it exits.
  */
@@ -24,6 +25,7 @@ export class LimitedStdioTransport implements Transport {
   /** Set while skipping the rest of a message that is too large. */
   private oversize: OversizeSniffer | null = null;
   private readonly pending = new Set<RequestId>();
+  private readonly aliases = new IdAliases();
   private idleWaiters: Array<() => void> = [];
   private closed = false;
 
@@ -73,7 +75,7 @@ export class LimitedStdioTransport implements Transport {
     this.chunks = [];
     this.buffered = 0;
     if (!line.trim()) return;
-    const c = classifyMessage(line);
+    const c = classifyMessage(line, this.aliases);
     if (!c.ok) return void this.reply(c.reply);
     if ('method' in c.message && 'id' in c.message) this.pending.add(c.message.id);
     try {
@@ -96,8 +98,11 @@ export class LimitedStdioTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
-    let json = JSON.stringify(message);
+    // The id the protocol knows (an alias, for an id the SDK cannot carry) settles `pending`; the
+    // client gets its own id back.
     const id = 'id' in message && !('method' in message) ? message.id : undefined;
+    const wire = this.aliases.restore(message);
+    let json = JSON.stringify(wire);
     if (Buffer.byteLength(json) > this.maxBytes) {
       const size = Buffer.byteLength(json);
       if (id === undefined) {
@@ -106,7 +111,7 @@ export class LimitedStdioTransport implements Transport {
       }
       json = JSON.stringify(
         errorReply(
-          id,
+          'id' in wire ? (wire.id as RequestId | null) : null,
           ErrorCode.InternalError,
           `the answer is ${size} bytes, larger than the ${describeBytes(this.maxBytes)} this transport carries; ask for less (read_file with offset and a smaller maxBytes)`,
           { limit: this.maxBytes, size },

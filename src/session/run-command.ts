@@ -8,6 +8,7 @@ import { DEFAULT_SESSION, type SessionStore } from '../store/session-store.js';
 import type { RawRun, StartInfo } from '../exec/command-capture.js';
 import type { ExecMode, ExecResult, ExecWarning } from '../shared/exec-result.js';
 import { runOneshot } from '../exec/oneshot-runner.js';
+import { streamText } from '../exec/stream-text.js';
 import type { ShellPool } from '../exec/shell-pool.js';
 
 export interface ExecRequest {
@@ -45,6 +46,11 @@ export interface ExecContext {
   persist: (writes: () => void) => void;
   /** Asks the backend again for the live environment, after a shell died under us (restart, stop). */
   reconnect: () => Promise<SandboxEnvironment>;
+  /**
+   * Asks the backend whether the sandbox still runs; throws `sandbox_not_running` / `sandbox_missing`
+   * (with what to do) when it does not.
+   */
+  assertRunning: () => Promise<void>;
 }
 
 export interface ExecOutcome extends ExecResult {
@@ -102,6 +108,46 @@ export function validateCommand(command: unknown): asserts command is string {
       hint: 'write the script to a file in the sandbox (write_file) and run that file',
     });
   }
+}
+
+/** How long after a first look at a sandbox whose command was cut off the second look is taken. */
+const STOP_SETTLE_MS = 250;
+
+const STOPPED_CODES: readonly string[] = ['sandbox_not_running', 'sandbox_missing'];
+
+/**
+ * Throws when the sandbox stopped or went away while the command ran, naming what happened; the
+ * output the command printed before that is kept in the error's details.
+ */
+async function assertStillRunning(ctx: ExecContext, raw: RawRun): Promise<void> {
+  let stopped: SandboxDeskError | null = null;
+  // Two looks: the backend may learn of a kill a moment after the stream ended, and `docker rm -f`
+  // is a kill first and a removal a moment later (then the removal is what to tell).
+  for (let look = 0; look < 2 && stopped?.code !== 'sandbox_missing'; look++) {
+    if (look > 0) await new Promise((r) => setTimeout(r, STOP_SETTLE_MS));
+    try {
+      await ctx.assertRunning();
+    } catch (err) {
+      if (!(err instanceof SandboxDeskError) || !STOPPED_CODES.includes(err.code)) throw err;
+      stopped = err;
+    }
+  }
+  if (!stopped) return;
+  const stdout = streamText(raw.stdout, raw.truncated.stdout);
+  const stderr = streamText(raw.stderr, raw.truncated.stderr);
+  throw new SandboxDeskError(
+    stopped.code,
+    `the command was cut off: ${stopped.message}; the sandbox stopped while the command ran (killed, stopped or removed outside Sandbox Desk)`,
+    {
+      ...(stopped.hint ? { hint: stopped.hint } : {}),
+      details: {
+        exitCode: raw.processExit,
+        stdout: stdout.text,
+        stderr: stderr.text,
+        encoding: { stdout: stdout.encoding, stderr: stderr.encoding },
+      },
+    },
+  );
 }
 
 /**
@@ -194,11 +240,15 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
       },
     );
   }
+  // A command cut off without its end frame, by nothing we did: the sandbox itself may have been
+  // stopped or removed under it (`docker kill`, `docker rm -f`, a VM's QEMU killed). Say that, not
+  // "it replaced the shell".
+  if (!raw.end && !raw.killed && !raw.framingBroken) await assertStillRunning(ctx, raw);
   const entered = enterWarning(plan.target, raw.start, user ?? userInfo().username);
   if (entered) warnings.push(entered);
 
-  const stdout = raw.stdout.toString('utf8');
-  const stderr = raw.stderr.toString('utf8');
+  const stdout = streamText(raw.stdout, raw.truncated.stdout);
+  const stderr = streamText(raw.stderr, raw.truncated.stderr);
   const at = now();
   let cwd: string | null = null;
   let cwdObserved = false;
@@ -250,8 +300,9 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
   const exitCode = raw.killed === 'timeout' ? 124 : raw.killed === 'interrupt' ? 130 : (raw.end?.exitCode ?? raw.processExit ?? 255);
   return {
     exitCode,
-    stdout,
-    stderr,
+    stdout: stdout.text,
+    stderr: stderr.text,
+    encoding: { stdout: stdout.encoding, stderr: stderr.encoding },
     stdoutBytes: raw.stdout,
     stderrBytes: raw.stderr,
     cwd,
@@ -259,7 +310,7 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
     startCwd: raw.start.used,
     cwdSource: plan.source,
     warnings,
-    deniedCount: countDenied(stderr),
+    deniedCount: countDenied(raw.stderr.toString('utf8')),
     mode,
     timedOut: raw.killed === 'timeout',
     interrupted: raw.killed === 'interrupt',

@@ -54,11 +54,23 @@ export type CwdSource = 'workdir' | 'session' | 'created' | 'default';
 
 export type ExecMode = 'shell' | 'oneshot';
 
+/**
+ * How `stdout`/`stderr` carry a stream's bytes: `utf8` — they were valid UTF-8 and are that text;
+ * `base64` — they were not (binary output), and the field is base64 of the exact bytes.
+ */
+export type StreamEncoding = 'utf8' | 'base64';
+
 export interface ExecResult {
   exitCode: number;
-  /** Decoded as UTF-8; invalid bytes become U+FFFD. The exact bytes are in `stdoutBytes` in-process. */
+  /**
+   * The command's stdout: its text when the bytes are valid UTF-8, else base64 of the exact bytes
+   * (`encoding.stdout` says which; never U+FFFD in place of a byte). In-process, `stdoutBytes` has the bytes.
+   */
   stdout: string;
+  /** The same for stderr (`encoding.stderr`). */
   stderr: string;
+  /** Per stream: how `stdout` and `stderr` carry the bytes. */
+  encoding: { stdout: StreamEncoding; stderr: StreamEncoding };
   /** The physical cwd the command ended in, measured inside the sandbox; null when not observed. */
   cwd: string | null;
   /** true only when the wrapper's marker was read for a command that finished by itself. */

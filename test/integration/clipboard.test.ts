@@ -13,7 +13,7 @@ import { RfbClient } from '../../src/desktop/rfb/rfb-client.js';
 import type { ByteTransport } from '../../src/desktop/rfb/transport.js';
 import { DEFAULT_CONFIG } from '../../src/platform/config.js';
 import { rejectsWith } from '../expect-error.js';
-import { tempDesk, uniqueName, type TestDesk } from './helpers.js';
+import { callApi, tempDesk, uniqueName, type TestDesk } from './helpers.js';
 
 /** A WebSocket as the RFB client's byte pipe (what noVNC does in the window). */
 function wsTransport(ws: WebSocket): ByteTransport {
@@ -39,7 +39,8 @@ describe('clipboard both ways (real desktop sandbox, xclip inside)', () => {
   let t: TestDesk;
   let server: LocalServer;
   const sb = uniqueName('clip');
-  const maxBytes = 4096;
+  // Past the 64 KiB a contract call's body used to stop at (issue 35), so the API test below shows it.
+  const maxBytes = 256 * 1024;
   const viewers: WebSocket[] = [];
 
   const viewer = async (viewerId: string) => {
@@ -100,10 +101,28 @@ describe('clipboard both ways (real desktop sandbox, xclip inside)', () => {
     expect(r.ok.text).toBe('copied inside');
   }, 120_000);
 
+  it('desktopClipboard over the real HTTP API carries text up to clipboard.maxBytes both ways, past 64 KiB (issue 35)', async () => {
+    // Exactly maxBytes of UTF-8, with a control character JSON spells in six bytes and two-byte letters.
+    const unit = 'line ü\u0001\n';
+    const unitBytes = Buffer.byteLength(unit);
+    const text = unit.repeat(Math.floor(maxBytes / unitBytes)) + 'x'.repeat(maxBytes % unitBytes);
+    expect(Buffer.byteLength(text)).toBe(maxBytes);
+    expect(await callApi(server, 'desktopClipboard', { sandbox: sb, text })).toMatchObject({ bytes: maxBytes });
+    const back = await callApi<{ text: string; bytes: number }>(server, 'desktopClipboard', { sandbox: sb });
+    expect(back.bytes).toBe(maxBytes);
+    expect(back.text === text).toBe(true);
+    // One byte more is refused by the clipboard's own limit, with what to do — not by the body's size.
+    await expect(callApi(server, 'desktopClipboard', { sandbox: sb, text: text + 'y' })).rejects.toThrow(
+      new RegExp(`${maxBytes + 1} bytes, over the limit of ${maxBytes}`),
+    );
+    // The next test checks that a refused paste leaves the clipboard as the test before left it.
+    await callApi(server, 'desktopClipboard', { sandbox: sb, text: 'copied inside' });
+  }, 120_000);
+
   it('over the cap: the API refuses with the limit named, a paste closes that viewer’s stream', async () => {
     const big = 'x'.repeat(maxBytes + 1);
     const e = await rejectsWith(t.desk.desktop.setClipboard(sb, big, maxBytes), 'invalid_input');
-    expect(e.message).toMatch(/4097 bytes, over the limit of 4096/);
+    expect(e.message).toMatch(new RegExp(`${maxBytes + 1} bytes, over the limit of ${maxBytes}`));
     expect(e.hint).toMatch(/clipboard\.maxBytes/);
     const v = await viewer('paster1');
     t.desk.desktop.takeControl(sb, 'paster1');

@@ -300,6 +300,9 @@ export class DockerProvider implements SandboxProvider {
       // Paused (the cgroup freezer) is still the same incarnation: its shells come back on resume.
       if (s.Paused) return { state: 'paused', incarnation: `${info.Id}@${s.StartedAt}`, detail: 'paused (frozen)', details };
       if (s.Running) return { state: 'running', incarnation: `${info.Id}@${s.StartedAt}`, details };
+      // `docker rm -f` marks the container for removal, kills it, then removes it: in between it is as
+      // good as gone (it cannot be started again), and "start it" would be the wrong thing to say.
+      if (s.Status === 'removing') return { state: 'missing', incarnation: null, detail: 'the container is being removed' };
       // Docker's zero time (0001-01-01…) means "never ran".
       const since = s.FinishedAt && !s.FinishedAt.startsWith('0001-') ? s.FinishedAt : undefined;
       return {
