@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -286,6 +286,21 @@ describe('ReplayService', () => {
     await expect(svc.export({ sandbox: 'box', out: join(root, 'o') })).rejects.toMatchObject({ message: 'ffmpeg is not installed' });
     expect(ops[0]!.end).toEqual({ code: 'unsupported', message: 'ffmpeg is not installed' });
     expect(existsSync(join(root, 'box', 'export.lock'))).toBe(false);
+  });
+
+  it('export: a failed export removes what it wrote and the folder it made, so the same --out works again', async () => {
+    const { root, screen, svc } = setup();
+    screen.add(join(root, 'box', 'screen'), 0, 60, 1000);
+    writeCast(root, 'box', 'aa01', 0, [[1, 'x']]);
+    screen.failExport = new SandboxDeskError('unsupported', 'ffmpeg is not installed');
+    await expect(svc.export({ sandbox: 'box', out: join(root, 'o') })).rejects.toMatchObject({ code: 'unsupported' });
+    expect(existsSync(join(root, 'o'))).toBe(false);
+    // An empty folder the person gave stays, emptied again.
+    mkdirSync(join(root, 'given'));
+    await expect(svc.export({ sandbox: 'box', out: join(root, 'given') })).rejects.toMatchObject({ code: 'unsupported' });
+    expect(readdirSync(join(root, 'given'))).toEqual([]);
+    screen.failExport = null;
+    await expect(svc.export({ sandbox: 'box', out: join(root, 'o') })).resolves.toMatchObject({ dir: join(root, 'o') });
   });
 
   it('remove: everything but what is being written; the folder goes when nothing is', async () => {

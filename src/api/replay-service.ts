@@ -1,17 +1,7 @@
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { SandboxDeskError } from '../shared/errors.js';
+import { ExportFolder } from './export-folder.js';
 import type { CallLogEntry } from '../shared/call-log-types.js';
 import type { ExecWarning } from '../shared/exec-result.js';
 import type { ReplayEvent, ReplayExportResult, ReplayFrame, ReplayRecording, ReplayTerminalInfo } from '../shared/replay-types.js';
@@ -302,8 +292,7 @@ export class ReplayService {
           hint: `give --from/--to within ${span}, or leave them out for all of it`,
         },
       );
-    if (!input.out.trim()) throw new SandboxDeskError('invalid_input', 'out must name a folder', { hint: 'e.g. --out ./replay-export' });
-    const out = isAbsolute(input.out) ? input.out : resolve(input.out);
+    if (!input.out.trim()) throw new SandboxDeskError('invalid_input', '--out must name a folder', { hint: 'e.g. --out ./replay-export' });
     const format = input.format ?? 'mp4';
     const lock = this.takeExportLock(input.sandbox);
     const op = this.host.startOperation('replay-export', input.sandbox);
@@ -311,21 +300,20 @@ export class ReplayService {
       op.progress(message, fraction);
       opts.onProgress?.(message, fraction);
     };
+    let folder: ExportFolder | null = null;
     try {
-      mkdirSync(out, { recursive: true });
+      folder = ExportFolder.open(input.out);
+      const out = folder.dir;
       const casts: string[] = [];
       progress('terminals and events', 0);
       for (const t of rec.terminals) {
         const parsed = parseCast(this.cast(input.sandbox, t.terminalId).cast);
         const clipped = parsed && clipCast(parsed, from, to);
         if (!clipped) continue;
-        const file = join(out, `terminal-${t.terminalId}.cast`);
-        writeFileSync(file, clipped);
-        casts.push(file);
+        casts.push(folder.write(`terminal-${t.terminalId}.cast`, clipped));
       }
-      const eventsFile = join(out, 'events.jsonl');
       const { events } = this.events(input.sandbox, { since: iso(from), until: iso(to) });
-      writeFileSync(eventsFile, events.map((e) => JSON.stringify(e)).join('\n') + (events.length ? '\n' : ''));
+      const eventsFile = folder.write('events.jsonl', events.map((e) => JSON.stringify(e)).join('\n') + (events.length ? '\n' : ''));
       let video: ReplayExportResult['video'] = null;
       const s = rec.screen;
       if (s && Date.parse(s.startedAt) <= to && Date.parse(s.endedAt) >= from) {
@@ -334,7 +322,7 @@ export class ReplayService {
         const videoOpts: Parameters<ScreenRecordingApi['exportScreenVideo']>[1] = {
           from: new Date(vFrom),
           to: new Date(vTo),
-          file: join(out, `screen.${format}`),
+          file: folder.path(`screen.${format}`),
           format,
           onProgress: (done, total) =>
             progress(`screen ${Math.round(done / 1000)} of ${Math.round(total / 1000)} s`, total > 0 ? 0.05 + (0.95 * done) / total : null),
@@ -345,6 +333,7 @@ export class ReplayService {
       op.end();
       return { dir: out, video, casts, events: eventsFile, from: iso(from), to: iso(to) };
     } catch (err) {
+      folder?.discard();
       const e = err instanceof SandboxDeskError ? err : new SandboxDeskError('internal', err instanceof Error ? err.message : String(err));
       op.end({ code: e.code, message: e.message });
       throw e;

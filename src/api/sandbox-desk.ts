@@ -218,6 +218,11 @@ export class SandboxDesk {
       actionsDir: join(this.store.dataDir, 'desktop-actions'),
       recordingsDir: join(this.store.dataDir, 'recordings'),
       record: this.config.replay.record,
+      // A full disk stops the screen recording: a `recording` event in the replay, and a log line.
+      onRecordingWarning: (sandbox, message) => {
+        this.log.warn({ sandbox }, message);
+        this.replay.warn(sandbox, message);
+      },
       accel: async (name) => vmAccel(await this.providerOf(this.record(name).backend), sandboxRef(this.record(name))),
     });
     const observed = async (name: string) => {

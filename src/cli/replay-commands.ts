@@ -113,7 +113,7 @@ export function addReplayCommands(program: Command, core: () => SandboxDesk, out
   replay
     .command('export <name>')
     .description('write a range (default: all) to a folder: the screen as MP4 or WebM, each terminal as .cast, events.jsonl')
-    .requiredOption('--out <dir>', 'the folder to write to (made if missing)')
+    .requiredOption('--out <dir>', 'a new folder to write to (made; its parent must exist), or an empty one')
     .option('--from <time>', 'start of the range (ISO 8601, or a duration ago)')
     .option('--to <time>', 'end of the range')
     .option('--format <mp4|webm>', 'the video format', 'mp4')

@@ -76,6 +76,8 @@ export interface DesktopHost {
   recordingsDir?: string;
   /** Config `replay.record`: record running desktops' screens (default true). */
   record?: boolean;
+  /** A screen recording stopped on its own or could not start (a full disk); the desktop goes on. */
+  onRecordingWarning?(sandbox: string, message: string): void;
   /** A VM sandbox's accel (kvm/tcg), for `status`; absent or null: not a VM. */
   accel?(sandbox: string): Promise<'kvm' | 'tcg' | null>;
 }
@@ -180,7 +182,12 @@ export class DesktopService {
       this.statusChanged.fire({ sandbox, cause: 'resized', running: true, width, height }),
     );
     this.recordings = host.recordingsDir
-      ? new DesktopRecordings({ dir: host.recordingsDir, enabled: host.record ?? true, live: (sandbox) => this.screen(sandbox).live() })
+      ? new DesktopRecordings({
+          dir: host.recordingsDir,
+          enabled: host.record ?? true,
+          live: (sandbox) => this.screen(sandbox).live(),
+          onWarning: (sandbox, message) => host.onRecordingWarning?.(sandbox, message),
+        })
       : null;
     this.recordings?.onDidChange((e) => this.recordingChanged.fire(e));
   }

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -7,7 +7,15 @@ import { pipeline } from 'node:stream/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { rejectsWith } from '../../test/expect-error.js';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
-import { checkUpload, firstRecord, makeSandboxDirectory, startDownload, startUpload, type DownloadSource } from './file-transfer.js';
+import {
+  checkUpload,
+  firstRecord,
+  makeSandboxDirectory,
+  startDownload,
+  startUpload,
+  writeSandboxFile,
+  type DownloadSource,
+} from './file-transfer.js';
 import type { FileTarget } from './sandbox-files.js';
 
 /** The sandbox boundary faked as this machine: the exec prefix is `env`, so the scripts run here. */
@@ -159,5 +167,69 @@ describe('what the sandbox sends is a claim (issue 35)', () => {
     expect(String(got.error)).toMatch(
       /grows\.bin changed in the sandbox while it was copied: 5000 bytes were announced, more than 5000 arrived/,
     );
+  });
+});
+
+describe('writeSandboxFile (write_file)', () => {
+  /**
+   * A disk that fills while the bytes are written, faked at the boundary: a `cat` first on PATH that
+   * writes 100 bytes of what it is given, then fails as cat does on a full disk.
+   */
+  const shims = mkdtempSync(join(tmpdir(), 'sdesk-fullcat-'));
+  writeFileSync(join(shims, 'cat'), "#!/bin/sh\nhead -c 100\necho 'cat: write error: No space left on device' >&2\nexit 1\n", {
+    mode: 0o755,
+  });
+  const fullEnv = {
+    execPrefix: () => ['env', `PATH=${shims}:${process.env.PATH}`],
+    joinsArgv: false,
+    getTempDir: () => tmpdir(),
+  } as unknown as SandboxEnvironment;
+  const full: FileTarget = { env: fullEnv, cwd: root };
+  afterAll(() => rmSync(shims, { recursive: true, force: true }));
+  const uploads = () => readdirSync(root).filter((n) => n.startsWith('.sdesk-upload-'));
+
+  it('replaces a file whole, keeping its permission bits; through a link, the file it names', async () => {
+    writeFileSync(join(root, 'run.sh'), 'old');
+    chmodSync(join(root, 'run.sh'), 0o750);
+    expect(await writeSandboxFile(t, 'run.sh', Buffer.from('#!/bin/sh\n'))).toEqual({ path: join(root, 'run.sh'), bytes: 10 });
+    expect(readFileSync(join(root, 'run.sh'), 'utf8')).toBe('#!/bin/sh\n');
+    expect(statSync(join(root, 'run.sh')).mode & 0o777).toBe(0o750);
+    symlinkSync('run.sh', join(root, 'link.sh'));
+    expect((await writeSandboxFile(t, 'link.sh', Buffer.from('via link'))).path).toBe(join(root, 'run.sh'));
+    expect(readFileSync(join(root, 'run.sh'), 'utf8')).toBe('via link');
+    expect(uploads()).toEqual([]);
+  });
+
+  it('a disk that fills mid-write: no_space with the free space, the old file untouched, no partial file', async () => {
+    writeFileSync(join(root, 'keep.txt'), 'the old content');
+    const e = await rejectsWith(writeSandboxFile(full, 'keep.txt', Buffer.alloc(5000, 120)), 'no_space');
+    expect(e.message).toMatch(/ran out of space while writing keep\.txt into .* \(\d+ bytes are free\); the old keep\.txt is untouched/);
+    expect(e.hint).toMatch(/partial file was removed/);
+    expect(readFileSync(join(root, 'keep.txt'), 'utf8')).toBe('the old content');
+    expect(uploads()).toEqual([]);
+    // A new file: no_space too, and nothing under its name.
+    await rejectsWith(writeSandboxFile(full, 'new.txt', Buffer.alloc(5000, 120)), 'no_space');
+    expect(readdirSync(root)).not.toContain('new.txt');
+  });
+
+  it('a chunk appended onto a full disk is cut off again: the file keeps the bytes it had', async () => {
+    writeFileSync(join(root, 'chunks.bin'), Buffer.alloc(300, 1));
+    const e = await rejectsWith(writeSandboxFile(full, 'chunks.bin', Buffer.alloc(5000, 2), 300), 'no_space');
+    expect(e.message).toMatch(/it is back to its 300 bytes/);
+    expect(e.hint).toMatch(/again at offset 300/);
+    expect(readFileSync(join(root, 'chunks.bin'))).toEqual(Buffer.alloc(300, 1));
+    expect((await writeSandboxFile(t, 'chunks.bin', Buffer.alloc(10, 2), 300)).bytes).toBe(10);
+    expect(statSync(join(root, 'chunks.bin')).size).toBe(310);
+  });
+
+  it('says what is wrong with the name: too long, a folder, not a regular file', async () => {
+    const long = await rejectsWith(writeSandboxFile(t, 'x'.repeat(300), Buffer.from('x')), 'invalid_input');
+    expect(long.message).toMatch(/300 bytes long \(at most 255\)/);
+    expect(long.hint).toMatch(/shorter name/);
+    expect((await rejectsWith(writeSandboxFile(t, 'dir/', Buffer.from('x')), 'invalid_input')).message).toMatch(/names a folder/);
+    expect((await rejectsWith(writeSandboxFile(t, '.', Buffer.from('x')), 'invalid_input')).message).toMatch(/not a file name/);
+    symlinkSync('/dev/null', join(root, 'null-link'));
+    expect((await rejectsWith(writeSandboxFile(t, 'null-link', Buffer.from('x')), 'invalid_input')).message).toMatch(/not a regular file/);
+    expect(uploads()).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@ import { SandboxDeskError } from '../shared/errors.js';
 import { assertFileName } from '../shared/file-names.js';
 import { printable } from '../shared/printable.js';
 import { remoteArgv } from './remote-argv.js';
-import { PRELUDE, type FileTarget } from './sandbox-files.js';
+import { appendSandboxFile, PRELUDE, type FileTarget } from './sandbox-files.js';
 
 /**
  * Streaming file transfers into and out of a sandbox, for files of any size: the bytes flow through
@@ -28,7 +28,12 @@ import { PRELUDE, type FileTarget } from './sandbox-files.js';
  *   bash -c SCRIPT sandbox-desk <session cwd> <tmpdir> <dir or path> [<name> <size> <mode>]
  */
 
-/** Checks a folder for a new entry named $4 of $5 bytes; $6 = check | write | mkdir. */
+/**
+ * Checks a folder for a new entry named $4 of $5 bytes; $6 = check | write | replace | mkdir.
+ * `replace` is write_file's: like `write`, but through a symbolic link (the file it names is replaced,
+ * the link stays, as writing into it would), and it refuses a file the user may not write or one that
+ * is not a regular file. A file replaced keeps its permission bits.
+ */
 const INTO_DIR = `${PRELUDE}
 name=$4 size=$5 mode=$6
 [ -e "$p" ] || __sd_absent
@@ -41,15 +46,40 @@ if [ "$mode" = mkdir ]; then
   printf 'done %s\\0' "$final"; exit 0
 fi
 [ -d "$final" ] && exit 12
-free=$(df -Pk -- "$p" 2>/dev/null | awk 'NR == 2 { print $4 }')
-case $free in ''|*[!0-9]*) free= ;; esac
-if [ -n "$free" ] && [ "$((free * 1024))" -lt "$size" ]; then printf 'free %s\\n' "$((free * 1024))" >&2; exit 8; fi
+dir=$abs
+if [ "$mode" = replace ]; then
+  if [ -L "$final" ]; then
+    final=$(readlink -f -- "$final") || exit 3
+    dir=\${final%/*}; [ -z "$dir" ] && dir=/
+    [ -d "$final" ] && exit 12
+    { [ -x "$dir" ] && [ -w "$dir" ]; } || exit 6
+  fi
+  if [ -e "$final" ]; then
+    [ -f "$final" ] || exit 13
+    [ -w "$final" ] || exit 6
+  fi
+fi
+[ -e "$final" ] && printf 'replacing\\n' >&2
+__sd_free() {
+  free=$(df -Pk -- "$dir" 2>/dev/null | awk 'NR == 2 { print $4 }')
+  case $free in ''|*[!0-9]*) free= ;; *) free=$((free * 1024)) ;; esac
+}
+__sd_free
+if [ -n "$free" ] && [ "$free" -lt "$size" ]; then printf 'free %s\\n' "$free" >&2; exit 8; fi
 if [ "$mode" = check ]; then printf 'ready %s\\0' "$final"; exit 0; fi
-tmp=$abs/.sdesk-upload-$$-$RANDOM
+tmp=$dir/.sdesk-upload-$$-$RANDOM
 trap 'rm -f -- "$tmp"' EXIT
-: > "$tmp" || exit 6
+# The sandbox's df may be wrong (or lie): running out of space while writing is said as such, with
+# the free space once the partial file is gone.
+__sd_nospace() {
+  rm -f -- "$tmp"; printf '%s\\n' "$1" >&2
+  case $1 in *'No space'*|*'quota exceeded'*) __sd_free; [ -n "$free" ] && printf 'free %s\\n' "$free" >&2 ;; esac
+  exit 9
+}
+err=$( { : > "$tmp"; } 2>&1 ) || { case $err in *'No space'*|*'quota exceeded'*) __sd_nospace "$err" ;; esac; exit 6; }
+if [ -f "$final" ]; then m=$(stat -c %a -- "$final") && chmod "$(printf %o "$((8#$m & 8#777))")" "$tmp"; fi
 printf 'ready %s\\0' "$final"
-err=$(cat 2>&1 > "$tmp") || { printf '%s\\n' "$err" >&2; exit 9; }
+err=$(cat 2>&1 > "$tmp") || __sd_nospace "$err"
 got=$(stat -c %s -- "$tmp") || exit 9
 [ "$got" = "$size" ] || { printf 'got %s\\n' "$got" >&2; exit 10; }
 mv -f -- "$tmp" "$final" || exit 6
@@ -67,6 +97,11 @@ printf 'size %s %s\\0' "$size" "$abs"
 exec cat -- "$p"
 `;
 
+/** ", the old NAME is untouched" when the file being written replaces one (the script says `replacing`). */
+function untouched(stderr: string, ctx: { name?: string }): string {
+  return /^replacing$/m.test(stderr) ? `; the old ${ctx.name} is untouched` : '';
+}
+
 /** What a script's exit code means, as an error the person can act on. */
 function failure(code: number | null, path: string, stderr: string, ctx: { size?: number; name?: string } = {}): SandboxDeskError {
   const num = (re: RegExp) => Number(re.exec(stderr)?.[1] ?? NaN);
@@ -81,16 +116,27 @@ function failure(code: number | null, path: string, stderr: string, ctx: { size?
       });
     case 8: {
       const free = num(/^free (\d+)$/m);
-      return new SandboxDeskError('no_space', `not enough space in ${path}: ${ctx.name} needs ${ctx.size} bytes, ${free} are free`, {
-        hint: 'free space in the sandbox (or choose a folder on another filesystem); nothing was written',
-        details: { free, size: ctx.size },
-      });
+      return new SandboxDeskError(
+        'no_space',
+        `not enough space in ${path}: ${ctx.name} needs ${ctx.size} bytes, ${free} are free${untouched(stderr, ctx)}`,
+        {
+          hint: 'free space in the sandbox (or choose a folder on another filesystem); nothing was written',
+          details: { free, size: ctx.size },
+        },
+      );
     }
     case 9:
-      if (/No space left/i.test(stderr))
-        return new SandboxDeskError('no_space', `the sandbox ran out of space while writing ${ctx.name} into ${path}`, {
-          hint: 'free space in the sandbox and try again; the partial file was removed',
-        });
+      if (/No space left|quota exceeded/i.test(stderr)) {
+        const free = num(/^free (\d+)$/m);
+        return new SandboxDeskError(
+          'no_space',
+          `the sandbox ran out of space while writing ${ctx.name} into ${path}${Number.isNaN(free) ? '' : ` (${free} bytes are free)`}${untouched(stderr, ctx)}`,
+          {
+            hint: 'free space in the sandbox and try again; the partial file was removed',
+            details: { ...(Number.isNaN(free) ? {} : { free }), size: ctx.size },
+          },
+        );
+      }
       return new SandboxDeskError('backend_unavailable', `writing ${ctx.name} into ${path} failed: ${stderr.trim().slice(0, 300)}`);
     case 10:
       return new SandboxDeskError(
@@ -103,6 +149,10 @@ function failure(code: number | null, path: string, stderr: string, ctx: { size?
     case 12:
       return new SandboxDeskError('invalid_input', `a folder named ${ctx.name} is already in ${path}`, {
         hint: 'rename the file, or upload it into that folder',
+      });
+    case 13:
+      return new SandboxDeskError('invalid_input', `${path}/${ctx.name} is not a regular file (a device, a pipe or a socket)`, {
+        hint: 'write it with a command (execute_shell_command) if that is what you mean',
       });
     default:
       return new SandboxDeskError('backend_unavailable', `the file transfer failed (exit ${code}: ${stderr.trim().slice(0, 300)})`);
@@ -217,10 +267,14 @@ export interface UploadSink {
 }
 
 /** Starts an upload: resolves once the sandbox has checked the target and waits for the bytes. */
-export async function startUpload(t: FileTarget, u: UploadTarget): Promise<UploadSink> {
+export function startUpload(t: FileTarget, u: UploadTarget): Promise<UploadSink> {
+  return openUpload(t, u, 'write');
+}
+
+async function openUpload(t: FileTarget, u: UploadTarget, mode: 'write' | 'replace'): Promise<UploadSink> {
   assertFileName(u.name);
   checkSize(u.size);
-  const s = runScript(t, INTO_DIR, [u.dir, u.name, String(u.size), 'write'], u.dir);
+  const s = runScript(t, INTO_DIR, [u.dir, u.name, String(u.size), mode], u.dir);
   const header = await s.header;
   if (!header?.startsWith('ready ')) {
     s.child.stdin.destroy();
@@ -245,6 +299,26 @@ export async function startUpload(t: FileTarget, u: UploadTarget): Promise<Uploa
       setTimeout(() => s.child.kill('SIGKILL'), 10_000).unref();
     },
   };
+}
+
+/**
+ * write_file: `content` replaces the file at `path` (offset 0), or is appended to a file that has
+ * exactly `offset` bytes (the next chunk of a large file). A whole write goes through the upload
+ * mechanism above — a temporary name in the same folder, renamed once complete — so a full disk or a
+ * cut connection leaves the old file as it was and nothing under a new name.
+ */
+export async function writeSandboxFile(t: FileTarget, path: string, content: Buffer, offset = 0): Promise<{ path: string; bytes: number }> {
+  if (offset > 0) return appendSandboxFile(t, path, content, offset);
+  if (path.endsWith('/'))
+    throw new SandboxDeskError('invalid_input', `${path} ends with /: that names a folder, not a file`, {
+      hint: 'give the file name after the folder, e.g. dir/file.txt',
+    });
+  const slash = path.lastIndexOf('/');
+  const dir = slash < 0 ? '.' : slash === 0 ? '/' : path.slice(0, slash);
+  const name = path.slice(slash + 1);
+  const sink = await openUpload(t, { dir, name, size: content.length }, 'replace');
+  sink.input.end(content);
+  return sink.done;
 }
 
 export interface DownloadSource {

@@ -48,19 +48,20 @@ printf 'size %s\\n' "$size" >&2
 tail -c +$(($5 + 1)) -- "$p" | head -c "$4"
 `;
 
-/** $4 (an offset, default 0): 0 creates or replaces; N appends, and only to a file of exactly N bytes. */
-const WRITE = `${PRELUDE}
+/**
+ * Appends to a file of exactly $4 bytes (the next chunk of a chunked write). A chunk that does not fit
+ * (the disk filled) is cut off again: the file is back to its $4 bytes, so the same chunk can be sent
+ * again once there is space. (A whole file is written by file-transfer.ts, under a temporary name.)
+ */
+const APPEND = `${PRELUDE}
 [ -d "$p" ] && exit 4
 d=\${p%/*}; [ "$d" = "$p" ] && d=.; [ -z "$d" ] && d=/
 [ -d "$d" ] || __sd_absent
-[ -w "$d" ] || { [ -e "$p" ] && [ -w "$p" ]; } || exit 6
-if [ "\${4:-0}" -gt 0 ]; then
-  [ -f "$p" ] || exit 3
-  size=$(stat -c %s -- "$p") || exit 6
-  [ "$size" -eq "$4" ] || { printf 'size %s\\n' "$size" >&2; exit 7; }
-  exec cat >> "$p"
-fi
-exec cat > "$p"
+[ -f "$p" ] || exit 3
+[ -w "$p" ] || exit 6
+size=$(stat -c %s -- "$p") || exit 6
+[ "$size" -eq "$4" ] || { printf 'size %s\\n' "$size" >&2; exit 7; }
+err=$(cat 2>&1 >> "$p") || { truncate -s "$4" -- "$p"; printf '%s\\n' "$err" >&2; exit 9; }
 `;
 
 const LIST = `${PRELUDE}
@@ -84,7 +85,7 @@ function fail(code: number | null, path: string, stderr: string): never {
     5: ['invalid_input', 'is larger than the limit'],
     6: ['refused', 'is not accessible to the sandbox user'],
   };
-  const [errCode, msg] = what[code ?? -1] ?? ['backend_unavailable', `could not be read (exit ${code}: ${stderr.trim()})`];
+  const [errCode, msg] = what[code ?? -1] ?? ['backend_unavailable', `could not be used (exit ${code}: ${stderr.trim()})`];
   throw new SandboxDeskError(errCode as 'not_found', `${path} ${msg}${code === 5 ? ` (${/size (\d+)/.exec(stderr)?.[1]} bytes)` : ''}`);
 }
 
@@ -124,9 +125,14 @@ export async function readSandboxFileRange(
   return { path: abs, bytes: r.stdout, size };
 }
 
-/** Writes `content`; with `offset` > 0 appends it to a file that has exactly `offset` bytes (chunks in order). */
-export async function writeSandboxFile(t: FileTarget, path: string, content: Buffer, offset = 0): Promise<{ path: string; bytes: number }> {
-  const r = await runIn(t.env, ['bash', '-c', WRITE, 'sandbox-desk', t.cwd, t.env.getTempDir(), path, String(offset)], {
+/** Appends `content` to a file that has exactly `offset` bytes (chunks in order); see file-transfer.ts for whole files. */
+export async function appendSandboxFile(
+  t: FileTarget,
+  path: string,
+  content: Buffer,
+  offset: number,
+): Promise<{ path: string; bytes: number }> {
+  const r = await runIn(t.env, ['bash', '-c', APPEND, 'sandbox-desk', t.cwd, t.env.getTempDir(), path, String(offset)], {
     user: t.user,
     input: content,
   });
@@ -136,7 +142,11 @@ export async function writeSandboxFile(t: FileTarget, path: string, content: Buf
       'invalid_input',
       `offset ${offset} is not the size of ${abs} (${sizeIn(r.stderr)} bytes): write chunks in order, the first at offset 0`,
     );
-  if (offset > 0 && r.code === 3) throw new SandboxDeskError('not_found', `${abs} does not exist: write the first chunk at offset 0`);
+  if (r.code === 3) throw new SandboxDeskError('not_found', `${abs} does not exist: write the first chunk at offset 0`);
+  if (r.code === 9 && /No space left|quota exceeded/i.test(r.stderr))
+    throw new SandboxDeskError('no_space', `the sandbox ran out of space while appending to ${abs}; it is back to its ${offset} bytes`, {
+      hint: `free space in the sandbox, then send this chunk again at offset ${offset}`,
+    });
   if (r.code !== 0) fail(r.code, abs, r.stderr);
   return { path: abs, bytes: content.length };
 }

@@ -352,7 +352,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
   server.registerTool(
     'write_file',
     {
-      description: `Write a file in a sandbox (created or replaced). A relative path is relative to the session's cwd. encoding "base64" for binary content. At most ${describeBytes(FILE_CHUNK_MAX_BYTES)} per call: write larger files in chunks, the first at offset 0 (replaces the file), each next one at offset = the bytes written so far (appends).`,
+      description: `Write a file in a sandbox (created, or replaced whole: a write that fails leaves the old file as it was). A relative path is relative to the session's cwd. encoding "base64" for binary content. At most ${describeBytes(FILE_CHUNK_MAX_BYTES)} per call: write larger files in chunks, the first at offset 0 (replaces the file), each next one at offset = the bytes written so far (appends).`,
       inputSchema: {
         sandbox,
         path: z.string().min(1),

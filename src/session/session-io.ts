@@ -1,12 +1,14 @@
 import { isHostOnly, isHostShapedPath, isUnderPath, isWindowsPath, translateMountedPath } from '../cwd/host-paths.js';
 import { SandboxDeskError } from '../shared/errors.js';
-import { listSandboxDir, readSandboxFile, readSandboxFileRange, writeSandboxFile, type DirEntry } from '../exec/sandbox-files.js';
+import { assertPathComponents } from '../shared/file-names.js';
+import { listSandboxDir, readSandboxFile, readSandboxFileRange, type DirEntry } from '../exec/sandbox-files.js';
 import { TerminalSession } from '../exec/terminal.js';
 import {
   checkUpload,
   makeSandboxDirectory,
   startDownload,
   startUpload,
+  writeSandboxFile,
   type DownloadSource,
   type UploadSink,
 } from '../exec/file-transfer.js';
@@ -155,6 +157,7 @@ export class SessionIo {
    */
   private async fileTarget(sandbox: string, path: string, session: string | undefined, stepId: string | undefined) {
     if (path.includes('\0') || /[\n\r]/.test(path)) throw new SandboxDeskError('invalid_input', 'path contains a NUL or newline');
+    assertPathComponents(path);
     const { env, key, plan, guard } = await this.desk.sessionPlan(sandbox, session, stepId);
     let target = path;
     let hostShaped = false;

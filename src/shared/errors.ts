@@ -29,7 +29,7 @@ export type ErrorCode =
   | 'cancelled'
   /** The backend lacks a capability the operation needs (e.g. checkpoints, memory checkpoints, a network policy). */
   | 'unsupported'
-  /** The sandbox's filesystem has less free space than a file being written needs (an upload). */
+  /** The sandbox's filesystem has less free space than a file being written needs (an upload, write_file). */
   | 'no_space'
   | 'internal';
 

@@ -21,12 +21,37 @@ export function fileNameProblem(name: string): string | null {
   return null;
 }
 
+const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
+
+const TOO_LONG_HINT = `use a shorter name: one file or folder name is at most ${FILE_NAME_MAX_BYTES} bytes (a non-ASCII character takes 2 to 4)`;
+
 /** The name itself, or an `invalid_input` error that says what was wrong and what to do. */
 export function assertFileName(name: string, what = 'file'): string {
   const problem = fileNameProblem(name);
   if (problem)
     throw new SandboxDeskError('invalid_input', `bad ${what} name: ${problem}`, {
-      hint: 'rename it: one name without /, NUL or line breaks; choose the folder separately',
+      hint:
+        utf8Bytes(name) > FILE_NAME_MAX_BYTES
+          ? TOO_LONG_HINT
+          : 'rename it: one name without /, NUL or line breaks; choose the folder separately',
     });
   return name;
+}
+
+/**
+ * A path whose every component fits NAME_MAX, or an `invalid_input` error naming the one that does
+ * not. Linux answers such a path with ENAMETOOLONG, which the file scripts would report as a file
+ * that is missing or could not be read: say what is wrong instead.
+ */
+export function assertPathComponents(path: string): string {
+  for (const part of path.split('/')) {
+    const bytes = utf8Bytes(part);
+    if (bytes > FILE_NAME_MAX_BYTES)
+      throw new SandboxDeskError(
+        'invalid_input',
+        `the name ${JSON.stringify(part.length > 40 ? `${part.slice(0, 40)}…` : part)} in the path is ${bytes} bytes long (at most ${FILE_NAME_MAX_BYTES})`,
+        { hint: TOO_LONG_HINT },
+      );
+  }
+  return path;
 }

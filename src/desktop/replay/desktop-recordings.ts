@@ -3,7 +3,14 @@ import { join } from 'node:path';
 import { SandboxDeskError } from '../../shared/errors.js';
 import { Emitter, type Event, type IDisposable } from '../../shared/lifecycle.js';
 import { segmentStart } from './rfbrec-format.js';
-import { ScreenRecorder, dirBytes, type RecordingStatus, type RecordSource, type ScreenRecorderOptions } from './screen-recorder.js';
+import {
+  ScreenRecorder,
+  dirBytes,
+  fsErrorText,
+  type RecordingStatus,
+  type RecordSource,
+  type ScreenRecorderOptions,
+} from './screen-recorder.js';
 
 /**
  * Which desktops are being recorded, one recorder per sandbox across processes: the process that
@@ -24,6 +31,11 @@ export interface DesktopRecordingsHost {
   recorder?: Omit<ScreenRecorderOptions, 'dir'>;
   /** First retry after a dropped connection (doubles up to 10 s). */
   retryMs?: number;
+  /**
+   * A recording stopped on its own, or could not start (a full disk): said once per cause, for the
+   * replay's events and the log. The desktop, and serving, go on either way.
+   */
+  onWarning?(sandbox: string, message: string): void;
 }
 
 const OFF = '.no-record';
@@ -69,9 +81,24 @@ export class DesktopRecordings implements IDisposable {
   ensure(sandbox: string): void {
     if (this.active.has(sandbox) || !this.wanted(sandbox)) return;
     const dir = this.screenDir(sandbox);
-    if (!takeLock(dir)) return;
-    rmSync(join(dir, WARNING), { force: true });
-    const recorder = new ScreenRecorder(dir, this.host.recorder);
+    let recorder: ScreenRecorder;
+    try {
+      if (!takeLock(dir)) return;
+    } catch (err) {
+      // The screen dir or its lock cannot be written (disk full, read-only): no recording, said once;
+      // this runs inside `desktop status` and `desktop start`, which must not fail for it.
+      this.couldNotStart(sandbox, err);
+      return;
+    }
+    try {
+      rmSync(join(dir, WARNING), { force: true });
+      recorder = new ScreenRecorder(dir, this.host.recorder);
+    } catch (err) {
+      rmSync(join(dir, LOCK), { force: true });
+      this.couldNotStart(sandbox, err);
+      return;
+    }
+    this.startFailed.delete(sandbox);
     const a: Active = { recorder, subs: [], retry: undefined, retryMs: this.host.retryMs ?? 1000 };
     this.active.set(sandbox, a);
     a.subs.push(
@@ -118,9 +145,29 @@ export class DesktopRecordings implements IDisposable {
     if (this.active.get(sandbox) !== a) return;
     const dir = this.screenDir(sandbox);
     const warning = a.recorder.status.warning;
-    if (warning) writeFileSync(join(dir, WARNING), warning);
+    if (warning) {
+      try {
+        writeFileSync(join(dir, WARNING), warning);
+      } catch {
+        // The disk that stopped the recording may not take this file either: the warning stays in
+        // this process's status and goes to onWarning; other processes see the recording off.
+      }
+      this.host.onWarning?.(sandbox, warning);
+    }
     this.forget(sandbox, a);
     await a.recorder.flushed();
+  }
+
+  /** Sandboxes whose recording could not start, with why (said once per cause; retried at the next ensure). */
+  private readonly startFailed = new Map<string, string>();
+
+  private couldNotStart(sandbox: string, err: unknown): void {
+    const warning = `screen recording could not start: ${fsErrorText(err)}; the desktop keeps running`;
+    this.lastStatus.set(sandbox, { on: false, bytes: dirBytes(this.screenDir(sandbox)), since: null, warning });
+    if (this.startFailed.get(sandbox) === warning) return;
+    this.startFailed.set(sandbox, warning);
+    this.host.onWarning?.(sandbox, warning);
+    this.changed.fire({ sandbox });
   }
 
   private forget(sandbox: string, a: Active): void {
@@ -195,8 +242,15 @@ function takeLock(dir: string): boolean {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(file, 'wx');
-      writeSync(fd, JSON.stringify({ pid: process.pid, since: new Date().toISOString() }));
-      closeSync(fd);
+      try {
+        writeSync(fd, JSON.stringify({ pid: process.pid, since: new Date().toISOString() }));
+      } catch (err) {
+        // A lock without its pid (the disk filled between open and write) would be nobody's: remove it.
+        rmSync(file, { force: true });
+        throw err;
+      } finally {
+        closeSync(fd);
+      }
       return true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;

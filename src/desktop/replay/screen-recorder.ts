@@ -290,7 +290,7 @@ export class ScreenRecorder implements IDisposable {
       this.queuedBytes = 0;
       await this.file?.close().catch(() => undefined);
       this.file = undefined;
-      const why = e.code === 'ENOSPC' ? 'disk full (ENOSPC)' : `${e.code ? `${e.code}: ` : ''}${e.message}`;
+      const why = fsErrorText(e);
       await this.stopAfterError(`screen recording stopped: ${why}; the desktop keeps running`);
       return;
     }
@@ -346,6 +346,18 @@ export function repaintsAll(parts: readonly Buffer[], width: number, height: num
     head.readUInt16BE(10) === height &&
     (head.readInt32BE(12) === Encoding.Raw || head.readInt32BE(12) === Encoding.Hextile)
   );
+}
+
+/** An fs error as a person reads it: `disk full (ENOSPC)`, `disk quota exceeded (EDQUOT)`, or its message. */
+export function fsErrorText(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  const known: Record<string, string> = {
+    ENOSPC: 'disk full (ENOSPC)',
+    EDQUOT: 'disk quota exceeded (EDQUOT)',
+    EIO: 'input/output error (EIO)',
+    EROFS: 'the disk is read-only (EROFS)',
+  };
+  return (e?.code && known[e.code]) || `${e?.code ? `${e.code}: ` : ''}${e?.message ?? String(err)}`;
 }
 
 /** Bytes of the segments in a screen dir (0 when there is none). */
