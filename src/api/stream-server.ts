@@ -260,15 +260,23 @@ export class StreamServer {
         relay.stdin.once('drain', () => ws.resume());
       }
     });
+    // The screen going away (a restore, a restart or kill of the sandbox, the desktop stopped or its
+    // relay killed — all things the sandbox or an agent token can cause) ends the stream from this
+    // side. That is not the viewer leaving: the viewer reconnects with the same viewer id and must
+    // find the lease still its own, or an agent could take the screen by making it blink.
+    let screenGone = false;
     relay.on('close', () => {
-      if (ws.readyState === ws.OPEN) ws.close(CLOSE.streamGone, 'screen gone');
+      if (ws.readyState !== ws.OPEN) return;
+      screenGone = true;
+      ws.close(CLOSE.streamGone, 'screen gone');
     });
     ws.on('close', (code) => {
       this.streams.delete(ws);
       relay.kill();
-      // A holder who leaves cleanly (any close frame: noVNC sends none with a code, so 1005) hands the
-      // screen back; a dropped link (1006, no close frame) keeps the human in control.
-      if (code !== 1006) desktop.giveBack(grant.sandbox, grant.viewerId);
+      // Only the viewer's own leaving hands the screen back: a holder who closes cleanly (any close
+      // frame it started: noVNC sends none with a code, so 1005). A dropped link (1006, no close frame)
+      // and a stream this side ended because the screen went away keep the human in control.
+      if (code !== 1006 && !screenGone) desktop.giveBack(grant.sandbox, grant.viewerId);
     });
   }
 }
