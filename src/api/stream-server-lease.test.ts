@@ -39,6 +39,8 @@ let desk: SandboxDesk;
 let server: LocalServer;
 const sb = 'lease-sb';
 const relays: FakeRelay[] = [];
+/** While set, a relay being opened waits for it (an exec that takes its time). */
+let opening: Promise<void> | null = null;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sdesk-stream-lease-'));
@@ -46,10 +48,11 @@ beforeAll(async () => {
   registry.registerBuiltin(new LocalProvider());
   desk = new SandboxDesk({ dataDir: dir, registry, plugins: false });
   await desk.createSandbox({ name: sb, backend: 'local' });
-  vi.spyOn(desk.desktop, 'openScreenStream').mockImplementation(() => {
+  vi.spyOn(desk.desktop, 'openScreenStream').mockImplementation(async () => {
     const r = new FakeRelay();
     relays.push(r);
-    return Promise.resolve(r);
+    await opening;
+    return r;
   });
   server = new LocalServer({ desk });
   await server.listen();
@@ -107,5 +110,26 @@ describe('the screen stream ending and the lease', () => {
     await vi.waitFor(() => expect(h.relay.killed && w.relay.killed).toBe(true));
     expect(desk.desktop.lease(sb)).toMatchObject({ holder: 'human', viewerId: holder });
     desk.desktop.giveBack(sb, holder);
+  });
+
+  it('a holder who leaves while its relay is still opening gives the lease back, and the relay is ended', async () => {
+    const holder = 'person-3';
+    desk.desktop.takeControl(sb, holder);
+    let open!: () => void;
+    opening = new Promise<void>((r) => (open = r));
+    try {
+      const before = relays.length;
+      const r = (await server.call('screenTicket', { sandbox: sb, viewerId: holder })) as { ok: { url: string } };
+      const ws = new WebSocket(r.ok.url);
+      await new Promise<void>((res) => ws.once('open', () => res()));
+      await vi.waitFor(() => expect(relays.length).toBe(before + 1));
+      ws.close();
+      await new Promise((res) => ws.once('close', res));
+      await vi.waitFor(() => expect(desk.desktop.lease(sb)).toMatchObject({ holder: 'agent' }));
+      open();
+      await vi.waitFor(() => expect(relays[before]!.killed).toBe(true));
+    } finally {
+      opening = null;
+    }
   });
 });
