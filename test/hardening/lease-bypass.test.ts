@@ -269,25 +269,16 @@ describe("over MCP, the issue's own steps (sandbox-desk mcp in its own process)"
     expect(again.contexts().length).toBeGreaterThan(0);
     await again.close();
   });
-  it("the person keeps control through the agent's sandbox_restore and a kill + restart behind the app's back; only their leaving releases it (issue 35, item 6)", async () => {
+  it("the person keeps control through a kill + restart behind the app's back and the agent's sandbox_restore; only their give-back releases it (issue 35, item 6)", async () => {
     const person = uniqueName('person');
-    const refusedClick = async () => (await call('click', { sandbox: sb, x: 9, y: 9 })).body.error?.code as string | undefined;
+    const clickError = async () => (await call('click', { sandbox: sb, x: 9, y: 9 })).body.error?.code as string | undefined;
     const taken = await call('sandbox_checkpoint', { sandbox: sb });
     expect(taken.isError, JSON.stringify(taken.body)).toBe(false);
     const checkpoint = (taken.body as { checkpoint: { id: string } }).checkpoint.id;
     try {
-      // The person's viewer is open and holds control; the agent restores the sandbox under it.
+      // The person's viewer is open and holds control; the container is killed and started behind the app's back.
       let viewer = await openViewer(server, sb, person);
       t.desk.desktop.takeControl(sb, person);
-      const restored = await call('sandbox_restore', { sandbox: sb, checkpoint });
-      expect(restored.isError, JSON.stringify(restored.body)).toBe(false);
-      expect(await viewer.closed).toBe(CLOSE.streamGone);
-      expect((await call('desktop_start', { sandbox: sb, geometry: '1024x768' })).body).toMatchObject({ running: true });
-      expect(t.desk.desktop.lease(sb)).toMatchObject({ holder: 'human', viewerId: person });
-      expect(await refusedClick()).toBe('human_has_control');
-
-      // The window reconnects with the same viewer id; the container is killed and started behind the app's back.
-      viewer = await openViewer(server, sb, person);
       const container = execFileSync('docker', ['ps', '-q', '--filter', `label=io.sandbox-desk.sandbox=${sb}`], {
         encoding: 'utf8',
       }).trim();
@@ -295,16 +286,22 @@ describe("over MCP, the issue's own steps (sandbox-desk mcp in its own process)"
       execFileSync('docker', ['kill', container], { stdio: 'ignore' });
       expect(await viewer.closed).toBe(CLOSE.streamGone);
       execFileSync('docker', ['start', container], { stdio: 'ignore' });
-      expect((await call('desktop_start', { sandbox: sb, geometry: '1024x768' })).body).toMatchObject({ running: true });
       expect(t.desk.desktop.lease(sb)).toMatchObject({ holder: 'human', viewerId: person });
-      expect(await refusedClick()).toBe('human_has_control');
+      // Refused for the lease, before anything looks for the desktop (which the kill ended).
+      expect(await clickError()).toBe('human_has_control');
 
-      // The person's viewer comes back and leaves on purpose (a clean close): today's rule hands control back.
+      // The agent starts the desktop again, the window reconnects with the same viewer id, the agent restores.
+      expect((await call('desktop_start', { sandbox: sb, geometry: '1024x768' })).body).toMatchObject({ running: true });
       viewer = await openViewer(server, sb, person);
-      viewer.ws.close();
-      await viewer.closed;
-      await expect.poll(() => t.desk.desktop.lease(sb).holder, { timeout: 5000 }).toBe('agent');
-      expect((await call('click', { sandbox: sb, x: 9, y: 9 })).body).toMatchObject({ via: 'rfb', pointer: { x: 9, y: 9 } });
+      const restored = await call('sandbox_restore', { sandbox: sb, checkpoint });
+      expect(restored.isError, JSON.stringify(restored.body)).toBe(false);
+      expect(await viewer.closed).toBe(CLOSE.streamGone);
+      expect(t.desk.desktop.lease(sb)).toMatchObject({ holder: 'human', viewerId: person });
+      expect(await clickError()).toBe('human_has_control');
+
+      // The person's own give-back releases it: the agent's click is no longer refused for the lease.
+      t.desk.desktop.giveBack(sb, person);
+      expect(await clickError()).toBe('desktop_not_running');
     } finally {
       await t.desk.checkpoints.remove(checkpoint);
     }
