@@ -71,12 +71,21 @@ class FolderProvider implements SandboxProvider {
       verify: async (a: CheckpointArtifact) => (existsSync(a.ref) ? { ok: true } : { ok: false, detail: `${a.ref} was deleted` }),
       removeCheckpoint: async (a: CheckpointArtifact) => {
         this.removed.push(a.ref);
+        if (a.details?.interrupted === true) this.interrupted.push({ details: a.details, dirThere: existsSync(String(a.details.dir)) });
         rmSync(a.ref, { recursive: true, force: true });
       },
       pause: async (ref: SandboxRef) => void this.state.set(ref.name, 'paused'),
       resume: async (ref: SandboxRef) => void this.state.set(ref.name, 'running'),
+      removeUnrecorded: async (labels: Record<string, string>, recorded: (id: string) => boolean) => {
+        this.sweeps.push({ labels, recorded });
+        return [];
+      },
     };
   }
+  /** What removeUnrecorded was asked, each time. */
+  readonly sweeps: Array<{ labels: Record<string, string>; recorded: (id: string) => boolean }> = [];
+  /** The interrupted checkpoints' artifacts as removeCheckpoint got them, and whether their folder was still there. */
+  readonly interrupted: Array<{ details: CheckpointArtifact['details']; dirThere: boolean }> = [];
 
   root(name: string): string {
     return join(this.roots, name);
@@ -265,6 +274,38 @@ describe('CheckpointService (a folder backend, real shells)', () => {
     expect(desk.store.checkpoints.get(id)).toBeUndefined();
     expect(existsSync(join(dir, 'data', 'checkpoints', id))).toBe(false);
     expect(provider.removed).toContain(`sandbox-desk/checkpoint:${id}`);
+  });
+
+  it("an interrupted checkpoint's cleanup gets its folder (the backend's pending note), then this data dir's unrecorded artifacts are swept", async () => {
+    const kept = (await desk.checkpoints.checkpoint({ sandbox: 'src' })).checkpoint.id;
+    await desk.close();
+    provider.sweeps.length = 0; // the first call of that process swept too
+    // The next process (as the CLI's next call is) finds a record left `saving` by a dead pid.
+    desk = new SandboxDesk({ dataDir: join(dir, 'data'), registry: desk.registry, plugins: false });
+    const id = 'cafe0001';
+    mkdirSync(join(dir, 'data', 'checkpoints', id), { recursive: true });
+    desk.store.checkpoints.insertSaving(
+      {
+        id,
+        sandbox: 'src',
+        backend: 'folder',
+        label: null,
+        createdAt: new Date().toISOString(),
+        memory: false,
+        cwd: { sessions: [], lastObservedCwd: null, lastObservedAt: null, declaredDefaultCwd: null },
+        source: { image: null, user: null, options: {} },
+      },
+      2 ** 22 + 9,
+    );
+    expect((await desk.checkpoints.list()).map((c) => c.id)).toEqual([kept]);
+    expect(provider.interrupted).toEqual([
+      { details: { interrupted: true, id, dir: join(dir, 'data', 'checkpoints', id) }, dirThere: true },
+    ]);
+    expect(provider.sweeps).toHaveLength(1);
+    const sweep = provider.sweeps[0]!;
+    expect(sweep.labels).toEqual({ 'io.sandbox-desk.instance': desk.store.instanceId });
+    // Read against the store at the time of asking: the ready one is recorded, the cleaned-up one no longer.
+    expect([sweep.recorded(kept), sweep.recorded(id), sweep.recorded('neverseen')]).toEqual([true, false, false]);
   });
 
   it('a stopped sandbox is checkpointed disk-only, said so', async () => {

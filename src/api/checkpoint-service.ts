@@ -106,7 +106,8 @@ export class CheckpointService {
         const provider = await this.d.providerOf(rec.backend);
         // The backend names its resources by the id (an image tag, a file): removing by a guessed
         // artifact is safe because a missing one is not an error.
-        if (provider.checkpoints) await provider.checkpoints.removeCheckpoint(guessedArtifact(rec, provider)).catch(() => undefined);
+        if (provider.checkpoints)
+          await provider.checkpoints.removeCheckpoint(guessedArtifact(rec, this.dirOf(rec.id))).catch(() => undefined);
       } catch {
         // The backend is not loaded (a plugin gone): the record still goes, it was never usable.
       }
@@ -115,7 +116,31 @@ export class CheckpointService {
       cleaned.push(rec.id);
       this.d.log.warn({ checkpoint: rec.id, sandbox: rec.sandbox }, 'removed a checkpoint left half-made by an interrupted app');
     }
+    await this.removeUnrecorded();
     return cleaned;
+  }
+
+  /**
+   * What an engine made for a checkpoint after its cleanup had run (a commit that outlived its killed
+   * caller by more than the cleanup waited): this data directory's checkpoint images whose id has no
+   * record. Read against the store after the engine listed them, so a checkpoint being saved (its
+   * record is written before the backend is asked) is never taken for one.
+   */
+  private async removeUnrecorded(): Promise<void> {
+    const backends = new Set([...this.d.store.sandboxes.list().map((s) => s.backend), ...this.d.store.checkpoints.backends()]);
+    const labels = { 'io.sandbox-desk.instance': this.d.store.instanceId };
+    for (const backend of backends) {
+      try {
+        const provider = await this.d.providerOf(backend);
+        const removed =
+          (await provider.checkpoints?.removeUnrecorded?.(labels, (id) => this.d.store.checkpoints.get(id) !== undefined)) ?? [];
+        for (const id of removed)
+          this.d.log.warn({ checkpoint: id, backend }, 'removed the image of an interrupted checkpoint, made after its cleanup');
+      } catch (err) {
+        // The engine is down or the plugin gone: the next checkpoint call of another process tries again.
+        this.d.log.warn({ backend, err: String(err) }, 'could not look for images of interrupted checkpoints');
+      }
+    }
   }
 
   async checkpoint(input: CheckpointRequest, opts: Progress = {}): Promise<CheckpointResult> {
@@ -190,7 +215,7 @@ export class CheckpointService {
     } catch (err) {
       // Nothing half-written stays: whatever the backend made under this id goes with the record.
       await cap
-        .removeCheckpoint(guessedArtifact({ ...record, state: 'saving', artifact: null, sizeBytes: null, ownerPid: null }, provider))
+        .removeCheckpoint(guessedArtifact({ ...record, state: 'saving', artifact: null, sizeBytes: null, ownerPid: null }, dir))
         .catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });
       this.d.store.checkpoints.delete(id);
@@ -412,10 +437,16 @@ export class CheckpointService {
 /**
  * The artifact a backend would have made for this id, for cleaning up after a checkpoint that never
  * returned: image backends (docker, the podman plugin) tag `sandbox-desk/checkpoint:<id>`; file backends
- * keep their files in the checkpoint dir, which is removed with it. A missing artifact is not an error.
+ * keep their files in the checkpoint dir, which is removed with it (after this cleanup: what the backend
+ * noted there before it began, docker's pending commit, is read by it). A missing artifact is not an error.
  */
-function guessedArtifact(rec: CheckpointRecord, _provider: SandboxProvider): CheckpointArtifact {
-  return { ref: `sandbox-desk/checkpoint:${rec.id}`, memory: rec.memory, sizeBytes: null, details: { interrupted: true, id: rec.id } };
+function guessedArtifact(rec: CheckpointRecord, dir: string): CheckpointArtifact {
+  return {
+    ref: `sandbox-desk/checkpoint:${rec.id}`,
+    memory: rec.memory,
+    sizeBytes: null,
+    details: { interrupted: true, id: rec.id, dir },
+  };
 }
 
 function toInfo(rec: CheckpointRecord, broken: string | null): CheckpointInfo {

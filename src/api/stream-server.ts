@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import type { DesktopStream } from '../desktop/desktop-stream.js';
 import { RfbInputFilter, RfbProtocolError } from '../desktop/rfb/rfb-input-filter.js';
 import { asSandboxDeskError } from '../shared/errors.js';
 import { CLOSE } from '../shared/stream-close-codes.js';
@@ -221,13 +222,30 @@ export class StreamServer {
   private async pipeScreen(ws: WebSocket, grant: ScreenGrant): Promise<void> {
     const desktop = this.opts.desk.desktop;
     this.streams.add(ws);
-    let relay;
+    // The screen going away (a restore, a restart or kill of the sandbox, the desktop stopped or its
+    // relay killed — all things the sandbox or an agent token can cause) ends the stream from this
+    // side. That is not the viewer leaving: the viewer reconnects with the same viewer id and must
+    // find the lease still its own, or an agent could take the screen by making it blink.
+    let screenGone = false;
+    let relay: DesktopStream | null = null;
+    // Listened to from the start: a viewer that leaves while its relay is still opening is told apart too.
+    ws.on('close', (code) => {
+      this.streams.delete(ws);
+      relay?.kill();
+      // Only the viewer's own leaving hands the screen back: a holder who closes cleanly (any close
+      // frame it started: noVNC sends none with a code, so 1005). A dropped link (1006, no close frame)
+      // and a stream this side ended because the screen went away keep the human in control.
+      if (code !== 1006 && !screenGone) desktop.giveBack(grant.sandbox, grant.viewerId);
+    });
     try {
       relay = await desktop.openScreenStream(grant.sandbox);
     } catch (err) {
-      this.streams.delete(ws);
+      screenGone = true;
       return ws.close(CLOSE.streamGone, asSandboxDeskError(err).message.slice(0, 120));
     }
+    // The viewer left while the relay opened: nobody would end it.
+    if (ws.readyState !== ws.OPEN) return void relay.kill();
+    const opened = relay;
     let lease = desktop.lease(grant.sandbox);
     let leaseReadAt = Date.now();
     const filter = new RfbInputFilter({
@@ -241,11 +259,11 @@ export class StreamServer {
       },
     });
 
-    relay.stdout.on('data', (chunk: Buffer) => {
+    opened.stdout.on('data', (chunk: Buffer) => {
       ws.send(chunk, { binary: true }, () => {
-        if (relay.stdout.isPaused() && ws.bufferedAmount < LOW_WATER) relay.stdout.resume();
+        if (opened.stdout.isPaused() && ws.bufferedAmount < LOW_WATER) opened.stdout.resume();
       });
-      if (ws.bufferedAmount > HIGH_WATER) relay.stdout.pause();
+      if (ws.bufferedAmount > HIGH_WATER) opened.stdout.pause();
     });
     ws.on('message', (data: Buffer, isBinary: boolean) => {
       if (!isBinary) return ws.close(CLOSE.protocolError, 'binary frames only');
@@ -255,20 +273,15 @@ export class StreamServer {
       } catch (err) {
         return ws.close(CLOSE.protocolError, err instanceof RfbProtocolError ? err.reason : 'protocol error');
       }
-      if (out.length && !relay.stdin.write(out)) {
+      if (out.length && !opened.stdin.write(out)) {
         ws.pause();
-        relay.stdin.once('drain', () => ws.resume());
+        opened.stdin.once('drain', () => ws.resume());
       }
     });
-    relay.on('close', () => {
-      if (ws.readyState === ws.OPEN) ws.close(CLOSE.streamGone, 'screen gone');
-    });
-    ws.on('close', (code) => {
-      this.streams.delete(ws);
-      relay.kill();
-      // A holder who leaves cleanly (any close frame: noVNC sends none with a code, so 1005) hands the
-      // screen back; a dropped link (1006, no close frame) keeps the human in control.
-      if (code !== 1006) desktop.giveBack(grant.sandbox, grant.viewerId);
+    opened.on('close', () => {
+      if (ws.readyState !== ws.OPEN) return;
+      screenGone = true;
+      ws.close(CLOSE.streamGone, 'screen gone');
     });
   }
 }

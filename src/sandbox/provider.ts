@@ -243,8 +243,18 @@ export interface CheckpointCapability {
   fork(artifact: CheckpointArtifact, spec: ProvisionSpec, ctx?: LifecycleContext): Promise<ProvisionResult>;
   /** Whether the artifact is still there (e.g. the image was removed behind the app's back), and why not. */
   verify(artifact: CheckpointArtifact): Promise<{ ok: boolean; detail?: string }>;
-  /** Deletes what the artifact holds; a missing artifact is not an error. */
+  /**
+   * Deletes what the artifact holds; a missing artifact is not an error. For a checkpoint that never
+   * returned (`details.interrupted`, with its `id` and `dir`), everything the backend may still be making
+   * under that id goes too, once it is no longer being made (an engine finishes a commit its caller left).
+   */
   removeCheckpoint(artifact: CheckpointArtifact): Promise<void>;
+  /**
+   * Removes checkpoint resources carrying `labels` (this data directory's) whose id has no record
+   * (`recorded(id)` false): what an interrupted checkpoint's engine made after its cleanup ran. Returns
+   * the ids removed. Optional: a backend whose artifacts are only files in the checkpoint's dir has none.
+   */
+  removeUnrecorded?(labels: Record<string, string>, recorded: (id: string) => boolean): Promise<string[]>;
   /** Freezes every process in the sandbox (cgroup freezer, QMP `stop`); status reads `paused`. */
   pause(ref: SandboxRef): Promise<void>;
   resume(ref: SandboxRef): Promise<void>;

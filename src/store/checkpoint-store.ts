@@ -113,6 +113,11 @@ export class CheckpointStore {
     return (this.db.prepare(`SELECT * FROM checkpoints WHERE state = 'saving'`).all() as Row[]).map(fromRow);
   }
 
+  /** The backends that have checkpoints here (a removed sandbox's checkpoints stay). */
+  backends(): string[] {
+    return (this.db.prepare(`SELECT DISTINCT backend FROM checkpoints`).all() as Array<{ backend: string }>).map((r) => r.backend);
+  }
+
   ids(): string[] {
     return (this.db.prepare(`SELECT id FROM checkpoints`).all() as Array<{ id: string }>).map((r) => r.id);
   }

@@ -10,6 +10,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium } from 'playwright-core';
 import WebSocket from 'ws';
+import { LocalServer } from '../../src/api/local-server.js';
+import { CLOSE } from '../../src/shared/stream-close-codes.js';
 import { tempDesk, uniqueName, type TestDesk } from '../integration/helpers.js';
 
 const DESKTOP_IMAGE = 'sandbox-desk/desktop:latest';
@@ -197,9 +199,25 @@ describe('a sandbox image without the display user', () => {
   });
 });
 
+/**
+ * A person's screen viewer through the app's stream server (the window's WebSocket), with its own viewer
+ * id; resolves once the screen is live (Xvnc's first bytes, the RFB version, came through).
+ */
+async function openViewer(server: LocalServer, sandbox: string, viewerId: string): Promise<{ ws: WebSocket; closed: Promise<number> }> {
+  const ws = new WebSocket(server.issueScreenTicket(sandbox, viewerId).url);
+  const closed = new Promise<number>((r) => ws.on('close', (code) => r(code)));
+  await new Promise<void>((ok, fail) => {
+    ws.once('message', () => ok());
+    ws.once('close', (code) => fail(new Error(`the screen stream closed (${code}) before it was live`)));
+    ws.once('error', fail);
+  });
+  return { ws, closed };
+}
+
 describe("over MCP, the issue's own steps (sandbox-desk mcp in its own process)", () => {
   let t: TestDesk;
   let client: Client;
+  let server: LocalServer;
   const sb = uniqueName('mcplease');
   type ToolResult = { isError?: boolean; content: { type: string; text?: string }[] };
   const call = async (name: string, args: Record<string, unknown>) => {
@@ -213,9 +231,13 @@ describe("over MCP, the issue's own steps (sandbox-desk mcp in its own process)"
     client = new Client({ name: 'lease-bypass-test', version: '1.0.0' });
     const env = { ...(process.env as Record<string, string>), SANDBOX_DESK_HOME: t.dataDir };
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], env, stderr: 'pipe' }));
+    // The app's core, where the person's viewer is: the stream server that gates their input by the lease.
+    server = new LocalServer({ desk: t.desk });
+    await server.listen();
   }, 180_000);
   afterAll(async () => {
     await client?.close();
+    await server?.close();
     await t?.dispose();
   });
 
@@ -247,4 +269,41 @@ describe("over MCP, the issue's own steps (sandbox-desk mcp in its own process)"
     expect(again.contexts().length).toBeGreaterThan(0);
     await again.close();
   });
+  it("the person keeps control through a kill + restart behind the app's back and the agent's sandbox_restore; only their give-back releases it (issue 35, item 6)", async () => {
+    const person = uniqueName('person');
+    const clickError = async () => (await call('click', { sandbox: sb, x: 9, y: 9 })).body.error?.code as string | undefined;
+    const taken = await call('sandbox_checkpoint', { sandbox: sb });
+    expect(taken.isError, JSON.stringify(taken.body)).toBe(false);
+    const checkpoint = (taken.body as { checkpoint: { id: string } }).checkpoint.id;
+    try {
+      // The person's viewer is open and holds control; the container is killed and started behind the app's back.
+      let viewer = await openViewer(server, sb, person);
+      t.desk.desktop.takeControl(sb, person);
+      const container = execFileSync('docker', ['ps', '-q', '--filter', `label=io.sandbox-desk.sandbox=${sb}`], {
+        encoding: 'utf8',
+      }).trim();
+      expect(container).toMatch(/^[0-9a-f]+$/);
+      execFileSync('docker', ['kill', container], { stdio: 'ignore' });
+      expect(await viewer.closed).toBe(CLOSE.streamGone);
+      execFileSync('docker', ['start', container], { stdio: 'ignore' });
+      expect(t.desk.desktop.lease(sb)).toMatchObject({ holder: 'human', viewerId: person });
+      // Refused for the lease, before anything looks for the desktop (which the kill ended).
+      expect(await clickError()).toBe('human_has_control');
+
+      // The agent starts the desktop again, the window reconnects with the same viewer id, the agent restores.
+      expect((await call('desktop_start', { sandbox: sb, geometry: '1024x768' })).body).toMatchObject({ running: true });
+      viewer = await openViewer(server, sb, person);
+      const restored = await call('sandbox_restore', { sandbox: sb, checkpoint });
+      expect(restored.isError, JSON.stringify(restored.body)).toBe(false);
+      expect(await viewer.closed).toBe(CLOSE.streamGone);
+      expect(t.desk.desktop.lease(sb)).toMatchObject({ holder: 'human', viewerId: person });
+      expect(await clickError()).toBe('human_has_control');
+
+      // The person's own give-back releases it: the agent's click is no longer refused for the lease.
+      t.desk.desktop.giveBack(sb, person);
+      expect(await clickError()).toBe('desktop_not_running');
+    } finally {
+      await t.desk.checkpoints.remove(checkpoint);
+    }
+  }, 180_000);
 });

@@ -11,6 +11,17 @@ import { uniqueName } from './helpers.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/sandbox-desk.js');
 
+function docker(...args: string[]): string {
+  const r = spawnSync('docker', args, { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`docker ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+/** The container of a sandbox of this test (its unique name is the marker). */
+const containerOf = (sandbox: string) => docker('ps', '-aq', '--filter', `label=io.sandbox-desk.sandbox=${sandbox}`).trim();
+const paused = (container: string) => docker('inspect', '-f', '{{.State.Paused}}', container).trim() === 'true';
+const imagesLabelled = (id: string) =>
+  docker('images', '-q', '--filter', `label=io.sandbox-desk.checkpoint=${id}`).trim().split('\n').filter(Boolean);
+
 describe('sandbox-desk checkpoint commands', () => {
   let home: string;
   const name = uniqueName('cck');
@@ -28,7 +39,7 @@ describe('sandbox-desk checkpoint commands', () => {
   });
   afterAll(() => {
     for (const c of (cli('checkpoint', 'list', '--json').json() as Array<{ id: string }>) ?? []) cli('checkpoint', 'rm', c.id);
-    // A killed commit may still finish inside the engine after the cleanup: remove it by its label.
+    // Only when a test failed: what it made, by its label (the app removes these itself).
     for (const id of killedIds) {
       const ids = spawnSync('docker', ['images', '-q', '--filter', `label=io.sandbox-desk.checkpoint=${id}`], {
         encoding: 'utf8',
@@ -73,9 +84,42 @@ describe('sandbox-desk checkpoint commands', () => {
     expect(cli('checkpoint', 'list', name, '--json').json()).toEqual([]);
   });
 
-  it('a checkpoint killed mid-way is never listed and is cleaned up by the next start', async () => {
-    // Something to commit that takes a moment.
-    expect(cli('exec', name, '--', 'head -c 64M /dev/urandom > ~/big').code).toBe(0);
+  it("an image of this data dir's checkpoints with no record (made after a cleanup) is removed by the next checkpoint call", () => {
+    const container = containerOf(name);
+    const instance = docker('inspect', '-f', '{{index .Config.Labels "io.sandbox-desk.instance"}}', container).trim();
+    // What a commit that outlived its killed caller and that caller's cleanup leaves: labelled, no record.
+    const stray = `stray${Date.now().toString(36)}`;
+    killedIds.push(stray);
+    docker(
+      'commit',
+      '--change',
+      `LABEL io.sandbox-desk.checkpoint=${stray}`,
+      '--change',
+      `LABEL io.sandbox-desk.instance=${instance}`,
+      container,
+    );
+    // Another data dir's, same labels but its own instance: not this one's to touch.
+    const foreign = `foreign${Date.now().toString(36)}`;
+    killedIds.push(foreign);
+    docker(
+      'commit',
+      '--change',
+      `LABEL io.sandbox-desk.checkpoint=${foreign}`,
+      '--change',
+      'LABEL io.sandbox-desk.instance=someoneelse',
+      container,
+    );
+    expect(imagesLabelled(stray)).not.toEqual([]);
+    const list = cli('checkpoint', 'list', '--json');
+    expect(list.code, list.stderr).toBe(0);
+    expect(imagesLabelled(stray)).toEqual([]);
+    expect(imagesLabelled(foreign)).not.toEqual([]);
+  });
+
+  it('a checkpoint killed mid-commit is never listed, and the next call leaves no image of it, even one the engine finished later', async () => {
+    // Something to commit that takes a few seconds: longer than the next CLI call takes to start.
+    expect(cli('exec', name, '--', 'head -c 512M /dev/urandom > ~/big').code).toBe(0);
+    const container = containerOf(name);
     const child = spawn(process.execPath, [BIN, 'sandbox', 'checkpoint', name], { env: { ...process.env, SANDBOX_DESK_HOME: home } });
     let stderr = '';
     const id = await new Promise<string>((resolveId, reject) => {
@@ -87,11 +131,16 @@ describe('sandbox-desk checkpoint commands', () => {
       child.on('exit', () => reject(new Error(`the checkpoint ended before its commit step: ${stderr}`)));
     });
     killedIds.push(id);
+    // The engine has the commit (it pauses the container for it): kill the CLI now, mid-commit.
+    await expect.poll(() => paused(container), { timeout: 10_000, interval: 20 }).toBe(true);
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
     const list = cli('checkpoint', 'list', '--json');
     expect(list.code, list.stderr).toBe(0);
     expect((list.json() as Array<{ id: string }>).map((c) => c.id)).not.toContain(id);
+    // The engine is done with the commit (bounded: a stuck one fails here, it does not hang) and made nothing that stays.
+    await expect.poll(() => paused(container), { timeout: 60_000, interval: 200 }).toBe(false);
+    expect(imagesLabelled(id)).toEqual([]);
     // The record and its folder are gone, not only hidden.
     const again = cli('checkpoint', 'rm', id);
     expect(again.code).toBe(125);

@@ -1,5 +1,7 @@
 import type Docker from 'dockerode';
 import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { SandboxDeskError } from '../../shared/errors.js';
 import type {
   CheckpointArtifact,
@@ -16,6 +18,21 @@ import { engineMessage, statusOf } from './docker-errors.js';
 /** Where checkpoint images live: local only (nothing ever pushes this repository). */
 export const CHECKPOINT_REPO = 'sandbox-desk/checkpoint';
 export const CHECKPOINT_LABEL = 'io.sandbox-desk.checkpoint';
+/**
+ * Written into the checkpoint's folder before the commit is asked for: which container is being
+ * committed and whether the commit paused it. The engine finishes a commit whose caller was killed, so
+ * whoever cleans up after that caller waits for the commit to end before removing what it made.
+ */
+export const PENDING_COMMIT_FILE = 'pending-commit.json';
+/** How long a cleanup waits for an abandoned commit to end; a later one removes what it made by its label. */
+const COMMIT_END_WAIT_MS = 60_000;
+
+interface PendingCommit {
+  image: string;
+  container: string;
+  /** The container ran unpaused, so it is paused exactly while the commit runs. */
+  pausedByCommit: boolean;
+}
 
 export interface DockerCheckpointDeps {
   docker: Docker;
@@ -72,6 +89,8 @@ export class DockerCheckpoints implements CheckpointCapability {
     const changes = Object.entries({ ...spec.labels, [CHECKPOINT_LABEL]: spec.id }).map(([k, v]) => `LABEL ${k}=${JSON.stringify(v)}`);
     // pause: the freezer holds writes still during the commit, so the image is one consistent moment.
     const paused = info.State.Paused;
+    const pending: PendingCommit = { image: `${CHECKPOINT_REPO}:${spec.id}`, container: info.Id, pausedByCommit: !paused };
+    writeFileSync(join(spec.dir, PENDING_COMMIT_FILE), JSON.stringify(pending), { mode: 0o600 });
     const made = (await this.d
       .call(() =>
         container.commit({
@@ -212,12 +231,60 @@ export class DockerCheckpoints implements CheckpointCapability {
   }
 
   async removeCheckpoint(artifact: CheckpointArtifact): Promise<void> {
+    const d = artifact.details ?? {};
+    if (d.interrupted === true && typeof d.id === 'string') return this.removeInterrupted(d.id, typeof d.dir === 'string' ? d.dir : null);
+    await this.removeImage(artifact.ref);
+  }
+
+  private async removeImage(ref: string): Promise<void> {
     // force: untags even while forks' containers still use the image (their layers stay until they go).
     await this.d
-      .call(() => this.d.docker.getImage(artifact.ref).remove({ force: true }))
+      .call(() => this.d.docker.getImage(ref).remove({ force: true }))
       .catch((err: unknown) => {
         if (statusOf(err) !== 404) throw err;
       });
+  }
+
+  /**
+   * After a checkpoint that never returned (its process killed, its operation cancelled): the engine may
+   * still be committing, and would make the image after a removal by tag found nothing. So: wait while
+   * the commit holds the container paused (bounded), then remove every image labelled with the id.
+   */
+  private async removeInterrupted(id: string, dir: string | null): Promise<void> {
+    const pending = dir ? readPending(dir) : null;
+    if (pending?.pausedByCommit) await this.waitUnpaused(pending.container, COMMIT_END_WAIT_MS);
+    const images = await this.d.call(() => this.d.docker.listImages({ filters: { label: [`${CHECKPOINT_LABEL}=${id}`] } }));
+    for (const img of images) if (onlyCheckpointTags(img.RepoTags, id)) await this.removeImage(img.Id);
+    await this.removeImage(`${CHECKPOINT_REPO}:${id}`);
+  }
+
+  /** Until the container is not paused (the commit that paused it ended), it is gone, or `ms` passed. */
+  private async waitUnpaused(container: string, ms: number): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (Date.now() < deadline) {
+      const info = await this.d.call(() => this.d.docker.getContainer(container).inspect()).catch(() => null);
+      if (!info?.State.Paused) return;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  async removeUnrecorded(labels: Record<string, string>, recorded: (id: string) => boolean): Promise<string[]> {
+    const label = [CHECKPOINT_LABEL, ...Object.entries(labels).map(([k, v]) => `${k}=${v}`)];
+    const images = await this.d.call(() => this.d.docker.listImages({ filters: { label } }));
+    const removed: string[] = [];
+    for (const img of images) {
+      const id = img.Labels?.[CHECKPOINT_LABEL];
+      if (!id || recorded(id) || !onlyCheckpointTags(img.RepoTags, id)) continue;
+      // Not forced: an image a container still uses (a fork's) stays; removeIfOrphaned takes it later.
+      const gone = await this.d
+        .call(() => this.d.docker.getImage(img.Id).remove())
+        .then(
+          () => true,
+          (err: unknown) => statusOf(err) === 404,
+        );
+      if (gone) removed.push(id);
+    }
+    return removed;
   }
 
   async pause(ref: SandboxRef): Promise<void> {
@@ -265,6 +332,25 @@ function parseLabels(v: unknown): Record<string, string> {
 
 function specOf(ref: SandboxRef, resourceName: string, labels: Record<string, string>): ProvisionSpec {
   return { name: ref.name, image: ref.image, user: ref.user, mounts: ref.mounts, env: ref.env, options: ref.options, labels, resourceName };
+}
+
+/**
+ * The image is a checkpoint's own (tagged `sandbox-desk/checkpoint:<id>` or untagged), not an image
+ * someone built FROM it (that one inherits the labels, under a tag of its own): only ours are removed.
+ */
+function onlyCheckpointTags(tags: string[] | null | undefined, id: string): boolean {
+  return (tags ?? []).every((t) => t === `${CHECKPOINT_REPO}:${id}` || t === '<none>:<none>');
+}
+
+function readPending(dir: string): PendingCommit | null {
+  try {
+    const p = JSON.parse(readFileSync(join(dir, PENDING_COMMIT_FILE), 'utf8')) as Partial<PendingCommit>;
+    return typeof p.container === 'string' && typeof p.image === 'string'
+      ? { image: p.image, container: p.container, pausedByCommit: p.pausedByCommit === true }
+      : null;
+  } catch {
+    return null; // never written: the process ended before it asked for a commit
+  }
 }
 
 function hasCriu(): Promise<boolean> {
