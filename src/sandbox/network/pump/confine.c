@@ -25,6 +25,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <linux/securebits.h>
+#include <linux/sockios.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -68,12 +69,33 @@ static const int allowed[] = {
 #endif
 };
 
+/*
+ * The lookup helper's calls: /proc (open, getdents, readlink, read), setns and its netlink socket
+ * (socket(2) only for AF_NETLINK), ioctl only for SIOCGSKNS, its socketpair to the pump, malloc.
+ */
+static const int helper_allowed[] = {
+    SYS_read, SYS_write, SYS_close, SYS_openat, SYS_getdents64, SYS_readlinkat, SYS_fstat, SYS_newfstatat, SYS_faccessat,
+    SYS_lseek, SYS_mmap, SYS_munmap, SYS_mremap, SYS_brk, SYS_mprotect, SYS_madvise, SYS_setns, SYS_setsockopt, SYS_sendto,
+    SYS_recvfrom, SYS_sendmsg, SYS_recvmsg, SYS_clock_gettime, SYS_gettimeofday, SYS_exit, SYS_exit_group, SYS_rt_sigreturn,
+    SYS_rt_sigprocmask, SYS_getpid, SYS_gettid, SYS_tgkill, SYS_getppid, SYS_futex, SYS_getrandom, SYS_restart_syscall,
+#ifdef SYS_faccessat2
+    SYS_faccessat2,
+#endif
+#ifdef SYS_statx
+    SYS_statx,
+#endif
+#ifdef SYS_open
+    SYS_open, SYS_readlink, SYS_access, SYS_stat, SYS_lstat,
+#endif
+};
+
 #define ALLOW BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+#define DENY BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM)
 #define NR_TO_A BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
 
-static int install_filter(void) {
-  enum { N = sizeof allowed / sizeof *allowed };
-  struct sock_filter f[16 + 2 * N], *p = f;
+/* The pump's filter (helper 0: socket(2) for AF_INET, AF_INET6, AF_UNIX) or the helper's (AF_NETLINK; ioctl SIOCGSKNS). */
+static int install_filter(const int *allowed, size_t n, int helper) {
+  struct sock_filter f[24 + 2 * n], *p = f;
   *p++ = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
   *p++ = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PUMP_AUDIT_ARCH, 1, 0);
   *p++ = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
@@ -84,18 +106,34 @@ static int install_filter(void) {
   *p++ = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
 #endif
   /* socket(domain, ...): the domain is the low word of the first argument (both architectures are little-endian). */
-  *p++ = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 6);
-  *p++ = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]));
-  *p++ = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 2, 0);
-  *p++ = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 1, 0);
-  *p++ = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1);
-  *p++ = (struct sock_filter)ALLOW;
-  *p++ = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
-  for (size_t i = 0; i < N; i++) {
+  if (!helper) {
+    *p++ = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 6);
+    *p++ = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]));
+    *p++ = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 2, 0);
+    *p++ = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 1, 0);
+    *p++ = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1);
+    *p++ = (struct sock_filter)ALLOW;
+    *p++ = (struct sock_filter)DENY;
+  } else {
+    *p++ = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 4);
+    *p++ = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]));
+    *p++ = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_NETLINK, 0, 1);
+    *p++ = (struct sock_filter)ALLOW;
+    *p++ = (struct sock_filter)DENY;
+    /* ioctl(fd, request): the request is the low word of the second argument. */
+    *p++ = (struct sock_filter)NR_TO_A;
+    *p++ = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 4);
+    *p++ = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1]));
+    *p++ = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SIOCGSKNS, 0, 1);
+    *p++ = (struct sock_filter)ALLOW;
+    *p++ = (struct sock_filter)DENY;
+  }
+  *p++ = (struct sock_filter)NR_TO_A;
+  for (size_t i = 0; i < n; i++) {
     *p++ = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)allowed[i], 0, 1);
     *p++ = (struct sock_filter)ALLOW;
   }
-  *p++ = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+  *p++ = (struct sock_filter)DENY;
   struct sock_fprog prog = {.len = (unsigned short)(p - f), .filter = f};
   return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
 }
@@ -123,14 +161,14 @@ static int keep_caps(uint64_t keep) {
 }
 
 int confine_helper(uint64_t keep) {
-  if (keep_caps(keep) != 0) return -1;
-  return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  if (keep_caps(keep) != 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
+  return install_filter(helper_allowed, sizeof helper_allowed / sizeof *helper_allowed, 1);
 }
 
 int confine_pump(void (*say)(const char *fmt, ...)) {
   if (keep_caps(0) != 0) return say("cannot drop its capabilities: %s", strerror(errno)), -1;
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return say("cannot set no_new_privs: %s", strerror(errno)), -1;
-  if (install_filter() != 0) return say("cannot install its seccomp filter: %s", strerror(errno)), -1;
+  if (install_filter(allowed, sizeof allowed / sizeof *allowed, 0) != 0) return say("cannot install its seccomp filter: %s", strerror(errno)), -1;
   return 0;
 }
 

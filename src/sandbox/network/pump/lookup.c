@@ -9,7 +9,7 @@
  * used last first (a client that connects often — a browser, a loop — is usually the next one's too:
  * one readlink), then all of its descriptors, then the container's processes (the cgroup of a holder
  * found before), then every process in that namespace (so a container's first connection needs
- * nothing from the engine). A socket's inode names one socket on the whole machine: whoever has a
+ * nothing from the engine), each list newest first. A socket's inode names one socket on the whole machine: whoever has a
  * descriptor for it holds it. Then its name, command line, pid as the sandbox sees it (NSpid) and its
  * ancestry in its pid namespace.
  *
@@ -221,19 +221,28 @@ static int holder_of(struct lookup_ns *ns, const char *want) {
   }
   int fd;
   if (ns->last_holder > 0 && (fd = holds(ns, ns->last_holder, want)) >= 0) return ns->last_fd = fd, ns->last_holder;
+  /*
+   * Newest first (the highest pids; both lists come in ascending order): a client that is not the last
+   * holder is most often a process just started (a curl, a pip), and a scan that runs out of budget
+   * has then tried the likeliest first.
+   */
   static char list[MAX_PROCS * 12];
+  static int pids[8 * MAX_PROCS];
+  int n = 0;
   if (ns->procs[0] && read_file(ns->procs, list, sizeof list) > 0) {
     char *save = NULL;
-    int n = 0;
-    for (char *t = strtok_r(list, "\n", &save); t && n < MAX_PROCS && links_left > 0; t = strtok_r(NULL, "\n", &save), n++)
-      if (atoi(t) != ns->last_holder && (fd = holds(ns, atoi(t), want)) >= 0) return ns->last_fd = fd, atoi(t);
+    for (char *t = strtok_r(list, "\n", &save); t && n < MAX_PROCS; t = strtok_r(NULL, "\n", &save)) pids[n++] = atoi(t);
+    while (n > 0 && links_left > 0)
+      if (pids[--n] != ns->last_holder && (fd = holds(ns, pids[n], want)) >= 0) return ns->last_fd = fd, pids[n];
   }
   DIR *d = opendir("/proc");
-  int holder = 0, n = 0;
-  for (struct dirent *e; d && !holder && n < 8 * MAX_PROCS && links_left > 0 && (e = readdir(d)); n++)
-    if (e->d_name[0] >= '1' && e->d_name[0] <= '9' && (fd = holds(ns, atoi(e->d_name), want)) >= 0)
-      holder = atoi(e->d_name), ns->last_fd = fd;
+  int holder = 0;
+  n = 0;
+  for (struct dirent *e; d && n < 8 * MAX_PROCS && (e = readdir(d));)
+    if (e->d_name[0] >= '1' && e->d_name[0] <= '9') pids[n++] = atoi(e->d_name);
   if (d) closedir(d);
+  while (!holder && n > 0 && links_left > 0)
+    if ((fd = holds(ns, pids[--n], want)) >= 0) holder = pids[n], ns->last_fd = fd;
   if (holder) procs_of(holder, ns->procs, sizeof ns->procs);
   return holder;
 }
