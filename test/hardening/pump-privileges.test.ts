@@ -3,7 +3,7 @@
  * The test starts its own pump (the built binary, or SANDBOX_DESK_EGRESS_PUMP) and reads what the kernel
  * says of it in /proc/PID/status: the parsing process has no capability in any set, no_new_privs and a
  * seccomp filter; its lookup helper keeps the four capabilities a process lookup needs and nothing
- * else. That calls outside the allow-list are refused is asked of the pump itself (its `probe`
+ * else, under a filter of its own. That calls outside the allow-list are refused is asked of the pump itself (its `probe`
  * command makes three calls no capability is needed for: each would succeed, or fail otherwise than
  * with EPERM, were it allowed). Then the proxy daemon as the app starts it: no_new_privs, and no
  * capability beyond what its pump's helper needs.
@@ -77,19 +77,20 @@ describe('the egress pump runs without root’s powers (issue 35, item 13)', () 
     if (root) expect(s.CapBnd).toBe('0000000000000000');
   });
 
-  it('its lookup helper keeps only what a process lookup needs, with no_new_privs', async () => {
+  it('its lookup helper keeps only what a process lookup needs, with no_new_privs and its own seccomp filter', async () => {
     const [helper] = children(pump.pid!);
     expect(helper).toBeGreaterThan(0);
-    // The helper confines itself as it starts: read once it has (no_new_privs is its last step).
+    // The helper confines itself as it starts: read once it has (the seccomp filter is its last step).
     const s = await until(() => {
       const st = status(helper!);
-      return st.NoNewPrivs === '1' ? st : undefined;
+      return st.Seccomp === '2' ? st : undefined;
     });
     const expected = root ? HELPER_CAPS : 0n;
     expect(BigInt(`0x${s.CapPrm}`)).toBe(expected);
     expect(BigInt(`0x${s.CapEff}`)).toBe(expected);
     expect(BigInt(`0x${s.CapInh}`)).toBe(0n);
     if (root) expect(BigInt(`0x${s.CapBnd}`)).toBe(HELPER_CAPS);
+    expect(s.Seccomp).toBe('2');
   });
 
   it('calls outside the seccomp allow-list are refused (netlink sockets, execve, unshare)', async () => {

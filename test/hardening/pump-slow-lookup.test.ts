@@ -1,9 +1,9 @@
 /**
  * One sandbox must not make every sandbox's requests slow through the pump's process lookup (issue 35,
  * item 10: 300 processes with 4,000 descriptors each made every request take 8–12 s). Sandbox `a` here
- * holds HOG_PROCS processes with HOG_FDS descriptors each and keeps opening connections from new
- * processes (each lookup of those is a scan of all their descriptors); meanwhile sandbox `b` makes a few
- * requests. Each of b's must be answered quickly and its line on b's log must name b's process; a's
+ * holds HOG_PROCS processes with HOG_FDS descriptors each and keeps connecting from processes in their
+ * midst (each lookup of those is a scan of tens of thousands of descriptors); meanwhile sandbox `b`
+ * makes a few requests. Each of b's must be answered quickly and its line on b's log must name b's process; a's
  * own requests are answered too (the connection goes on whether or not its process is known).
  *
  * Real parts: two containers of the test's own, the real relay script in each, the proxy and pump of
@@ -40,26 +40,26 @@ while b"\\r\\n" not in a:
 print(os.getpid(), round((time.monotonic() - t) * 1000), a.split(b"\\r\\n")[0].decode())`;
 
 /**
- * HOG_PROCS processes holding HOG_FDS descriptors each; then, for good, 4 new processes at a time each
- * making a request (a process never seen before: no cache helps its lookup, each is a scan).
+ * HOG_PROCS processes holding HOG_FDS descriptors each, and among them (half older, half newer: a scan
+ * in either order meets half the descriptors first) 8 clients each making requests in a loop, so that
+ * a connection's holder is rarely the last one's (the lookup's cache) and each lookup is a scan.
  */
 const HOG = `import os, socket, time
 fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(${HOG_FDS})]
-for _ in range(${HOG_PROCS - 1}):
+def hold():
     if os.fork() == 0:
         time.sleep(600); os._exit(0)
-while True:
-    kids = []
-    for _ in range(4):
-        pid = os.fork()
-        if pid == 0:
+def client():
+    if os.fork() == 0:
+        while True:
             try:
                 s = socket.create_connection(("127.0.0.1", 3128)); s.sendall(b"GET http://a-hog.test/ HTTP/1.1\\r\\nHost: a-hog.test\\r\\n\\r\\n")
-                s.recv(4096)
-            except OSError: pass
-            os._exit(0)
-        kids.append(pid)
-    for pid in kids: os.waitpid(pid, 0)`;
+                s.recv(4096); s.close()
+            except OSError: time.sleep(0.05)
+for _ in range(${HOG_PROCS / 2}): hold()
+for _ in range(8): client()
+for _ in range(${HOG_PROCS / 2 - 1}): hold()
+time.sleep(600)`;
 
 /** Asynchronous: the proxy deciding the requests is this process's (a synchronous exec would stall it). */
 async function execIn(name: string, ...args: string[]): Promise<string> {
