@@ -18,13 +18,31 @@ export function proxyPid(dataDir: string): number | null {
   }
 }
 
+/** util-linux's setpriv (Debian: util-linux, which `npm run setup` installs). */
+const SETPRIV = '/usr/bin/setpriv';
+
+/**
+ * The daemon's command with no more privileges than its pump needs (issue 35, item 13): no_new_privs, and
+ * (as root) a bounding set of the four capabilities the pump's lookup helper keeps plus CAP_SETPCAP, with
+ * which the pump empties its own bounding set. Why not none at all: the pump gets its capabilities from
+ * the daemon (root's execve grants at most the bounding set, and no_new_privs at most what the daemon
+ * had), so the daemon must hold the helper's. Without setpriv, the command as it is.
+ */
+export function confined(argv: readonly string[]): string[] {
+  if (!existsSync(SETPRIV)) return [...argv];
+  const root = process.getuid?.() === 0;
+  const caps = root ? ['--inh-caps=-all', '--bounding-set=-all,+sys_admin,+net_admin,+sys_ptrace,+dac_read_search,+setpcap'] : [];
+  return [SETPRIV, '--no-new-privs', ...caps, '--', ...argv];
+}
+
 /** Starts the data directory's egress proxy, detached (it outlives this process); a second one exits at once (its lock). */
 function startDaemon(dataDir: string): void {
   mkdirSync(networkDir(dataDir), { recursive: true, mode: 0o700 });
   const fromSource = import.meta.url.endsWith('.ts');
   const script = fileURLToPath(new URL(fromSource ? './proxy-daemon.ts' : './proxy-daemon.js', import.meta.url));
   const out = openSync(join(networkDir(dataDir), 'proxy.log'), 'a');
-  const child = spawn(process.execPath, [...(fromSource ? ['--import', 'tsx'] : []), script, dataDir], {
+  const [cmd, ...args] = confined([process.execPath, ...(fromSource ? ['--import', 'tsx'] : []), script, dataDir]);
+  const child = spawn(cmd!, args, {
     detached: true,
     stdio: ['ignore', out, out],
     // Inside Electron, process.execPath is the Electron binary: make it behave as plain Node.

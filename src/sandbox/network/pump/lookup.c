@@ -9,12 +9,19 @@
  * used last first (a client that connects often — a browser, a loop — is usually the next one's too:
  * one readlink), then all of its descriptors, then the container's processes (the cgroup of a holder
  * found before), then every process in that namespace (so a container's first connection needs
- * nothing from the engine). A socket's inode names one socket on the whole machine: whoever has a
+ * nothing from the engine), each list newest first. A socket's inode names one socket on the whole machine: whoever has a
  * descriptor for it holds it. Then its name, command line, pid as the sandbox sees it (NSpid) and its
  * ancestry in its pid namespace.
  *
  * Only where the pump may (root: setns, and other users' /proc); otherwise nothing is known, and the
  * log says so. Why by hand: no library does this; it is a few dozen syscalls.
+ *
+ * It runs in the pump's lookup helper (helper.c), never in the process that parses sandboxes' bytes,
+ * and each lookup is bounded (issue 35, item 10): a sandbox with hundreds of processes holding
+ * thousands of descriptors each would otherwise make one lookup a scan of a million links. Past its
+ * deadline or LOOKUP_MAX_LINKS readlinks the scan is abandoned (the process is then not known, and
+ * the log says "process": null) rather than resumed: a later lookup in that sandbox starts again from
+ * the last holder, which for a client that connects often is one readlink.
  */
 #include "pump.h"
 
@@ -37,8 +44,19 @@
 
 #define MAX_PROCS 2048
 #define MAX_FDS 4096
-/* The command line shown on the log is cut at 120 characters; this much is read (the exec wrapper's name is early). */
-#define CMDLINE_READ 1024
+/* The most links one lookup reads (descriptors and namespaces): ~40 ms of readlinks on this project's machines. */
+#define LOOKUP_MAX_LINKS 100000
+
+/* This lookup's budget: links left to read, and when it is abandoned (now_ms). */
+static long links_left;
+static int64_t scan_deadline;
+
+/* Whether the lookup may read one more link (the clock is read every 64: a readlink costs ~0.4 us). */
+static int budget(void) {
+  if (links_left <= 0) return 0;
+  if ((--links_left & 63) == 0 && now_ms() > scan_deadline) links_left = 0;
+  return links_left > 0;
+}
 
 static int home_ns = -1;
 
@@ -176,6 +194,7 @@ static unsigned socket_inode(struct lookup_ns *ns, const struct sockaddr_in *src
 /* The descriptor number by which host pid `p`, a process in the namespace, holds socket:[inode] (`want`); -1: none. */
 static int holds(struct lookup_ns *ns, int p, const char *want) {
   char path[64], l[128];
+  if (!budget()) return -1;
   snprintf(path, sizeof path, "/proc/%d/ns/net", p);
   if (link_of(path, l, sizeof l) != 0 || strcmp(l, ns->net) != 0) return -1;
   snprintf(path, sizeof path, "/proc/%d/fd", p);
@@ -184,6 +203,7 @@ static int holds(struct lookup_ns *ns, int p, const char *want) {
   int dfd = dirfd(d), found = -1, seen = 0;
   for (struct dirent *e; found < 0 && seen < MAX_FDS && (e = readdir(d));) {
     if (e->d_name[0] == '.') continue;
+    if (!budget()) break;
     seen++;
     ssize_t k = readlinkat(dfd, e->d_name, l, sizeof l - 1);
     if (k > 0 && (l[k] = 0, strcmp(l, want) == 0)) found = atoi(e->d_name);
@@ -201,19 +221,28 @@ static int holder_of(struct lookup_ns *ns, const char *want) {
   }
   int fd;
   if (ns->last_holder > 0 && (fd = holds(ns, ns->last_holder, want)) >= 0) return ns->last_fd = fd, ns->last_holder;
+  /*
+   * Newest first (the highest pids; both lists come in ascending order): a client that is not the last
+   * holder is most often a process just started (a curl, a pip), and a scan that runs out of budget
+   * has then tried the likeliest first.
+   */
   static char list[MAX_PROCS * 12];
+  static int pids[8 * MAX_PROCS];
+  int n = 0;
   if (ns->procs[0] && read_file(ns->procs, list, sizeof list) > 0) {
     char *save = NULL;
-    int n = 0;
-    for (char *t = strtok_r(list, "\n", &save); t && n < MAX_PROCS; t = strtok_r(NULL, "\n", &save), n++)
-      if (atoi(t) != ns->last_holder && (fd = holds(ns, atoi(t), want)) >= 0) return ns->last_fd = fd, atoi(t);
+    for (char *t = strtok_r(list, "\n", &save); t && n < MAX_PROCS; t = strtok_r(NULL, "\n", &save)) pids[n++] = atoi(t);
+    while (n > 0 && links_left > 0)
+      if (pids[--n] != ns->last_holder && (fd = holds(ns, pids[n], want)) >= 0) return ns->last_fd = fd, pids[n];
   }
   DIR *d = opendir("/proc");
-  int holder = 0, n = 0;
-  for (struct dirent *e; d && !holder && n < 8 * MAX_PROCS && (e = readdir(d)); n++)
-    if (e->d_name[0] >= '1' && e->d_name[0] <= '9' && (fd = holds(ns, atoi(e->d_name), want)) >= 0)
-      holder = atoi(e->d_name), ns->last_fd = fd;
+  int holder = 0;
+  n = 0;
+  for (struct dirent *e; d && n < 8 * MAX_PROCS && (e = readdir(d));)
+    if (e->d_name[0] >= '1' && e->d_name[0] <= '9') pids[n++] = atoi(e->d_name);
   if (d) closedir(d);
+  while (!holder && n > 0 && links_left > 0)
+    if ((fd = holds(ns, pids[--n], want)) >= 0) holder = pids[n], ns->last_fd = fd;
   if (holder) procs_of(holder, ns->procs, sizeof ns->procs);
   return holder;
 }
@@ -245,9 +274,11 @@ static void name_of(const char *status, char *out, size_t cap) {
   out[o] = 0;
 }
 
-int lookup(struct lookup_ns *ns, const struct sockaddr_in *src, const struct sockaddr_in *dst, struct found *f) {
+int lookup(struct lookup_ns *ns, const struct sockaddr_in *src, const struct sockaddr_in *dst, int64_t deadline, struct found *f) {
   memset(f, 0, sizeof *f);
   if (ns->diag_fd < 0) return -1;
+  links_left = LOOKUP_MAX_LINKS;
+  scan_deadline = deadline;
   unsigned inode = socket_inode(ns, src, dst);
   if (!inode) return -1;
   char want[48];

@@ -35,19 +35,28 @@
  *                answer ID VERDICT|- HOST PORT KIND REASON_HEX|- RESPONSE_HEX
  *                                                      logged (unless -), answered, closed once the client
  *                                                      has finished sending
- *                lookup KEY SRC SPORT DST DPORT        (tests) the process behind a 4-tuple: found ...
+ *                lookup KEY SRC SPORT DST DPORT        (tests) the process behind a 4-tuple: found ... (in order)
+ *                probe                                 (tests) calls outside the seccomp allow-list: probed ...
  *  pump -> Node: ready
  *                served KEY | unserved KEY WHY_HEX
  *                conn ID KEY HEAD_HEX                  a request head the pump has no verdict for
  *                tunnels KEY [ID,KIND,PORT,HOST ...]   its connections allowed and not yet finished
  *                                                      (dialling or open), each as decided
  *                found JSON|-                          {"hostPid":N,"process":…,"pid":N,"ancestry":[…]}
+ *                probed NAME=EPERM|allowed|ERRNO ...   what each call outside the allow-list did
  *                say TEXT                              for the proxy's log (proxy.log)
  * A connection whose head is too large is answered 431 here, one past its sandbox's limits 503 (the
  * limits: `limits` below); everything else about HTTP is Node's. When the
  * policies change Node asks for each sandbox's `tunnels`, decides each again and `cut`s those no
  * longer allowed (issue 35 #11): a change applies to connections already open, not only to new ones.
  * The pump exits when its stdin ends (the proxy is gone), and dies with its parent (PR_SET_PDEATHSIG).
+ *
+ * Privileges (issue 35, item 13): at start the pump forks its lookup helper (helper.c), the one process
+ * that keeps the few capabilities a process lookup needs, then drops every capability, sets
+ * no_new_privs and installs a seccomp allow-list (confine.c) before it reads a byte a sandbox sent.
+ * Lookups are asked of the helper and answered asynchronously (item 10): a decision waits for its
+ * connection's answer at most LOOKUP_WAIT_MS, so the log line names the process in the normal case
+ * (the answer is there in well under a millisecond) and a slow lookup delays nothing by more.
  */
 #include "pump.h"
 
@@ -78,6 +87,17 @@
 #define MAX_HELLO (5 + 16384 + 2048)
 #define HASH 4096
 #define PIPE_POOL 64
+/*
+ * How long a decision (Node's, or a kept verdict) waits for its connection's process lookup before it
+ * goes on without it. Waiting — rather than logging at once and completing the line later — keeps one
+ * line per decision, written before the client has its answer (what network-call-link and every reader
+ * of the log rely on); the helper answers the normal case in well under a millisecond, so only a lookup
+ * that could not be done quickly costs this, and that once.
+ */
+#define LOOKUP_WAIT_MS 100
+/* A test's lookup (the lookup command) waits longer: its answer, not a connection, is what it is for. */
+#define TEST_LOOKUP_WAIT_MS 2000
+#define TEST_LOOKUP_BIT (1ull << 63)
 
 /*
  * Per sandbox, so that one sandbox cannot starve the others of the pump's descriptors or memory
@@ -94,7 +114,7 @@ struct refusals {
   int64_t said_at; /* when the last line was said */
 };
 
-enum { T_CTL_IN, T_CTL_OUT, T_PROXY_LS, T_RELAY_LS, T_LINK, T_TCP_LS, T_CLIENT, T_UPSTREAM };
+enum { T_CTL_IN, T_CTL_OUT, T_PROXY_LS, T_RELAY_LS, T_LINK, T_TCP_LS, T_CLIENT, T_UPSTREAM, T_HELPER };
 struct tag {
   int type;
   void *p;
@@ -178,7 +198,6 @@ struct sandbox {
   struct tag proxy_tag, relay_tag;
   int proxy_ls, relay_ls;
   struct link *links;
-  struct lookup_ns ns;
   struct journal log;
   struct verdicts kept;
   int dead;
@@ -241,7 +260,7 @@ static void sandbox_free(struct sandbox *s, const char *why) {
   if (s->relay_ls >= 0) close(s->relay_ls), unlink(s->relay_path);
   free(s->proxy_path);
   free(s->relay_path);
-  lookup_close(&s->ns);
+  helper_forget(s->key);
   journal_close(&s->log);
   verdicts_clear(&s->kept);
   struct sandbox **pp = &sandboxes;
@@ -270,7 +289,6 @@ static void cmd_serve(char **f) {
   /* Whole, never cut to fit: a path too long for a Unix socket is refused by unix_listen (ENAMETOOLONG). */
   s->proxy_path = proxy, s->relay_path = relay;
   proxy = relay = NULL;
-  lookup_init(&s->ns);
   journal_open(&s->log, log, name);
   s->next = sandboxes;
   sandboxes = s;
@@ -328,7 +346,7 @@ static void link_read(struct link *l) {
         l->ls = fd;
         l->ls_tag = (struct tag){T_TCP_LS, l};
         epoll_add(fd, &l->ls_tag, EPOLLIN | EPOLLET);
-        lookup_learn(&l->sb->ns, fd, l->sb->key, say);
+        helper_learn(l->sb->key, fd);
       }
     }
     if (n <= 0) {
@@ -363,9 +381,14 @@ struct conn {
   char *buf; /* the head, then what followed it: a request's body, or (CONNECT) the tunnel's first bytes */
   size_t len, cap, head_len;
   struct sbuf cache_key; /* the head's verdict key (http.c), empty: none */
-  /* the process behind it: looked up once the head is in (tcp: accepted on a relay's listener) */
+  /* the process behind it: asked of the helper once the head is in (tcp: accepted on a relay's listener) */
   struct sockaddr_in peer, self;
   int can_lookup, known;
+  int asking;          /* asked, not answered yet */
+  int64_t lookup_by;   /* when a decision stops waiting for the answer */
+  int parked;          /* a decision waits for the answer (on the parked list) */
+  char *parked_cmd;    /* Node's command to run then; NULL: a kept verdict, decided again then */
+  struct conn *pnext, **pprev;
   struct found proc;
   struct way up, down; /* up: client -> destination; down: destination -> client */
   /* the dial */
@@ -380,6 +403,7 @@ struct conn {
 };
 
 static struct conn *conns;
+static struct conn *parked_list;
 static struct conn *by_id[HASH];
 static uint64_t next_id = 1;
 static int pipes[PIPE_POOL][2], npipes;
@@ -452,6 +476,11 @@ static void conn_close(struct conn *c) {
   free(c->buf);
   free(c->cache_key.p);
   found_free(&c->proc);
+  if (c->parked) {
+    *c->pprev = c->pnext;
+    if (c->pnext) c->pnext->pprev = c->pprev;
+  }
+  free(c->parked_cmd);
   free(c->host);
   free(c->sni);
   bury(c);
@@ -632,7 +661,7 @@ static void conn_new(int fd, int key, struct sandbox *s, int tcp) {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     socklen_t pl = sizeof c->peer, sl = sizeof c->self;
-    c->can_lookup = s && s->ns.diag_fd >= 0 && getpeername(fd, (struct sockaddr *)&c->peer, &pl) == 0 &&
+    c->can_lookup = s && helper_fd >= 0 && getpeername(fd, (struct sockaddr *)&c->peer, &pl) == 0 &&
                     getsockname(fd, (struct sockaddr *)&c->self, &sl) == 0 && c->peer.sin_family == AF_INET;
   }
   epoll_add(fd, &c->tc, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET);
@@ -682,9 +711,61 @@ static void accept_all(int ls, int key, struct sandbox *s, int tcp) {
   }
 }
 
-static void lookup_proc(struct conn *c) {
-  struct sandbox *s = c->can_lookup ? sandbox_of(c->key) : NULL;
-  if (s && s->ns.diag_fd >= 0) c->known = lookup(&s->ns, &c->peer, &c->self, &c->proc) == 0;
+/* Asks the helper who holds the connection (the client surely does: nothing has answered it yet). */
+static void lookup_ask(struct conn *c) {
+  if (!c->can_lookup || c->asking || c->known) return;
+  c->lookup_by = now_ms() + LOOKUP_WAIT_MS;
+  c->asking = helper_ask(c->id, c->key, &c->peer, &c->self, c->lookup_by) == 0;
+}
+
+/*
+ * Whether a decision must wait for the connection's lookup (item 10: at most until lookup_by). Then it
+ * is kept — Node's command `f` (NULL: a kept verdict, looked up again then) — and run by unpark.
+ */
+static int park(struct conn *c, char **f, int n) {
+  if (!c->asking) return 0;
+  if (now_ms() >= c->lookup_by) return c->asking = 0, 0;
+  if (c->parked) return 1; /* already waiting: a second command for it is not Node's (one decision each) */
+  struct sbuf cmd = {0};
+  for (int i = 0; i < n; i++) sb_fmt(&cmd, "%s%s", i ? " " : "", f[i]);
+  if (n) sb_add(&cmd, "", 1);
+  c->parked_cmd = n ? cmd.p : NULL;
+  c->parked = 1;
+  c->pnext = parked_list;
+  if (parked_list) parked_list->pprev = &c->pnext;
+  c->pprev = &parked_list;
+  parked_list = c;
+  return 1;
+}
+
+static void command(char *line);
+static void conn_decide(struct conn *c);
+
+/* The lookup is answered, or no longer waited for: a decision that waited goes on. */
+static void unpark(struct conn *c) {
+  c->asking = 0;
+  if (!c->parked) return;
+  *c->pprev = c->pnext;
+  if (c->pnext) c->pnext->pprev = c->pprev;
+  c->parked = 0;
+  char *cmd = c->parked_cmd;
+  c->parked_cmd = NULL;
+  if (cmd) command(cmd);
+  else conn_decide(c);
+  free(cmd);
+}
+
+/* The helper's answer for connection `id` (f NULL: not known). */
+static void test_found(uint64_t id, struct found *f);
+static void on_found(uint64_t id, struct found *f) {
+  if (id & TEST_LOOKUP_BIT) return test_found(id, f);
+  struct conn *c = conn_of(id);
+  if (!c || c->state == S_DEAD || !c->asking) {
+    if (f) found_free(f);
+    return;
+  }
+  if (f) c->proc = *f, c->known = 1;
+  unpark(c);
 }
 
 static void dial_start(struct conn *c, const char *addrs, int timeout_ms);
@@ -722,31 +803,32 @@ static void conn_head(struct conn *c) {
   c->state = S_VERDICT;
   c->deadline = now_ms() + VERDICT_TIMEOUT_MS;
   struct head h;
+  if (head_parse(c->buf, c->head_len, &h) != 0 || head_key(&h, &c->cache_key) != 0) c->cache_key.len = 0;
+  /* The helper looks the process up while the verdict is found (Node's, or kept). */
+  lookup_ask(c);
+  conn_decide(c);
+}
+
+/* A kept verdict dials (once the lookup is answered: the line names the process); otherwise Node is asked. */
+static void conn_decide(struct conn *c) {
   struct sandbox *s = sandbox_of(c->key);
-  if (s && head_parse(c->buf, c->head_len, &h) == 0 && head_key(&h, &c->cache_key) == 0) {
-    const struct verdict *v = verdicts_find(&s->kept, c->cache_key.p, c->cache_key.len);
-    if (v) {
-      /* The proxy allowed this very request under these very policies: its verdict again, without asking. */
-      c->connect = v->connect;
-      c->host = xstrdup(v->host);
-      c->port = v->port;
-      c->sni = v->sni ? xstrdup(v->sni) : NULL;
-      lookup_proc(c);
-      conn_log(c, "allowed", NULL, 0);
-      dial_start(c, v->addrs, v->timeout_ms);
-      return;
-    }
-  } else c->cache_key.len = 0;
+  const struct verdict *v = s && c->cache_key.len ? verdicts_find(&s->kept, c->cache_key.p, c->cache_key.len) : NULL;
+  if (v) {
+    /* Decided again once the lookup is answered: the verdict may have expired meanwhile (then Node is asked). */
+    if (park(c, NULL, 0)) return;
+    /* The proxy allowed this very request under these very policies: its verdict again, without asking. */
+    c->connect = v->connect;
+    c->host = xstrdup(v->host);
+    c->port = v->port;
+    c->sni = v->sni ? xstrdup(v->sni) : NULL;
+    conn_log(c, "allowed", NULL, 0);
+    dial_start(c, v->addrs, v->timeout_ms);
+    return;
+  }
   sb_fmt(&out, "conn %llu %d ", (unsigned long long)c->id, c->key);
   sb_hex(&out, c->buf, c->head_len);
   sb_str(&out, "\n");
-  /*
-   * The process lookup runs while Node decides (the head is on its way first; measured: a request's
-   * answer came ~0.2 ms sooner than with the two one after the other), and the client still holds its
-   * socket: nothing has answered it yet.
-   */
   out_flush();
-  lookup_proc(c);
 }
 
 static void dial_next(struct conn *c);
@@ -912,6 +994,7 @@ static void cmd_dial(char **f, int n) {
   struct conn *c = conn_of(strtoull(f[1], NULL, 10));
   if (!c || c->state != S_VERDICT) return;
   if (!plain_field(f[3]) || !address_list(f[6])) return say("bad dial command (host or addresses)");
+  if (park(c, f, n)) return;
   c->connect = !strcmp(f[2], "connect");
   c->host = xstrdup(f[3]);
   c->port = atoi(f[4]);
@@ -928,6 +1011,7 @@ static void cmd_answer(char **f, int n) {
   if (n != 8) return say("bad answer command (%d fields)", n);
   struct conn *c = conn_of(strtoull(f[1], NULL, 10));
   if (!c || c->state != S_VERDICT) return;
+  if (park(c, f, n)) return;
   size_t rl = 0, al = 0;
   char *reason = unhex(f[6], &rl), *resp = unhex(f[7], &al);
   if (!reason || !resp) {
@@ -992,22 +1076,57 @@ static void cmd_cut(char **f, int n) {
   free(reason);
 }
 
+/*
+ * Tests' lookups, answered in the order asked (the proxy matches each `found` to its oldest question):
+ * an answer waits for the ones asked before it, each of which comes or is given up on by its `by`.
+ */
+static struct {
+  uint64_t id;
+  int64_t by;
+  char *line;
+} tests[64];
+static int ntests;
+static uint64_t test_seq;
+
+static void tests_flush(void) {
+  int64_t t = now_ms();
+  while (ntests && (tests[0].line || tests[0].by <= t)) {
+    sb_str(&out, tests[0].line ? tests[0].line : "found -\n");
+    free(tests[0].line);
+    memmove(tests, tests + 1, (size_t)--ntests * sizeof *tests);
+  }
+}
+
+static void test_found(uint64_t id, struct found *f) {
+  for (int i = 0; i < ntests; i++)
+    if (tests[i].id == id && !tests[i].line) {
+      struct sbuf b = {0};
+      if (f) {
+        sb_fmt(&b, "found {\"hostPid\":%d,", f->host_pid);
+        journal_process(&b, f);
+        sb_str(&b, "}\n");
+      } else sb_str(&b, "found -\n");
+      tests[i].line = b.p;
+    }
+  if (f) found_free(f);
+  tests_flush();
+}
+
 static void cmd_lookup(char **f, int n) {
   struct sandbox *s = n == 6 ? sandbox_of(atoi(f[1])) : NULL;
   struct sockaddr_in src = {.sin_family = AF_INET}, dst = {.sin_family = AF_INET};
-  struct found p;
+  if (ntests == (int)(sizeof tests / sizeof *tests)) tests[0].by = 0, tests_flush(); /* the oldest is given up on */
+  int i = ntests++;
+  tests[i].id = TEST_LOOKUP_BIT | ++test_seq;
+  tests[i].by = now_ms() + TEST_LOOKUP_WAIT_MS;
+  tests[i].line = NULL;
   if (s && inet_pton(AF_INET, f[2], &src.sin_addr) == 1 && inet_pton(AF_INET, f[4], &dst.sin_addr) == 1) {
     src.sin_port = htons((uint16_t)atoi(f[3]));
     dst.sin_port = htons((uint16_t)atoi(f[5]));
-    if (lookup(&s->ns, &src, &dst, &p) == 0) {
-      sb_fmt(&out, "found {\"hostPid\":%d,", p.host_pid);
-      journal_process(&out, &p);
-      sb_str(&out, "}\n");
-      found_free(&p);
-      return;
-    }
+    if (helper_ask(tests[i].id, s->key, &src, &dst, tests[i].by) == 0) return;
   }
-  sb_str(&out, "found -\n");
+  tests[i].line = xstrdup("found -\n");
+  tests_flush();
 }
 
 static void cmd_config(char **f, int n) {
@@ -1039,6 +1158,11 @@ static void command(char *line) {
   } else if (!strcmp(f[0], "tunnels")) cmd_tunnels(f, n);
   else if (!strcmp(f[0], "cut")) cmd_cut(f, n);
   else if (!strcmp(f[0], "lookup")) cmd_lookup(f, n);
+  else if (!strcmp(f[0], "probe")) {
+    sb_str(&out, "probed");
+    confine_probe(&out);
+    sb_str(&out, "\n");
+  }
   else if (!strcmp(f[0], "config")) cmd_config(f, n);
   else say("unknown command %s", f[0]);
 }
@@ -1104,6 +1228,25 @@ static void sweep(void) {
   }
 }
 
+/* How long the loop may sleep: until the next decision stops waiting for its lookup, a second at most. */
+static int lookups_wait(void) {
+  int64_t t = now_ms(), until = t + 1000;
+  for (struct conn *c = parked_list; c; c = c->pnext)
+    if (c->lookup_by < until) until = c->lookup_by;
+  if (ntests && tests[0].by < until) until = tests[0].by;
+  return until > t ? (int)(until - t) : 0;
+}
+
+/* Decisions whose lookup took too long go on without it; tests' lookups given up on are answered. */
+static void lookups_due(void) {
+  int64_t t = now_ms();
+  for (struct conn *c = parked_list, *next; c; c = next) {
+    next = c->pnext;
+    if (c->lookup_by <= t) unpark(c);
+  }
+  tests_flush();
+}
+
 int main(void) {
   /* Nothing of the proxy's but the channel: a descriptor inherited by accident would be held open here. */
   close_range(3, ~0U, 0);
@@ -1115,18 +1258,25 @@ int main(void) {
     r.rlim_cur = r.rlim_max;
     setrlimit(RLIMIT_NOFILE, &r);
   }
-  if (lookup_setup() != 0) return 1;
+  /* The helper first, while the pump still has the privileges it keeps; then the pump gives up its own. */
+  if (helper_start() != 0) say("no process lookups: cannot start the lookup helper: %s", strerror(errno));
+  if (confine_pump(say) != 0) {
+    out_flush();
+    return 1; /* fails closed: a pump that parses sandboxes' bytes with root's powers does not serve */
+  }
   ep = epoll_create1(EPOLL_CLOEXEC);
   fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK);
   fcntl(1, F_SETFL, fcntl(1, F_GETFL) | O_NONBLOCK);
   static struct tag ctl_in = {T_CTL_IN, NULL};
   if (ep < 0 || epoll_add(0, &ctl_in, EPOLLIN) != 0) return 1;
+  static struct tag helper_tag = {T_HELPER, NULL};
+  if (helper_fd >= 0) epoll_add(helper_fd, &helper_tag, EPOLLIN);
   sb_str(&out, "ready\n");
   out_flush();
   int64_t last_sweep = now_ms();
   struct epoll_event ev[64];
   for (;;) {
-    int n = epoll_wait(ep, ev, 64, 1000);
+    int n = epoll_wait(ep, ev, 64, lookups_wait());
     for (int i = 0; i < n; i++) {
       struct tag *t = ev[i].data.ptr;
       switch (t->type) {
@@ -1164,8 +1314,12 @@ int main(void) {
       case T_UPSTREAM:
         on_conn_event(t->p, t->type == T_UPSTREAM);
         break;
+      case T_HELPER:
+        if (helper_fd >= 0) helper_read(on_found, say);
+        break;
       }
     }
+    lookups_due();
     if (now_ms() - last_sweep >= 1000) {
       sweep();
       last_sweep = now_ms();

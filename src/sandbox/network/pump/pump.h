@@ -3,6 +3,8 @@
  *   util.c      memory, growable buffers, hex, JSON strings, time
  *   http.c      request heads: their shape, the verdict cache's key, the origin-form rewrite, TLS SNI
  *   lookup.c    which process in a sandbox holds a socket (sock_diag in its namespace, then /proc)
+ *   helper.c    the lookup helper: a process of its own, the only one keeping privileges, asked asynchronously
+ *   confine.c   what the pump and its helper may do: capabilities dropped, no_new_privs, seccomp
  *   journal.c   the sandbox's connection log: one JSON line per decision, bounded, reopened when replaced
  *   verdicts.c  the proxy's allowed verdicts kept for identical requests while policies.json is unchanged
  *   main.c      the channel to the proxy, the sandboxes' sockets, connections, the loop
@@ -54,6 +56,9 @@ struct lookup_ns {
   int last_holder, last_fd;
 };
 
+/* The command line shown on the log is cut at 120 characters; this much is read (the exec wrapper's name is early). */
+#define CMDLINE_READ 1024
+
 /* The process behind a connection. */
 struct found {
   int host_pid, pid; /* pid: as the sandbox sees it */
@@ -68,11 +73,37 @@ void lookup_init(struct lookup_ns *ns);
 void lookup_close(struct lookup_ns *ns);
 /* Takes the namespace of `listener`, a socket the relay made there; says why not where it cannot. */
 void lookup_learn(struct lookup_ns *ns, int listener, int key, void (*say)(const char *fmt, ...));
-/* Who holds the TCP socket whose own end is `src` and peer `dst` in the namespace; 0 and *f filled, -1: not known. */
-int lookup(struct lookup_ns *ns, const struct sockaddr_in *src, const struct sockaddr_in *dst, struct found *f);
+/*
+ * Who holds the TCP socket whose own end is `src` and peer `dst` in the namespace; 0 and *f filled, -1: not
+ * known (or not found by `deadline`, now_ms: the scan is abandoned).
+ */
+int lookup(struct lookup_ns *ns, const struct sockaddr_in *src, const struct sockaddr_in *dst, int64_t deadline, struct found *f);
 void found_free(struct found *f);
 /* Must be called once, before any lookup_learn (the pump's own namespace, to come back to). */
 int lookup_setup(void);
+
+/* ---- helper.c ------------------------------------------------------------------------------- */
+
+/* The pump's end of the helper's socket; -1: no helper (none started, or it is gone: nothing is looked up). */
+extern int helper_fd;
+/* Forks the lookup helper (before the pump drops its privileges). 0, or -1: the pump serves without lookups. */
+int helper_start(void);
+/* Passes a sandbox's listener (its network namespace) to the helper; forgets what it learned of a sandbox. */
+void helper_learn(int key, int listener);
+void helper_forget(int key);
+/* Asks who holds a connection, answered by `deadline` (now_ms) or not at all. 0: asked; -1: cannot be asked. */
+int helper_ask(uint64_t id, int key, const struct sockaddr_in *src, const struct sockaddr_in *dst, int64_t deadline);
+/* Reads the helper's answers: found(id, f) for each lookup (f NULL: not known), say(text) for its notes. */
+void helper_read(void (*found)(uint64_t id, struct found *f), void (*say)(const char *fmt, ...));
+
+/* ---- confine.c ------------------------------------------------------------------------------ */
+
+/* The parsing and splicing pump: no capability left anywhere, no_new_privs, the seccomp allow-list. 0, or -1. */
+int confine_pump(void (*say)(const char *fmt, ...));
+/* The lookup helper: only the capabilities in `keep` (bits of CAP_*), no_new_privs. 0, or -1. */
+int confine_helper(uint64_t keep);
+/* (tests) Calls outside the pump's allow-list, each as "NAME=ERRNO_NAME", for the probe command's answer. */
+void confine_probe(struct sbuf *out);
 
 /* ---- http.c ---------------------------------------------------------------------------------- */
 
