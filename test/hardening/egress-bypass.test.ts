@@ -145,6 +145,26 @@ describe('the egress policy holds against a hostile sandbox (real proxy and pump
       });
     }
 
+    it('a ClientHello begun and never finished: refused once its 10 s are up (it was held for good)', async () => {
+      const before = bytesOf(dest.conns);
+      const started = Date.now();
+      const r = await new Promise<string>((resolve, reject) => {
+        const c = net.connect(sock);
+        let out = '';
+        c.on('data', (d: Buffer) => {
+          if (out === '') c.write(records(helloMessage('evil.example')).subarray(0, 30)); // then nothing more
+          out += d.toString('latin1');
+        });
+        c.on('error', reject);
+        c.on('close', () => resolve(out));
+        c.write(connect());
+      });
+      expect(r).toMatch(/^HTTP\/1.1 200/);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(9_000);
+      expect(lastLine()).toMatchObject({ verdict: 'denied', reason: expect.stringContaining('did not arrive whole in time') });
+      expect(bytesOf(dest.conns)).toBe(before);
+    }, 20_000);
+
     it('a raw-IP CONNECT not covered by a CIDR stays refused', async () => {
       expect(await talk(sock, `CONNECT 127.0.0.2:${dest.port} HTTP/1.1\r\n\r\n`)).toMatch(/^HTTP\/1.1 403/);
       expect(lastLine()).toMatchObject({ verdict: 'denied', reason: expect.stringContaining('raw IP') });
