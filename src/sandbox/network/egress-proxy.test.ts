@@ -27,6 +27,12 @@ function raw(sock: string, text: string | Buffer, then?: string): Promise<string
   });
 }
 
+/**
+ * The destinations are on this machine's loopback: a name reaches them only through a CIDR entry that
+ * covers the address (host-local.ts), as a person would allow it; 127.0.0.2 stays a raw IP not allowed.
+ */
+const LOOPBACK = '127.0.0.1/32';
+
 describe('the egress proxy (real sockets: a Unix socket in, a loopback server out)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'egress-'));
   const sock = join(dir, 'p.sock');
@@ -52,33 +58,33 @@ describe('the egress proxy (real sockets: a Unix socket in, a loopback server ou
   });
 
   it('plain HTTP: an allowed host is forwarded, another is refused with 403 and how to allow it; both logged', async () => {
-    setPolicy({ mode: 'allow', allow: [`localhost:${port}`] });
+    setPolicy({ mode: 'allow', allow: [`localhost:${port}`, LOOPBACK] });
     const ok = await raw(sock, `GET http://localhost:${port}/x HTTP/1.1\r\nHost: localhost:${port}\r\nConnection: close\r\n\r\n`);
     expect(ok).toMatch(/^HTTP\/1.1 200/);
     expect(ok).toContain('hello /x');
-    const no = await raw(sock, `GET http://127.0.0.1:${port}/ HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
+    const no = await raw(sock, `GET http://127.0.0.2:${port}/ HTTP/1.1\r\nHost: 127.0.0.2:${port}\r\nConnection: close\r\n\r\n`);
     expect(no).toMatch(/^HTTP\/1.1 403/);
-    expect(no).toContain('--allow 127.0.0.1');
+    expect(no).toContain('--allow 127.0.0.2');
     expect(
       log()
         .slice(-2)
         .map((e) => [e.host, e.verdict, e.kind]),
     ).toEqual([
       ['localhost', 'allowed', 'http'],
-      ['127.0.0.1', 'denied', 'http'],
+      ['127.0.0.2', 'denied', 'http'],
     ]);
     expect(log().at(-1)!.reason).toContain('raw IP');
   });
 
   it('a Host header that disagrees with the URL is refused', async () => {
-    setPolicy({ mode: 'allow', allow: [`localhost:${port}`] });
+    setPolicy({ mode: 'allow', allow: [`localhost:${port}`, LOOPBACK] });
     const r = await raw(sock, `GET http://localhost:${port}/ HTTP/1.1\r\nHost: evil.example:${port}\r\nConnection: close\r\n\r\n`);
     expect(r).toMatch(/^HTTP\/1.1 403/);
     expect(log().at(-1)).toMatchObject({ verdict: 'denied', reason: expect.stringContaining('Host header') });
   });
 
   it('CONNECT: an allowed authority tunnels, a raw IP or an IPv6 address without a CIDR is refused', async () => {
-    setPolicy({ mode: 'allow', allow: [`localhost:${port}`] });
+    setPolicy({ mode: 'allow', allow: [`localhost:${port}`, LOOPBACK] });
     const ok = await raw(
       sock,
       `CONNECT localhost:${port} HTTP/1.1\r\nHost: localhost:${port}\r\n\r\n`,
@@ -86,7 +92,7 @@ describe('the egress proxy (real sockets: a Unix socket in, a loopback server ou
     );
     expect(ok).toMatch(/^HTTP\/1.1 200 Connection Established/);
     expect(ok).toContain('hello /t');
-    for (const target of [`127.0.0.1:${port}`, '[::1]:443', '1.1.1.1:443', 'dns.google:443']) {
+    for (const target of [`127.0.0.2:${port}`, '[::1]:443', '1.1.1.1:443', 'dns.google:443']) {
       const no = await raw(sock, `CONNECT ${target} HTTP/1.1\r\n\r\n`);
       expect(no, target).toMatch(/^HTTP\/1.1 403/);
     }
@@ -108,7 +114,7 @@ describe('the egress proxy (real sockets: a Unix socket in, a loopback server ou
   });
 
   it('a TLS ClientHello whose SNI names another host than CONNECT did is cut off and logged', async () => {
-    setPolicy({ mode: 'allow', allow: [`localhost:${port}`] });
+    setPolicy({ mode: 'allow', allow: [`localhost:${port}`, LOOPBACK] });
     const hello = clientHello('evil.example');
     const r = await raw(sock, `CONNECT localhost:${port} HTTP/1.1\r\n\r\n`, hello.toString('latin1'));
     expect(r).toMatch(/^HTTP\/1.1 200/);
@@ -116,7 +122,7 @@ describe('the egress proxy (real sockets: a Unix socket in, a loopback server ou
   });
 
   it('a ClientHello sent in pieces is still read whole and checked (no way around the SNI check by splitting it)', async () => {
-    setPolicy({ mode: 'allow', allow: [`localhost:${port}`] });
+    setPolicy({ mode: 'allow', allow: [`localhost:${port}`, LOOPBACK] });
     const hello = clientHello('evil.example');
     const r = await new Promise<string>((resolve, reject) => {
       const c = net.connect(sock);
@@ -144,7 +150,7 @@ describe('the egress proxy (real sockets: a Unix socket in, a loopback server ou
     const dest = net.createServer((s) => s.on('data', (d: Buffer) => (got.push(d), s.end('ok'))));
     await new Promise<void>((r) => dest.listen(0, '127.0.0.1', () => r()));
     const p = (dest.address() as net.AddressInfo).port;
-    setPolicy({ mode: 'allow', allow: [`localhost:${p}`] });
+    setPolicy({ mode: 'allow', allow: [`localhost:${p}`, LOOPBACK] });
     const hello = clientHello('LocalHost');
     const r = await raw(sock, `CONNECT localhost:${p} HTTP/1.1\r\n\r\n`, hello.toString('latin1'));
     dest.close();
@@ -186,7 +192,7 @@ describe('the egress proxy (real sockets: a Unix socket in, a loopback server ou
     });
     await new Promise<void>((r) => dest.listen(0, '127.0.0.1', () => r()));
     const destPort = (dest.address() as net.AddressInfo).port;
-    setPolicy({ mode: 'allow', allow: [`localhost:${destPort}`] });
+    setPolicy({ mode: 'allow', allow: [`localhost:${destPort}`, LOOPBACK] });
     const out = await new Promise<string>((resolve, reject) => {
       const c = net.connect({ path: sock, allowHalfOpen: true });
       let text = '';

@@ -12,9 +12,12 @@
  * it is allowed) or an answer to send (a refusal). It speaks HTTP CONNECT (HTTPS and any TCP tunnel)
  * and plain HTTP (absolute-form requests), and checks the destination against the sandbox's allow list
  * before anything is opened: the CONNECT authority, the request's URL host and its Host header (they
- * must agree); for TLS the pump holds the tunnel's first record and cuts it off when its ClientHello
- * names another host than CONNECT did (no domain fronting). A plain-HTTP request goes upstream in
- * origin form with `Connection: close`, so one client connection is one decided request.
+ * must agree, one Host at most, the URL's authority plain host[:port]); for TLS the pump holds the
+ * tunnel's ClientHello, reassembled across records, and cuts it off when it names another host than
+ * CONNECT did, or none, or cannot be read. A name is dialled only at addresses that are not this
+ * machine's own or a private network's unless a CIDR entry covers them (host-local.ts). A plain-HTTP
+ * request goes upstream in origin form with `Connection: close`, so one client connection is one
+ * decided request.
  *
  * The policies are read from policies.json, again whenever it changed (one stat per decision). The
  * pump keeps an allowed verdict for requests identical to the one decided, while that file is
@@ -40,6 +43,7 @@ import {
   type PumpLimits,
   type ServedAt,
 } from './egress-pump.js';
+import { hostLocalReason } from './host-local.js';
 import { headerOf, parseRequestHead, type RequestHead } from './http-head.js';
 import { LOG_MAX_BYTES, readPolicies } from './network-files.js';
 
@@ -65,6 +69,8 @@ export interface EgressProxyOptions {
 interface Decision {
   allowed: boolean;
   reason: string | null;
+  /** The sandbox's allow list, parsed: which host-local addresses a CIDR entry lets it reach (act). */
+  rules: readonly AllowRule[];
 }
 
 /** Parses `host:port` / `[v6]:port` as CONNECT carries it. */
@@ -309,9 +315,19 @@ export class EgressProxy {
   }
 
   private decide(policy: NetworkPolicy | undefined, sandbox: string, host: string, port: number): Decision {
-    if (!policy) return { allowed: false, reason: 'the sandbox has no policy here' };
-    if (policy.mode === 'offline') return { allowed: false, reason: 'the sandbox is offline' };
-    if (policy.mode === 'open') return { allowed: true, reason: null };
+    if (!policy) return { allowed: false, reason: 'the sandbox has no policy here', rules: [] };
+    if (policy.mode === 'offline') return { allowed: false, reason: 'the sandbox is offline', rules: [] };
+    const rules = this.rulesOf(sandbox, policy);
+    if (policy.mode === 'open') return { allowed: true, reason: null, rules };
+    if (isAllowed(rules, host, port)) return { allowed: true, reason: null, rules };
+    return {
+      allowed: false,
+      reason: parseIp(host) ? 'raw IP address not covered by a CIDR on the allow list' : 'not on the allow list',
+      rules,
+    };
+  }
+
+  private rulesOf(sandbox: string, policy: NetworkPolicy): AllowRule[] {
     const key = policy.allow.join('\n');
     let cached = this.rulesCache.get(sandbox);
     if (!cached || cached.key !== key) {
@@ -326,8 +342,7 @@ export class EgressProxy {
       cached = { key, rules };
       this.rulesCache.set(sandbox, cached);
     }
-    if (isAllowed(cached.rules, host, port)) return { allowed: true, reason: null };
-    return { allowed: false, reason: parseIp(host) ? 'raw IP address not covered by a CIDR on the allow list' : 'not on the allow list' };
+    return cached.rules;
   }
 
   /** A request head from one of a sandbox's connections: decided and answered (the pump logs it first). */
@@ -340,6 +355,13 @@ export class EgressProxy {
       return pump.answer(
         id,
         plainResponse(400, 'Bad Request', 'this is an HTTP proxy: send CONNECT host:port or an absolute-form request (http://host/path)\n'),
+      );
+    // RFC 9112 §3.2: more than one Host is a 400 (the pump, too, never sends such a request on).
+    const hosts = head.headers.filter(([k]) => k.toLowerCase() === 'host').length;
+    if (hosts > 1)
+      return pump.answer(
+        id,
+        plainResponse(400, 'Bad Request', `the request has ${hosts} Host headers: send exactly one (RFC 9112 section 3.2)\n`),
       );
     if (head.method === 'CONNECT') this.onConnect(pump, sandbox, id, head);
     else this.onRequest(pump, sandbox, id, head);
@@ -356,26 +378,36 @@ export class EgressProxy {
   }
 
   private onRequest(pump: EgressPump, sandbox: string, id: string, head: RequestHead): void {
-    let url: URL;
-    try {
-      url = new URL(head.target);
-    } catch {
-      return pump.answer(id, plainResponse(400, 'Bad Request', 'this is an HTTP proxy: send absolute-form requests (http://host/path)\n'));
-    }
-    if (url.protocol !== 'http:')
+    const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(head.target)?.[1];
+    if (scheme && scheme.toLowerCase() !== 'http')
       return pump.answer(
         id,
-        plainResponse(400, 'Bad Request', `only http: requests are proxied as plain HTTP; use CONNECT for ${url.protocol}\n`),
+        plainResponse(400, 'Bad Request', `only http: requests are proxied as plain HTTP; use CONNECT for ${scheme.toLowerCase()}:\n`),
       );
-    const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-    const port = url.port ? Number(url.port) : 80;
-    if (!plausibleHost(host)) return pump.answer(id, plainResponse(400, 'Bad Request', `not a host name: ${host}\n`));
+    /*
+     * The authority exactly as sent, read as the pump reads it (it adds the Host header from it, and keeps
+     * the verdict under it): host[:port] and nothing else. Userinfo (`other.example:1@host`), a backslash,
+     * %-escapes would each be read one way by a URL parser here and another by the pump or the server,
+     * and no client needs them in a proxy request (credentials go in an Authorization header).
+     */
+    const authority = /^http:\/\/([^/?#]*)/.exec(head.target)?.[1];
+    if (authority === undefined)
+      return pump.answer(id, plainResponse(400, 'Bad Request', 'this is an HTTP proxy: send absolute-form requests (http://host/path)\n'));
+    if (authority.includes('@'))
+      return pump.answer(
+        id,
+        plainResponse(400, 'Bad Request', 'the URL carries user:password@ before its host: send credentials in an Authorization header\n'),
+      );
+    const dest = splitAuthority(authority, 80);
+    if (!dest || !plausibleHost(dest.host))
+      return pump.answer(id, plainResponse(400, 'Bad Request', `the URL's authority ${JSON.stringify(authority)} is not host[:port]\n`));
+    const { host, port } = dest;
     const hostValue = headerOf(head, 'host');
     const hostHeader = hostValue ? splitAuthority(hostValue, 80) : null;
     const { stamp, bySandbox } = this.currentPolicies();
     let d = this.decide(bySandbox[sandbox], sandbox, host, port);
     if (d.allowed && hostValue && (!hostHeader || hostHeader.host.replace(/^\[|\]$/g, '') !== host || hostHeader.port !== port)) {
-      d = { allowed: false, reason: `Host header ${hostValue} does not match the request's host` };
+      d = { allowed: false, reason: `Host header ${hostValue} does not match the request's host`, rules: d.rules };
     }
     this.act(pump, sandbox, id, stamp, d, host, port, 'http', null);
   }
@@ -429,9 +461,33 @@ export class EgressProxy {
         kind,
         reason: null,
       });
-    if (ip) return go([host]);
+    /*
+     * Only addresses that are not this machine's or a private network's, unless a CIDR (or IP) entry
+     * covers them (host-local.ts): checked here, where the verdict's addresses are chosen, so a kept
+     * verdict cannot carry one either. The addresses refused are named on the log, never to the sandbox
+     * (it learns no address of this machine's from a name).
+     */
+    const reachable = (addrs: string[]): void => {
+      const refused: string[] = [];
+      const ok = addrs.filter((a) => {
+        const why = hostLocalReason(a);
+        if (why && !isAllowed(d.rules, a, port)) refused.push(`${a} (${why})`);
+        return !why || isAllowed(d.rules, a, port);
+      });
+      if (ok.length > 0) return go(ok);
+      const what = ip ? 'the address is host-local or private' : `${host} resolves only to host-local or private addresses`;
+      const how = 'a name reaches such an address only when a CIDR entry of the allow list, ADDRESS/PREFIX, covers it';
+      pump.answer(id, deniedResponse(host, port, what, how), {
+        verdict: 'denied',
+        host,
+        port,
+        kind,
+        reason: `${what}: ${refused.join(', ')}`,
+      });
+    };
+    if (ip) return reachable([host]);
     (this.opts.resolve ?? resolveAll)(host).then(
-      (addrs) => (addrs.length > 0 ? go(addrs) : fail('no address')),
+      (addrs) => (addrs.length > 0 ? reachable(addrs) : fail('no address')),
       (err: unknown) => fail((err as Error).message),
     );
   }
@@ -452,11 +508,11 @@ function plainResponse(status: number, text: string, body: string): string {
   return `HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
 }
 
-function denialText(host: string, port: number, reason: string | null): string {
-  return `Sandbox Desk denied ${host}:${port}: ${reason ?? 'not allowed'} (allow it with \`sandbox-desk sandbox network NAME --allow ${host}\`)`;
+function denialText(host: string, port: number, reason: string | null, how?: string): string {
+  return `Sandbox Desk denied ${host}:${port}: ${reason ?? 'not allowed'} (${how ?? `allow it with \`sandbox-desk sandbox network NAME --allow ${host}\``})`;
 }
 
-function deniedResponse(host: string, port: number, reason: string | null): string {
-  const body = `${denialText(host, port, reason)}\n`;
+function deniedResponse(host: string, port: number, reason: string | null, how?: string): string {
+  const body = `${denialText(host, port, reason, how)}\n`;
   return `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nX-Sandbox-Desk-Denied: 1\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
 }

@@ -152,7 +152,7 @@ describe('bytes through the pump (a Unix socket in, loopback servers out)', () =
   const t = servedSandbox();
 
   beforeAll(async () => {
-    t.setPolicy({ mode: 'allow', allow: ['localhost'] });
+    t.setPolicy({ mode: 'allow', allow: ['localhost', '127.0.0.1/32'] }); // a name to loopback: only with a CIDR (host-local.ts)
     await t.listen();
   });
   afterAll(() => t.dispose());
@@ -263,7 +263,7 @@ describe('kept verdicts: the same request again is the proxy’s own answer agai
 
   beforeAll(async () => {
     echo = await echoHeads();
-    t.setPolicy({ mode: 'allow', allow: ['localhost', '127.0.0.1', 'two.test'] });
+    t.setPolicy({ mode: 'allow', allow: ['localhost', '127.0.0.0/8', '::1', 'two.test'] });
     await t.listen();
   });
   afterAll(async () => {
@@ -304,12 +304,12 @@ describe('kept verdicts: the same request again is the proxy’s own answer agai
     t.setPolicy({ mode: 'allow', allow: ['127.0.0.1'] });
     expect(await get()).toMatch(/^HTTP\/1\.1 403/);
     expect(t.log().at(-1)).toMatchObject({ host: 'localhost', verdict: 'denied', reason: 'not on the allow list' });
-    t.setPolicy({ mode: 'allow', allow: ['localhost', '127.0.0.1', 'two.test'] });
+    t.setPolicy({ mode: 'allow', allow: ['localhost', '127.0.0.0/8', '::1', 'two.test'] });
     expect(await get()).toMatch(/^HTTP\/1\.1 200/);
     t.setPolicy({ mode: 'offline', allow: [] });
     expect(await get()).toMatch(/^HTTP\/1\.1 403/);
     expect(t.log().at(-1)).toMatchObject({ verdict: 'denied', reason: 'the sandbox is offline' });
-    t.setPolicy({ mode: 'allow', allow: ['localhost', '127.0.0.1', 'two.test'] });
+    t.setPolicy({ mode: 'allow', allow: ['localhost', '127.0.0.0/8', '::1', 'two.test'] });
   });
 
   it('a name’s verdict holds as long as the proxy said (its addresses with it), then the proxy is asked again', async () => {

@@ -121,6 +121,9 @@ void head_origin_form(const struct head *h, struct sbuf *out) {
     l = le + 2;
   }
   if (!h->nhost && alen) {
+    /* The URL's host[:port] only: userinfo (user:pw@) is no part of a Host (the proxy refuses it anyway). */
+    const char *at = memrchr(auth, '@', alen);
+    if (at) alen -= (size_t)(at + 1 - auth), auth = at + 1;
     sb_add(out, "Host: ", 6);
     sb_add(out, auth, alen);
     sb_add(out, "\r\n", 2);
@@ -128,31 +131,87 @@ void head_origin_form(const struct head *h, struct sbuf *out) {
   sb_str(out, "Connection: close\r\n\r\n");
 }
 
-size_t sni_of(const unsigned char *b, size_t n, const unsigned char **name) {
-  /* record header: type(1)=0x16, version(2), length(2); handshake: type(1)=1, length(3), version(2), random(32) */
-  if (n < 5 + 4 + 2 + 32 + 1 || b[0] != 0x16 || b[5] != 0x01) return 0;
-  size_t p = 5 + 4 + 2 + 32;
-  p += 1 + b[p]; /* session id */
-  if (p + 2 > n) return 0;
-  p += 2 + ((size_t)b[p] << 8 | b[p + 1]); /* cipher suites */
-  if (p + 1 > n) return 0;
-  p += 1 + b[p]; /* compression methods */
-  if (p + 2 > n) return 0;
-  size_t end = p + 2 + ((size_t)b[p] << 8 | b[p + 1]);
-  for (p += 2; p + 4 <= end && p + 4 <= n;) {
-    size_t type = (size_t)b[p] << 8 | b[p + 1], len = (size_t)b[p + 2] << 8 | b[p + 3];
+/* Big-endian integers of 2 and 3 bytes. */
+static size_t be16(const unsigned char *p) { return (size_t)p[0] << 8 | p[1]; }
+static size_t be24(const unsigned char *p) { return (size_t)p[0] << 16 | (size_t)p[1] << 8 | p[2]; }
+
+/* A ClientHello's body (after its 4-byte handshake header): its server_name (*name, *nl; 0: none) or why not. */
+static int client_hello_sni(const unsigned char *b, size_t n, const unsigned char **name, size_t *nl, const char **why) {
+  *nl = 0;
+  /* legacy_version(2) random(32) session_id<0..32> cipher_suites<2..2^16-2> compression_methods<1..2^8-1> */
+  size_t p = 2 + 32;
+  if (p + 1 > n || b[p] > 32 || p + 1 + b[p] > n) return *why = "its session id is malformed", HELLO_BAD;
+  p += 1 + b[p];
+  if (p + 2 > n || be16(b + p) < 2 || be16(b + p) % 2 || p + 2 + be16(b + p) > n)
+    return *why = "its cipher suites are malformed", HELLO_BAD;
+  p += 2 + be16(b + p);
+  if (p + 1 > n || b[p] < 1 || p + 1 + b[p] > n) return *why = "its compression methods are malformed", HELLO_BAD;
+  p += 1 + b[p];
+  if (p == n) return HELLO_DONE; /* no extensions at all: no server_name */
+  if (p + 2 > n || p + 2 + be16(b + p) != n) return *why = "its extensions do not fill it exactly", HELLO_BAD;
+  int seen = 0;
+  for (p += 2; p < n;) {
+    if (p + 4 > n) return *why = "an extension is cut short", HELLO_BAD;
+    size_t type = be16(b + p), len = be16(b + p + 2);
     p += 4;
+    if (p + len > n) return *why = "an extension is longer than the ClientHello", HELLO_BAD;
     if (type == 0) {
-      /* server_name list: length(2), then entries of type(1) = 0 (host_name), length(2), name */
-      for (size_t q = p + 2; q + 3 <= p + len && q + 3 <= n;) {
-        size_t nl = (size_t)b[q + 1] << 8 | b[q + 2];
-        if (q + 3 + nl > n) return 0;
-        if (b[q] == 0) return *name = b + q + 3, nl;
-        q += 3 + nl;
+      /* RFC 6066 §3: ServerNameList<1..2^16-1> of (name_type(1), HostName<1..2^16-1>); one host_name at most. */
+      if (seen++) return *why = "it has two server_name extensions", HELLO_BAD;
+      if (len < 2 || be16(b + p) != len - 2) return *why = "its server_name list is malformed", HELLO_BAD;
+      for (size_t q = p + 2, e = p + len; q < e;) {
+        if (q + 3 > e || q + 3 + be16(b + q + 1) > e) return *why = "its server_name list is malformed", HELLO_BAD;
+        size_t l = be16(b + q + 1);
+        if (b[q] == 0) {
+          if (*nl) return *why = "it names two hosts in server_name", HELLO_BAD;
+          if (!l) return *why = "its server_name is empty", HELLO_BAD;
+          *name = b + q + 3, *nl = l;
+        }
+        q += 3 + l;
       }
-      return 0;
     }
     p += len;
   }
-  return 0;
+  return HELLO_DONE;
+}
+
+int hello_sni(const unsigned char *b, size_t n, struct sbuf *msg, const unsigned char **name, size_t *nl, const char **why) {
+  *name = NULL, *nl = 0, *why = NULL;
+  if (!n) return HELLO_MORE;
+  if (b[0] != 0x16) return HELLO_NOT_TLS;
+  /*
+   * The handshake message may be spread over several records (RFC 8446 §5.1: a message split, or
+   * zero-length fragments between): the records' headers are walked first, and the message copied out
+   * only once all of it is here (a ClientHello trickled in byte by byte costs a walk per read, not a copy).
+   */
+  size_t off = 0, have = 0, want = 0, records = 0;
+  unsigned char head[4];
+  while (!want || have < want) {
+    if (off + 5 > n) return off + 5 > HELLO_MAX_BYTES ? (*why = "the ClientHello is too large", HELLO_BAD) : HELLO_MORE;
+    const unsigned char *r = b + off;
+    if (r[0] != 0x16) return *why = "a record other than a handshake came before the ClientHello was complete", HELLO_BAD;
+    if (r[1] != 3) return *why = "a record's version is not TLS", HELLO_BAD;
+    size_t len = be16(r + 3);
+    if (len > 16384) return *why = "a record is longer than TLS allows (2^14 bytes)", HELLO_BAD;
+    if (++records > HELLO_MAX_RECORDS) return *why = "the ClientHello is spread over too many records", HELLO_BAD;
+    if (off + 5 + len > HELLO_MAX_BYTES) return *why = "the ClientHello is too large", HELLO_BAD;
+    if (off + 5 + len > n) return HELLO_MORE;
+    /* The message's 4-byte header, possibly across fragments. */
+    for (size_t i = 0; i < len && have + i < 4; i++) head[have + i] = r[5 + i];
+    have += len;
+    off += 5 + len;
+    if (!want && have >= 4) {
+      if (head[0] != 1) return *why = "the first handshake message is not a ClientHello", HELLO_BAD;
+      want = 4 + be24(head + 1);
+      if (want > HELLO_MAX_BYTES) return *why = "the ClientHello is too large", HELLO_BAD;
+    }
+  }
+  /* All of it is here: copied out of its records, then read. */
+  msg->len = 0;
+  sb_reserve(msg, want);
+  for (size_t o = 0; msg->len < want; o += 5 + be16(b + o + 3)) {
+    size_t len = be16(b + o + 3), take = want - msg->len < len ? want - msg->len : len;
+    sb_add(msg, b + o + 5, take);
+  }
+  return client_hello_sni((const unsigned char *)msg->p + 4, want - 4, name, nl, why);
 }

@@ -83,8 +83,8 @@
 #define HEAD_TIMEOUT_MS 60000
 #define VERDICT_TIMEOUT_MS 30000
 #define CLOSING_TIMEOUT_MS 5000
-/* A TLS record is at most 2^14 bytes of plaintext (+ 2048 of expansion) after its 5-byte header. */
-#define MAX_HELLO (5 + 16384 + 2048)
+/* Once a ClientHello has begun, the rest of it must come within this (it is held, not passed on, meanwhile). */
+#define HELLO_TIMEOUT_MS 10000
 #define HASH 4096
 #define PIPE_POOL 64
 /*
@@ -887,7 +887,13 @@ static void dial_start(struct conn *c, const char *addrs, int timeout_ms) {
   if (!c->connect) {
     struct head h;
     struct sbuf o = {0};
-    if (head_parse(c->buf, c->head_len, &h) == 0) head_origin_form(&h, &o);
+    /* The proxy refuses these; were one ever allowed, it is still not sent on (RFC 9112 §3.2: one Host). */
+    if (head_parse(c->buf, c->head_len, &h) != 0 || h.nhost > 1) {
+      static const char why[] = "the request has more than one Host header (or cannot be read)";
+      conn_log(c, "denied", why, sizeof why - 1);
+      return conn_answer_text(c, 400, "Bad Request", "send exactly one Host header (RFC 9112 section 3.2)\n");
+    }
+    head_origin_form(&h, &o);
     way_pend(&c->up, o.p, o.len);
     way_pend(&c->up, c->buf + c->head_len + 4, rest);
     free(o.p);
@@ -905,41 +911,66 @@ static void dial_start(struct conn *c, const char *addrs, int timeout_ms) {
   dial_next(c);
 }
 
+/* A tunnel's check refused: nothing went on; the denial is on the log, then the connection is cut. */
+static void hello_refused(struct conn *c, const char *why, const unsigned char *name, size_t nl) {
+  struct sbuf w = {0};
+  if (name) {
+    sb_str(&w, "TLS SNI ");
+    sb_add(&w, name, nl);
+    sb_str(&w, " does not match the CONNECT host");
+  } else sb_fmt(&w, "TLS ClientHello refused: %s", why);
+  conn_log(c, "denied", w.p, w.len);
+  free(w.p);
+  conn_close(c);
+}
+
 /*
  * CONNECT: the client's first bytes, before any reach the destination. A TLS ClientHello must name
- * the host CONNECT named (no domain fronting): its whole first record is read, then checked.
+ * the host CONNECT named (no domain fronting): it is read whole, across however many records it was
+ * split into (hello_sni), within HELLO_MAX_BYTES and HELLO_TIMEOUT_MS; one that cannot be read, or names
+ * no host, is refused. A first byte that is not a TLS handshake is another protocol: passed on.
  */
 static void conn_hello(struct conn *c) {
-  int eof = 0;
+  int eof = 0, r = HELLO_NOT_TLS;
+  const unsigned char *name = NULL;
+  size_t nl = 0;
+  const char *why = NULL;
+  struct sbuf msg = {0};
   for (;;) {
-    size_t need = 1;
-    if (c->len >= 1 && (unsigned char)c->buf[0] != 0x16) break;
-    if (c->len >= 5) need = 5 + ((size_t)(unsigned char)c->buf[3] << 8 | (unsigned char)c->buf[4]);
-    else if (c->len >= 1) need = 5;
-    if (need > MAX_HELLO) need = MAX_HELLO;
-    if (c->len >= need) break;
-    if (c->cap < need) c->buf = xrealloc(c->buf, c->cap = need);
-    ssize_t k = recv(c->c, c->buf + c->len, need - c->len, 0);
+    if (!c->sni) break; /* CONNECT to an address: no name to hold a ClientHello to */
+    r = hello_sni((const unsigned char *)c->buf, c->len, &msg, &name, &nl, &why);
+    if (r != HELLO_MORE) break;
+    /* The first byte of a handshake: the rest of the ClientHello has HELLO_TIMEOUT_MS from now. */
+    if (c->len && c->deadline == INT64_MAX) c->deadline = now_ms() + HELLO_TIMEOUT_MS;
+    if (c->cap - c->len < 4096 && c->cap < HELLO_MAX_BYTES) {
+      c->cap = c->cap * 2 > HELLO_MAX_BYTES ? HELLO_MAX_BYTES : c->cap * 2 < 8192 ? 8192 : c->cap * 2;
+      c->buf = xrealloc(c->buf, c->cap);
+    }
+    size_t room = (c->cap < HELLO_MAX_BYTES ? c->cap : HELLO_MAX_BYTES) - c->len;
+    if (!room) {
+      r = HELLO_BAD, why = "the ClientHello is too large";
+      break;
+    }
+    ssize_t k = recv(c->c, c->buf + c->len, room, 0);
     if (k < 0 && errno == EINTR) continue;
-    if (k < 0 && errno == EAGAIN) return;
+    if (k < 0 && errno == EAGAIN) return free(msg.p);
     if (k <= 0) {
       eof = 1;
       break;
     }
     c->len += (size_t)k;
   }
-  const unsigned char *name = NULL;
-  size_t nl = c->sni ? sni_of((const unsigned char *)c->buf, c->len, &name) : 0;
-  if (nl && (nl != strlen(c->sni) || strncasecmp((const char *)name, c->sni, nl) != 0)) {
-    /* Nothing went on: the denial is on the log, then the connection is cut. */
-    struct sbuf why = {0};
-    sb_str(&why, "TLS SNI ");
-    sb_add(&why, name, nl);
-    sb_str(&why, " does not match the CONNECT host");
-    conn_log(c, "denied", why.p, why.len);
-    free(why.p);
-    return conn_close(c);
+  /* Here with HELLO_MORE only when the client ended: it sent part of a ClientHello, or nothing at all. */
+  const char *refuse = r == HELLO_MORE && c->len ? "the connection ended before its ClientHello was complete"
+                       : r == HELLO_BAD          ? why
+                       : r == HELLO_DONE && !nl  ? "it names no host (server_name), and CONNECT named one: it must name the same"
+                                                 : NULL;
+  int mismatch = r == HELLO_DONE && nl && (nl != strlen(c->sni) || strncasecmp((const char *)name, c->sni, nl) != 0 || memchr(name, 0, nl));
+  if (refuse || mismatch) {
+    hello_refused(c, refuse, mismatch ? name : NULL, nl);
+    return free(msg.p);
   }
+  free(msg.p);
   way_pend(&c->up, c->buf, c->len);
   c->len = 0;
   c->up.on = 1;
@@ -960,6 +991,7 @@ static void dial_done(struct conn *c) {
     static const char ok[] = "HTTP/1.1 200 Connection Established\r\n\r\n";
     way_pend(&c->down, ok, sizeof ok - 1);
     c->state = S_HELLO;
+    c->deadline = INT64_MAX; /* a client may say nothing for as long as it likes; a ClientHello begun has a deadline */
     conn_pump(c);
     if (c->state != S_DEAD) conn_hello(c);
     return;
@@ -1214,8 +1246,9 @@ static void sweep(void) {
   int64_t t = now_ms();
   for (struct conn *c = conns, *next; c; c = next) {
     next = c->next;
-    if (c->state == S_RELAY || c->state == S_HELLO || c->deadline > t) continue;
+    if (c->state == S_RELAY || c->deadline > t) continue;
     if (c->state == S_DIAL) dial_failed(c, ETIMEDOUT);
+    else if (c->state == S_HELLO) hello_refused(c, "its ClientHello did not arrive whole in time", NULL, 0);
     else if (c->state == S_VERDICT) conn_answer_text(c, 504, "Gateway Timeout", "the egress proxy did not decide in time\n");
     else conn_close(c);
   }

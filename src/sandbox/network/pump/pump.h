@@ -124,8 +124,18 @@ int head_parse(const char *buf, size_t n, struct head *h);
 int head_key(const struct head *h, struct sbuf *key);
 /* The plain-HTTP request in origin form: the path, the head without the proxy's own headers, Connection: close. */
 void head_origin_form(const struct head *h, struct sbuf *out);
-/* The length of the server_name in a complete ClientHello record (at *name), 0 for none. */
-size_t sni_of(const unsigned char *b, size_t n, const unsigned char **name);
+/* What a tunnel's first bytes are as TLS (hello_sni). */
+enum { HELLO_MORE, HELLO_NOT_TLS, HELLO_BAD, HELLO_DONE };
+/* A ClientHello, with the records around it, is at most this long, over at most this many records. */
+#define HELLO_MAX_BYTES (64 * 1024)
+#define HELLO_MAX_RECORDS 64
+/*
+ * The server_name of the ClientHello at the start of a tunnel's bytes `b`, its handshake message
+ * reassembled (in `msg`) across as many TLS records as it was split into. HELLO_MORE: not all of it is
+ * here yet; HELLO_NOT_TLS: the first byte is not a handshake record (another protocol); HELLO_BAD: *why
+ * (malformed, too large, or another record type first); HELLO_DONE: *name and *nl (into msg), 0 for none.
+ */
+int hello_sni(const unsigned char *b, size_t n, struct sbuf *msg, const unsigned char **name, size_t *nl, const char **why);
 
 /* ---- journal.c ------------------------------------------------------------------------------- */
 
