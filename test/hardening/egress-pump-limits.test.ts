@@ -285,6 +285,20 @@ describe('a policy change closes the connections it no longer allows (issue 35 #
     ]);
   });
 
+  it('a name’s tunnel to a host-local address is closed when the CIDR entry that allowed the address is removed (issues 35 #8, #11)', async () => {
+    t.setPolicies({ sb: { mode: 'allow', allow } });
+    const port = await trickle();
+    const tun = await openTunnel(t.sock('sb'), `localhost:${port}`);
+    // The name is still on the list; the address it reached (loopback) no longer is.
+    t.setPolicies({ sb: { mode: 'allow', allow: ['localhost'] } });
+    const at = await Promise.race([tun.closed, new Promise<number>((r) => setTimeout(() => r(-1), 5_000))]);
+    expect(at, 'the tunnel to 127.0.0.1 outlived the CIDR entry that allowed it').toBeGreaterThan(0);
+    expect(t.linesTo('sb', port).map((e) => [e.verdict, e.reason])).toEqual([
+      ['allowed', null],
+      ['denied', 'open connection closed: 127.0.0.1 is loopback and no CIDR entry covers it any more'],
+    ]);
+  });
+
   it('a sandbox no longer served (the daemon’s way for offline and removal) has its open tunnels closed, each logged with why', async () => {
     t.setPolicies({ sb: { mode: 'allow', allow } });
     const port = await trickle();

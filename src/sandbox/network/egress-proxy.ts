@@ -258,8 +258,11 @@ export class EgressProxy {
           let cut = 0;
           for (const t of open) {
             const d = this.decide(policy, sandbox, t.host, t.port);
-            if (d.allowed) continue;
-            pump.cut(t.id, d.reason ?? 'not allowed');
+            // A name may reach a host-local or private address only while a CIDR entry covers it (act):
+            // removing that entry withdraws the allowance as removing the name would.
+            const addrWhy = d.allowed && t.addr ? hostLocalReason(t.addr) : null;
+            if (d.allowed && !(addrWhy && !isAllowed(d.rules, t.addr!, t.port))) continue;
+            pump.cut(t.id, d.reason ?? `${t.addr} is ${addrWhy} and no CIDR entry covers it any more`);
             cut++;
           }
           if (cut > 0) this.opts.say?.(`${sandbox}: closed ${cut} open connection(s) its policy no longer allows (a line each on its log)`);

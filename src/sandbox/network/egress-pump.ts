@@ -78,6 +78,8 @@ export interface OpenTunnel {
   kind: 'http' | 'connect';
   host: string;
   port: number;
+  /** The address dialled (null before the dial): an allowance for a private or host-local address is a CIDR's. */
+  addr: string | null;
 }
 
 const SERVE_WAIT_MS = 5_000;
@@ -172,8 +174,9 @@ export class EgressPump {
       case 'tunnels': {
         const tunnels: OpenTunnel[] = [];
         for (const t of f.slice(2)) {
-          const [id, kind, port, host] = t.split(',');
-          if (id && (kind === 'http' || kind === 'connect') && host) tunnels.push({ id, kind, host, port: Number(port) });
+          const [id, kind, port, host, addr] = t.split(',');
+          if (id && (kind === 'http' || kind === 'connect') && host)
+            tunnels.push({ id, kind, host, port: Number(port), addr: addr && addr !== '-' ? addr : null });
         }
         this.tunnelAsks.get(Number(f[1]))?.shift()?.(tunnels);
         return;

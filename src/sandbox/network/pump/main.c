@@ -40,7 +40,7 @@
  *  pump -> Node: ready
  *                served KEY | unserved KEY WHY_HEX
  *                conn ID KEY HEAD_HEX                  a request head the pump has no verdict for
- *                tunnels KEY [ID,KIND,PORT,HOST ...]   its connections allowed and not yet finished
+ *                tunnels KEY [ID,KIND,PORT,HOST,ADDR ...]  its connections allowed and not yet finished
  *                                                      (dialling or open), each as decided
  *                found JSON|-                          {"hostPid":N,"process":…,"pid":N,"ancestry":[…]}
  *                probed NAME=EPERM|allowed|ERRNO ...   what each call outside the allow-list did
@@ -1088,12 +1088,13 @@ static void conns_of_close(struct sandbox *s, const char *why) {
 }
 
 static void cmd_tunnels(char **f, int n) {
-  /* tunnels KEY -> tunnels KEY [ID,KIND,PORT,HOST ...] */
+  /* tunnels KEY -> tunnels KEY [ID,KIND,PORT,HOST,ADDR ...] (ADDR: the address dialled, - before one is) */
   int key = n == 2 ? atoi(f[1]) : -1;
   sb_fmt(&out, "tunnels %d", key);
   for (struct conn *c = conns; c; c = c->next)
     if (c->key == key && is_tunnel(c))
-      sb_fmt(&out, " %llu,%s,%d,%s", (unsigned long long)c->id, c->connect ? "connect" : "http", c->port, c->host);
+      sb_fmt(&out, " %llu,%s,%d,%s,%s", (unsigned long long)c->id, c->connect ? "connect" : "http", c->port, c->host,
+             c->ai < c->naddr ? c->addrs[c->ai] : "-");
   sb_str(&out, "\n");
 }
 
