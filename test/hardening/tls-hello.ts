@@ -2,7 +2,7 @@
  * TLS ClientHellos as a hostile sandbox may frame them (RFC 8446 §5.1): the handshake message alone,
  * then cut into records of any sizes, zero-length fragments included. The egress pump must read the
  * server_name however the message is framed (egress-bypass.test.ts, pump-fuzz.test.ts and the fuzzer's
- * seed corpus, src/sandbox/network/pump/fuzz/make-corpus.mjs, which builds the same bytes).
+ * seed corpus, make-pump-corpus.ts).
  */
 
 function u16(n: number): Buffer {

@@ -2,7 +2,7 @@
  * A coverage-guided fuzz target (libFuzzer, built with ASan and UBSan) for the pump's readings of bytes
  * a sandbox chose: request heads (head_parse, head_key, head_origin_form) and the TLS ClientHello at the
  * start of a tunnel (hello_sni, its reassembly across records). test/hardening/pump-fuzz.test.ts builds
- * and runs it from the seed corpus beside it (corpus/, made by make-corpus.mjs).
+ * and runs it from the seed corpus beside it (corpus/, made by test/hardening/make-pump-corpus.ts).
  *
  * An input is what a client sends: a head up to its blank line, then a tunnel's first bytes. Besides
  * memory errors and undefined behaviour, the target aborts on a broken promise of the parsers (a
