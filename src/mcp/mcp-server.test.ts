@@ -9,9 +9,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { mcpToFunctionTool, type MCPServer } from '@openai/agents';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SandboxInfo, SessionInfo } from '../api/contract.js';
+import type { CheckpointInfo, SandboxInfo, SessionInfo } from '../api/contract.js';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
 import type { Frame } from '../desktop/desktop-service.js';
+import type { DesktopStatus } from '../shared/desktop-types.js';
+import type { NetworkLogEntry } from '../shared/network-policy.js';
 import type { ExecResult } from '../shared/exec-result.js';
 import type { ReplayEvent } from '../shared/replay-types.js';
 import { createMcpServer } from './mcp-server.js';
@@ -77,6 +79,46 @@ const frame: Frame = {
   format: 'png',
   firstSinceChange: false,
 };
+const checkpointInfo: CheckpointInfo = {
+  id: 'c1',
+  sandbox: 'demo',
+  backend: 'docker',
+  label: 'before',
+  createdAt: '2026-01-02T03:04:05.000Z',
+  sizeBytes: null,
+  memory: false,
+  broken: false,
+  brokenDetail: null,
+  sessions: [{ key: 'default', cwd: '/tmp/w' }],
+};
+const desktopStatus: DesktopStatus = {
+  sandbox: 'demo',
+  running: true,
+  placement: 'sandbox',
+  display: ':20',
+  geometry: '1280x800',
+  leaseHolder: 'agent',
+  leaseViewer: null,
+  missing: [],
+  reason: null,
+  chromiumSandbox: false,
+  displayIsolation: 'isolated',
+  displayIsolationReason: null,
+  displayUser: 'sdesk-display',
+  shellDisplayGranted: false,
+  recording: { on: true, bytes: 0, since: '2026-01-02T03:04:05.000Z', warning: null },
+};
+// As the pump writes a line for a process it could not name: `process` null, no pid.
+const connection: NetworkLogEntry = {
+  at: '2026-01-02T03:04:05.000Z',
+  sandbox: 'demo',
+  host: 'example.com',
+  port: 443,
+  verdict: 'denied',
+  kind: 'connect',
+  reason: 'not on the allow list',
+  process: null,
+};
 const events: ReplayEvent[] = [{ at: '2026-01-02T03:04:05.000Z', kind: 'command', summary: 'ls', session: 'default' }];
 
 /** The part of the core the tested tools reach; `since` is what replay_events passed on. */
@@ -86,6 +128,7 @@ function fakeDesk() {
     desktop: {
       recordRunningDesktops: () => undefined,
       screenshot: async () => ({ frame, image: Buffer.from('not-really-a-png') }),
+      start: async () => desktopStatus,
     },
     store: { callLog: { append: () => undefined }, sandboxes: { get: () => ({ user: 'agent' }) } },
     listSandboxes: async () => [sandboxInfo],
@@ -101,7 +144,9 @@ function fakeDesk() {
         cwd: '/tmp/w',
       }),
     },
-    checkpoints: { list: async () => [] },
+    checkpoints: { list: async () => [checkpointInfo] },
+    sandboxNetwork: async () => ({ mode: 'allow', allow: ['pypi.org'] }),
+    network: { log: () => [connection] },
     replay: {
       events: (sandbox: string, range: { since?: string; until?: string }) => {
         seen.push(range);
@@ -189,6 +234,16 @@ describe('MCP tools: outputSchema, structuredContent, strict input schemas', () 
       expect(r.content).toHaveLength(1);
       expect(JSON.parse(r.content[0]!.text!)).toEqual(r.structuredContent);
     }
+  });
+
+  it('sandbox_network, checkpoint_list, desktop_start: answers of the core’s own types conform to their schemas', async () => {
+    // The official client rejects structuredContent that does not match the outputSchema: a pass is the check.
+    expect((await call('sandbox_network', { sandbox: 'demo' })).structuredContent).toEqual({
+      policy: { mode: 'allow', allow: ['pypi.org'] },
+      connections: [connection],
+    });
+    expect((await call('checkpoint_list', {})).structuredContent).toEqual({ checkpoints: [checkpointInfo] });
+    expect((await call('desktop_start', { sandbox: 'demo' })).structuredContent).toEqual(desktopStatus);
   });
 
   it('screenshot: the image, and its frame (not the bytes) as structuredContent', async () => {

@@ -251,14 +251,15 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
       },
       outputSchema: out.object({
         policy: out.object({ mode: z.enum(['open', 'offline', 'allow']), allow: z.array(z.string()) }),
+        // The egress log's lines as the pump wrote them (read back unvalidated): typed, none required but the decision.
         connections: z.array(
           out.object({
-            at: z.string(),
-            host: z.string(),
-            port: z.number().int(),
-            verdict: z.enum(['allowed', 'denied']),
-            reason: z.string().nullable(),
-            process: z.string().nullable(),
+            at: z.string().optional(),
+            host: z.string().optional(),
+            port: z.number().optional(),
+            verdict: z.string().describe('allowed or denied'),
+            reason: z.string().nullable().optional().describe('why it was denied'),
+            process: z.string().nullable().optional().describe('the process inside the sandbox that connected, when known'),
           }),
         ),
       }),
@@ -532,7 +533,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
         placement: z.enum(['sandbox', 'host', 'refused']),
         display: z.string().nullable(),
         geometry: z.string().nullable().describe('e.g. 1280x800'),
-        leaseHolder: z.enum(['agent', 'human']).describe('who may act on the screen now'),
+        leaseHolder: z.string().describe('who may act on the screen now (agent or human)'),
         missing: z.array(z.string()).describe('programs the sandbox lacks for a desktop'),
         reason: z.string().nullable().describe('why the desktop cannot run here, when it cannot'),
         recording: out.object({ on: z.boolean(), bytes: z.number(), since: z.string().nullable(), warning: z.string().nullable() }),
