@@ -3,28 +3,12 @@ import type { Command } from 'commander';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import type { ReplayEvent, ReplayRecording } from '../shared/replay-types.js';
+import { parseTimeArg } from '../shared/time-arg.js';
 import { formatBytes } from './checkpoint-commands.js';
 import { printJson, type Out } from './output.js';
 
 interface JsonFlag {
   json?: boolean;
-}
-
-const AGO: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/**
- * A time on the command line: ISO 8601 (`2026-01-02T03:04:05Z`), or a duration ago (`90s`, `10m`,
- * `2h`, `1d`). Returns ISO.
- */
-export function parseCliTime(value: string, flag: string, now = Date.now()): string {
-  const ago = /^(\d+(?:\.\d+)?)([smhd])$/.exec(value.trim());
-  if (ago) return new Date(now - Number(ago[1]) * AGO[ago[2]!]!).toISOString();
-  const ms = Date.parse(value);
-  if (Number.isNaN(ms))
-    throw new SandboxDeskError('invalid_input', `${flag} ${JSON.stringify(value)} is not a time`, {
-      hint: 'give an ISO 8601 time (2026-01-02T03:04:05Z) or a duration ago (90s, 10m, 2h)',
-    });
-  return new Date(ms).toISOString();
 }
 
 function recordingTable(list: ReplayRecording[]): string {
@@ -82,8 +66,8 @@ export function addReplayCommands(program: Command, core: () => SandboxDesk, out
     .option('--json', 'machine-readable output')
     .action((name: string, o: JsonFlag & { since?: string; until?: string }) => {
       const r = core().replay.events(name, {
-        since: o.since === undefined ? undefined : parseCliTime(o.since, '--since'),
-        until: o.until === undefined ? undefined : parseCliTime(o.until, '--until'),
+        since: o.since === undefined ? undefined : parseTimeArg(o.since, '--since'),
+        until: o.until === undefined ? undefined : parseTimeArg(o.until, '--until'),
       });
       if (o.json) return printJson(out, r);
       if (r.events.length === 0)
@@ -102,7 +86,7 @@ export function addReplayCommands(program: Command, core: () => SandboxDesk, out
       const maxWidth = o.maxWidth === undefined ? undefined : Number(o.maxWidth);
       if (maxWidth !== undefined && !Number.isInteger(maxWidth))
         throw new SandboxDeskError('invalid_input', `--max-width must be a whole number of pixels, got ${o.maxWidth}`);
-      const f = await core().replay.frame({ sandbox: name, at: parseCliTime(o.at, '--at'), maxWidth });
+      const f = await core().replay.frame({ sandbox: name, at: parseTimeArg(o.at, '--at'), maxWidth });
       const file = o.out ?? `frame-${f.at.replace(/[:.]/g, '-')}.${f.format === 'jpeg' ? 'jpg' : f.format}`;
       writeFileSync(file, Buffer.from(f.data, 'base64'));
       const { data: _d, ...meta } = f;
@@ -131,8 +115,8 @@ export function addReplayCommands(program: Command, core: () => SandboxDesk, out
             sandbox: name,
             out: o.out,
             format: o.format,
-            from: o.from === undefined ? undefined : parseCliTime(o.from, '--from'),
-            to: o.to === undefined ? undefined : parseCliTime(o.to, '--to'),
+            from: o.from === undefined ? undefined : parseTimeArg(o.from, '--from'),
+            to: o.to === undefined ? undefined : parseTimeArg(o.to, '--to'),
           },
           {
             signal: abort.signal,

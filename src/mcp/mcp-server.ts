@@ -13,10 +13,18 @@ import { asSandboxDeskError, SandboxDeskError } from '../shared/errors.js';
 import type { ExecWarning } from '../shared/exec-result.js';
 import { AgentGuard } from './agent-policy.js';
 import { registerCheckpointTools } from './checkpoint-tools.js';
-import { ENVELOPE_BYTES, FILE_CHUNK_MAX_BYTES, FILE_READ_DEFAULT_BYTES, MCP_MESSAGE_MAX_BYTES, describeBytes } from './mcp-limits.js';
+import {
+  ENVELOPE_BYTES,
+  FILE_CHUNK_MAX_BYTES,
+  FILE_READ_DEFAULT_BYTES,
+  FILE_READ_MAX_BYTES,
+  MCP_MESSAGE_MAX_BYTES,
+  describeBytes,
+} from './mcp-limits.js';
 import type { Frame, ScreenAction } from '../desktop/desktop-service.js';
 import { MIME } from '../desktop/screen/frame-encode.js';
 import { MAX_TYPE_CHARS } from '../desktop/screen/keysyms.js';
+import { ActionOut, FrameOut, SandboxOut, SessionOut, out, structured } from './tool-output.js';
 
 export interface McpOptions {
   /**
@@ -41,16 +49,16 @@ interface Receipt {
   warnings?: ExecWarning[];
 }
 
-const text = (value: unknown): CallToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value, null, 2) }] });
-
 /**
- * A chunk as text when it is valid UTF-8 and its escaped form still fits one message (control
- * characters grow sixfold when escaped twice), else as base64, which always fits.
+ * A chunk as text when it is valid UTF-8 and its escaped forms still fit one message, else as base64,
+ * which always fits (FILE_READ_MAX_BYTES is sized for it). The answer carries the content twice: in
+ * the text, escaped twice (control characters grow sixfold), and in structuredContent, escaped once.
  */
 export function encodeChunk(bytes: Buffer): { encoding: 'utf8' | 'base64'; content: string } {
   try {
     const content = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-    if (Buffer.byteLength(JSON.stringify(JSON.stringify(content))) <= MCP_MESSAGE_MAX_BYTES - ENVELOPE_BYTES)
+    const once = JSON.stringify(content);
+    if (Buffer.byteLength(JSON.stringify(once)) + Buffer.byteLength(once) <= MCP_MESSAGE_MAX_BYTES - ENVELOPE_BYTES)
       return { encoding: 'utf8', content };
   } catch {
     // not UTF-8 (or a character split at the chunk's edge)
@@ -124,6 +132,8 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
     };
   };
 
+  // A tool without arguments says so: strict-mode clients (the OpenAI Agents SDK) refuse an open object.
+  const noArgs = z.object({}).strict();
   const sandbox = SandboxName.describe('the sandbox name (see sandbox_list)');
   const session = SessionKey.optional().describe(
     'the session whose cwd this call uses and updates (default "default"); one per agent or task',
@@ -141,26 +151,49 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
     {
       description:
         'List the images sandboxes can be created from: Docker images the app made or uses and VM images, with kind, ref (what --image takes), size, users (sandboxes in your scope) and whether the bot desktop (Xvnc, Xfce, Chromium) is in it (desktop: true/false, null when unknown).',
-      inputSchema: {},
+      inputSchema: noArgs,
+      outputSchema: out.object({
+        images: z.array(
+          out.object({
+            kind: z.string(),
+            ref: z.string().describe('what a sandbox create takes as its image'),
+            sizeBytes: z.number(),
+            usedBy: z.array(z.string()),
+            desktop: z.boolean().nullable(),
+          }),
+        ),
+        warnings: z.array(z.string()).describe('what could not be listed and why'),
+      }),
     },
     tool('image_list', async () => {
       const listing = await desk.images.list();
       const images = listing.images.map((i) => ({ ...i, usedBy: i.usedBy.filter((n) => guard.mayUse(n)) }));
-      return { result: text({ images, warnings: listing.warnings }), receipt: {} };
+      return { result: structured({ images, warnings: listing.warnings }), receipt: {} };
     }),
   );
 
   server.registerTool(
     'sandbox_list',
-    { description: 'List the sandboxes: name, backend, state, image, declared default cwd, home.', inputSchema: {} },
-    tool('sandbox_list', async () => ({ result: text((await desk.listSandboxes()).filter((s) => guard.mayUse(s.name))), receipt: {} })),
+    {
+      description: 'List the sandboxes: {sandboxes: [{name, backend, state, image, declared default cwd, home, …}]}.',
+      inputSchema: noArgs,
+      outputSchema: out.object({ sandboxes: z.array(SandboxOut) }),
+    },
+    tool('sandbox_list', async () => ({
+      result: structured({ sandboxes: (await desk.listSandboxes()).filter((s) => guard.mayUse(s.name)) }),
+      receipt: {},
+    })),
   );
 
   server.registerTool(
     'sandbox_inspect',
-    { description: 'One sandbox: its home, default cwd, temp dir, and every session with its own cwd record.', inputSchema: { sandbox } },
+    {
+      description: 'One sandbox: its home, default cwd, temp dir, and every session with its own cwd record.',
+      inputSchema: { sandbox },
+      outputSchema: SandboxOut.extend({ sessions: z.array(SessionOut) }),
+    },
     tool('sandbox_inspect', async (a: { sandbox: string }) => ({
-      result: text({ ...(await desk.inspectSandbox(a.sandbox)), sessions: desk.listSessions(a.sandbox) }),
+      result: structured({ ...(await desk.inspectSandbox(a.sandbox)), sessions: desk.listSessions(a.sandbox) }),
       receipt: {},
     })),
   );
@@ -175,6 +208,16 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
         source: LogRequest.shape.source.describe('the log id (see the sources this tool lists)'),
         tail: LogRequest.shape.tail.describe('how many of the last lines (default 200, at most 10000)'),
       },
+      outputSchema: out.object({
+        sandbox: z.string(),
+        source: z.string(),
+        text: z.string().describe('the last lines'),
+        tail: z.number().int(),
+        sources: z
+          .array(out.object({ id: z.string(), kind: z.string(), exists: z.boolean(), detail: z.string().nullable() }))
+          .optional()
+          .describe('without `source`: every log source of the sandbox'),
+      }),
     },
     tool('sandbox_logs', async (a: { sandbox: string; source?: string; tail?: number }) => {
       // The app's own log spans every sandbox and every client: not for an agent, whatever its scope.
@@ -191,7 +234,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
         });
       }
       const log = await desk.logs.read(a.sandbox, source, a.tail);
-      return { result: text(a.source ? log : { ...log, sources }), receipt: {} };
+      return { result: structured(a.source ? log : { ...log, sources }), receipt: {} };
     }),
   );
 
@@ -206,6 +249,20 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
         mode: z.enum(['offline']).optional().describe('offline: cut the sandbox off the network entirely'),
         logLimit: z.number().int().min(0).max(1000).optional().describe('how many of the newest connections to return (default 50)'),
       },
+      outputSchema: out.object({
+        policy: out.object({ mode: z.enum(['open', 'offline', 'allow']), allow: z.array(z.string()) }),
+        // The egress log's lines as the pump wrote them (read back unvalidated): typed, none required but the decision.
+        connections: z.array(
+          out.object({
+            at: z.string().optional(),
+            host: z.string().optional(),
+            port: z.number().optional(),
+            verdict: z.string().describe('allowed or denied'),
+            reason: z.string().nullable().optional().describe('why it was denied'),
+            process: z.string().nullable().optional().describe('the process inside the sandbox that connected, when known'),
+          }),
+        ),
+      }),
     },
     tool('sandbox_network', async (a: { sandbox: string; deny?: string[]; mode?: 'offline'; logLimit?: number }) => {
       const policy =
@@ -213,7 +270,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
           ? await desk.sandboxNetwork(a.sandbox, { deny: a.deny, mode: a.mode })
           : await desk.sandboxNetwork(a.sandbox);
       const limit = a.logLimit ?? 50;
-      return { result: text({ policy, connections: limit > 0 ? desk.network.log(a.sandbox, limit) : [] }), receipt: {} };
+      return { result: structured({ policy, connections: limit > 0 ? desk.network.log(a.sandbox, limit) : [] }), receipt: {} };
     }),
   );
 
@@ -236,6 +293,18 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
           .optional()
           .describe("run as this user: only the sandbox's own unless the app's config allows others (agents.allowOtherUsers)"),
       },
+      // Loose: an exec result may grow fields (e.g. how a stream that is not UTF-8 is encoded).
+      outputSchema: out.object({
+        exitCode: z.number(),
+        stdout: z.string(),
+        stderr: z.string(),
+        cwd: z.string().nullable().describe('the cwd measured when the command ended; null when not observed'),
+        cwdObserved: z.boolean().describe('false when it was killed or timed out: then the session did not move'),
+        warnings: z.array(out.warning),
+        deniedCount: z.number().int().describe('stderr lines saying Permission denied / Operation not permitted'),
+        timedOut: z.boolean(),
+        truncated: out.object({ stdout: z.boolean(), stderr: z.boolean() }).describe('output beyond the kept bytes was dropped'),
+      }),
     },
     tool(
       'execute_shell_command',
@@ -260,7 +329,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
           timeoutSeconds: a.timeoutSeconds,
           ...(user === undefined ? {} : { user }),
         });
-        const out = {
+        const result = {
           exitCode: r.exitCode,
           stdout: r.stdout,
           stderr: r.stderr,
@@ -273,7 +342,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
           truncated: r.truncated,
         };
         return {
-          result: text(out),
+          result: structured(result),
           receipt: { session: r.session, cwdUsed: r.startCwd, cwdObserved: r.cwd, exitCode: r.exitCode, warnings: r.warnings },
         };
       },
@@ -283,7 +352,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
   server.registerTool(
     'read_file',
     {
-      description: `Read a file in a sandbox. A relative path is relative to the session's cwd (where its shell is). Text comes back as UTF-8, anything else (or a chunk that splits a character) as base64. Without offset: the whole file, refused above maxBytes (default ${describeBytes(FILE_READ_DEFAULT_BYTES)}). Larger files in chunks: offset 0, then each answer's nextOffset until it is null; maxBytes up to ${describeBytes(FILE_CHUNK_MAX_BYTES)} per chunk.`,
+      description: `Read a file in a sandbox. A relative path is relative to the session's cwd (where its shell is). Text comes back as UTF-8, anything else (or a chunk that splits a character) as base64. Without offset: the whole file, refused above maxBytes (default ${describeBytes(FILE_READ_DEFAULT_BYTES)}). Larger files in chunks: offset 0, then each answer's nextOffset until it is null; maxBytes up to ${describeBytes(FILE_READ_MAX_BYTES)} per chunk.`,
       inputSchema: {
         sandbox,
         path: z.string().min(1),
@@ -294,12 +363,21 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
           .int()
           .positive()
           .max(
-            FILE_CHUNK_MAX_BYTES,
-            `maxBytes is at most ${describeBytes(FILE_CHUNK_MAX_BYTES)} (what one MCP message carries); read larger files in chunks with offset`,
+            FILE_READ_MAX_BYTES,
+            `maxBytes is at most ${describeBytes(FILE_READ_MAX_BYTES)} (the answer carries the content twice, as text and structuredContent, in one MCP message); read larger files in chunks with offset`,
           )
           .optional(),
         offset: z.number().int().min(0).optional().describe('read a chunk starting at this byte (answers carry size and nextOffset)'),
       },
+      outputSchema: out.object({
+        path: z.string().describe('the absolute path read'),
+        size: z.number().int().describe("the file's size in bytes"),
+        encoding: z.enum(['utf8', 'base64']),
+        content: z.string(),
+        offset: z.number().int().optional().describe('with offset: where this chunk starts'),
+        bytes: z.number().int().optional().describe("with offset: this chunk's length in bytes"),
+        nextOffset: z.number().int().nullable().optional().describe('with offset: the next chunk, null at the end'),
+      }),
     },
     tool(
       'read_file',
@@ -313,13 +391,13 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
             const e = asSandboxDeskError(err);
             if (/larger than the limit/.test(e.message))
               throw new SandboxDeskError(e.code, e.message, {
-                hint: `read it in chunks: offset 0, then nextOffset, with maxBytes up to ${describeBytes(FILE_CHUNK_MAX_BYTES)}`,
+                hint: `read it in chunks: offset 0, then nextOffset, with maxBytes up to ${describeBytes(FILE_READ_MAX_BYTES)}`,
               });
             throw err;
           }
           const { encoding, content } = encodeChunk(r.bytes);
           return {
-            result: text({ path: r.path, size: r.bytes.length, encoding, content }),
+            result: structured({ path: r.path, size: r.bytes.length, encoding, content }),
             receipt: { session: r.session, cwdUsed: r.cwd },
           };
         }
@@ -334,7 +412,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
         const { encoding, content } = encodeChunk(r.bytes);
         const end = a.offset + r.bytes.length;
         return {
-          result: text({
+          result: structured({
             path: r.path,
             size: r.size,
             offset: a.offset,
@@ -367,6 +445,11 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
         session,
         stepId,
       },
+      outputSchema: out.object({
+        path: z.string(),
+        bytes: z.number().int().describe('bytes written by this call'),
+        size: z.number().int().describe("the file's size after it"),
+      }),
     },
     tool(
       'write_file',
@@ -396,7 +479,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
           offset: a.offset ?? 0,
         });
         return {
-          result: text({ path: r.path, bytes: r.bytes, size: (a.offset ?? 0) + r.bytes }),
+          result: structured({ path: r.path, bytes: r.bytes, size: (a.offset ?? 0) + r.bytes }),
           receipt: { session: r.session, cwdUsed: r.cwd },
         };
       },
@@ -408,10 +491,14 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
     {
       description: "List a directory in a sandbox (default: the session's cwd): name, type, size.",
       inputSchema: { sandbox, path: z.string().optional(), session, stepId },
+      outputSchema: out.object({
+        path: z.string(),
+        entries: z.array(out.object({ name: z.string(), type: z.enum(['file', 'dir', 'link', 'other']), size: z.number() })),
+      }),
     },
     tool('list_dir', async (a: { sandbox: string; path?: string; session?: string; stepId?: string }) => {
       const r = await desk.io.listDir({ sandbox: a.sandbox, path: a.path, session: a.session, stepId: stepOf(a.stepId) });
-      return { result: text({ path: r.path, entries: r.entries }), receipt: { session: r.session, cwdUsed: r.cwd } };
+      return { result: structured({ path: r.path, entries: r.entries }), receipt: { session: r.session, cwdUsed: r.cwd } };
     }),
   );
 
@@ -421,10 +508,11 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
       description:
         "Create a session for a delegated agent or a workflow step. It receives its cwd now — the one given, or its parent's current one — and never looks the parent up later.",
       inputSchema: { sandbox, key: SessionKey, parent: SessionKey.optional(), cwd: z.string().startsWith('/').optional() },
+      outputSchema: SessionOut,
     },
     tool('session_create', async (a: { sandbox: string; key: string; parent?: string; cwd?: string }) => {
       const s = desk.createSession({ sandbox: a.sandbox, key: a.key, parent: a.parent, cwd: a.cwd });
-      return { result: text(s), receipt: { session: s.key, cwdUsed: s.cwd } };
+      return { result: structured(s), receipt: { session: s.key, cwdUsed: s.cwd } };
     }),
   );
 
@@ -440,9 +528,22 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
           .optional(),
         record: z.boolean().optional().describe('false: do not record the screen for replay (default: recorded, config replay.record)'),
       },
+      outputSchema: out.object({
+        sandbox: z.string(),
+        running: z.boolean(),
+        placement: z.enum(['sandbox', 'host', 'refused']),
+        display: z.string().nullable(),
+        geometry: z.string().nullable().describe('e.g. 1280x800'),
+        leaseHolder: z.string().describe('who may act on the screen now (agent or human)'),
+        missing: z.array(z.string()).describe('programs the sandbox lacks for a desktop'),
+        reason: z.string().nullable().describe('why the desktop cannot run here, when it cannot'),
+        recording: out.object({ on: z.boolean(), bytes: z.number(), since: z.string().nullable(), warning: z.string().nullable() }),
+      }),
     },
     tool('desktop_start', async (a: { sandbox: string; geometry?: string; record?: boolean }) => ({
-      result: text(await desk.desktop.start(a.sandbox, { geometry: a.geometry, ...(a.record !== undefined ? { record: a.record } : {}) })),
+      result: structured(
+        await desk.desktop.start(a.sandbox, { geometry: a.geometry, ...(a.record !== undefined ? { record: a.record } : {}) }),
+      ),
       receipt: {},
     })),
   );
@@ -457,17 +558,9 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
     quality: z.number().int().min(1).max(100).optional().describe('jpeg/webp quality (default 80)'),
   };
   type ShotArgs = { sandbox: string; maxWidth?: number; maxHeight?: number; format?: 'png' | 'jpeg' | 'webp'; quality?: number };
-  /** An image and its frame: the frame in the text and in structuredContent, for the coordinates of later actions. */
-  const frameResult = (shot: { frame: Frame; image: Buffer }, extra: Record<string, unknown> = {}): CallToolResult => {
-    const data = { ...extra, ...shot.frame };
-    return {
-      content: [
-        { type: 'image', data: shot.image.toString('base64'), mimeType: MIME[shot.frame.format] },
-        { type: 'text', text: JSON.stringify(data) },
-      ],
-      structuredContent: data,
-    };
-  };
+  /** An image and its frame: the frame (not the bytes) in the text and in structuredContent, for the coordinates of later actions. */
+  const frameResult = (shot: { frame: Frame; image: Buffer }, extra: Record<string, unknown> = {}): CallToolResult =>
+    structured({ ...extra, ...shot.frame }, { data: shot.image.toString('base64'), mimeType: MIME[shot.frame.format] });
   const shotOpts = (a: ShotArgs) => ({ maxWidth: a.maxWidth, maxHeight: a.maxHeight, format: a.format, quality: a.quality });
 
   server.registerTool(
@@ -476,6 +569,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
       description:
         "A frame of the desktop's live framebuffer: the image plus {frameId, width, height, scale, screenWidth, screenHeight, takenAt, format}. Pass the frameId to actions that use its coordinates; a frame from before a resize or a desktop restart is refused (stale_frame). Refused (human_has_control) while a human holds the control lease.",
       inputSchema: { sandbox, ...shotArgs },
+      outputSchema: FrameOut,
     },
     tool('screenshot', async (a: ShotArgs) => ({
       result: frameResult(await desk.desktop.screenshot(a.sandbox, shotOpts(a))),
@@ -502,6 +596,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
         timeoutMs,
         ...shotArgs,
       },
+      outputSchema: FrameOut.extend({ changed: z.boolean().describe('false: the timeout passed with no paint') }),
     },
     tool(
       'wait_for_change',
@@ -522,6 +617,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
         timeoutMs,
         ...shotArgs,
       },
+      outputSchema: FrameOut.extend({ stable: z.boolean().describe('false: the timeout passed while it still painted') }),
     },
     tool('wait_until_stable', async (a: ShotArgs & { quietMs: number; timeoutMs: number }) => {
       const r = await desk.desktop.waitUntilStable(a.sandbox, { quietMs: a.quietMs, timeoutMs: a.timeoutMs, ...shotOpts(a) });
@@ -548,10 +644,11 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
       {
         description: `${description} Sent over the live RFB connection; returns the pointer measured after it ({pointer, pointerInFrame}). Refused (human_has_control) while a human holds the control lease.`,
         inputSchema: { sandbox, frameId, ...inputSchema },
+        outputSchema: ActionOut,
       },
       tool(name, async (a: Record<string, unknown> & { sandbox: string; frameId?: string }) => {
         const r = await desk.desktop.act(a.sandbox, toAction(a), { frameId: a.frameId });
-        return { result: { ...text(r), structuredContent: { ...r } }, receipt: {} };
+        return { result: structured(r), receipt: {} };
       }),
     );
   act('click', 'Click at a position.', { x: coord, y: coord, button, double: z.boolean().optional() }, (a) => ({
@@ -604,15 +701,20 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
       description:
         "The DevTools endpoint of the desktop's Chromium, forwarded to this machine's loopback: connect with Playwright/Puppeteer (connectOverCDP).",
       inputSchema: { sandbox },
+      outputSchema: out.object({
+        httpUrl: z.string().describe('http://127.0.0.1:PORT (connectOverCDP takes it)'),
+        webSocketDebuggerUrl: z.string(),
+        localPort: z.number().int(),
+      }),
     },
     tool('browser_endpoint', async (a: { sandbox: string }) => ({
-      result: text(await desk.desktop.browserEndpoint(a.sandbox)),
+      result: structured(await desk.desktop.browserEndpoint(a.sandbox)),
       receipt: {},
     })),
   );
 
-  registerCheckpointTools(server, desk, { tool, guard, text });
-  registerReplayTools(server, desk, { tool, guard, text });
+  registerCheckpointTools(server, desk, { tool, guard });
+  registerReplayTools(server, desk, { tool, guard });
 
   return server;
 }

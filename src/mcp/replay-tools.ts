@@ -1,10 +1,11 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { SandboxName } from '../api/contract.js';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
 import type { ReplayEvent } from '../shared/replay-types.js';
+import { parseTimeArg, TIME_ARG_FORMS } from '../shared/time-arg.js';
 import type { CheckpointToolKit } from './checkpoint-tools.js';
+import { out, structured } from './tool-output.js';
 
 const MIME = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' } as const;
 
@@ -27,25 +28,34 @@ export function withFrames(events: ReplayEvent[], screen: { startedAt: string; e
  */
 export function registerReplayTools(server: McpServer, desk: SandboxDesk, k: CheckpointToolKit): void {
   const sandbox = SandboxName.describe('the sandbox name (see sandbox_list)');
-  const time = (what: string) =>
-    z
-      .string()
-      .refine((t) => !Number.isNaN(Date.parse(t)), `${what} is not a time; give ISO 8601`)
-      .describe(`${what}: an ISO 8601 time, e.g. 2026-01-02T03:04:05Z`);
+  // Checked by the handler (parseTimeArg), as the CLI's --since is: its error says what it takes.
+  const time = (what: string) => z.string().min(1).describe(`${what}: ${TIME_ARG_FORMS}`);
+  const optionalTime = (value: string | undefined, what: string) => (value === undefined ? undefined : parseTimeArg(value, what));
 
   server.registerTool(
     'replay_events',
     {
       description:
         "What happened in a sandbox, oldest first, on the recording's clock: agent calls (tool, cwdUsed, cwdObserved, exitCode, warnings, error), shell commands with their text and cwd, desktop actions (point, frameId, frameAt), lease changes, checkpoints. Each event has frame: {at} when the screen was recorded then — fetch it with replay_frame.",
-      inputSchema: { sandbox, since: time('since').optional() },
+      inputSchema: { sandbox, since: time('from this time on').optional(), until: time('up to this time').optional() },
+      outputSchema: out.object({
+        sandbox: z.string(),
+        startedAt: z.string().nullable(),
+        endedAt: z.string().nullable(),
+        events: z.array(
+          out.object({
+            at: z.string(),
+            kind: z.string().describe('agentCall, command, action, lease, checkpoint, recording …'),
+            summary: z.string(),
+            frame: out.object({ at: z.string() }).nullable().describe('fetch the screen then with replay_frame at frame.at'),
+          }),
+        ),
+      }),
     },
-    k.tool('replay_events', async (a: { sandbox: string; since?: string }) => {
-      const r = desk.replay.events(a.sandbox, { since: a.since });
+    k.tool('replay_events', async (a: { sandbox: string; since?: string; until?: string }) => {
+      const r = desk.replay.events(a.sandbox, { since: optionalTime(a.since, 'since'), until: optionalTime(a.until, 'until') });
       const screen = desk.replay.list(a.sandbox)[0]?.screen ?? null;
-      const data = { ...r, events: withFrames(r.events, screen) };
-      const result: CallToolResult = { ...k.text(data), structuredContent: data };
-      return { result, receipt: {} };
+      return { result: structured({ ...r, events: withFrames(r.events, screen) }), receipt: {} };
     }),
   );
 
@@ -59,18 +69,20 @@ export function registerReplayTools(server: McpServer, desk: SandboxDesk, k: Che
         at: time('at'),
         maxWidth: z.number().int().min(16).max(8192).optional().describe('scale the image to at most this width'),
       },
+      outputSchema: out.object({
+        sandbox: z.string(),
+        askedAt: z.string().describe('the time asked for'),
+        at: z.string().describe('the time of the update the image shows'),
+        width: z.number().int(),
+        height: z.number().int(),
+        scale: z.number(),
+        format: z.enum(['png', 'jpeg', 'webp']),
+      }),
     },
     k.tool('replay_frame', async (a: { sandbox: string; at: string; maxWidth?: number }) => {
-      const f = await desk.replay.frame({ sandbox: a.sandbox, at: a.at, maxWidth: a.maxWidth });
+      const f = await desk.replay.frame({ sandbox: a.sandbox, at: parseTimeArg(a.at, 'at'), maxWidth: a.maxWidth });
       const { data, ...meta } = f;
-      const result: CallToolResult = {
-        content: [
-          { type: 'image', data, mimeType: MIME[f.format] },
-          { type: 'text', text: JSON.stringify(meta) },
-        ],
-        structuredContent: meta,
-      };
-      return { result, receipt: {} };
+      return { result: structured(meta, { data, mimeType: MIME[f.format] }), receipt: {} };
     }),
   );
 }

@@ -1,7 +1,8 @@
 /**
- * Issue 18.6: MCP size limits that hold. The stated limits (8 MiB per message, 4 MiB per file chunk)
- * are what the transports carry: above them a JSON-RPC error, never a silent exit or a dropped
- * connection; large files move in chunks by offset; malformed JSON-RPC gets -32700 / -32600. Against
+ * Issue 18.6: MCP size limits that hold. The stated limits (8 MiB per message, file chunks of 4 MiB up
+ * and 2 MiB down — a read's answer carries its content twice, issue 36.7) are what the transports
+ * carry: above them a JSON-RPC error, never a silent exit or a dropped connection; large files move
+ * in chunks by offset; malformed JSON-RPC gets -32700 / -32600. Against
  * `sandbox-desk mcp` (stdio) and `serve --mcp` (HTTP) with the SDK's own client, and a Docker sandbox.
  */
 import { spawn } from 'node:child_process';
@@ -63,8 +64,12 @@ describe('MCP size limits and malformed JSON-RPC', () => {
   it('stdio: the old 16 MiB maxBytes is refused with what to do instead, and the connection stays', async () => {
     await call('execute_shell_command', { sandbox: sb, command: 'head -c 15000000 /dev/urandom > /tmp/big15' });
     const err = await errorOf(call('read_file', { sandbox: sb, path: '/tmp/big15', maxBytes: 16 * MiB }));
-    expect(err?.message).toMatch(/maxBytes is at most 4 MiB.*chunks with offset/);
-    const whole = await call('read_file', { sandbox: sb, path: '/tmp/big15', maxBytes: 4 * MiB });
+    expect(err?.message).toMatch(/maxBytes is at most 2 MiB.*chunks with offset/);
+    // A read's answer carries its content twice (text and structuredContent): 2 MiB per chunk, not a write's 4.
+    expect((await errorOf(call('read_file', { sandbox: sb, path: '/tmp/big15', maxBytes: 4 * MiB })))?.message).toMatch(
+      /maxBytes is at most 2 MiB/,
+    );
+    const whole = await call('read_file', { sandbox: sb, path: '/tmp/big15', maxBytes: 2 * MiB });
     expect(json(whole).error).toMatchObject({
       message: expect.stringMatching(/larger than the limit/),
       hint: expect.stringMatching(/offset 0, then nextOffset/),
@@ -72,7 +77,7 @@ describe('MCP size limits and malformed JSON-RPC', () => {
     expect((await client.listTools()).tools.length).toBeGreaterThan(10);
   });
 
-  it('stdio: a 15 MB file read in chunks by offset arrives whole', async () => {
+  it('stdio: a 15 MB file read in chunks of 2 MiB by offset arrives whole', async () => {
     const inside = json(
       await call('execute_shell_command', { sandbox: sb, command: 'sha256sum /tmp/big15 | cut -d" " -f1' }),
     ).stdout.trim();
@@ -80,14 +85,14 @@ describe('MCP size limits and malformed JSON-RPC', () => {
     let offset: number | null = 0;
     let chunks = 0;
     while (offset !== null) {
-      const r = json(await call('read_file', { sandbox: sb, path: '/tmp/big15', offset, maxBytes: 4 * MiB }));
+      const r = json(await call('read_file', { sandbox: sb, path: '/tmp/big15', offset, maxBytes: 2 * MiB }));
       expect(r).toMatchObject({ size: 15_000_000, offset });
       parts.push(Buffer.from(r.content as string, r.encoding as BufferEncoding));
       offset = r.nextOffset as number | null;
       chunks++;
     }
     const got = Buffer.concat(parts);
-    expect(chunks).toBe(4);
+    expect(chunks).toBe(8);
     expect(got.length).toBe(15_000_000);
     expect(sha(got)).toBe(inside);
     const past = await call('read_file', { sandbox: sb, path: '/tmp/big15', offset: 15_000_001 });

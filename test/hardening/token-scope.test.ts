@@ -125,7 +125,7 @@ describe('agent tokens: the MCP tools, nothing else', () => {
 
   it('a scoped token sees and touches only its sandboxes', async () => {
     const c = await mcp(scoped);
-    expect((json(await call(c, 'sandbox_list', {})) as unknown as { name: string }[]).map((x) => x.name)).toEqual([inScope]);
+    expect((json(await call(c, 'sandbox_list', {})).sandboxes as { name: string }[]).map((x) => x.name)).toEqual([inScope]);
     for (const [tool, args] of [
       ['execute_shell_command', { command: 'true' }],
       ['read_file', { path: '/etc/hostname' }],
@@ -146,7 +146,7 @@ describe('agent tokens: the MCP tools, nothing else', () => {
     expect(json(await call(c, 'execute_shell_command', { sandbox: inScope, command: 'echo in-scope' })).stdout).toBe('in-scope\n');
     // The unscoped agent sees both.
     const all = await mcp(s.agentToken!);
-    expect((json(await call(all, 'sandbox_list', {})) as unknown as { name: string }[]).map((x) => x.name).sort()).toEqual(
+    expect((json(await call(all, 'sandbox_list', {})).sandboxes as { name: string }[]).map((x) => x.name).sort()).toEqual(
       [inScope, outside].sort(),
     );
     // The unscoped agent may read the outside sandbox's replay: the scoped agent's refused attempts are

@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { MCPServerStdio, mcpToFunctionTool, RunContext } from '@openai/agents';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxDesk } from '../../src/api/sandbox-desk.js';
 import { decodePngSize } from '../../src/desktop/png-encode.js';
@@ -233,6 +234,59 @@ describe('MCP agent bridge', () => {
     expect(json(await call('screenshot', { sandbox: sb })).error.code).toBe('human_has_control');
     desk.desktop.giveBack(sb, 'human-viewer');
     expect(json(await call('type', { sandbox: sb, text: 'ok' }))).toMatchObject({ via: 'rfb' });
+  });
+
+  it('a third-party client, the OpenAI Agents SDK (MCPServerStdio): strict schemas, structuredContent of exec and screenshot', async () => {
+    // The desktop the test above started (1024x768) is still running; this adds a client, not a sandbox.
+    const sdk = new MCPServerStdio({
+      name: 'sandbox-desk',
+      command: process.execPath,
+      args: [BIN, 'mcp'],
+      env: { ...(process.env as Record<string, string>), SANDBOX_DESK_HOME: home },
+      useStructuredContent: true,
+    });
+    await sdk.connect();
+    try {
+      const tools = await sdk.listTools();
+      expect(tools.length).toBeGreaterThanOrEqual(28);
+      // Every tool converts to an OpenAI strict function tool (a failed conversion falls back to strict: false).
+      expect(tools.filter((t) => !mcpToFunctionTool(t, sdk, true).strict).map((t) => t.name)).toEqual([]);
+      expect(tools.filter((t) => (t as { outputSchema?: unknown }).outputSchema === undefined).map((t) => t.name)).toEqual([]);
+
+      const exec = await sdk.callToolResult('execute_shell_command', {
+        sandbox: sb,
+        session: 'agents-sdk',
+        command: 'cd /tmp && echo sdk',
+      });
+      expect(exec.isError).toBeFalsy();
+      expect(exec.structuredContent).toMatchObject({ exitCode: 0, stdout: 'sdk\n', stderr: '', cwd: '/tmp', cwdObserved: true });
+      // What a model sees through the SDK's function tool with useStructuredContent: the structured answer.
+      const asTool = mcpToFunctionTool(
+        tools.find((t) => t.name === 'execute_shell_command')!,
+        sdk,
+        true,
+      );
+      const seen = JSON.parse(
+        await asTool.invoke(new RunContext(), JSON.stringify({ sandbox: sb, session: 'agents-sdk', command: 'pwd' })),
+      ) as Record<string, unknown>;
+      expect(seen).toMatchObject({ exitCode: 0, stdout: '/tmp\n', cwd: '/tmp' });
+
+      const shot = await sdk.callToolResult('screenshot', { sandbox: sb, maxWidth: 512 });
+      expect(shot.isError).toBeFalsy();
+      expect(shot.structuredContent).toMatchObject({
+        width: 512,
+        height: 384,
+        scale: 0.5,
+        screenWidth: 1024,
+        screenHeight: 768,
+        format: 'png',
+      });
+      expect(shot.structuredContent).not.toHaveProperty('data');
+      const image = (shot.content as { type: string; data?: string }[]).find((c) => c.type === 'image')!;
+      expect(decodePngSize(Buffer.from(image.data!, 'base64'))).toEqual({ width: 512, height: 384 });
+    } finally {
+      await sdk.close();
+    }
   });
 
   it('replay as an agent reads it: replay_events (with the lease this core moved), replay_frame at an event as a PNG', async () => {

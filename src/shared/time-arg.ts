@@ -1,0 +1,23 @@
+import { SandboxDeskError } from './errors.js';
+
+const AGO: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * A time as a person or an agent gives it — on the command line (`--since 10m`) or to an MCP tool
+ * (`since: "10m"`): ISO 8601 (`2026-01-02T03:04:05Z`), or a duration ago (`90s`, `10m`, `2h`, `1d`).
+ * Returns ISO. One parser for both, so what the CLI takes the agent bridge takes too. `what` names
+ * the argument in the error (`--since`, `since`).
+ */
+export function parseTimeArg(value: string, what: string, now = Date.now()): string {
+  const ago = /^(\d+(?:\.\d+)?)([smhd])$/.exec(value.trim());
+  if (ago) return new Date(now - Number(ago[1]) * AGO[ago[2]!]!).toISOString();
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms))
+    throw new SandboxDeskError('invalid_input', `${what} ${JSON.stringify(value)} is not a time`, {
+      hint: 'give an ISO 8601 time (2026-01-02T03:04:05Z) or a duration ago (90s, 10m, 2h, 1d)',
+    });
+  return new Date(ms).toISOString();
+}
+
+/** What parseTimeArg takes, for help texts and tool descriptions. */
+export const TIME_ARG_FORMS = 'an ISO 8601 time (2026-01-02T03:04:05Z) or a duration ago (90s, 10m, 2h, 1d)';
