@@ -55,6 +55,7 @@ const execResult: ExecResult = {
   exitCode: 0,
   stdout: 'hi\n',
   stderr: '',
+  encoding: { stdout: 'utf8', stderr: 'utf8' },
   cwd: '/tmp/w',
   cwdObserved: true,
   startCwd: '/tmp/w',

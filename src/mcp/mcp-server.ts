@@ -293,11 +293,13 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
           .optional()
           .describe("run as this user: only the sandbox's own unless the app's config allows others (agents.allowOtherUsers)"),
       },
-      // Loose: an exec result may grow fields (e.g. how a stream that is not UTF-8 is encoded).
       outputSchema: out.object({
         exitCode: z.number(),
         stdout: z.string(),
         stderr: z.string(),
+        encoding: out
+          .object({ stdout: z.enum(['utf8', 'base64']), stderr: z.enum(['utf8', 'base64']) })
+          .describe('how each stream is given: UTF-8 text, or base64 of the exact bytes when they are not UTF-8'),
         cwd: z.string().nullable().describe('the cwd measured when the command ended; null when not observed'),
         cwdObserved: z.boolean().describe('false when it was killed or timed out: then the session did not move'),
         warnings: z.array(out.warning),
