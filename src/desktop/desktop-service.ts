@@ -168,7 +168,7 @@ export class DesktopService {
       {
         leases: host.leases,
         screenSize: (sandbox) => this.screenSizeNow(sandbox),
-        resize: (sandbox, size) => this.screen(sandbox).resize(size.width, size.height),
+        resize: (sandbox, size) => this.putScreenSize(sandbox, size),
         warn: (sandbox, message) => host.onControlWarning?.(sandbox, message),
       },
       host.handoverLimits,
@@ -581,6 +581,17 @@ export class DesktopService {
   /** The holder gives control back: the screen goes back to the size the agent had (bounded wait). */
   giveBack(sandbox: string, viewerId: string): Promise<Lease> {
     return this.handover.giveBack(sandbox, viewerId);
+  }
+
+  /**
+   * Puts the screen back to a size, over the live connection (its next frame has it). The size it has
+   * is asked of the X server first (the live connection may not have seen a viewer's resize yet), and a
+   * screen already that size is left alone: no needless RandR change under the desktop's programs.
+   */
+  private async putScreenSize(sandbox: string, size: ScreenSize): Promise<void> {
+    const { probe } = await this.running(sandbox);
+    if (probe.geometry === `${size.width}x${size.height}`) return;
+    await this.screen(sandbox).resize(size.width, size.height);
   }
 
   /**

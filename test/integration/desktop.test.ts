@@ -238,7 +238,7 @@ describe('bot desktop in a docker sandbox', () => {
     const moved = await t.desk.desktop.act(sb, { kind: 'move', x: 1279, y: 799 }, { frameId: after.frame.frameId });
     expect(moved.pointer).toEqual({ x: 1279, y: 799 });
 
-    // Taken and given back without a resize: the size put back is the one it has, which Xvnc accepts.
+    // Taken and given back without a resize: the screen already has the agent's size and is left alone.
     await server.call('takeControl', { sandbox: sb, viewerId: grant.viewerId });
     await server.call('giveBack', { sandbox: sb, viewerId: grant.viewerId });
     expect((await t.desk.desktop.screenshot(sb)).frame).toMatchObject({ width: 1280, height: 800 });
