@@ -2,13 +2,18 @@
  * How the remote desktop meets the pane. `resize` (the default) asks the remote desktop to take the
  * pane's size (RFB SetDesktopSize — noVNC's resizeSession; Xvnc accepts it), so pixels are 1:1 and
  * nothing is black bars; it is a change to the agent's desktop, so like keyboard and mouse it needs
- * control (a view-only viewer sees it fitted meanwhile). `fit` scales the desktop into the pane;
+ * control (a view-only viewer sees it fitted meanwhile); giving control back puts the agent's size back
+ * (the core remembers it with the lease: src/desktop/control-handover.ts). `fit` scales the desktop into the pane;
  * `actual` shows it 1:1 and scrolls.
  */
 export type ScreenMode = 'resize' | 'fit' | 'actual';
 
 export const SCREEN_MODES: ReadonlyArray<{ mode: ScreenMode; label: string; title: string }> = [
-  { mode: 'resize', label: 'Resize to pane', title: 'The remote desktop takes this pane’s size (1:1 pixels); needs control' },
+  {
+    mode: 'resize',
+    label: 'Resize to pane',
+    title: 'The remote desktop takes this pane’s size (1:1 pixels) while you have control; giving back restores the agent’s size',
+  },
   { mode: 'fit', label: 'Fit', title: 'Scale the remote desktop down (or up) to fit the pane' },
   { mode: 'actual', label: '1:1', title: 'Actual size, with scroll bars when it is larger than the pane' },
 ];

@@ -223,6 +223,8 @@ export class SandboxDesk {
         this.log.warn({ sandbox }, message);
         this.replay.warn(sandbox, message);
       },
+      // The screen's size not remembered or not put back around a person's control: said in the app's log.
+      onControlWarning: (sandbox, message) => this.log.warn({ sandbox }, message),
       accel: async (name) => vmAccel(await this.providerOf(this.record(name).backend), sandboxRef(this.record(name))),
     });
     const observed = async (name: string) => {

@@ -81,7 +81,7 @@ describe('the screen stream ending and the lease', () => {
   it('the screen going away (the server closes the stream) keeps the person in control; their reconnect finds it theirs', async () => {
     const viewer = 'person-1';
     const v = await openViewer(viewer);
-    expect(desk.desktop.takeControl(sb, viewer)).toMatchObject({ holder: 'human', viewerId: viewer });
+    expect(await desk.desktop.takeControl(sb, viewer)).toMatchObject({ holder: 'human', viewerId: viewer });
     // What a restore, `docker kill`, a desktop stop or a killed relay look like from here.
     v.relay.emit('close');
     expect(await v.closed).toBe(CLOSE.streamGone);
@@ -102,19 +102,19 @@ describe('the screen stream ending and the lease', () => {
     const watcher = 'watcher-2';
     const h = await openViewer(holder);
     const w = await openViewer(watcher);
-    desk.desktop.takeControl(sb, holder);
+    await desk.desktop.takeControl(sb, holder);
     w.ws.close();
     await w.closed;
     h.ws.terminate();
     await h.closed;
     await vi.waitFor(() => expect(h.relay.killed && w.relay.killed).toBe(true));
     expect(desk.desktop.lease(sb)).toMatchObject({ holder: 'human', viewerId: holder });
-    desk.desktop.giveBack(sb, holder);
+    await desk.desktop.giveBack(sb, holder);
   });
 
   it('a holder who leaves while its relay is still opening gives the lease back, and the relay is ended', async () => {
     const holder = 'person-3';
-    desk.desktop.takeControl(sb, holder);
+    await desk.desktop.takeControl(sb, holder);
     let open!: () => void;
     opening = new Promise<void>((r) => (open = r));
     try {

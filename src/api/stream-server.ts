@@ -235,7 +235,8 @@ export class StreamServer {
       // Only the viewer's own leaving hands the screen back: a holder who closes cleanly (any close
       // frame it started: noVNC sends none with a code, so 1005). A dropped link (1006, no close frame)
       // and a stream this side ended because the screen went away keep the human in control.
-      if (code !== 1006 && !screenGone) desktop.giveBack(grant.sandbox, grant.viewerId);
+      // Giving back also puts the screen back to the agent's size (control-handover.ts), in the background.
+      if (code !== 1006 && !screenGone) void desktop.giveBack(grant.sandbox, grant.viewerId).catch(() => undefined);
     });
     try {
       relay = await desktop.openScreenStream(grant.sandbox);

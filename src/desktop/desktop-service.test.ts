@@ -12,6 +12,7 @@ import { DesktopService } from './desktop-service.js';
 function service(
   asDisplayUser: { code: number; stdout?: string; stderr?: string } | SandboxDeskError,
   accel?: 'kvm' | 'tcg' | null,
+  holder: 'agent' | 'human' = 'agent',
 ): DesktopService {
   const env: SandboxEnvironment = {
     user: 'agent',
@@ -37,7 +38,10 @@ function service(
   };
   const provider = { name: 'fakebackend', supportsStreams: true } as SandboxProvider;
   const leases = {
-    get: () => ({ holder: 'agent', viewerId: null, epoch: 0, since: new Date(0).toISOString(), reason: null }),
+    get: () =>
+      holder === 'agent'
+        ? { holder: 'agent', viewerId: null, epoch: 0, since: new Date(0).toISOString(), reason: null }
+        : { holder: 'human', viewerId: 'person', epoch: 1, since: new Date().toISOString(), reason: 'taken by a viewer' },
   } as unknown as LeaseStore;
   return new DesktopService({
     environment: async () => env,
@@ -109,5 +113,26 @@ describe("a VM's accel in status", () => {
       browserNote: null,
     });
     expect(await service({ code: 0, stdout: 'whoami sdesk-display\n' }).status('sb')).toMatchObject({ accel: null, browserNote: null });
+  });
+});
+
+describe('while a person holds control (issue 36): looking is not acting', () => {
+  it('screenshots and waits are not refused for the lease (they reach the desktop: here, none runs); input, resize, clipboard writes and the browser are', async () => {
+    const desk = service({ code: 0, stdout: 'whoami sdesk-display\n' }, undefined, 'human');
+    await expect(desk.screenshot('sb', { maxWidth: 800 })).rejects.toMatchObject({ code: 'desktop_not_running' });
+    await expect(desk.screenshotFreshConnection('sb')).rejects.toMatchObject({ code: 'desktop_not_running' });
+    await expect(desk.waitForChange('sb', { timeoutMs: 100 })).rejects.toMatchObject({ code: 'desktop_not_running' });
+    await expect(desk.waitUntilStable('sb', { quietMs: 200, timeoutMs: 300 })).rejects.toMatchObject({ code: 'desktop_not_running' });
+    for (const refused of [
+      () => desk.act('sb', { kind: 'click', x: 1, y: 1 }),
+      () => desk.act('sb', { kind: 'type', text: 'x' }),
+      () => desk.actWithXdotool('sb', { kind: 'key', keys: 'ctrl+l' }),
+      () => desk.resize('sb', 1024, 768),
+      () => desk.setClipboard('sb', 'x', 100),
+      () => desk.browserEndpoint('sb'),
+    ]) {
+      await expect(refused()).rejects.toMatchObject({ code: 'human_has_control', hint: 'wait until the viewer gives control back' });
+    }
+    await desk.close();
   });
 });

@@ -8,7 +8,7 @@ import { SandboxDeskError } from '../shared/errors.js';
 import { LocalProvider } from '../sandbox/local/local-provider.js';
 import type { SandboxEnvironment, SandboxProvider } from '../sandbox/provider.js';
 import { Emitter, toDisposable, type DisposableStore, type Event } from '../shared/lifecycle.js';
-import type { Lease, LeaseStore } from '../store/lease-store.js';
+import type { Lease, LeaseStore, ScreenSize } from '../store/lease-store.js';
 import type { AgentActionView, DesktopStatus } from '../shared/desktop-types.js';
 import { MIME } from './screen/frame-encode.js';
 
@@ -47,6 +47,7 @@ import { PointerProbe, pointerProbeWords } from './screen/pointer-probe.js';
 import { DesktopWatch, type DesktopStatusChange } from './desktop-watch.js';
 import type { RectArea } from './rfb/framebuffer.js';
 import { DesktopRecordings } from './replay/desktop-recordings.js';
+import { ControlHandover, type HandoverLimits } from './control-handover.js';
 
 export type { ActionResult, Frame, ScreenAction, ScreenshotOptions } from './screen/live-screen.js';
 export type { DesktopStatusChange } from './desktop-watch.js';
@@ -80,6 +81,10 @@ export interface DesktopHost {
   onRecordingWarning?(sandbox: string, message: string): void;
   /** A VM sandbox's accel (kvm/tcg), for `status`; absent or null: not a VM. */
   accel?(sandbox: string): Promise<'kvm' | 'tcg' | null>;
+  /** The screen could not be remembered or put back around a person's control (control-handover.ts). */
+  onControlWarning?(sandbox: string, message: string): void;
+  /** Bounds of taking and giving back control (tests shorten them). */
+  handoverLimits?: HandoverLimits;
 }
 
 export interface DesktopStartOptions {
@@ -155,8 +160,19 @@ export class DesktopService {
   readonly onStreamOpened: Event<StreamOpened> = this.streams.onOpened;
   /** Record desktops found running too (a long-lived core: the app, serve, mcp), not only those started here. */
   private adoptRunning = false;
+  /** Taking and giving back control: the agent's screen size remembered and put back (control-handover.ts). */
+  private readonly handover: ControlHandover;
 
   constructor(private readonly host: DesktopHost) {
+    this.handover = new ControlHandover(
+      {
+        leases: host.leases,
+        screenSize: (sandbox) => this.screenSizeNow(sandbox),
+        resize: (sandbox, size) => this.putScreenSize(sandbox, size),
+        warn: (sandbox, message) => host.onControlWarning?.(sandbox, message),
+      },
+      host.handoverLimits,
+    );
     this.watch = new DesktopWatch({
       open: async (sandbox) => {
         const { env, layout, user } = await this.running(sandbox);
@@ -557,12 +573,37 @@ export class DesktopService {
     return this.host.leases.get(sandbox);
   }
 
-  takeControl(sandbox: string, viewerId: string): Lease {
-    return this.host.leases.acquire(sandbox, viewerId);
+  /** A person takes control; the screen's size as the agent has it is remembered with the lease. */
+  takeControl(sandbox: string, viewerId: string): Promise<Lease> {
+    return this.handover.take(sandbox, viewerId);
   }
 
-  giveBack(sandbox: string, viewerId: string): Lease {
-    return this.host.leases.release(sandbox, viewerId);
+  /** The holder gives control back: the screen goes back to the size the agent had (bounded wait). */
+  giveBack(sandbox: string, viewerId: string): Promise<Lease> {
+    return this.handover.giveBack(sandbox, viewerId);
+  }
+
+  /**
+   * Puts the screen back to a size, over the live connection (its next frame has it). The size it has
+   * is asked of the X server first (the live connection may not have seen a viewer's resize yet), and a
+   * screen already that size is left alone: no needless RandR change under the desktop's programs.
+   */
+  private async putScreenSize(sandbox: string, size: ScreenSize): Promise<void> {
+    const { probe } = await this.running(sandbox);
+    if (probe.geometry === `${size.width}x${size.height}`) return;
+    await this.screen(sandbox).resize(size.width, size.height);
+  }
+
+  /**
+   * The screen's size now: the live connection's when it is up (no exec), else the desktop probe's
+   * (xdpyinfo in the sandbox); null when the desktop is not running.
+   */
+  private async screenSizeNow(sandbox: string): Promise<ScreenSize | null> {
+    const live = this.screens.get(sandbox)?.lastScreen;
+    if (live && live.width > 0 && live.height > 0) return live;
+    const { probe } = await this.locate(sandbox, await this.target(sandbox));
+    const m = probe.running ? /^(\d+)x(\d+)$/.exec(probe.geometry ?? '') : null;
+    return m ? { width: Number(m[1]), height: Number(m[2]) } : null;
   }
 
   /** null while the agent may act; the refusal while a human holds the lease (read fresh each time). */
@@ -735,36 +776,35 @@ export class DesktopService {
     return this.onDesktop(sandbox, ({ env, layout, user }) => pointerLocation(env, layout, user));
   }
 
-  /** A frame of the live framebuffer (no new connection), optionally scaled into a maximum size. */
+  /**
+   * A frame of the live framebuffer (no new connection), optionally scaled into a maximum size. Read-only,
+   * so allowed while a person holds control (issue 36): the agent sees what the person does.
+   */
   async screenshot(sandbox: string, opts: ScreenshotOptions = {}): Promise<Shot> {
-    this.assertAgentMayAct(sandbox);
     return this.screen(sandbox).screenshot(opts);
   }
 
   /** Today's screenshot path: a fresh RFB connection through a new exec relay (the benchmark's baseline). */
   async screenshotFreshConnection(sandbox: string): Promise<Buffer> {
-    this.assertAgentMayAct(sandbox);
     return this.withRfb(sandbox, (rfb) => rfb.screenshot());
   }
 
-  /** Waits until something paints (inside `region`, screen pixels) or the timeout; returns the frame it ended on. */
+  /** Waits until something paints (inside `region`, screen pixels) or the timeout; returns the frame it ended on. Read-only, as screenshot. */
   async waitForChange(
     sandbox: string,
     opts: { region?: RectArea; timeoutMs: number } & ScreenshotOptions,
   ): Promise<Shot & { changed: boolean }> {
-    this.assertAgentMayAct(sandbox);
     checkTimeout(opts.timeoutMs);
     const screen = this.screen(sandbox);
     const changed = await screen.waitForChange(opts);
     return { changed, ...(await screen.screenshot(opts)) };
   }
 
-  /** Waits until nothing has painted for quietMs (or the timeout); returns the frame it ended on. */
+  /** Waits until nothing has painted for quietMs (or the timeout); returns the frame it ended on. Read-only, as screenshot. */
   async waitUntilStable(
     sandbox: string,
     opts: { quietMs: number; timeoutMs: number } & ScreenshotOptions,
   ): Promise<Shot & { stable: boolean }> {
-    this.assertAgentMayAct(sandbox);
     checkTimeout(opts.timeoutMs);
     // The live connection samples the screen every UPDATE_INTERVAL_MS: quiet must span at least two samples.
     const minQuiet = 2 * UPDATE_INTERVAL_MS;

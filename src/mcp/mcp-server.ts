@@ -569,7 +569,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
     'screenshot',
     {
       description:
-        "A frame of the desktop's live framebuffer: the image plus {frameId, width, height, scale, screenWidth, screenHeight, takenAt, format}. Pass the frameId to actions that use its coordinates; a frame from before a resize or a desktop restart is refused (stale_frame). Refused (human_has_control) while a human holds the control lease.",
+        "A frame of the desktop's live framebuffer: the image plus {frameId, width, height, scale, screenWidth, screenHeight, takenAt, format}. Pass the frameId to actions that use its coordinates; a frame from before a resize or a desktop restart is refused (stale_frame). Allowed while a human holds the control lease (read-only); actions meanwhile are refused (human_has_control).",
       inputSchema: { sandbox, ...shotArgs },
       outputSchema: FrameOut,
     },

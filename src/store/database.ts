@@ -116,6 +116,9 @@ const MIGRATIONS: string[] = [
      origin TEXT NOT NULL,
      event TEXT NOT NULL
    );`,
+  // The screen size the desktop had when a person took control from the agent ("WxH"), restored when
+  // control goes back (issue 36): kept with the lease, so it outlives what the lease outlives.
+  `ALTER TABLE leases ADD COLUMN agent_geometry TEXT;`,
 ];
 
 /** The schema version this build writes: the number of migrations. */

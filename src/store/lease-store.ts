@@ -4,6 +4,20 @@ import { Emitter, type Event } from '../shared/lifecycle.js';
 
 export type { Lease } from '../shared/lease-types.js';
 
+/** A desktop's screen size in pixels. */
+export interface ScreenSize {
+  width: number;
+  height: number;
+}
+
+/** A give-back: the lease in force afterwards, and the agent's screen size to put back (only when this call handed control back). */
+export interface HandBack {
+  lease: Lease;
+  restore: ScreenSize | null;
+}
+
+const STORED_SIZE = /^(\d{1,5})x(\d{1,5})$/;
+
 /** The lease changed hands: the lease in force now and the one it replaced. */
 export interface LeaseChange {
   sandbox: string;
@@ -61,29 +75,64 @@ export class LeaseStore {
     return { holder: row.holder, viewerId: row.viewer_id, epoch: row.epoch, since: row.since, reason: row.reason };
   }
 
-  /** A human viewer takes control; the last one to ask wins. Re-acquiring by the holder changes nothing. */
-  acquire(sandbox: string, viewerId: string, reason = 'taken by a viewer'): Lease {
+  /**
+   * A human viewer takes control; the last one to ask wins. Re-acquiring by the holder changes nothing.
+   * `agentScreen`: the desktop's size as the agent had it, kept until control goes back to the agent
+   * (only when the agent held it: a person taking over from another person keeps what the first one
+   * found, not the size that person gave the screen).
+   */
+  acquire(sandbox: string, viewerId: string, reason = 'taken by a viewer', agentScreen: ScreenSize | null = null): Lease {
     const cur = this.get(sandbox);
     if (cur.holder === 'human' && cur.viewerId === viewerId) return cur;
-    return this.write(sandbox, cur, 'human', viewerId, reason);
+    const keep = cur.holder === 'agent' ? agentScreen : this.agentScreen(sandbox);
+    return this.write(sandbox, cur, 'human', viewerId, reason, keep);
   }
 
   /** Gives control back to the agent; only the holder may. Returns the lease in force afterwards. */
   release(sandbox: string, viewerId: string, reason = 'given back'): Lease {
-    const cur = this.get(sandbox);
-    if (cur.holder !== 'human' || cur.viewerId !== viewerId) return cur;
-    return this.write(sandbox, cur, 'agent', null, reason);
+    return this.handBack(sandbox, viewerId, reason).lease;
   }
 
-  private write(sandbox: string, previous: Lease, holder: Lease['holder'], viewerId: string | null, reason: string): Lease {
+  /**
+   * `release`, also telling the agent's screen size remembered when the person took control — non-null
+   * only when this call handed control back and a size was remembered; the memory ends with the lease.
+   */
+  handBack(sandbox: string, viewerId: string, reason = 'given back'): HandBack {
+    const cur = this.get(sandbox);
+    if (cur.holder !== 'human' || cur.viewerId !== viewerId) return { lease: cur, restore: null };
+    const restore = this.agentScreen(sandbox);
+    return { lease: this.write(sandbox, cur, 'agent', null, reason, null), restore };
+  }
+
+  /** The agent's screen size remembered while a person holds control; null when none (or unreadable). */
+  agentScreen(sandbox: string): ScreenSize | null {
+    let row: { agent_geometry: string | null } | undefined;
+    try {
+      row = this.db.prepare(`SELECT agent_geometry FROM leases WHERE sandbox = ?`).get(sandbox) as typeof row;
+    } catch {
+      return null;
+    }
+    const m = STORED_SIZE.exec(row?.agent_geometry ?? '');
+    return m ? { width: Number(m[1]), height: Number(m[2]) } : null;
+  }
+
+  private write(
+    sandbox: string,
+    previous: Lease,
+    holder: Lease['holder'],
+    viewerId: string | null,
+    reason: string,
+    agentScreen: ScreenSize | null,
+  ): Lease {
     const since = new Date().toISOString();
     const epoch = previous.epoch + 1;
+    const geometry = agentScreen ? `${agentScreen.width}x${agentScreen.height}` : null;
     this.db
       .prepare(
-        `INSERT INTO leases (sandbox, holder, viewer_id, epoch, since, reason) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT(sandbox) DO UPDATE SET holder = excluded.holder, viewer_id = excluded.viewer_id, epoch = excluded.epoch, since = excluded.since, reason = excluded.reason`,
+        `INSERT INTO leases (sandbox, holder, viewer_id, epoch, since, reason, agent_geometry) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT(sandbox) DO UPDATE SET holder = excluded.holder, viewer_id = excluded.viewer_id, epoch = excluded.epoch, since = excluded.since, reason = excluded.reason, agent_geometry = excluded.agent_geometry`,
       )
-      .run(sandbox, holder, viewerId, Math.max(epoch, 1), since, reason);
+      .run(sandbox, holder, viewerId, Math.max(epoch, 1), since, reason, geometry);
     const lease: Lease = { holder, viewerId, epoch: Math.max(epoch, 1), since, reason };
     this.changed.fire({ sandbox, lease, previous });
     return lease;

@@ -110,7 +110,7 @@ describe("the lease cannot be bypassed from the agent's shell", () => {
     expect(await page.title()).toBe('lease-marker');
     const disconnected = new Promise<void>((resolve) => remote.on('disconnected', () => resolve()));
 
-    t.desk.desktop.takeControl(sb, viewer);
+    await t.desk.desktop.takeControl(sb, viewer);
     await disconnected;
     await expect(t.desk.desktop.browserEndpoint(sb)).rejects.toMatchObject({ code: 'human_has_control' });
     const version = await fetch(`${ep.httpUrl}/json/version`);
@@ -119,7 +119,7 @@ describe("the lease cannot be bypassed from the agent's shell", () => {
     expect(await upgradeStatus(ep.webSocketDebuggerUrl)).toBe(409);
     await expect(chromium.connectOverCDP(ep.httpUrl)).rejects.toThrow(/409|human_has_control/);
 
-    t.desk.desktop.giveBack(sb, viewer);
+    await t.desk.desktop.giveBack(sb, viewer);
     const again = await chromium.connectOverCDP((await t.desk.desktop.browserEndpoint(sb)).httpUrl);
     // The browser lived on through the disconnect: the page made before is still there.
     const titles = await Promise.all(
@@ -255,7 +255,7 @@ describe("over MCP, the issue's own steps (sandbox-desk mcp in its own process)"
     const remote = await chromium.connectOverCDP(ep.httpUrl);
     const disconnected = new Promise<void>((r) => remote.on('disconnected', () => r()));
     // The human takes control in another process (this one); the MCP server's endpoint sees the lease.
-    t.desk.desktop.takeControl(sb, 'mcp-human');
+    await t.desk.desktop.takeControl(sb, 'mcp-human');
     await disconnected;
     const refused = await call('browser_endpoint', { sandbox: sb });
     expect(refused.isError).toBe(true);
@@ -263,7 +263,7 @@ describe("over MCP, the issue's own steps (sandbox-desk mcp in its own process)"
     expect((await call('click', { sandbox: sb, x: 5, y: 5 })).body.error.code).toBe('human_has_control');
     expect(await t.desk.desktop.pointer(sb)).toEqual({ x: 30, y: 40 });
 
-    t.desk.desktop.giveBack(sb, 'mcp-human');
+    await t.desk.desktop.giveBack(sb, 'mcp-human');
     const back = (await call('browser_endpoint', { sandbox: sb })).body as { httpUrl: string };
     const again = await chromium.connectOverCDP(back.httpUrl);
     expect(again.contexts().length).toBeGreaterThan(0);
@@ -278,7 +278,7 @@ describe("over MCP, the issue's own steps (sandbox-desk mcp in its own process)"
     try {
       // The person's viewer is open and holds control; the container is killed and started behind the app's back.
       let viewer = await openViewer(server, sb, person);
-      t.desk.desktop.takeControl(sb, person);
+      await t.desk.desktop.takeControl(sb, person);
       const container = execFileSync('docker', ['ps', '-q', '--filter', `label=io.sandbox-desk.sandbox=${sb}`], {
         encoding: 'utf8',
       }).trim();
@@ -300,7 +300,7 @@ describe("over MCP, the issue's own steps (sandbox-desk mcp in its own process)"
       expect(await clickError()).toBe('human_has_control');
 
       // The person's own give-back releases it: the agent's click is no longer refused for the lease.
-      t.desk.desktop.giveBack(sb, person);
+      await t.desk.desktop.giveBack(sb, person);
       expect(await clickError()).toBe('desktop_not_running');
     } finally {
       await t.desk.checkpoints.remove(checkpoint);

@@ -70,7 +70,7 @@ describe('clipboard both ways (real desktop sandbox, xclip inside)', () => {
     await t.desk.desktop.setClipboard(sb, 'before', maxBytes);
     const holder = await viewer('holder1');
     const watcher = await viewer('watcher1');
-    t.desk.desktop.takeControl(sb, 'holder1');
+    await t.desk.desktop.takeControl(sb, 'holder1');
     // The watcher's paste is dropped by the filter. Xvnc answers a connection's messages in order, so
     // once the update asked for after it has come back, the paste would have landed if it had passed.
     watcher.ws.send(clientCutText('from the watcher'), { binary: true });
@@ -90,7 +90,7 @@ describe('clipboard both ways (real desktop sandbox, xclip inside)', () => {
     const v = await viewer('reader1');
     const seen: string[] = [];
     v.rfb.onCutText((text) => seen.push(text));
-    t.desk.desktop.giveBack(sb, 'holder1');
+    await t.desk.desktop.giveBack(sb, 'holder1');
     expect(await t.desk.desktop.setClipboard(sb, 'copied inside', maxBytes)).toBe(13);
     await until(
       'ServerCutText',
@@ -125,7 +125,7 @@ describe('clipboard both ways (real desktop sandbox, xclip inside)', () => {
     expect(e.message).toMatch(new RegExp(`${maxBytes + 1} bytes, over the limit of ${maxBytes}`));
     expect(e.hint).toMatch(/clipboard\.maxBytes/);
     const v = await viewer('paster1');
-    t.desk.desktop.takeControl(sb, 'paster1');
+    await t.desk.desktop.takeControl(sb, 'paster1');
     const closed = new Promise<number>((resolve) => v.ws.once('close', (code) => resolve(code)));
     v.ws.send(clientCutText(big), { binary: true });
     expect(await closed).toBe(STREAM_CLOSE.protocolError);
@@ -133,7 +133,7 @@ describe('clipboard both ways (real desktop sandbox, xclip inside)', () => {
   }, 120_000);
 
   it('setting the clipboard is refused while a human holds control', async () => {
-    t.desk.desktop.takeControl(sb, 'holder2');
+    await t.desk.desktop.takeControl(sb, 'holder2');
     await rejectsWith(t.desk.desktop.setClipboard(sb, 'agent text', maxBytes), 'human_has_control');
   }, 60_000);
 });

@@ -4,7 +4,7 @@
  * Chromium; the control lease; the forwarded DevTools endpoint.
  */
 import { execFileSync } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { chromium, type Browser } from 'playwright-core';
 import WebSocket from 'ws';
 import { LocalServer } from '../../src/api/local-server.js';
@@ -182,7 +182,7 @@ describe('bot desktop in a docker sandbox', () => {
     b.close();
   });
 
-  it('the control lease: a viewer without it cannot move the pointer; with it, it can; the agent is refused meanwhile', async () => {
+  it('the control lease: a viewer without it cannot move the pointer; with it, it can; the agent may look but not act meanwhile', async () => {
     await t.desk.desktop.act(sb, { kind: 'move', x: 10, y: 10 });
     const grant = server.issueScreenTicket(sb);
     const rfb = await RfbClient.connect(wsTransport(await openWs(grant.url)));
@@ -191,7 +191,7 @@ describe('bot desktop in a docker sandbox', () => {
     await rfb.requestUpdate(true, 2000).catch(() => undefined);
     expect(await t.desk.desktop.pointer(sb)).toEqual({ x: 10, y: 10 });
 
-    t.desk.desktop.takeControl(sb, grant.viewerId);
+    await t.desk.desktop.takeControl(sb, grant.viewerId);
     await new Promise((r) => setTimeout(r, 300)); // the gate re-reads the lease every 250 ms
     rfb.pointer(600, 400, 0);
     await rfb.requestUpdate(true, 2000).catch(() => undefined);
@@ -199,13 +199,52 @@ describe('bot desktop in a docker sandbox', () => {
 
     const err = await t.desk.desktop.act(sb, { kind: 'click', x: 5, y: 5 }).catch((e: unknown) => e);
     expect((err as SandboxDeskError).code).toBe('human_has_control');
-    await expect(t.desk.desktop.screenshot(sb)).rejects.toMatchObject({ code: 'human_has_control' });
+    // A screenshot is read-only: allowed while the person drives (issue 36).
+    expect(decodePngSize((await t.desk.desktop.screenshot(sb)).image)).toEqual({ width: 1280, height: 800 });
 
     // A clean close by the holder hands control back to the agent.
     rfb.close();
     await expect.poll(() => t.desk.desktop.lease(sb).holder, { timeout: 5000 }).toBe('agent');
     await t.desk.desktop.act(sb, { kind: 'move', x: 7, y: 7 });
     expect(await t.desk.desktop.pointer(sb)).toEqual({ x: 7, y: 7 });
+  });
+
+  it("control hands the screen back as it found it: the holder resizes the remote to its pane, give back restores the agent's size (issue 36)", async () => {
+    const warned = vi.spyOn(t.desk.log, 'warn');
+    const mine = await t.desk.desktop.screenshot(sb);
+    expect(mine.frame).toMatchObject({ width: 1280, height: 800, scale: 1 });
+    const grant = server.issueScreenTicket(sb);
+    const rfb = await RfbClient.connect(wsTransport(await openWs(grant.url)));
+    await rfb.requestUpdate(false);
+    // Through the API the window calls, then what its "Resize to pane" sends: SetDesktopSize to the pane.
+    expect(await server.call('takeControl', { sandbox: sb, viewerId: grant.viewerId })).toMatchObject({ ok: { holder: 'human' } });
+    await new Promise((r) => setTimeout(r, 300)); // the gate re-reads the lease every 250 ms
+    await rfb.resize(696, 758);
+
+    // Meanwhile the agent sees the person's screen as it is; "at most 800 wide" is all of it, scale 1.
+    await expect.poll(async () => (await t.desk.desktop.screenshot(sb)).frame.screenWidth, { timeout: 5000 }).toBe(696);
+    const during = await t.desk.desktop.screenshot(sb, { maxWidth: 800 });
+    expect(during.frame).toMatchObject({ width: 696, height: 758, scale: 1, screenWidth: 696, screenHeight: 758 });
+    expect(decodePngSize(during.image)).toEqual({ width: 696, height: 758 });
+    await expect(t.desk.desktop.act(sb, { kind: 'move', x: 5, y: 5 })).rejects.toMatchObject({ code: 'human_has_control' });
+
+    expect(await server.call('giveBack', { sandbox: sb, viewerId: grant.viewerId })).toMatchObject({ ok: { holder: 'agent' } });
+    // The agent's next screenshot has its old geometry — and so does the X server itself.
+    const after = await t.desk.desktop.screenshot(sb, { maxWidth: 4096 });
+    expect(after.frame).toMatchObject({ width: 1280, height: 800, scale: 1, screenWidth: 1280, screenHeight: 800 });
+    expect(decodePngSize(after.image)).toEqual({ width: 1280, height: 800 });
+    expect((await t.desk.desktop.status(sb)).geometry).toBe('1280x800');
+    // And the agent acts in it again: its frame's coordinates are the screen's.
+    const moved = await t.desk.desktop.act(sb, { kind: 'move', x: 1279, y: 799 }, { frameId: after.frame.frameId });
+    expect(moved.pointer).toEqual({ x: 1279, y: 799 });
+
+    // Taken and given back without a resize: the screen already has the agent's size and is left alone.
+    await server.call('takeControl', { sandbox: sb, viewerId: grant.viewerId });
+    await server.call('giveBack', { sandbox: sb, viewerId: grant.viewerId });
+    expect((await t.desk.desktop.screenshot(sb)).frame).toMatchObject({ width: 1280, height: 800 });
+    expect(warned.mock.calls).toEqual([]);
+    warned.mockRestore();
+    rfb.close();
   });
 
   it('tickets: used twice, expired, or from a foreign Origin are refused with distinct close codes', async () => {

@@ -220,19 +220,22 @@ describe('MCP agent bridge', () => {
     expect(json(await call('execute_shell_command', { sandbox: sb, command: 'echo alive' })).stdout).toBe('alive\n');
   });
 
-  it('screenshot returns a PNG of the real desktop; a click while a human holds the lease is refused', async () => {
+  it('screenshot returns a PNG of the real desktop, also while a human holds the lease; a click meanwhile is refused', async () => {
     expect(json(await call('desktop_start', { sandbox: sb, geometry: '1024x768' }))).toMatchObject({ running: true });
     const shot = await call('screenshot', { sandbox: sb });
     expect(shot.content[0]).toMatchObject({ type: 'image', mimeType: 'image/png' });
     expect(decodePngSize(Buffer.from(shot.content[0]!.data!, 'base64'))).toEqual({ width: 1024, height: 768 });
     expect(json(await call('click', { sandbox: sb, x: 500, y: 400 }))).toMatchObject({ via: 'rfb', pointer: { x: 500, y: 400 } });
 
-    desk.desktop.takeControl(sb, 'human-viewer');
+    await desk.desktop.takeControl(sb, 'human-viewer');
     const refused = await call('click', { sandbox: sb, x: 10, y: 10 });
     expect(refused.isError).toBe(true);
     expect(json(refused).error.code).toBe('human_has_control');
-    expect(json(await call('screenshot', { sandbox: sb })).error.code).toBe('human_has_control');
-    desk.desktop.giveBack(sb, 'human-viewer');
+    // Looking is read-only: the agent sees what the person does (issue 36).
+    const watching = await call('screenshot', { sandbox: sb });
+    expect(watching.isError).toBeFalsy();
+    expect(decodePngSize(Buffer.from(watching.content[0]!.data!, 'base64'))).toEqual({ width: 1024, height: 768 });
+    await desk.desktop.giveBack(sb, 'human-viewer');
     expect(json(await call('type', { sandbox: sb, text: 'ok' }))).toMatchObject({ via: 'rfb' });
   });
 

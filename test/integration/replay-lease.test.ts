@@ -84,7 +84,7 @@ describe('lease changes on the replay timeline, from any process', () => {
       ]);
 
       // This core gives it back (as its stream server does when the holder's stream closes).
-      const back = desk.desktop.giveBack(sb, v1);
+      const back = await desk.desktop.giveBack(sb, v1);
       expect(back).toMatchObject({ holder: 'agent', viewerId: null, epoch: taken.epoch + 1 });
       const expected = [
         { at: taken.since, summary: `control: human viewer ${v1}, from the agent (taken by a viewer)` },

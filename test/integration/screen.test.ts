@@ -116,9 +116,8 @@ describe('the agent screen over MCP', () => {
     expect(JSON.parse((await call('move', { x: 1024, y: 0, frameId: next.frameId })).content[0]!.text!).error.message).toMatch(/1024x768/);
     expect(JSON.parse((await call('move', { x: 1, y: 1, frameId: 'nope' })).content[0]!.text!).error.message).toMatch(/never taken/);
     expect((await call('key', { keys: 'ctrl+banana' })).isError).toBe(true);
-    expect(JSON.parse((await call('screenshot', { maxWidth: 2000 })).content[0]!.text!).error.message).toMatch(
-      /above the screen's width 1024/,
-    );
+    // "At most" above the screen is the screen at its own size, scale 1 (issue 36), never an error.
+    expect(data(await call('screenshot', { maxWidth: 2000 }))).toMatchObject({ width: 1024, height: 768, scale: 1, screenWidth: 1024 });
   });
 
   it('a frame taken by one CLI process is stale in a third after a second resized the screen there and back', async () => {
@@ -150,6 +149,9 @@ describe('the agent screen over MCP', () => {
       pointer: { x: number };
     };
     expect(ok.pointer.x).toBe(Math.floor((256.5 * size.width) / 512));
+    // The CLI too: at most more than the screen is the whole screen, scale 1 (issue 36).
+    const whole = JSON.parse((await cli('desktop', 'screenshot', sb, '--max-width', '4096', '--out', out, '--json')).stdout) as object;
+    expect(whole).toMatchObject({ width: size.width, height: size.height, scale: 1 });
   });
 
   it('presses a key outside the keysym table with xdotool (the result says so); a name X does not know is refused', async () => {

@@ -21,10 +21,19 @@ describe('fitFrame', () => {
     }
   });
 
-  it('refuses 0, fractions and sizes above the screen, saying the screen size', () => {
-    expect(() => fitFrame(1280, 800, { maxWidth: 0 })).toThrow(/maxWidth must be a positive integer, got 0/);
-    expect(() => fitFrame(1280, 800, { maxHeight: 1.5 })).toThrow(/positive integer/);
-    expect(() => fitFrame(1280, 800, { maxWidth: 2000 })).toThrow(/above the screen's width 1280/);
+  it('refuses 0 and fractions, saying what to do', () => {
+    expect(() => fitFrame(1280, 800, { maxWidth: 0 })).toThrow(/maxWidth must be a positive whole number of pixels, got 0/);
+    expect(() => fitFrame(1280, 800, { maxHeight: 1.5 })).toThrow(/maxHeight must be a positive whole number of pixels, got 1.5/);
+    expect(() => fitFrame(1280, 800, { maxWidth: -3 })).toThrow(/leave maxWidth out for a full-size frame|positive whole number/);
+  });
+
+  it('"at most" above the screen is the screen at its own size, scale 1 — never an error', () => {
+    // The case from issue 36: a screen a viewer shrank to 696x758, asked at most 800 wide.
+    expect(fitFrame(696, 758, { maxWidth: 800 })).toEqual({ width: 696, height: 758, screenWidth: 696, screenHeight: 758, scale: 1 });
+    expect(fitFrame(1280, 800, { maxWidth: 2000, maxHeight: 16384 })).toMatchObject({ width: 1280, height: 800, scale: 1 });
+    expect(fitFrame(1280, 800, { maxHeight: 801 })).toMatchObject({ width: 1280, height: 800, scale: 1 });
+    // One side above, the other below: the one below decides, aspect kept.
+    expect(fitFrame(1280, 800, { maxWidth: 2000, maxHeight: 400 })).toMatchObject({ width: 640, height: 400, scale: 0.5 });
   });
 });
 

@@ -18,33 +18,32 @@ export interface FrameGeometry {
 /** Largest a screen (and so a frame) can be: Xvnc's own limit. */
 const MAX_SIDE = 16384;
 
-function positiveSide(v: number | undefined, name: string, screen: number): number | undefined {
+/**
+ * A maximum side as asked: a positive whole number. Above the screen it is no error — "at most" a size
+ * the screen is already within means the screen at its own size (scale 1), as `fitFrame` never enlarges.
+ */
+function positiveSide(v: number | undefined, name: string): number | undefined {
   if (v === undefined) return undefined;
-  if (!Number.isInteger(v) || v < 1) throw new SandboxDeskError('invalid_input', `${name} must be a positive integer, got ${v}`);
-  if (v > screen) {
-    throw new SandboxDeskError(
-      'invalid_input',
-      `${name} ${v} is above the screen's ${name === 'maxWidth' ? 'width' : 'height'} ${screen}`,
-      {
-        hint: 'leave it out for a full-size frame, or ask for at most the screen size',
-        details: { screen: { width: screen } },
-      },
-    );
+  if (!Number.isInteger(v) || v < 1) {
+    throw new SandboxDeskError('invalid_input', `${name} must be a positive whole number of pixels, got ${v}`, {
+      hint: `leave ${name} out for a full-size frame`,
+    });
   }
   return v;
 }
 
 /**
  * The frame size for a screen asked at most maxWidth × maxHeight: the screen scaled by one factor
- * (aspect kept), never enlarged. `scale` is frame width / screen width.
+ * (aspect kept), never enlarged — a maximum above the screen gives the screen as it is, scale 1.
+ * `scale` is frame width / screen width.
  */
 export function fitFrame(
   screenWidth: number,
   screenHeight: number,
   max: { maxWidth?: number; maxHeight?: number } = {},
 ): FrameGeometry & { scale: number } {
-  const mw = positiveSide(max.maxWidth, 'maxWidth', screenWidth);
-  const mh = positiveSide(max.maxHeight, 'maxHeight', screenHeight);
+  const mw = positiveSide(max.maxWidth, 'maxWidth');
+  const mh = positiveSide(max.maxHeight, 'maxHeight');
   const s = Math.min(1, mw === undefined ? 1 : mw / screenWidth, mh === undefined ? 1 : mh / screenHeight);
   // floor, not round: the frame must fit inside the maximum asked for.
   const width = Math.max(1, Math.min(mw ?? MAX_SIDE, Math.floor(screenWidth * s + 1e-9)));

@@ -222,6 +222,16 @@ export class LiveScreen implements IDisposable {
     return { width: c.width, height: c.height };
   }
 
+  /**
+   * Resizes the desktop over this connection (SetDesktopSize), resolved once the server confirmed it:
+   * the answer comes in the same update as the new size, so the next screenshot here has it. Sent even
+   * when the size looks the same already: another viewer's resize may still be on its way to us.
+   */
+  async resize(width: number, height: number): Promise<void> {
+    const client = await this.live();
+    await client.resize(width, height);
+  }
+
   /** The current framebuffer as a frame: scaled into the maximum asked, encoded off the event loop. */
   async screenshot(opts: ScreenshotOptions = {}): Promise<{ frame: Frame; image: Buffer }> {
     const client = await this.live();
