@@ -182,7 +182,8 @@ export function allowEntryProblem(raw: string): string | null {
   }
 }
 
-function cidrContains(rule: Extract<AllowRule, { kind: 'cidr' }>, ip: { family: 4 | 6; bits: bigint }): boolean {
+/** Whether a CIDR (its family, masked bits and prefix) contains the address. */
+export function cidrContains(rule: { family: 4 | 6; bits: bigint; prefix: number }, ip: { family: 4 | 6; bits: bigint }): boolean {
   if (rule.family !== ip.family) return false;
   const width = BigInt(rule.family === 4 ? 32 : 128);
   const shift = width - BigInt(rule.prefix);

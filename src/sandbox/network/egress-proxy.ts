@@ -43,7 +43,7 @@ import {
   type PumpLimits,
   type ServedAt,
 } from './egress-pump.js';
-import { hostLocalReason } from './host-local.js';
+import { addressRefusal } from './host-local.js';
 import { headerOf, parseRequestHead, type RequestHead } from './http-head.js';
 import { LOG_MAX_BYTES, readPolicies } from './network-files.js';
 
@@ -260,8 +260,8 @@ export class EgressProxy {
             const d = this.decide(policy, sandbox, t.host, t.port);
             // A name may reach a host-local or private address only while a CIDR entry covers it (act):
             // removing that entry withdraws the allowance as removing the name would.
-            const addrWhy = d.allowed && t.addr ? hostLocalReason(t.addr) : null;
-            if (d.allowed && !(addrWhy && !isAllowed(d.rules, t.addr!, t.port))) continue;
+            const addrWhy = d.allowed && t.addr ? addressRefusal(d.rules, t.addr, t.port) : null;
+            if (d.allowed && !addrWhy) continue;
             pump.cut(t.id, d.reason ?? `${t.addr} is ${addrWhy} and no CIDR entry covers it any more`);
             cut++;
           }
@@ -473,9 +473,9 @@ export class EgressProxy {
     const reachable = (addrs: string[]): void => {
       const refused: string[] = [];
       const ok = addrs.filter((a) => {
-        const why = hostLocalReason(a);
-        if (why && !isAllowed(d.rules, a, port)) refused.push(`${a} (${why})`);
-        return !why || isAllowed(d.rules, a, port);
+        const why = addressRefusal(d.rules, a, port);
+        if (why) refused.push(`${a} (${why})`);
+        return !why;
       });
       if (ok.length > 0) return go(ok);
       const what = ip ? 'the address is host-local or private' : `${host} resolves only to host-local or private addresses`;

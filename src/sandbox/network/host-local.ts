@@ -8,7 +8,7 @@
  * that entry is the person saying "this address", which a name is not.
  */
 import { networkInterfaces } from 'node:os';
-import { parseIp } from '../../shared/network-policy.js';
+import { cidrContains, isAllowed, parseAllowEntry, parseIp, type AllowRule } from '../../shared/network-policy.js';
 
 interface Range {
   family: 4 | 6;
@@ -17,10 +17,11 @@ interface Range {
   what: string;
 }
 
+/** A range as the allow list's grammar reads a CIDR entry (parseAllowEntry), with what to call it. */
 function range(cidr: string, what: string): Range {
-  const [addr, prefix] = cidr.split('/') as [string, string];
-  const ip = parseIp(addr)!;
-  return { family: ip.family, bits: ip.bits, prefix: Number(prefix), what };
+  const rule = parseAllowEntry(cidr);
+  if (rule.kind !== 'cidr') throw new Error(`${cidr} is not a CIDR`);
+  return { family: rule.family, bits: rule.bits, prefix: rule.prefix, what };
 }
 
 /** IPv4-mapped IPv6 (::ffff:a.b.c.d) needs no entry: parseIp reads it as the IPv4 address it is. */
@@ -40,12 +41,6 @@ const RANGES: readonly Range[] = [
   range('fec0::/10', 'site-local'),
   range('fc00::/7', 'private (unique local)'),
 ];
-
-function within(r: { family: 4 | 6; bits: bigint; prefix: number }, ip: { family: 4 | 6; bits: bigint }): boolean {
-  if (r.family !== ip.family) return false;
-  const shift = BigInt((r.family === 4 ? 32 : 128) - r.prefix);
-  return ip.bits >> shift === r.bits >> shift;
-}
 
 /** This machine's own addresses, read again at most once a second (interfaces come and go: docker's bridges). */
 let own: { at: number; list: Array<{ family: 4 | 6; bits: bigint }> } = { at: -Infinity, list: [] };
@@ -69,8 +64,18 @@ function ownAddresses(): Array<{ family: 4 | 6; bits: bigint }> {
 export function hostLocalReason(address: string): string | null {
   const ip = parseIp(address.replace(/%.*$/, ''));
   if (!ip) return 'not an address';
-  const r = RANGES.find((x) => within(x, ip));
+  const r = RANGES.find((x) => cidrContains(x, ip));
   if (r) return r.what;
   if (ownAddresses().some((o) => o.family === ip.family && o.bits === ip.bits)) return "this machine's own address";
   return null;
+}
+
+/**
+ * Why a connection to `address`:`port` under `rules` is refused for the address it reaches: host-local or
+ * private and no CIDR (or IP) entry of the list covering it. Null when the address may be dialled. The
+ * one rule for choosing a verdict's addresses and for checking an open tunnel again after a change.
+ */
+export function addressRefusal(rules: readonly AllowRule[], address: string, port: number): string | null {
+  const why = hostLocalReason(address);
+  return why && !isAllowed(rules, address, port) ? why : null;
 }
