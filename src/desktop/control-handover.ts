@@ -32,14 +32,16 @@ export interface HandoverLimits {
 
 export const HANDOVER_LIMITS: HandoverLimits = { readMs: 3000, restoreWaitMs: 10_000 };
 
+/** A screen size as the agent may ask for one (`desktop start --geometry`, `resize`): 3–4 digits a side. */
+export const GEOMETRY_RE = /^(\d{3,4})x(\d{3,4})$/;
+
 /**
- * The sizes the agent can give its own screen (`desktop start --geometry`, `resize`: 3–4 digits a
- * side). The size is read from inside the sandbox, which may lie: anything else is not remembered, so
- * a forged answer cannot make a give-back resize the screen to something the agent could not ask for.
+ * Whether a size is one the agent could give its own screen (GEOMETRY_RE). The size is read from inside
+ * the sandbox, which may lie: anything else is not remembered, so a forged answer cannot make a
+ * give-back resize the screen to something the agent could not ask for.
  */
 export function isAgentScreenSize(s: ScreenSize): boolean {
-  const side = (v: number) => Number.isInteger(v) && v >= 100 && v <= 9999;
-  return side(s.width) && side(s.height);
+  return GEOMETRY_RE.test(`${s.width}x${s.height}`);
 }
 
 export class ControlHandover {

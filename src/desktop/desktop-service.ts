@@ -47,7 +47,7 @@ import { PointerProbe, pointerProbeWords } from './screen/pointer-probe.js';
 import { DesktopWatch, type DesktopStatusChange } from './desktop-watch.js';
 import type { RectArea } from './rfb/framebuffer.js';
 import { DesktopRecordings } from './replay/desktop-recordings.js';
-import { ControlHandover, type HandoverLimits } from './control-handover.js';
+import { ControlHandover, GEOMETRY_RE, type HandoverLimits } from './control-handover.js';
 
 export type { ActionResult, Frame, ScreenAction, ScreenshotOptions } from './screen/live-screen.js';
 export type { DesktopStatusChange } from './desktop-watch.js';
@@ -112,7 +112,6 @@ interface Located {
 
 /** How docker/podman (`-u`), sudo and su say an account does not exist. */
 const NO_SUCH_USER = /unable to find user|no matching entries in passwd|unknown user|user .* does not exist|no such user|invalid user/i;
-const GEOMETRY_RE = /^(\d{3,4})x(\d{3,4})$/;
 /** Inside a sandbox the display number is the sandbox's own; on the host, spread them out. */
 const SANDBOX_DISPLAY = 20;
 
