@@ -44,13 +44,11 @@ export interface ExecContext {
   standingWarnings: ExecWarning[];
   /** Runs the writes of one command in one transaction. */
   persist: (writes: () => void) => void;
-  /** Asks the backend again for the live environment, after a shell died under us (restart, stop). */
-  reconnect: () => Promise<SandboxEnvironment>;
   /**
-   * Asks the backend whether the sandbox still runs; throws `sandbox_not_running` / `sandbox_missing`
-   * (with what to do) when it does not.
+   * Asks the backend again for the live environment, after a shell died under us (restart, stop); throws
+   * `sandbox_not_running` / `sandbox_missing` (with what to do) when the sandbox no longer runs.
    */
-  assertRunning: () => Promise<void>;
+  reconnect: () => Promise<SandboxEnvironment>;
 }
 
 export interface ExecOutcome extends ExecResult {
@@ -126,7 +124,7 @@ async function assertStillRunning(ctx: ExecContext, raw: RawRun): Promise<void> 
   for (let look = 0; look < 2 && stopped?.code !== 'sandbox_missing'; look++) {
     if (look > 0) await new Promise((r) => setTimeout(r, STOP_SETTLE_MS));
     try {
-      await ctx.assertRunning();
+      await ctx.reconnect();
     } catch (err) {
       if (!(err instanceof SandboxDeskError) || !STOPPED_CODES.includes(err.code)) throw err;
       stopped = err;

@@ -80,7 +80,6 @@ export function commandContext(input: {
     defaultCwd: resolvedDefault(env, declared.value),
     standingWarnings: [...(declared.warning ? [declared.warning] : []), ...envs.takeWarnings(rec.name)],
     reconnect: () => envs.environmentFor(rec, provider, false),
-    assertRunning: async () => void (await envs.environmentFor(rec, provider, false)),
     persist: (writes: () => void) => store.transaction(writes),
   };
 }
