@@ -54,4 +54,13 @@ describe('architecture', () => {
     const cycles = folderCycles(LAYERS, counted).map(formatCycle);
     expect(cycles, `folder cycles:\n${cycles.join('\n')}`).toEqual([]);
   });
+
+  it('lays the renderer out by feature: its root holds only the entry and the global styles', () => {
+    // Each feature (workspace, details, replay, logs, network, checkpoints, files, tasks, …) is a folder
+    // with its components, hooks and tests; a new file at the root would start the one big folder again.
+    const loose = readdirSync(join(root, 'renderer', 'src'), { withFileTypes: true })
+      .filter((e) => e.isFile() && !['main.tsx', 'styles.css', 'theme-light.css'].includes(e.name))
+      .map((e) => e.name);
+    expect(loose, 'move these into their feature folder under renderer/src/').toEqual([]);
+  });
 });

@@ -3,10 +3,10 @@ import './styles.css';
 import './theme-light.css';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { createApiClient } from './api-client.js';
-import { App } from './App.js';
-import { screenOnlySandbox } from './screen-view-mode.js';
-import { ScreenOnly } from './ScreenOnly.js';
+import { createApiClient } from './app/api-client.js';
+import { App } from './app/App.js';
+import { screenOnlySandbox } from './workspace/screen-view-mode.js';
+import { ScreenOnly } from './workspace/ScreenOnly.js';
 import { createEventsClient } from './events/events-client.js';
 
 // `?screen=NAME`: the screen popped out of a window, alone in its tab.

@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalServer } from '../../src/api/local-server.js';
-import { TERMINAL_THEMES } from '../../renderer/src/color-scheme.js';
+import { TERMINAL_THEMES } from '../../renderer/src/app/color-scheme.js';
 import { seriousViolations } from './axe.js';
 import { uniqueName, type TestDesk } from './helpers.js';
 import { ARTIFACTS, openUi, type UiHarness } from './ui-harness.js';

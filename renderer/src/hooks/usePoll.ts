@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { CoreEvent } from '../../../src/api/contract.js';
-import { describeError } from '../api-client.js';
+import { describeError } from '../app/api-client.js';
 import { useEvents, useEventsStatus, usePageHidden } from '../events/events-context.js';
 
 export interface Poll<T> {

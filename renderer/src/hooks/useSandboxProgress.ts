@@ -1,4 +1,4 @@
-import { useApi } from '../api-context.js';
+import { useApi } from '../app/api-context.js';
 import { usePoll } from './usePoll.js';
 import { touches } from '../events/topics.js';
 

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import type { SandboxStats } from '../../../src/api/contract.js';
-import { useApi } from '../api-context.js';
+import { useApi } from '../app/api-context.js';
 import { useEvents, useEventsStatus } from '../events/events-context.js';
 import { usePageVisible } from './usePageVisible.js';
 

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import type { ReplayExportResult } from '../../../src/shared/replay-types.js';
-import { describeError } from '../api-client.js';
-import { useApi } from '../api-context.js';
+import { describeError } from '../app/api-client.js';
+import { useApi } from '../app/api-context.js';
 import { replayCall } from './replay-api.js';
 
 interface Props {

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import type { ReplayFrame } from '../../../src/shared/replay-types.js';
-import { describeError } from '../api-client.js';
-import { useApi } from '../api-context.js';
+import { describeError } from '../app/api-client.js';
+import { useApi } from '../app/api-context.js';
 import { replayCall, type RecordingIndicator } from './replay-api.js';
 import { formatOffset } from './timeline.js';
 

@@ -1,9 +1,9 @@
 import { Terminal } from '@xterm/xterm';
 import { useEffect, useRef, useState } from 'react';
 import type { ReplayTerminalInfo } from '../../../src/shared/replay-types.js';
-import { describeError } from '../api-client.js';
-import { useApi } from '../api-context.js';
-import { currentColorScheme, TERMINAL_THEMES } from '../color-scheme.js';
+import { describeError } from '../app/api-client.js';
+import { useApi } from '../app/api-context.js';
+import { currentColorScheme, TERMINAL_THEMES } from '../app/color-scheme.js';
 import { CastFeeder, parseCast } from './cast.js';
 import { replayCall } from './replay-api.js';
 

@@ -1,7 +1,7 @@
 import '../test/setup.js';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { ApiProvider } from '../api-context.js';
+import { ApiProvider } from '../app/api-context.js';
 import { desktopStatus, FakeApi, sandboxInfo } from '../test/fake-api.js';
 import { FakeReplay, iso } from '../test/fake-replay.js';
 import { ReplayView } from './ReplayView.js';

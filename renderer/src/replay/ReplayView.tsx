@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
-import { useApi } from '../api-context.js';
+import { useApi } from '../app/api-context.js';
 import { touches } from '../events/topics.js';
 import { usePoll } from '../hooks/usePoll.js';
 import { recordingOf, replayCall } from './replay-api.js';

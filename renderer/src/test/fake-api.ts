@@ -18,7 +18,7 @@ import type {
   TerminalInfo,
   OperationView,
 } from '../../../src/api/contract.js';
-import { ApiError } from '../api-client.js';
+import { ApiError } from '../app/api-client.js';
 
 type Handler<M extends ApiMethod> = (params: ApiParams<M>) => ApiResult<M> | Promise<ApiResult<M>>;
 type Handlers = { [M in ApiMethod]: Handler<M> };

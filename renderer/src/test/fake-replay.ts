@@ -1,6 +1,6 @@
 import type { ApiClient } from '../../../src/api/contract.js';
 import type { ReplayEvent, ReplayFrame, ReplayRecording } from '../../../src/shared/replay-types.js';
-import { ApiError } from '../api-client.js';
+import { ApiError } from '../app/api-client.js';
 import type { ReplayMethod, ReplayMethods } from '../replay/replay-api.js';
 
 /** t seconds after the fake recording's start, as epoch ms and as ISO. */

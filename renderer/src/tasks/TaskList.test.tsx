@@ -1,0 +1,85 @@
+import '../test/setup.js';
+import { act, fireEvent, render, screen } from '@testing-library/react';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { OperationView } from '../../../src/api/contract.js';
+import { ApiProvider } from '../app/api-context.js';
+import { EventsClient } from '../events/events-client.js';
+import { EventsProvider } from '../events/events-context.js';
+import { TaskList } from './TaskList.js';
+import { FakeApi } from '../test/fake-api.js';
+import { FakeEventSocket } from '../test/fake-event-socket.js';
+
+const op = (over: Partial<OperationView> = {}): OperationView => ({
+  id: 'op1',
+  kind: 'start',
+  target: 'vm-1',
+  sandbox: 'vm-1',
+  state: 'running',
+  message: 'waiting for SSH',
+  fraction: null,
+  error: null,
+  startedAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: '2026-01-01T00:00:00.000Z',
+  pid: 1,
+  ...over,
+});
+
+/** A FakeApi that serves an event stream (a FakeEventSocket), and the client that reads it. */
+function liveApi(api: FakeApi, hidden: () => boolean = () => false) {
+  api.on('eventsTicket', () => ({ url: 'ws://127.0.0.1:1/ws/events?ticket=t', ticket: 't' }));
+  return new EventsClient({ api, WebSocket: FakeEventSocket as unknown as typeof WebSocket, backoff: [10_000], hidden });
+}
+
+let clients: EventsClient[] = [];
+beforeEach(() => FakeEventSocket.reset());
+afterEach(() => {
+  for (const c of clients) c.close();
+  clients = [];
+});
+
+const goLive = async () => {
+  await vi.waitFor(() => expect(FakeEventSocket.opened.length).toBe(1));
+  act(() => FakeEventSocket.last().hello('e1', 0));
+};
+
+describe('TaskList', () => {
+  it("the task list shows any process's operations with progress, and notifies when one ends unfocused", async () => {
+    const api = new FakeApi();
+    api.operations = [op({ id: 'old', kind: 'image-build', target: 'my/img:1', sandbox: null, state: 'succeeded' })];
+    const events = liveApi(api);
+    clients.push(events);
+    const notify = vi.fn();
+    let focused = true;
+    render(
+      <ApiProvider api={api}>
+        <EventsProvider events={events}>
+          <TaskList focused={() => focused} notify={notify} />
+        </EventsProvider>
+      </ApiProvider>,
+    );
+    await goLive();
+    fireEvent.click(screen.getByTestId('tasks-toggle'));
+    await vi.waitFor(() => expect(screen.getByTestId('task-list').textContent).toContain('Image build of my/img:1'));
+    act(() => FakeEventSocket.last().event({ topic: 'operation', operation: op({ fraction: 0.4 }), seq: 1 }));
+    expect(screen.getByTestId('tasks-toggle').textContent).toContain('1 running');
+    expect(screen.getByTestId('task-op1').textContent).toContain('Boot of vm-1');
+    expect(screen.getByTestId('task-op1').querySelector('progress')!.getAttribute('value')).toBe('0.4');
+    // Ends while the window has focus: no notification.
+    act(() => FakeEventSocket.last().event({ topic: 'operation', operation: op({ state: 'succeeded' }), seq: 2 }));
+    expect(notify).not.toHaveBeenCalled();
+    // Another one fails while the person is elsewhere: a system notification, with why.
+    focused = false;
+    act(() =>
+      FakeEventSocket.last().event({ topic: 'operation', operation: op({ id: 'op2', kind: 'desktop-start', target: 'box' }), seq: 3 }),
+    );
+    act(() =>
+      FakeEventSocket.last().event({
+        topic: 'operation',
+        operation: op({ id: 'op2', kind: 'desktop-start', target: 'box', state: 'failed', error: 'Xvnc is missing' }),
+        seq: 4,
+      }),
+    );
+    expect(notify).toHaveBeenCalledWith('Desktop start of box failed', 'Xvnc is missing');
+    expect(screen.getByTestId('task-op2').getAttribute('data-state')).toBe('failed');
+  });
+});

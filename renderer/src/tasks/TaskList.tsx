@@ -1,0 +1,125 @@
+import { useEffect, useRef, useState } from 'react';
+import type { OperationView } from '../../../src/api/contract.js';
+import { useApi } from '../app/api-context.js';
+import { useEvents, useEventsStatus, usePageHidden } from '../events/events-context.js';
+import { askNotificationPermission, endedText, operationTitle, systemNotify } from '../events/notify.js';
+import { ago } from '../ui/format.js';
+
+interface Props {
+  /** Whether the window has focus (injected in tests; default `document.hasFocus()`). */
+  focused?: () => boolean;
+  notify?: (title: string, body: string) => void;
+}
+
+/**
+ * The long operations of every process on this data directory (create, boot, desktop start, image
+ * build, checkpoint… any kind), with their progress: read once, then kept from `operation` events.
+ * One that ends while the window is not focused raises a system notification.
+ */
+export function TaskList({ focused = () => document.hasFocus(), notify = systemNotify }: Props) {
+  const api = useApi();
+  const events = useEvents();
+  const status = useEventsStatus();
+  const hidden = usePageHidden();
+  const [ops, setOps] = useState<OperationView[]>([]);
+  const [open, setOpen] = useState(false);
+  const seen = useRef(new Map<string, OperationView['state']>());
+  const latest = useRef({ focused, notify });
+  latest.current = { focused, notify };
+
+  // Read the list when the stream goes live (and after a resync); while cut, every 3 s; hidden, never.
+  useEffect(() => {
+    if (hidden) return;
+    let stop = false;
+    const load = () =>
+      api.call('listOperations', { limit: 30 }).then(
+        (list) => {
+          if (stop) return;
+          for (const o of list) if (!seen.current.has(o.id)) seen.current.set(o.id, o.state);
+          setOps(list);
+        },
+        () => undefined,
+      );
+    void load();
+    const poll = status === 'live' ? null : setInterval(() => void load(), 3000);
+    const offResync = events?.onResync(() => void load());
+    return () => {
+      stop = true;
+      if (poll) clearInterval(poll);
+      offResync?.();
+    };
+  }, [api, events, status, hidden]);
+
+  useEffect(() => {
+    if (!events) return;
+    return events.onEvent((e) => {
+      if (e.topic !== 'operation') return;
+      const op = e.operation;
+      const before = seen.current.get(op.id);
+      seen.current.set(op.id, op.state);
+      setOps((list) => [op, ...list.filter((o) => o.id !== op.id)].sort((a, b) => b.startedAt.localeCompare(a.startedAt)).slice(0, 30));
+      if (op.state !== 'running' && before !== op.state && !latest.current.focused()) {
+        const { title, body } = endedText(op);
+        latest.current.notify(title, body);
+      }
+    });
+  }, [events]);
+
+  const running = ops.filter((o) => o.state === 'running');
+  return (
+    <>
+      <button
+        className="btn btn-small"
+        data-testid="tasks-toggle"
+        aria-expanded={open}
+        onClick={() => {
+          askNotificationPermission();
+          setOpen((v) => !v);
+        }}
+      >
+        {running.length ? <span className="spinner spinner-small" aria-hidden="true" /> : null}
+        Tasks{running.length ? ` (${running.length} running)` : ''}
+      </button>
+      {open && (
+        <section className="task-list" data-testid="task-list" aria-label="Tasks">
+          <header className="op-head">
+            <strong>Tasks</strong>
+            <span className="muted small">long operations of this window, the CLI and agents</span>
+            <button className="btn-icon" aria-label="Close tasks" onClick={() => setOpen(false)}>
+              ×
+            </button>
+          </header>
+          {ops.length === 0 && <p className="muted small">No long operations yet.</p>}
+          <ul className="task-items">
+            {ops.map((o) => (
+              <li key={o.id} className={`task task-${o.state}`} data-testid={`task-${o.id}`} data-state={o.state}>
+                <div className="task-head">
+                  <span className="task-title">{operationTitle(o)}</span>
+                  <span className="muted small">
+                    {o.state === 'running' ? 'running' : o.state} · {ago(o.startedAt)}
+                  </span>
+                </div>
+                {o.state === 'running' && (
+                  <progress
+                    className="task-bar"
+                    aria-label={`${operationTitle(o)} progress`}
+                    {...(o.fraction !== null ? { value: o.fraction, max: 1 } : {})}
+                  />
+                )}
+                <div className={`small mono ${o.state === 'failed' ? 'text-bad' : 'muted'}`}>{detail(o)}</div>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+    </>
+  );
+}
+
+/** The line under a task: its latest step while it runs, how long it took once done, why it failed. */
+function detail(o: OperationView): string {
+  if (o.state === 'running') return o.message ?? 'starting…';
+  if (o.error) return o.error;
+  const s = (Date.parse(o.updatedAt) - Date.parse(o.startedAt)) / 1000;
+  return Number.isFinite(s) ? `${o.state === 'succeeded' ? 'done' : o.state} in ${s < 10 ? s.toFixed(1) : Math.round(s)} s` : o.state;
+}
