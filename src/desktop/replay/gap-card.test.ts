@@ -22,7 +22,10 @@ describe('gap card', () => {
     expect(svg).toContain('Screen not recorded');
     expect(svg).toContain('restored from checkpoint &lt;b&gt;&amp;&quot;x&quot;');
     expect(svg).not.toMatch(/[\u0000-\u001f]/);
-    expect(svg).toContain('from 2026-12-05 06:00:00 UTC to 2026-12-05 06:01:35 UTC (1 min 35 s)');
+    expect(svg).toContain('from 06:00:00 to 06:01:35 UTC on 2026-12-05 (1 min 35 s)');
+    expect(gapCardSvg(1280, 800, { from: T0, to: T0 + 86_400_000, what: 'x' })).toContain(
+      'from 2026-12-05 06:00:00 to 2026-12-06 06:00:00 UTC (24 h 0 min)',
+    );
     expect(svgText('y'.repeat(500))).toHaveLength(90);
   });
 

@@ -36,11 +36,17 @@ export function svgText(text: string, max = 90): string {
   return cut.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-function clock(ms: number): string {
-  return new Date(ms)
+/** "from 06:00:00 to 06:01:35 UTC on 2026-12-05", the date written once when both ends share it. */
+function fromTo(from: number, to: number): string {
+  const [fd, ft] = new Date(from)
     .toISOString()
-    .replace('T', ' ')
-    .replace(/\.\d+Z$/, ' UTC');
+    .replace(/\.\d+Z$/, '')
+    .split('T') as [string, string];
+  const [td, tt] = new Date(to)
+    .toISOString()
+    .replace(/\.\d+Z$/, '')
+    .split('T') as [string, string];
+  return fd === td ? `from ${ft} to ${tt} UTC on ${fd}` : `from ${fd} ${ft} to ${td} ${tt} UTC`;
 }
 
 function duration(ms: number): string {
@@ -52,21 +58,18 @@ function duration(ms: number): string {
 
 /** The card as an SVG of width × height (exported for its test: the text it carries). */
 export function gapCardSvg(width: number, height: number, card: GapCard): string {
+  const when = `${fromTo(card.from, card.to)} (${duration(card.to - card.from)})`;
+  // Sized to the frame, and so the longest line fits its width (a glyph is about 0.6 em wide).
   const big = Math.max(8, Math.round(Math.min(height / 12, width / 22)));
-  const small = Math.max(6, Math.round(big * 0.6));
+  const longest = Math.max(when.length, Math.min(card.what.length, 90));
+  const small = Math.max(6, Math.min(Math.round(big * 0.6), Math.floor((width * 0.92) / (longest * 0.6))));
   const cx = Math.round(width / 2);
   const cy = Math.round(height / 2);
   const [r, g, b] = CARD_BACKGROUND;
   const lines = [
     { y: cy - Math.round(big * 0.9), size: big, fill: CARD_TEXT, weight: 'bold', text: 'Screen not recorded' },
     { y: cy + Math.round(big * 0.4), size: small, fill: CARD_TEXT, weight: 'normal', text: card.what },
-    {
-      y: cy + Math.round(big * 0.4 + small * 1.6),
-      size: small,
-      fill: CARD_MUTED,
-      weight: 'normal',
-      text: `from ${clock(card.from)} to ${clock(card.to)} (${duration(card.to - card.from)})`,
-    },
+    { y: cy + Math.round(big * 0.4 + small * 1.6), size: small, fill: CARD_MUTED, weight: 'normal', text: when },
   ];
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">`,
