@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordPaintedScreen } from './test/painted-recording.js';
 import { CARD_BACKGROUND, gapAt } from './gap-card.js';
 import { exportScreenVideo } from './screen-export.js';
+import { renderScreenAt } from './screen-replay.js';
 
 const hasFfmpeg = (() => {
   try {
@@ -124,5 +125,10 @@ describe('exportScreenVideo over a gap (the desktop stopped between two segments
     expect(kinds.filter((k) => k === 'card').length).toBeGreaterThan(160);
     // The frames after the gap are the second recording's screen, not the card or a stale first segment.
     expect(kinds.at(-1)).toBe('screen');
+    // A single frame asked for inside the gap is refused, saying which times have a picture.
+    await expect(renderScreenAt(gapped, new Date(T0 + 15_000))).rejects.toMatchObject({
+      code: 'not_found',
+      hint: expect.stringMatching(/^ask for a time before .* or from 2023-11-14T22:13:40\.000Z on; an export draws the gap as a card$/),
+    });
   }, 30_000);
 });

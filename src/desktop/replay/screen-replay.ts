@@ -248,6 +248,9 @@ export class ScreenCursor {
       throw new SandboxDeskError(
         'not_found',
         `the screen was not recorded at ${iso(t)} (a gap from ${iso(lastInSeg)} to ${next ? iso(next.records[0]!.timeMs) : 'the end'}); the recording spans ${iso(s.start)} – ${iso(s.end)}`,
+        {
+          hint: `ask for a time before ${iso(lastInSeg)} or from ${next ? iso(next.records[0]!.timeMs) : 'the next start'} on; an export draws the gap as a card`,
+        },
       );
     }
     const key = lastAtOrBefore(seg, t);
