@@ -21,6 +21,7 @@ describe('gap card', () => {
     const svg = gapCardSvg(1280, 800, { from: T0, to: T0 + 95_000, what: 'restored from checkpoint <b>&"x"\n\u0007' });
     expect(svg).toContain('Screen not recorded');
     expect(svg).toContain('restored from checkpoint &lt;b&gt;&amp;&quot;x&quot;');
+    // eslint-disable-next-line no-control-regex
     expect(svg).not.toMatch(/[\u0000-\u001f]/);
     expect(svg).toContain('from 06:00:00 to 06:01:35 UTC on 2026-12-05 (1 min 35 s)');
     expect(gapCardSvg(1280, 800, { from: T0, to: T0 + 86_400_000, what: 'x' })).toContain(
