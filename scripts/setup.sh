@@ -28,6 +28,9 @@ APT_PACKAGES+=(asciinema)
 # gcc + libc6-dev (the Linux headers with it): the egress proxy's data path, src/sandbox/network/egress-pump.c,
 # compiled by `npm run build` (scripts/build-native.mjs).
 APT_PACKAGES+=(gcc libc6-dev)
+# fonts-dejavu-core: the text of the card a replay export draws over a gap (sharp → librsvg → fontconfig);
+# chromium pulls it in today, named so the card keeps its words without it.
+APT_PACKAGES+=(fonts-dejavu-core)
 # clang + libclang-rt-14-dev (libFuzzer and the sanitizer runtimes for bookworm's clang 14): the standing
 # fuzzer of the pump's parsers, test/hardening/pump-fuzz.test.ts (clang -fsanitize=fuzzer,address,undefined).
 APT_PACKAGES+=(clang libclang-rt-14-dev)

@@ -7,5 +7,5 @@ import type * as screenRecording from '../desktop/replay/index.js';
  */
 export type ScreenRecordingApi = Pick<
   typeof screenRecording,
-  'screenRecordingInfo' | 'renderScreenAt' | 'trimScreenRecording' | 'exportScreenVideo'
+  'screenRecordingInfo' | 'renderScreenAt' | 'trimScreenRecording' | 'exportScreenVideo' | 'screenGaps'
 >;

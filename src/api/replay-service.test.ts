@@ -60,11 +60,24 @@ class FakeScreen implements ScreenRecordingApi {
     this.exports.push({ from: opts.from, to: opts.to, file: opts.file });
     opts.onProgress?.(500, 1000);
     writeFileSync(opts.file, 'video');
-    return { file: opts.file, format: opts.format, durationMs: opts.to.getTime() - opts.from.getTime(), width: 1280, height: 800 };
+    const gaps = this.screenGaps(_dir, opts.from.getTime(), opts.to.getTime()).map((g) => ({
+      from: new Date(g.from).toISOString(),
+      to: new Date(g.to).toISOString(),
+      what: opts.describeGap?.(g) ?? 'not recorded',
+    }));
+    return { file: opts.file, format: opts.format, durationMs: opts.to.getTime() - opts.from.getTime(), width: 1280, height: 800, gaps };
+  }
+  /** Like the real one: between segments more than 10 s apart. */
+  screenGaps(dir: string, from: number, to: number) {
+    const s = this.segments.get(dir) ?? [];
+    return s.slice(1).flatMap((next, i) => {
+      const g = { from: s[i]!.endMs, to: next.startMs };
+      return g.to - g.from > 10_000 && g.from < to && g.to > from ? [g] : [];
+    });
   }
 }
 
-function setup(opts: { limitBytes?: number; calls?: CallLogEntry[] } = {}) {
+function setup(opts: { limitBytes?: number; calls?: CallLogEntry[]; operations?: Array<{ kind: string; startedAt: string }> } = {}) {
   const root = mkdtempSync(join(tmpdir(), 'sdesk-replay-'));
   made.push(root);
   const screen = new FakeScreen();
@@ -86,6 +99,7 @@ function setup(opts: { limitBytes?: number; calls?: CallLogEntry[] } = {}) {
       return { id: String(ops.length), progress: (_m, f) => op.progress.push(f ?? null), end: (e) => (op.end = e ?? null) };
     },
     changed: (s) => changed.push(s),
+    operations: () => opts.operations ?? [],
   };
   return { root, screen, journal, changed, ops, active, svc: new ReplayService(host) };
 }
@@ -254,6 +268,56 @@ describe('ReplayService', () => {
     await expect(svc.export({ sandbox: 'none', out: join(root, 'o') })).rejects.toMatchObject({ code: 'not_found' });
   });
 
+  it('export: an empty range, from after to, or one outside the recording is refused at once, saying what to do, before any operation or frame', async () => {
+    const { root, screen, svc, ops } = setup();
+    screen.add(join(root, 'box', 'screen'), 0, 60, 1000);
+    const o = join(root, 'o');
+    await expect(svc.export({ sandbox: 'box', from: at(30), to: at(30), out: o })).rejects.toMatchObject({
+      code: 'invalid_input',
+      message: `the range from ${at(30)} to ${at(30)} is empty`,
+      hint: `give a to after the from, within the recording (${at(0)} – ${at(60)}); or leave them out for all of it`,
+    });
+    await expect(svc.export({ sandbox: 'box', from: at(40), to: at(10), out: o })).rejects.toMatchObject({
+      code: 'invalid_input',
+      message: `the range starts (from ${at(40)}) after it ends (to ${at(10)})`,
+      hint: expect.stringContaining(`within the recording (${at(0)} – ${at(60)})`),
+    });
+    await expect(svc.export({ sandbox: 'box', from: at(-100), to: at(-50), out: o })).rejects.toMatchObject({
+      code: 'invalid_input',
+      hint: `give from/to within ${at(0)} – ${at(60)}, or leave them out for all of it`,
+    });
+    await expect(svc.export({ sandbox: 'box', from: 'yesterday', out: o })).rejects.toMatchObject({ code: 'invalid_input' });
+    expect(ops).toEqual([]);
+    expect(screen.exports).toEqual([]);
+    expect(existsSync(o)).toBe(false);
+  });
+
+  it('export across a gap (the desktop restarted): the video is made, the gap is listed in events.jsonl with what it was', async () => {
+    // The screen 0–20 s and 40–60 s; the desktop started again at 38 s.
+    const { root, screen, svc, ops } = setup({ operations: [{ kind: 'desktop-start', startedAt: at(38) }] });
+    screen.add(join(root, 'box', 'screen'), 0, 20, 1000);
+    screen.add(join(root, 'box', 'screen'), 40, 60, 1000);
+    const r = await svc.export({ sandbox: 'box', from: at(10), to: at(50), out: join(root, 'o') });
+    expect(r.video).toMatchObject({
+      durationMs: 40_000,
+      gaps: [{ from: at(20), to: at(40), what: 'desktop not running (stopped, then started again)' }],
+    });
+    const lines = readFileSync(r.events, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { at: string; kind: string; summary: string; durationMs?: number });
+    const gap = lines.find((e) => e.kind === 'recording');
+    expect(gap).toEqual({
+      at: at(20),
+      kind: 'recording',
+      summary: `screen not recorded from ${at(20)} to ${at(40)}: desktop not running (stopped, then started again) (the video shows a card there)`,
+      durationMs: 20_000,
+    });
+    // In time order among the others (the checkpoint at 30 s comes after it).
+    expect(lines.map((e) => e.kind)).toEqual(['recording', 'checkpoint']);
+    expect(ops[0]).toMatchObject({ kind: 'replay-export', end: null });
+  });
+
   it('export: a second export of one sandbox at once is refused (in this process and from another one)', async () => {
     const { root, screen, svc } = setup();
     screen.add(join(root, 'box', 'screen'), 0, 60, 1000);
@@ -284,7 +348,8 @@ describe('ReplayService', () => {
     screen.add(join(root, 'box', 'screen'), 0, 60, 1000);
     screen.failExport = new SandboxDeskError('unsupported', 'ffmpeg is not installed', { hint: 'apt-get install ffmpeg' });
     await expect(svc.export({ sandbox: 'box', out: join(root, 'o') })).rejects.toMatchObject({ message: 'ffmpeg is not installed' });
-    expect(ops[0]!.end).toEqual({ code: 'unsupported', message: 'ffmpeg is not installed' });
+    // The task list shows this line alone: it carries what to do.
+    expect(ops[0]!.end).toEqual({ code: 'unsupported', message: 'ffmpeg is not installed — apt-get install ffmpeg' });
     expect(existsSync(join(root, 'box', 'export.lock'))).toBe(false);
   });
 

@@ -9,6 +9,7 @@ import { clipCast, parseCast, readCastInfo } from '../session/cast-file.js';
 import type { ReplayJournal } from './replay-journal.js';
 import type { ScreenRecordingApi } from './replay-screen.js';
 import type { TrackedOperation } from './operation-tracker.js';
+import { describeGap, type GapOperation } from './replay-gaps.js';
 import { processAlive } from '../platform/process-alive.js';
 
 /** What the replay service reads and tells (the facade wires the stores; tests pass stand-ins). */
@@ -33,6 +34,8 @@ export interface ReplayHost {
   screenWarning?(sandbox: string): string | null;
   /** A tracked operation (src/api/operation-tracker.ts). */
   startOperation(kind: string, sandbox: string): TrackedOperation;
+  /** The sandbox's recent tracked operations (restore, desktop-start …): they name what a screen gap was. */
+  operations?(sandbox: string): GapOperation[];
   /** Tell clients the recording changed (the `replay` CoreEvent topic). */
   changed(sandbox: string): void;
 }
@@ -53,6 +56,16 @@ function parseTime(value: string | undefined, name: string): number | undefined 
       hint: 'give an ISO 8601 time, e.g. 2026-01-02T03:04:05Z',
     });
   return ms;
+}
+
+/** A gap in the screen as an event of the export's events.jsonl (kind `recording`, as a recording's warnings are). */
+function gapEvent(g: { from: number; to: number }, what: string): ReplayEvent {
+  return {
+    at: iso(g.from),
+    kind: 'recording',
+    summary: `screen not recorded from ${iso(g.from)} to ${iso(g.to)}: ${what} (the video shows a card there)`,
+    durationMs: g.to - g.from,
+  };
 }
 
 const warningText = (w: ExecWarning): string => `${w.code}: ${w.message}`;
@@ -282,14 +295,21 @@ export class ReplayService {
     const endMs = Date.parse(rec.endedAt);
     const from = parseTime(input.from, 'from') ?? startMs;
     const to = parseTime(input.to, 'to') ?? endMs;
+    // All of it checked here, before a lock, an operation or a frame: a bad range fails at once, not at 49 %.
     if (from > to)
-      throw new SandboxDeskError('invalid_input', `--from ${iso(from)} is after --to ${iso(to)}`, { hint: 'give from before to' });
+      throw new SandboxDeskError('invalid_input', `the range starts (from ${iso(from)}) after it ends (to ${iso(to)})`, {
+        hint: `give a from before the to, both within the recording (${span}); or leave them out for all of it`,
+      });
+    if (from === to && (input.from !== undefined || input.to !== undefined))
+      throw new SandboxDeskError('invalid_input', `the range from ${iso(from)} to ${iso(to)} is empty`, {
+        hint: `give a to after the from, within the recording (${span}); or leave them out for all of it`,
+      });
     if (to < startMs || from > endMs)
       throw new SandboxDeskError(
         'invalid_input',
         `the range ${iso(from)} – ${iso(to)} is outside the recording of ${input.sandbox} (${span})`,
         {
-          hint: `give --from/--to within ${span}, or leave them out for all of it`,
+          hint: `give from/to within ${span}, or leave them out for all of it`,
         },
       );
     if (!input.out.trim()) throw new SandboxDeskError('invalid_input', '--out must name a folder', { hint: 'e.g. --out ./replay-export' });
@@ -312,18 +332,25 @@ export class ReplayService {
         if (!clipped) continue;
         casts.push(folder.write(`terminal-${t.terminalId}.cast`, clipped));
       }
-      const { events } = this.events(input.sandbox, { since: iso(from), until: iso(to) });
-      const eventsFile = folder.write('events.jsonl', events.map((e) => JSON.stringify(e)).join('\n') + (events.length ? '\n' : ''));
-      let video: ReplayExportResult['video'] = null;
       const s = rec.screen;
-      if (s && Date.parse(s.startedAt) <= to && Date.parse(s.endedAt) >= from) {
-        const vFrom = Math.max(from, Date.parse(s.startedAt));
-        const vTo = Math.min(to, Date.parse(s.endedAt));
+      const hasScreen = s !== null && Date.parse(s.startedAt) <= to && Date.parse(s.endedAt) >= from;
+      const vFrom = hasScreen ? Math.max(from, Date.parse(s.startedAt)) : from;
+      const vTo = hasScreen ? Math.min(to, Date.parse(s.endedAt)) : to;
+      // Where the screen was not recorded the video shows a card; the events say so too, in words.
+      const ops = this.host.operations?.(input.sandbox) ?? [];
+      const what = (g: { from: number; to: number }) => describeGap(g, ops);
+      const gaps = hasScreen ? this.host.screen.screenGaps(this.screenDir(input.sandbox), vFrom, vTo) : [];
+      const { events } = this.events(input.sandbox, { since: iso(from), until: iso(to) });
+      const all = [...events, ...gaps.map((g) => gapEvent(g, what(g)))].sort((a, b) => a.at.localeCompare(b.at));
+      const eventsFile = folder.write('events.jsonl', all.map((e) => JSON.stringify(e)).join('\n') + (all.length ? '\n' : ''));
+      let video: ReplayExportResult['video'] = null;
+      if (hasScreen) {
         const videoOpts: Parameters<ScreenRecordingApi['exportScreenVideo']>[1] = {
           from: new Date(vFrom),
           to: new Date(vTo),
           file: folder.path(`screen.${format}`),
           format,
+          describeGap: what,
           onProgress: (done, total) =>
             progress(`screen ${Math.round(done / 1000)} of ${Math.round(total / 1000)} s`, total > 0 ? 0.05 + (0.95 * done) / total : null),
         };
@@ -335,7 +362,8 @@ export class ReplayService {
     } catch (err) {
       folder?.discard();
       const e = err instanceof SandboxDeskError ? err : new SandboxDeskError('internal', err instanceof Error ? err.message : String(err));
-      op.end({ code: e.code, message: e.message });
+      // The task list shows this line alone: what went wrong and what to do.
+      op.end({ code: e.code, message: e.oneLine() });
       throw e;
     } finally {
       lock();

@@ -268,6 +268,7 @@ export class SandboxDesk {
       removeScreen: (sandbox) => this.desktop.removeScreenRecording(sandbox),
       screenWarning: (sandbox) => this.desktop.screenRecordingStatus(sandbox)?.warning ?? null,
       startOperation: (kind, sandbox) => this.tracker.start(kind, sandbox, sandbox),
+      operations: (sandbox) => this.tracker.list(200).filter((o) => o.sandbox === sandbox),
       changed: (sandbox) => this.events.publish({ topic: 'replay', sandbox }),
     });
     this.wirePushedState();

@@ -6,6 +6,7 @@ import type { ReplayEvent, ReplayRecording } from '../shared/replay-types.js';
 import { parseTimeArg } from '../shared/time-arg.js';
 import { formatBytes } from './checkpoint-commands.js';
 import { printJson, type Out } from './output.js';
+import { progressLine } from './progress-line.js';
 
 interface JsonFlag {
   json?: boolean;
@@ -108,6 +109,8 @@ export function addReplayCommands(program: Command, core: () => SandboxDesk, out
       const abort = new AbortController();
       const onSignal = (): void => abort.abort();
       process.once('SIGINT', onSignal);
+      // On a terminal one line in place; into a file or a pipe a line per step (--json: one object per step).
+      const line = progressLine((s) => out.stderr(s), !o.json && process.stderr.isTTY === true);
       let last = '';
       try {
         const r = await core().replay.export(
@@ -121,14 +124,14 @@ export function addReplayCommands(program: Command, core: () => SandboxDesk, out
           {
             signal: abort.signal,
             onProgress: (message, fraction) => {
-              const line = `${fraction === null ? '' : `${Math.round(fraction * 100)}% `}${message}`;
-              if (line === last) return;
-              last = line;
-              if (o.json) out.stderr(`${JSON.stringify({ progress: message, fraction })}\n`);
-              else out.stderr(`sandbox-desk: ${line}\n`);
+              const step = `${fraction === null ? '' : `${Math.round(fraction * 100)}% `}${message}`;
+              if (step === last) return;
+              last = step;
+              line.update(o.json ? JSON.stringify({ progress: message, fraction }) : `sandbox-desk: ${step}`);
             },
           },
         );
+        line.done();
         if (o.json) return printJson(out, r);
         out.stdout(
           [
@@ -136,11 +139,13 @@ export function addReplayCommands(program: Command, core: () => SandboxDesk, out
             r.video
               ? `  ${r.video.file} (${r.video.width}x${r.video.height}, ${(r.video.durationMs / 1000).toFixed(1)} s)`
               : '  no screen recording in the range',
+            ...(r.video?.gaps ?? []).map((g) => `    not recorded ${g.from} – ${g.to} (${g.what}): a card in the video`),
             ...r.casts.map((c) => `  ${c}`),
             `  ${r.events}`,
           ].join('\n') + '\n',
         );
       } finally {
+        line.done();
         process.removeListener('SIGINT', onSignal);
       }
     });

@@ -89,11 +89,27 @@ export interface ReplayFrame {
   data: string;
 }
 
+/** A stretch of an exported range with no picture (the desktop was stopped, restarted or restored). */
+export interface ReplayScreenGap {
+  from: string;
+  to: string;
+  /** e.g. "desktop not running", "sandbox restored", "not recorded". */
+  what: string;
+}
+
 /** What `replayExport` wrote. */
 export interface ReplayExportResult {
   dir: string;
   /** The screen as a video, when there was a screen recording in the range. */
-  video: { file: string; format: 'mp4' | 'webm'; durationMs: number; width: number; height: number } | null;
+  video: {
+    file: string;
+    format: 'mp4' | 'webm';
+    durationMs: number;
+    width: number;
+    height: number;
+    /** Where the screen was not recorded: the video shows a card saying what, from and to (also in events.jsonl). */
+    gaps: ReplayScreenGap[];
+  } | null;
   /** One asciicast v2 file per terminal recorded in the range. */
   casts: string[];
   /** The events in the range, one JSON object per line. */

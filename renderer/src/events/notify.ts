@@ -13,6 +13,7 @@ const LABEL: Record<string, string> = {
   'image-build': 'Image build',
   'image-vm-build': 'VM image build',
   'image-pull': 'Image pull',
+  'replay-export': 'Replay export',
 };
 
 /** A task's name for people: "Boot of vm-1", "Image build of my/img:1"; unknown kinds read as they are. */

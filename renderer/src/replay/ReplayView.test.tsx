@@ -4,6 +4,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiProvider } from '../app/api-context.js';
 import { desktopStatus, FakeApi, sandboxInfo } from '../test/fake-api.js';
 import { FakeReplay, iso } from '../test/fake-replay.js';
+import { forgetExportForms } from './kept-export-form.js';
 import { ReplayView } from './ReplayView.js';
 
 // xterm.js needs a layout jsdom has not: a stand-in that keeps what was written (and resets).
@@ -26,11 +27,12 @@ vi.mock('@xterm/xterm', () => ({
 }));
 
 beforeEach(() => {
+  forgetExportForms();
   written.text = '';
   written.resets = 0;
 });
 
-function setup(tweak: (r: FakeReplay, base: FakeApi) => void = () => undefined) {
+function setup(tweak: (r: FakeReplay, base: FakeApi) => void = () => undefined): FakeReplay & { unmount: () => void } {
   const base = new FakeApi({
     sandboxes: [sandboxInfo({ name: 'box' })],
     desktops: {
@@ -41,12 +43,12 @@ function setup(tweak: (r: FakeReplay, base: FakeApi) => void = () => undefined) 
   });
   const api = new FakeReplay(base);
   tweak(api, base);
-  render(
+  const { unmount } = render(
     <ApiProvider api={api}>
       <ReplayView sandbox="box" visible />
     </ApiProvider>,
   );
-  return api;
+  return Object.assign(api, { unmount });
 }
 
 const lastFrameAt = (api: FakeReplay) => (api.callsOf('replayFrame').at(-1) as { at: string } | undefined)?.at;
@@ -264,5 +266,78 @@ describe('export from the replay view', () => {
     fireEvent.change(await screen.findByTestId('replay-export-out'), { target: { value: '/tmp/out-2' } });
     fireEvent.click(screen.getByTestId('replay-export'));
     expect((await screen.findByTestId('replay-export-error')).textContent).toMatch(/already running/);
+  });
+
+  it('exports a range given as positions in the recording (as the scrubber shows them) or as the CLI takes them (ISO)', async () => {
+    const api = setup();
+    fireEvent.change(await screen.findByTestId('replay-export-out'), { target: { value: '/tmp/out-3' } });
+    fireEvent.change(screen.getByTestId('replay-export-from'), { target: { value: '0:05' } });
+    fireEvent.change(screen.getByTestId('replay-export-to'), { target: { value: iso(15) } });
+    expect(screen.queryByTestId('replay-export-range-problem')).toBeNull();
+    fireEvent.click(screen.getByTestId('replay-export'));
+    await screen.findByTestId('replay-export-result');
+    expect(api.callsOf('replayExport')).toEqual([{ sandbox: 'box', out: '/tmp/out-3', format: 'mp4', from: iso(5), to: iso(15) }]);
+  });
+
+  it('a bad range says what is wrong and what to do as it is typed, and nothing is sent', async () => {
+    const api = setup();
+    fireEvent.change(await screen.findByTestId('replay-export-out'), { target: { value: '/tmp/out-4' } });
+    const problem = () => screen.getByTestId('replay-export-range-problem').textContent;
+    fireEvent.change(screen.getByTestId('replay-export-from'), { target: { value: '0:15' } });
+    fireEvent.change(screen.getByTestId('replay-export-to'), { target: { value: '0:05' } });
+    expect(problem()).toBe('From is after To. Give a From before the To (the recording spans 0:00.0 – 0:20.0).');
+    fireEvent.change(screen.getByTestId('replay-export-to'), { target: { value: '0:15' } });
+    expect(problem()).toMatch(/^The range is empty/);
+    fireEvent.change(screen.getByTestId('replay-export-from'), { target: { value: '5:00' } });
+    fireEvent.change(screen.getByTestId('replay-export-to'), { target: { value: '' } });
+    expect(problem()).toBe(
+      'The range is outside the recording. Give times inside it (the recording spans 0:00.0 – 0:20.0), or leave From and To empty for all of it.',
+    );
+    fireEvent.change(screen.getByTestId('replay-export-from'), { target: { value: 'yesterday' } });
+    expect(problem()).toMatch(
+      /^From "yesterday" is not a time\. Give a position in the recording \(1:30\), an ISO 8601 time .* or a duration ago \(90s, 10m, 2h, 1d\)\.$/,
+    );
+    expect(screen.getByTestId<HTMLButtonElement>('replay-export').disabled).toBe(true);
+    fireEvent.submit(screen.getByTestId('replay-export').closest('form')!);
+    expect(api.callsOf('replayExport')).toEqual([]);
+  });
+
+  it('keeps the folder, format and range when the tab changes (the view unmounts and comes back)', async () => {
+    const first = setup();
+    fireEvent.change(await screen.findByTestId('replay-export-out'), { target: { value: '/tmp/kept' } });
+    fireEvent.change(screen.getByTestId('replay-export-format'), { target: { value: 'webm' } });
+    fireEvent.change(screen.getByTestId('replay-export-from'), { target: { value: '0:03' } });
+    fireEvent.change(screen.getByTestId('replay-export-to'), { target: { value: '0:09' } });
+    first.unmount();
+    setup();
+    expect((await screen.findByTestId<HTMLInputElement>('replay-export-out')).value).toBe('/tmp/kept');
+    expect(screen.getByTestId<HTMLSelectElement>('replay-export-format').value).toBe('webm');
+    expect(screen.getByTestId<HTMLInputElement>('replay-export-from').value).toBe('0:03');
+    expect(screen.getByTestId<HTMLInputElement>('replay-export-to').value).toBe('0:09');
+  });
+
+  it('the gaps of an export (drawn as cards) are listed under its video', async () => {
+    setup((r) => {
+      r.on('replayExport', (p) => ({
+        dir: p.out,
+        video: {
+          file: `${p.out}/screen.mp4`,
+          format: 'mp4' as const,
+          durationMs: 20000,
+          width: 1280,
+          height: 800,
+          gaps: [{ from: iso(4), to: iso(12), what: 'desktop not running (stopped, then started again)' }],
+        },
+        casts: [],
+        events: `${p.out}/events.jsonl`,
+        from: iso(0),
+        to: iso(20),
+      }));
+    });
+    fireEvent.change(await screen.findByTestId('replay-export-out'), { target: { value: '/tmp/out-5' } });
+    fireEvent.click(screen.getByTestId('replay-export'));
+    expect((await screen.findByTestId('replay-export-gap')).textContent).toBe(
+      `not recorded ${iso(4)} – ${iso(12)} (desktop not running (stopped, then started again)): shown as a card in the video`,
+    );
   });
 });

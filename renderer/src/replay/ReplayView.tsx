@@ -230,7 +230,7 @@ export function ReplayView({ sandbox, visible }: Props) {
               {w}
             </div>
           ))}
-          <ReplayExport sandbox={sandbox} />
+          <ReplayExport sandbox={sandbox} span={span} />
         </>
       )}
     </div>

@@ -82,4 +82,39 @@ describe('TaskList', () => {
     expect(notify).toHaveBeenCalledWith('Desktop start of box failed', 'Xvnc is missing');
     expect(screen.getByTestId('task-op2').getAttribute('data-state')).toBe('failed');
   });
+
+  it('a replay export shows in Tasks: running with its progress; failed with why and what to do, flagged on the closed button until read', async () => {
+    const api = new FakeApi();
+    const events = liveApi(api);
+    clients.push(events);
+    render(
+      <ApiProvider api={api}>
+        <EventsProvider events={events}>
+          <TaskList focused={() => true} notify={() => undefined} />
+        </EventsProvider>
+      </ApiProvider>,
+    );
+    await goLive();
+    const exp = (over: Partial<OperationView>) =>
+      op({ id: 'x1', kind: 'replay-export', target: 'box', sandbox: 'box', message: 'screen 30 of 60 s', fraction: 0.5, ...over });
+    act(() => FakeEventSocket.last().event({ topic: 'operation', operation: exp({}), seq: 1 }));
+    expect(screen.getByTestId('tasks-toggle').textContent).toBe('Tasks (1 running)');
+    fireEvent.click(screen.getByTestId('tasks-toggle'));
+    expect(screen.getByTestId('task-x1').textContent).toContain('screen 30 of 60 s');
+    expect(screen.getByTestId('task-x1').querySelector('progress')!.getAttribute('value')).toBe('0.5');
+    fireEvent.click(screen.getByLabelText('Close tasks'));
+    const why = 'the range 2026-01-01T00:05:00.000Z – 2026-01-01T00:06:00.000Z is outside the recording of box — give from/to within …';
+    act(() => FakeEventSocket.last().event({ topic: 'operation', operation: exp({ state: 'failed', error: why }), seq: 2 }));
+    // Closed, the list still says something failed.
+    expect(screen.getByTestId('tasks-toggle').textContent).toBe('Tasks (1 failed)');
+    expect(screen.getByTestId('tasks-toggle').className).toContain('tasks-failed');
+    fireEvent.click(screen.getByTestId('tasks-toggle'));
+    const row = screen.getByTestId('task-x1');
+    expect(row.getAttribute('data-state')).toBe('failed');
+    expect(row.textContent).toContain('Replay export of box');
+    expect(row.textContent).toContain(why);
+    // Read once: the flag goes; the row stays.
+    fireEvent.click(screen.getByLabelText('Close tasks'));
+    expect(screen.getByTestId('tasks-toggle').textContent).toBe('Tasks');
+  });
 });

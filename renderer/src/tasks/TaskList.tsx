@@ -66,10 +66,19 @@ export function TaskList({ focused = () => document.hasFocus(), notify = systemN
   }, [events]);
 
   const running = ops.filter((o) => o.state === 'running');
+  // A failure stays on the button until the list has been open: a closed list must not hide that something failed.
+  const [readFailures, setReadFailures] = useState<ReadonlySet<string>>(new Set());
+  const failedIds = ops.filter((o) => o.state === 'failed').map((o) => o.id);
+  const unread = failedIds.filter((id) => !readFailures.has(id)).length;
+  const failedKey = failedIds.join(' ');
+  useEffect(() => {
+    if (open) setReadFailures((prev) => (failedKey.split(' ').every((id) => !id || prev.has(id)) ? prev : new Set(failedKey.split(' '))));
+  }, [open, failedKey]);
+  const label = [running.length ? `${running.length} running` : '', unread ? `${unread} failed` : ''].filter(Boolean).join(', ');
   return (
     <>
       <button
-        className="btn btn-small"
+        className={`btn btn-small${unread ? ' tasks-failed' : ''}`}
         data-testid="tasks-toggle"
         aria-expanded={open}
         onClick={() => {
@@ -78,7 +87,7 @@ export function TaskList({ focused = () => document.hasFocus(), notify = systemN
         }}
       >
         {running.length ? <span className="spinner spinner-small" aria-hidden="true" /> : null}
-        Tasks{running.length ? ` (${running.length} running)` : ''}
+        Tasks{label ? ` (${label})` : ''}
       </button>
       {open && (
         <section className="task-list" data-testid="task-list" aria-label="Tasks">

@@ -96,7 +96,14 @@ export class FakeReplay implements ApiClient {
     },
     replayExport: (p) => ({
       dir: p.out,
-      video: { file: `${p.out}/screen.${p.format ?? 'mp4'}`, format: p.format ?? 'mp4', durationMs: 20000, width: 1280, height: 800 },
+      video: {
+        file: `${p.out}/screen.${p.format ?? 'mp4'}`,
+        format: p.format ?? 'mp4',
+        durationMs: 20000,
+        width: 1280,
+        height: 800,
+        gaps: [],
+      },
       casts: [`${p.out}/aa11bb22cc33.cast`],
       events: `${p.out}/events.jsonl`,
       from: iso(0),

@@ -3,12 +3,14 @@ import { rmSync } from 'node:fs';
 import { SandboxDeskError } from '../../shared/errors.js';
 import type { ReplayExportResult } from '../../shared/replay-types.js';
 import { scaleRgba } from '../screen/frame-geometry.js';
-import { ScreenCursor } from './screen-replay.js';
+import { gapAt, renderGapCard, type GapCard } from './gap-card.js';
+import { ScreenCursor, screenGaps, type ScreenGap } from './screen-replay.js';
 
 /**
  * A screen recording as a video: the recording replayed at a fixed frame rate into ffmpeg's stdin
  * (raw RGBA), encoded as H.264 in MP4 or VP9 in WebM. ffmpeg is Debian's package (setup installs
- * it); none on PATH is refused naming the package.
+ * it); none on PATH is refused naming the package. Where the screen was not recorded (the desktop
+ * stopped between two segments) the video shows a card saying so (gap-card.ts) instead of failing.
  */
 
 export interface ExportScreenOptions {
@@ -22,6 +24,8 @@ export interface ExportScreenOptions {
   onProgress?: (doneMs: number, totalMs: number) => void;
   /** The ffmpeg binary (default `ffmpeg` on PATH). */
   ffmpeg?: string;
+  /** What a gap was, for its card (default "not recorded"): the caller knows the sandbox's operations. */
+  describeGap?: (gap: ScreenGap) => string;
 }
 
 const CODEC: Record<'mp4' | 'webm', string[]> = {
@@ -56,7 +60,9 @@ export async function exportScreenVideo(dir: string, opts: ExportScreenOptions):
   from = Math.max(from, s.start);
   to = Math.min(to, s.end);
   await checkFfmpeg(opts.ffmpeg ?? 'ffmpeg');
-  await cursor.moveTo(from);
+  const gaps: GapCard[] = screenGaps(dir, from, to).map((g) => ({ ...g, what: opts.describeGap?.(g) ?? 'not recorded' }));
+  // The video's size is the screen's at the first recorded time of the range (after a gap it starts in).
+  await cursor.moveTo(gapAt(gaps, from)?.to ?? from);
   // yuv420p needs even sides; a size change later in the range is scaled into this one.
   const width = cursor.fb.width & ~1;
   const height = cursor.fb.height & ~1;
@@ -92,19 +98,29 @@ export async function exportScreenVideo(dir: string, opts: ExportScreenOptions):
   });
   child.stdin.on('error', () => undefined); // ffmpeg quitting early is reported by its exit code
   const abort = () => child.kill('SIGKILL');
+  // One card per gap, drawn once: a gap of an hour is 36 000 frames of the same pixels.
+  const cards = new Map<GapCard, Buffer>();
   opts.signal?.addEventListener('abort', abort, { once: true });
   try {
     for (let i = 0; i < frames; i++) {
       if (opts.signal?.aborted) throw new SandboxDeskError('cancelled', 'the video export was cancelled');
       const t = Math.min(to, from + (i * 1000) / fps);
-      await cursor.moveTo(t);
-      const fb = cursor.fb;
-      const rgba =
-        fb.width === width && fb.height === height
-          ? fb.data
-          : scaleRgba(fb.data, { width, height, screenWidth: fb.width, screenHeight: fb.height });
-      // A copy: the stream may hold the chunk while the cursor paints the next frame into the same pixels.
-      if (!child.stdin.write(Buffer.from(rgba))) {
+      const gap = gapAt(gaps, t);
+      let chunk: Buffer;
+      if (gap) {
+        chunk = cards.get(gap) ?? (await renderGapCard(width, height, gap));
+        cards.set(gap, chunk);
+      } else {
+        await cursor.moveTo(t);
+        const fb = cursor.fb;
+        const rgba =
+          fb.width === width && fb.height === height
+            ? fb.data
+            : scaleRgba(fb.data, { width, height, screenWidth: fb.width, screenHeight: fb.height });
+        // A copy: the stream may hold the chunk while the cursor paints the next frame into the same pixels.
+        chunk = Buffer.from(rgba);
+      }
+      if (!child.stdin.write(chunk)) {
         let onDrain: (() => void) | undefined;
         await Promise.race([new Promise<void>((resolve) => child.stdin.once('drain', (onDrain = resolve))), exited.catch(() => null)]);
         if (onDrain) child.stdin.off('drain', onDrain);
@@ -125,7 +141,14 @@ export async function exportScreenVideo(dir: string, opts: ExportScreenOptions):
     opts.signal?.removeEventListener('abort', abort);
   }
   opts.onProgress?.(totalMs, totalMs);
-  return { file: opts.file, format: opts.format, durationMs: Math.round((frames * 1000) / fps), width, height };
+  return {
+    file: opts.file,
+    format: opts.format,
+    durationMs: Math.round((frames * 1000) / fps),
+    width,
+    height,
+    gaps: gaps.map((g) => ({ from: iso(g.from), to: iso(g.to), what: g.what })),
+  };
 }
 
 /** Refuses clearly when there is no ffmpeg to run. */

@@ -185,6 +185,29 @@ export function trimScreenRecording(dir: string, keepBytes: number): number {
   return removed;
 }
 
+/** A stretch of a screen recording with no picture: the desktop was stopped (or restarted) between two segments. */
+export interface ScreenGap {
+  /** The last record before it and the first after it (ms). */
+  from: number;
+  to: number;
+}
+
+/**
+ * The gaps of a screen dir that overlap from–to, oldest first: wherever a segment's last record is
+ * followed by the next segment's first more than GAP_MS later (the recorder ticks every 2 s, so
+ * only a stopped desktop leaves that much). moveTo refuses a time inside one; an export draws a
+ * card there instead.
+ */
+export function screenGaps(dir: string, from: number, to: number): ScreenGap[] {
+  const segs = segments(dir);
+  const gaps: ScreenGap[] = [];
+  for (let i = 0; i + 1 < segs.length; i++) {
+    const gap = { from: segs[i]!.records.at(-1)!.timeMs, to: segs[i + 1]!.records[0]!.timeMs };
+    if (gap.to - gap.from > GAP_MS && gap.from < to && gap.to > from) gaps.push(gap);
+  }
+  return gaps;
+}
+
 /**
  * Walks a screen dir's records forward: moveTo(t) leaves the framebuffer as it was at t, applying
  * only the records after its current position when t is ahead of it (playback, export), else
@@ -225,6 +248,9 @@ export class ScreenCursor {
       throw new SandboxDeskError(
         'not_found',
         `the screen was not recorded at ${iso(t)} (a gap from ${iso(lastInSeg)} to ${next ? iso(next.records[0]!.timeMs) : 'the end'}); the recording spans ${iso(s.start)} – ${iso(s.end)}`,
+        {
+          hint: `ask for a time before ${iso(lastInSeg)} or from ${next ? iso(next.records[0]!.timeMs) : 'the next start'} on; an export draws the gap as a card`,
+        },
       );
     }
     const key = lastAtOrBefore(seg, t);
