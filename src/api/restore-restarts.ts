@@ -69,7 +69,8 @@ export function giveUp(host: RestartHost, before: RunningBefore): void {
 /**
  * Starts again in `target` what ran before: the shells of `sessions` that had one (sessions the
  * restored sandbox no longer has are not revived), the desktop, the terminals. Each step is reported
- * through `progress`; what fails is a warning and the rest still comes back.
+ * through `progress`; what fails is a `not_restarted` warning (and a `not-restarted` step) and the
+ * rest still comes back.
  */
 export async function restartWhatRan(
   host: RestartHost,
@@ -82,7 +83,8 @@ export async function restartWhatRan(
   const missed = (what: string, err: unknown): void => {
     const message = `${target}: ${what} did not come back: ${errText(err)}`;
     warnings.push({ code: 'not_restarted', message });
-    progress?.({ step: 'restart', message, level: 'warning' });
+    // Said as a step, not a `warning` step: the operation would turn that into a second (backend_warning) warning.
+    progress?.({ step: 'not-restarted', message });
   };
   const known = new Set(sessions);
   const shells = before.shells.filter((s) => known.has(s));
