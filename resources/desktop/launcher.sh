@@ -69,6 +69,46 @@ chromium_sandbox=1
 unshare -U true 2>/dev/null || chromium_sandbox=0
 echo "$chromium_sandbox" > "$dir/chromium-sandbox"
 
+# A profile's last session must read as a clean exit, whatever ended it: a restored checkpoint holds the
+# profile of a Chromium that was running (exit_type Crashed, written at every start), and a Chromium
+# killed with its sandbox (docker kill, a VM reset) leaves the same. Chromium then opens with "Restore
+# pages? Chromium didn't shut down correctly". Marked Normal here, before each launch — the state a
+# `Browser.close` leaves (chromium-shutdown.ts) — rather than only hidden with --hide-crash-restore-bubble
+# (passed too, for a Preferences file this cannot read): the flag hides the bubble of this one start
+# and leaves the profile saying it crashed. Also its SingletonLock/Socket/Cookie, which a Chromium of
+# another host (the checkpointed container had another hostname) or a dead pid left: a live one would
+# make this one refuse the profile ("in use by another computer"). Only when no Chromium of this
+# profile runs here (the launcher starts when the desktop is not running; this checks anyway).
+clean_profile() {
+  local profile=$1 lock owner pid
+  lock=$(readlink "$profile/SingletonLock" 2>/dev/null) || lock=
+  if [ -n "$lock" ]; then
+    owner=${lock%-*} pid=${lock##*-}
+    if [ "$owner" = "$(hostname)" ] && [ -n "$pid" ] && [ "$pid" -eq "$pid" ] 2>/dev/null &&
+      [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = chromium ]; then
+      return 0
+    fi
+  fi
+  rm -f "$profile/SingletonLock" "$profile/SingletonSocket" "$profile/SingletonCookie"
+  [ -f "$profile/Default/Preferences" ] || return 0
+  python3 - "$profile/Default/Preferences" <<'PY' || echo "could not mark $profile/Default/Preferences as a clean exit" >&2
+import json, os, sys
+path = sys.argv[1]
+with open(path, encoding="utf-8") as f:
+    prefs = json.load(f)
+profile = prefs.get("profile")
+if not isinstance(profile, dict):
+    profile = prefs["profile"] = {}
+if profile.get("exit_type") != "Normal" or profile.get("exited_cleanly") is not True:
+    profile["exit_type"] = "Normal"
+    profile["exited_cleanly"] = True
+    tmp = path + ".sdesk-tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(prefs, f, separators=(",", ":"))
+    os.replace(tmp, path)
+PY
+}
+
 profile="$HOME/.config/sandbox-desk/chromium"
 mkdir -p "$profile"
 browser=()
@@ -84,7 +124,8 @@ if command -v chromium >/dev/null && python3 -c 'import json' 2>/dev/null; then
   browser=(python3 "$dir/cdp-pipe.py" "$dir/cdp.sock" -- chromium --remote-debugging-pipe
     "--user-data-dir=$profile" --no-first-run --no-default-browser-check --disable-background-networking
     --disable-component-update --disable-sync --password-store=basic --disable-dev-shm-usage
-    "${memory_flags[@]}" --start-maximized about:blank)
+    --hide-crash-restore-bubble "${memory_flags[@]}" --start-maximized about:blank)
+  clean_profile "$profile"
   [ "$chromium_sandbox" = 1 ] || browser+=(--no-sandbox --test-type)
   # Network policy `allow`: the egress relay, said explicitly (enforcement does not depend on it: the
   # sandbox's network has no other route out). SANDBOX_DESK_PROXY comes from the exec's environment.

@@ -170,6 +170,54 @@ describe('CheckpointService (a folder backend, real shells)', () => {
     expect(desk.listSessions('src')[0]!.restoredFrom).toBe(checkpoint.id);
   });
 
+  it('restore reopens the open terminals under their ids (scrollback kept) and the session shells, reporting each step and event', async () => {
+    mkdirSync(project());
+    await desk.exec({ sandbox: 'src', session: 'agent', command: `cd ${project()}` });
+    const { terminal } = await desk.io.openTerminal({ sandbox: 'src', session: 'tty', cols: 90, rows: 30 });
+    const cwds: string[] = [];
+    terminal.onCwd((c) => cwds.push(c));
+    terminal.write('echo marker-$((6*7))\r');
+    await expect.poll(() => terminal.scrollbackSnapshot().toString(), { timeout: 10_000 }).toContain('marker-42');
+    const { checkpoint } = await desk.checkpoints.checkpoint({ sandbox: 'src' });
+    events.length = 0;
+    const steps: string[] = [];
+    const r = await desk.checkpoints.restore('src', checkpoint.id, { onProgress: (e) => steps.push(e.step) });
+    expect(r.warnings).toEqual([]);
+    expect(steps).toEqual(['sessions', 'terminals']);
+    expect(events.filter((e) => e.topic === 'checkpoint').map((e) => (e as { phase: string }).phase)).toEqual(['restoring', 'restored']);
+    // The old shell ends with the old incarnation; the same id is back, live, with what it showed before.
+    await expect.poll(() => terminal.exited, { timeout: 10_000 }).toBe(true);
+    expect(desk.io.listTerminals('src')).toEqual([
+      expect.objectContaining({ terminalId: terminal.id, session: 'tty', cols: 90, rows: 30 }),
+    ]);
+    const back = desk.io.terminal(terminal.id);
+    expect(back).not.toBe(terminal);
+    expect(back.scrollbackSnapshot().toString()).toContain('marker-42');
+    back.write('echo after-$((7*6))\r');
+    await expect.poll(() => back.scrollbackSnapshot().toString(), { timeout: 10_000 }).toContain('after-42');
+    back.dispose();
+    await expect.poll(() => back.exited, { timeout: 10_000 }).toBe(true);
+    // The agent session's shell was opened again in the restored sandbox: its next command finds it, no "recreated".
+    const pwd = await desk.exec({ sandbox: 'src', session: 'agent', command: 'pwd' });
+    expect(pwd.stdout).toBe(`${project()}\n`);
+    expect(pwd.warnings.map((w) => w.code)).not.toContain('environment_recreated');
+  }, 20_000);
+
+  it('a restore that fails gives the held terminals up: listed gone, not restarting for ever', async () => {
+    const { terminal } = await desk.io.openTerminal({ sandbox: 'src', session: 'tty', cols: 80, rows: 24 });
+    const { checkpoint } = await desk.checkpoints.checkpoint({ sandbox: 'src' });
+    provider.checkpoints!.restore = () => Promise.reject(new SandboxDeskError('backend_unavailable', 'engine gone'));
+    await rejectsWith(desk.checkpoints.restore('src', checkpoint.id), 'backend_unavailable');
+    await expect.poll(() => terminal.exited, { timeout: 10_000 }).toBe(true);
+    expect(desk.io.listTerminals('src')).toEqual([]);
+    expect(
+      events
+        .filter((e) => e.topic === 'checkpoint')
+        .map((e) => (e as { phase: string }).phase)
+        .slice(-2),
+    ).toEqual(['restoring', 'failed']);
+  }, 20_000);
+
   it('a restored session whose directory is not there is walked with the usual warning', async () => {
     mkdirSync(project());
     await desk.exec({ sandbox: 'src', session: 'a', command: `cd ${project()}` });
@@ -196,6 +244,26 @@ describe('CheckpointService (a folder backend, real shells)', () => {
     for (const n of ['try-1', 'try-2', 'try-3']) rmSync(`/tmp/${n}-${process.pid}`, { recursive: true, force: true });
     expect(desk.listSessions('src')[0]!.cwd).toBe(project());
   });
+
+  it("a fork opens its source's session shells in each fork, and leaves the source's terminal alone", async () => {
+    mkdirSync(project());
+    await desk.exec({ sandbox: 'src', session: 'agent', command: `cd ${project()}` });
+    const { terminal } = await desk.io.openTerminal({ sandbox: 'src', session: 'tty', cols: 80, rows: 24 });
+    const { checkpoint } = await desk.checkpoints.checkpoint({ sandbox: 'src' });
+    events.length = 0;
+    const steps: string[] = [];
+    await desk.checkpoints.fork({ sandbox: 'src', checkpoint: checkpoint.id, as: 'f' }, { onProgress: (e) => steps.push(e.step) });
+    expect(events.filter((e) => e.topic === 'checkpoint').map((e) => (e as { phase: string }).phase)).toEqual(['forking', 'forked']);
+    expect(steps).not.toContain('terminals');
+    expect(desk.io.listTerminals('f')).toEqual([]);
+    expect(terminal.exited).toBe(false);
+    expect(desk.io.listTerminals('src').map((t) => t.terminalId)).toEqual([terminal.id]);
+    const pwd = await desk.exec({ sandbox: 'f', session: 'agent', command: 'pwd' });
+    expect(pwd.stdout).toBe(`${project()}\n`);
+    expect(pwd.warnings.map((w) => w.code)).not.toContain('environment_recreated');
+    terminal.dispose();
+    await expect.poll(() => terminal.exited, { timeout: 10_000 }).toBe(true);
+  }, 20_000);
 
   it('a fork that fails part-way leaves none of the forks behind', async () => {
     const { checkpoint } = await desk.checkpoints.checkpoint({ sandbox: 'src' });

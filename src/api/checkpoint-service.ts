@@ -25,6 +25,7 @@ import type { SandboxOperations } from './sandbox-operations.js';
 import { newSandboxRecord, provisionSpec, toSessionInfo } from './sandbox-info.js';
 import { validate } from './validate.js';
 import { processAlive } from '../platform/process-alive.js';
+import { captureRunning, giveUp, restartWhatRan, type RestartHost, type RunningBefore } from './restore-restarts.js';
 
 export interface CheckpointServiceDeps {
   store: Store;
@@ -40,6 +41,11 @@ export interface CheckpointServiceDeps {
   beforeReplace(name: string, provider: SandboxProvider): Promise<void>;
   /** Runs a no-op in the session so its cwd is measured (or walked, with the usual warning) in the sandbox. */
   remeasure(sandbox: string, session: string): Promise<ExecWarning[]>;
+  /**
+   * What a restore or fork starts again (the desktop, session shells, terminals: restore-restarts.ts).
+   * Absent: nothing is restarted (the sandbox comes back with no desktop, shell or terminal running).
+   */
+  restarts?: RestartHost;
   /**
    * A restored or forked sandbox keeps its network policy (a fork inherits its source's): called with
    * the source and the new sandbox once the backend made it, before its first command.
@@ -284,16 +290,34 @@ export class CheckpointService {
     const provider = await this.d.providerOf(rec.backend);
     const cap = this.capability(provider);
     const usable = await this.usable(id);
-    await this.d.beforeReplace(rec.name, provider);
-    // The old incarnation ends here: its shells, terminals and desktop connection are dropped, not kept.
-    this.d.environments.drop(rec.name, 'restarting');
-    const made = await this.d.operations.run(rec.name, 'restore', opts.onProgress, (op) =>
-      cap.restore(sandboxRef(rec), usable.artifact, op),
-    );
-    this.d.store.sandboxes.setProvisioned(rec.name, made);
-    await this.d.keepNetworkPolicy?.(rec.name, rec.name, provider);
-    this.writeCwdLayers(rec.name, cp);
-    const warnings = await this.reconnectAndRemeasure(rec.name, provider, cp);
+    // What runs now comes back after the restore (restore-restarts.ts); its terminals are kept by id from here.
+    const before = await this.captureRunning(rec.name, true);
+    this.d.events.publish({ topic: 'checkpoint', sandbox: rec.name, checkpoint: id, phase: 'restoring' });
+    let warnings: ExecWarning[];
+    try {
+      await this.d.beforeReplace(rec.name, provider);
+      // The old incarnation ends here: its shells, terminals and desktop connection end with it.
+      this.d.environments.drop(rec.name, 'restarting');
+      warnings = await this.d.operations.run(rec.name, 'restore', opts.onProgress, async (op) => {
+        const made = await cap.restore(sandboxRef(rec), usable.artifact, op);
+        this.d.store.sandboxes.setProvisioned(rec.name, made);
+        await this.d.keepNetworkPolicy?.(rec.name, rec.name, provider);
+        this.writeCwdLayers(rec.name, cp);
+        op.progress?.({ step: 'sessions', message: "measuring the sessions' directories in the restored sandbox" });
+        const measured = await this.reconnectAndRemeasure(rec.name, provider, cp, before.shells);
+        return [...measured, ...(await this.restart(rec.name, before, cp, op.progress))];
+      });
+    } catch (err) {
+      if (this.d.restarts) giveUp(this.d.restarts, before);
+      this.d.events.publish({
+        topic: 'checkpoint',
+        sandbox: rec.name,
+        checkpoint: id,
+        phase: 'failed',
+        message: String((err as Error).message ?? err),
+      });
+      throw err;
+    }
     this.d.events.publish({ topic: 'checkpoint', sandbox: rec.name, checkpoint: id, phase: 'restored' });
     this.d.events.publish({ topic: 'sandbox', sandbox: rec.name, reason: 'restored' });
     return {
@@ -301,6 +325,31 @@ export class CheckpointService {
       sessions: this.d.store.sessions.list(rec.name).map(toSessionInfo),
       warnings: [...warnings, ...this.d.environments.takeWarnings(rec.name)],
     };
+  }
+
+  private async captureRunning(sandbox: string, holdTerminals: boolean): Promise<RunningBefore> {
+    if (!this.d.restarts) return { desktop: null, shells: [], terminals: [] };
+    return captureRunning(this.d.restarts, sandbox, { holdTerminals });
+  }
+
+  /** Starts again in `target` what ran before (its session shells are opened by the re-measure). */
+  private async restart(
+    target: string,
+    before: RunningBefore,
+    cp: CheckpointRecord,
+    progress: ((e: ProgressEvent) => void) | undefined,
+  ): Promise<ExecWarning[]> {
+    if (!this.d.restarts) return [];
+    const sessions = cp.cwd.sessions.map((s) => s.key);
+    // Shells of sessions with a cwd were opened by the re-measure already.
+    const measured = new Set(cp.cwd.sessions.filter((s) => s.cwd !== null).map((s) => s.key));
+    return restartWhatRan(
+      this.d.restarts,
+      target,
+      { ...before, shells: before.shells.filter((s) => !measured.has(s)) },
+      sessions,
+      progress,
+    );
   }
 
   async fork(input: ForkRequest, opts: Progress = {}): Promise<ForkResult> {
@@ -322,6 +371,9 @@ export class CheckpointService {
     const provider = await this.d.providerOf(cp.backend);
     const cap = this.capability(provider);
     const usable = await this.usable(req.checkpoint);
+    // Each fork starts what runs in its source now (restore-restarts.ts); the source keeps its terminals.
+    const before = await this.captureRunning(req.sandbox, false);
+    this.d.events.publish({ topic: 'checkpoint', sandbox: req.sandbox, checkpoint: cp.id, phase: 'forking', message: names.join(' ') });
     const made: string[] = [];
     const warnings: ExecWarning[] = [];
     try {
@@ -355,16 +407,17 @@ export class CheckpointService {
         );
         const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
         if (failed) throw failed.reason;
+        const measured = await Promise.all(
+          names.map(async (name) => {
+            this.writeCwdLayers(name, cp);
+            const w = await this.reconnectAndRemeasure(name, provider, cp, before.shells);
+            const restarted = await this.restart(name, before, cp, op.progress);
+            this.d.events.publish({ topic: 'sandbox', sandbox: name, reason: 'created' });
+            return [...w, ...restarted];
+          }),
+        );
+        warnings.push(...measured.flat());
       });
-      const measured = await Promise.all(
-        names.map(async (name) => {
-          this.writeCwdLayers(name, cp);
-          const w = await this.reconnectAndRemeasure(name, provider, cp);
-          this.d.events.publish({ topic: 'sandbox', sandbox: name, reason: 'created' });
-          return w;
-        }),
-      );
-      warnings.push(...measured.flat());
     } catch (err) {
       // All or nothing: the forks already made are removed again.
       for (const name of made) {
@@ -373,6 +426,13 @@ export class CheckpointService {
         if (rec?.backendRef) await provider.remove(sandboxRef(rec), { force: true }).catch(() => undefined);
         this.d.store.sandboxes.delete(name);
       }
+      this.d.events.publish({
+        topic: 'checkpoint',
+        sandbox: req.sandbox,
+        checkpoint: cp.id,
+        phase: 'failed',
+        message: String((err as Error).message ?? err),
+      });
       throw err;
     }
     this.d.events.publish({ topic: 'checkpoint', sandbox: req.sandbox, checkpoint: cp.id, phase: 'forked', message: names.join(' ') });
@@ -419,16 +479,29 @@ export class CheckpointService {
     });
   }
 
-  /** Connects to the new incarnation, then measures each session's cwd there (a missing one is walked, with a warning). */
-  private async reconnectAndRemeasure(name: string, provider: SandboxProvider, cp: CheckpointRecord): Promise<ExecWarning[]> {
+  /**
+   * Connects to the new incarnation, then measures each session's cwd there (a missing one is walked,
+   * with a warning). A session whose shell was up before (`shells`) is measured in its shell, which
+   * opens it again at that cwd; the others by a one-shot command.
+   */
+  private async reconnectAndRemeasure(
+    name: string,
+    provider: SandboxProvider,
+    cp: CheckpointRecord,
+    shells: readonly string[],
+  ): Promise<ExecWarning[]> {
     await this.d.environments.connect(this.d.record(name), provider);
-    // Side by side: each session's measure is its own one-shot command.
+    const withShell = new Set(shells);
+    // Side by side: each session's measure is its own command.
     const per = await Promise.all(
       cp.cwd.sessions
         .filter((s) => s.cwd !== null)
-        .map(async (s) =>
-          (await this.d.remeasure(name, s.key)).map((w) => ({ ...w, message: `${name} session ${JSON.stringify(s.key)}: ${w.message}` })),
-        ),
+        .map(async (s) => {
+          const r = await (withShell.has(s.key) && this.d.restarts
+            ? this.d.restarts.openShell(name, s.key)
+            : this.d.remeasure(name, s.key));
+          return r.map((w) => ({ ...w, message: `${name} session ${JSON.stringify(s.key)}: ${w.message}` }));
+        }),
     );
     return per.flat();
   }

@@ -205,6 +205,16 @@ export class SandboxDesk {
         this.shells.closeFor(n);
       },
       remeasure: async (sandbox, session) => (await this.exec({ sandbox, session, command: 'true', mode: 'oneshot' })).warnings,
+      // What ran before a restore or fork runs again after it (restore-restarts.ts).
+      restarts: {
+        desktopStatus: (n) => this.desktop.status(n),
+        startDesktop: (n, o) => this.desktop.start(n, o),
+        liveShells: (n) => this.shells.liveSessions(n),
+        openShell: async (sandbox, session) => (await this.exec({ sandbox, session, command: 'true', mode: 'shell' })).warnings,
+        holdTerminals: (n) => this.io.holdTerminals(n),
+        reopenTerminals: (held) => this.io.reopenTerminals(held),
+        releaseTerminals: (held) => this.io.releaseTerminals(held),
+      },
     });
     this.desktop = new DesktopService({
       environment: async (name) => {

@@ -207,7 +207,10 @@ export class StreamServer {
     });
     ws.on('message', (data: Buffer) => terminal.write(data));
     const closeOnExit = (): void => {
-      if (ws.readyState === ws.OPEN) ws.close(1000, 'shell exited');
+      if (ws.readyState !== ws.OPEN) return;
+      // A restore ends the shell with the old sandbox; the terminal comes back under this id.
+      if (this.opts.desk.io.isRestarting(terminalId)) ws.close(CLOSE.restarting, 'the sandbox is being restored');
+      else ws.close(1000, 'shell exited');
     };
     const exitSub = terminal.onExit(closeOnExit);
     if (terminal.exited) closeOnExit();

@@ -91,6 +91,11 @@ export class ShellPool {
     return this.shells.get(ShellPool.key(sandbox, session, user))?.shell.alive ?? false;
   }
 
+  /** The sessions of a sandbox whose shell is up (a restore opens them again in the restored sandbox). */
+  liveSessions(sandbox: string): string[] {
+    return [...new Set([...this.shells.values()].filter((e) => e.sandbox === sandbox && e.shell.alive).map((e) => e.session))];
+  }
+
   private close(key: string, e: Entry): void {
     if (this.shells.get(key) === e) this.shells.delete(key);
     if (e.registration) e.scope?.delete(e.registration);

@@ -47,7 +47,7 @@ export interface TerminalSink {
  * arrives); the last resize wins. A viewer that falls behind pauses the shell for all of them.
  */
 export class TerminalSession implements IDisposable {
-  readonly id = randomBytes(12).toString('hex');
+  readonly id: string;
   private readonly cwdEmitter = new Emitter<string>();
   private readonly exitEmitter = new Emitter<{ exitCode: number; signal?: number | undefined }>();
   /** Each prompt's measured cwd (`pwd -P`), as the shell reported it. */
@@ -78,9 +78,22 @@ export class TerminalSession implements IDisposable {
 
   constructor(
     private readonly env: SandboxEnvironment,
-    opts: { user?: string | undefined; target: string; cols: number; rows: number; scrollbackBytes?: number | undefined },
+    opts: {
+      user?: string | undefined;
+      target: string;
+      cols: number;
+      rows: number;
+      scrollbackBytes?: number | undefined;
+      /**
+       * A terminal reopened in place (a restore replaced its sandbox): the id its viewers know, and the
+       * output they had seen, so a viewer that reattaches finds its history above the new prompt.
+       */
+      reopen?: { id: string; scrollback: Buffer } | undefined;
+    },
   ) {
+    this.id = opts.reopen?.id ?? randomBytes(12).toString('hex');
     this.scrollback = new ScrollbackBuffer(opts.scrollbackBytes ?? DEFAULT_SCROLLBACK_BYTES);
+    if (opts.reopen) this.scrollback.push(opts.reopen.scrollback);
     this.size = { cols: opts.cols, rows: opts.rows };
     this.user = opts.user;
     const nonce = randomBytes(8).toString('hex');
@@ -161,6 +174,11 @@ export class TerminalSession implements IDisposable {
   /** Bytes of scrollback held for the next viewer. */
   get scrollbackBytes(): number {
     return this.scrollback.size;
+  }
+
+  /** The output a reattaching viewer would get now (a terminal reopened in place carries it over). */
+  scrollbackSnapshot(): Buffer {
+    return this.scrollback.snapshot();
   }
 
   /** Connects a viewer: the scrollback is replayed to it first, then it gets the live output. Dispose to detach. */

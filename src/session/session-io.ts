@@ -17,8 +17,9 @@ import { toDisposable, type DisposableStore } from '../shared/lifecycle.js';
 import type { SandboxStore } from '../store/sandbox-store.js';
 import type { SessionStore } from '../store/session-store.js';
 import type { SessionPlan } from './session-plan.js';
-import { TerminalRegistry } from './terminal-registry.js';
+import { TerminalRegistry, type HeldTerminal } from './terminal-registry.js';
 import { recordTerminal } from './terminal-cast.js';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { TerminalInfo } from '../shared/terminal-types.js';
 
@@ -72,19 +73,19 @@ export class SessionIo {
   }
 
   /** Issue 16: every terminal as asciicast v2 under `<recordings>/<sandbox>/terminals/<id>.cast`, while recording is on. */
-  private record(terminal: TerminalSession, sandbox: string, session: string): void {
+  private record(terminal: TerminalSession, sandbox: string, session: string, castId: string): void {
     const rec = this.opts.recording;
     if (!rec || !rec.enabled()) return;
     const ids = this.recorded.get(sandbox) ?? new Set<string>();
     this.recorded.set(sandbox, ids);
-    ids.add(terminal.id);
+    ids.add(castId);
     recordTerminal(terminal, {
-      file: join(rec.dir, sandbox, 'terminals', `${terminal.id}.cast`),
+      file: join(rec.dir, sandbox, 'terminals', `${castId}.cast`),
       sandbox,
       session,
       onWarning: (m) => rec.onWarning?.(sandbox, m),
       onEnd: () => {
-        ids.delete(terminal.id);
+        ids.delete(castId);
         rec.onChanged?.(sandbox);
       },
     });
@@ -102,6 +103,13 @@ export class SessionIo {
     cols: number;
     rows: number;
   }): Promise<{ terminal: TerminalSession; session: string; cwd: string }> {
+    return this.startTerminal(input, undefined);
+  }
+
+  private async startTerminal(
+    input: { sandbox: string; session?: string | undefined; cols: number; rows: number },
+    reopen: { id: string; scrollback: Buffer } | undefined,
+  ): Promise<{ terminal: TerminalSession; session: string; cwd: string }> {
     const { rec, env, key, plan } = await this.desk.sessionPlan(input.sandbox, input.session);
     this.desk.store.sessions.ensure(rec.name, key, { parent: null, cwd: null, at: new Date().toISOString() });
     const terminal = new TerminalSession(env, {
@@ -109,6 +117,7 @@ export class SessionIo {
       cols: input.cols,
       rows: input.rows,
       scrollbackBytes: this.opts.scrollbackBytes,
+      reopen,
     });
     terminal.onCwd((cwd) => {
       const at = new Date().toISOString();
@@ -119,7 +128,8 @@ export class SessionIo {
       });
     });
     this.terminals.add(terminal, { sandbox: rec.name, session: key, startedIn: plan.target });
-    this.record(terminal, rec.name, key);
+    // A reopened terminal is a new recording (a cast file has one header): under a cast id of its own.
+    this.record(terminal, rec.name, key, reopen ? randomBytes(12).toString('hex') : terminal.id);
     // The terminal's shell lives in this incarnation: a restart or stop ends it (no shell of a dead sandbox).
     const scope = this.desk.scopeOf(env);
     const registration = scope?.add(toDisposable(() => terminal.dispose()));
@@ -127,6 +137,50 @@ export class SessionIo {
       if (registration) scope?.delete(registration);
     });
     return { terminal, session: key, cwd: plan.target };
+  }
+
+  /**
+   * Before a restore replaces the sandbox: its open terminals are kept by id (listed as `restarting`;
+   * their viewers are told to come back, not that the shell exited). Their shells end with the old
+   * sandbox; `reopenTerminals` starts them again in the new one.
+   */
+  holdTerminals(sandbox: string): HeldTerminal[] {
+    return this.terminals.hold(sandbox, (t) => t.scrollbackSnapshot());
+  }
+
+  /** true while the terminal's sandbox is being restored (its stream closes as `restarting`). */
+  isRestarting(terminalId: string): boolean {
+    return this.terminals.isHeld(terminalId);
+  }
+
+  /**
+   * The held terminals again, in the restored sandbox: the same ids, sizes and scrollback, a new shell
+   * in the session's cwd (the restored record). One that cannot be reopened is given up (its viewer
+   * then reads it as gone); the others still come back. Returns the ids reopened and why others were not.
+   */
+  async reopenTerminals(held: HeldTerminal[]): Promise<{ reopened: string[]; failed: Array<{ terminalId: string; error: string }> }> {
+    const reopened: string[] = [];
+    const failed: Array<{ terminalId: string; error: string }> = [];
+    for (const h of held) {
+      // Closed from its tab meanwhile: not reopened.
+      if (!this.terminals.isHeld(h.terminalId)) continue;
+      try {
+        await this.startTerminal(
+          { sandbox: h.sandbox, session: h.session, cols: h.cols, rows: h.rows },
+          { id: h.terminalId, scrollback: h.scrollback },
+        );
+        reopened.push(h.terminalId);
+      } catch (err) {
+        this.terminals.release(h.terminalId);
+        failed.push({ terminalId: h.terminalId, error: err instanceof Error ? err.message : String(err) });
+      }
+    }
+    return { reopened, failed };
+  }
+
+  /** Gives up held terminals (the restore failed before they could come back). */
+  releaseTerminals(held: HeldTerminal[]): void {
+    for (const h of held) this.terminals.release(h.terminalId);
   }
 
   terminal(id: string): TerminalSession {

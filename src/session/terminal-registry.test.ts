@@ -74,4 +74,54 @@ describe('TerminalRegistry', () => {
     expect(ts.map((t) => t.disposed)).toEqual([1, 1]);
     expect(r.list('s0')).toEqual([]);
   });
+
+  describe('held across a restore', () => {
+    const setup = () => {
+      const r = new TerminalRegistry<FakeTerminal>();
+      const old = new FakeTerminal('a', '2026-01-01T00:00:00Z');
+      r.add(old, { sandbox: 's', session: 'term-1', startedIn: '/etc' });
+      r.add(new FakeTerminal('z', '2026-01-01T00:00:01Z'), { sandbox: 'other', session: 'term-1', startedIn: '/' });
+      const held = r.hold('s', (t) => Buffer.from(`scrollback of ${t.id}`));
+      return { r, old, held };
+    };
+
+    it("keeps the sandbox's terminals by id, with their scrollback, and lists them restarting while their shells end", () => {
+      const { r, old, held } = setup();
+      expect(held).toEqual([expect.objectContaining({ terminalId: 'a', session: 'term-1', startedIn: '/etc', cols: 80, rows: 24 })]);
+      expect(held[0]!.scrollback.toString()).toBe('scrollback of a');
+      expect(r.isHeld('a')).toBe(true);
+      expect(r.isHeld('z')).toBe(false);
+      old.dispose();
+      expect(r.list('s')).toEqual([expect.objectContaining({ terminalId: 'a', restarting: true, viewers: 0 })]);
+      expect(r.list('other')[0]!.restarting).toBeUndefined();
+      // Not attachable meanwhile, and the refusal says to wait rather than that it is gone.
+      expect(() => r.get('a')).toThrow(expect.objectContaining({ code: 'refused', message: expect.stringMatching(/restarting/) }));
+    });
+
+    it('a terminal added under the held id is the live one again, even before the old shell is gone', () => {
+      const { r, old } = setup();
+      const reopened = new FakeTerminal('a', '2026-01-01T00:00:05Z');
+      r.add(reopened, { sandbox: 's', session: 'term-1', startedIn: '/etc' });
+      expect(r.isHeld('a')).toBe(false);
+      // The old shell ends after the new one was registered: the new entry stays.
+      old.dispose();
+      expect(r.get('a')).toBe(reopened);
+      expect(r.list('s')).toEqual([expect.objectContaining({ terminalId: 'a' })]);
+      expect(r.list('s')[0]!.restarting).toBeUndefined();
+    });
+
+    it('one given up (release) or closed from its tab meanwhile is gone', () => {
+      const { r, old } = setup();
+      old.dispose();
+      r.release('a');
+      expect(r.list('s')).toEqual([]);
+      expect(() => r.get('a')).toThrow(expect.objectContaining({ code: 'not_found' }));
+
+      const again = setup();
+      again.r.close('a');
+      expect(again.old.disposed).toBe(1);
+      expect(again.r.isHeld('a')).toBe(false);
+      expect(again.r.list('s')).toEqual([]);
+    });
+  });
 });

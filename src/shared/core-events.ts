@@ -40,15 +40,16 @@ export interface StatsEvent extends Base {
 }
 
 /**
- * A checkpoint's life: `saving` (with the step), then `ready`, `failed` or `removed`; a `restored` or
- * `forked` sandbox came from one. Published by src/api/checkpoint-service.ts.
+ * A checkpoint's life: `saving` (with the step), then `ready`, `failed` or `removed`. A restore of
+ * `sandbox` from it: `restoring`, then `restored` or `failed`; a fork of `sandbox` from it: `forking`,
+ * then `forked` or `failed` (a replay shows these as events). Published by src/api/checkpoint-service.ts.
  */
 export interface CheckpointEvent extends Base {
   topic: 'checkpoint';
   sandbox: string;
   checkpoint: string;
-  phase: 'saving' | 'ready' | 'failed' | 'removed' | 'restored' | 'forked';
-  /** The step's message while saving, the error when failed, the forks' names when forked. */
+  phase: 'saving' | 'ready' | 'failed' | 'removed' | 'restoring' | 'restored' | 'forking' | 'forked';
+  /** The step's message while saving, the error when failed, the forks' names when forking and forked. */
   message?: string;
 }
 

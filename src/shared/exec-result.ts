@@ -38,7 +38,9 @@ export type WarningCode =
   /** The session shell could not be opened; the command ran one-shot. */
   | 'shell_fallback'
   /** The sandbox was restarted or replaced since this session's last command. */
-  | 'environment_recreated';
+  | 'environment_recreated'
+  /** Something that ran before a restore or fork (the desktop, a terminal, a session shell) did not come back. */
+  | 'not_restarted';
 
 export interface ExecWarning {
   code: WarningCode;

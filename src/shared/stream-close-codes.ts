@@ -14,6 +14,11 @@ export const CLOSE = {
   ticketExpired: 4410,
   /** The screen went away (desktop stopped, sandbox stopped). */
   streamGone: 4001,
+  /**
+   * A terminal's sandbox is being restored: its shell ended with the old sandbox and comes back under
+   * the same terminal id (listTerminals shows it `restarting` until then); the viewer reattaches.
+   */
+  restarting: 4012,
   /** The viewer broke the protocol. */
   protocolError: 1003,
   /** An event stream's client read too slowly: it reconnects with `since` and catches up. */

@@ -13,4 +13,9 @@ export interface TerminalInfo {
   rows: number;
   /** Output kept for the next viewer to replay, in bytes (bounded by config `terminal.scrollbackBytes`). */
   scrollbackBytes: number;
+  /**
+   * Set while the sandbox is being restored: the shell ended with the old sandbox and comes back under
+   * this same id once the restore is done (a window waits for that, then reattaches). Absent otherwise.
+   */
+  restarting?: true;
 }

@@ -174,7 +174,8 @@ export function CheckpointsPanel({ sandbox: s, visible }: Props) {
         <div className="confirm checkpoint-confirm" role="alertdialog" aria-label={`Restore ${s.name}`}>
           <span>
             Restore <b>{s.name}</b> to <b>{asking.cp.label ?? asking.cp.id}</b> ({ago(asking.cp.createdAt)})? Everything changed since is
-            lost; its shells, terminals and desktop restart, and each session goes back to the directory it had then.
+            lost, and each session goes back to the directory it had then. What runs now starts again on the restored disk: the desktop if
+            it is running, the sessions' shells, and the open terminals, in their tabs.
           </span>
           <button
             className="btn btn-danger"
@@ -198,7 +199,8 @@ export function CheckpointsPanel({ sandbox: s, visible }: Props) {
         <div className="confirm checkpoint-confirm" role="alertdialog" aria-label={`Fork ${s.name}`}>
           <span>
             New sandboxes from <b>{asking.cp.label ?? asking.cp.id}</b>, each independent, with {s.name}'s options and sessions
-            {Number(forkCount) > 1 ? `: ${forkName}-1 … ${forkName}-${forkCount}` : `: ${forkName}`}.
+            {Number(forkCount) > 1 ? `: ${forkName}-1 … ${forkName}-${forkCount}` : `: ${forkName}`}. What runs in {s.name} now starts in
+            each fork too: the desktop if it is running, and the sessions' shells; its terminals stay with {s.name}.
           </span>
           <label>
             Name <input aria-label="Fork name" value={forkName} onChange={(e) => setForkName(e.target.value)} />

@@ -22,6 +22,7 @@ const LABELS: Record<WarningCode, { label: string; bad: boolean }> = {
   shell_fallback: { label: 'ran one-shot (no shell)', bad: false },
   environment_recreated: { label: 'sandbox recreated', bad: true },
   checkpoint_disk_only: { label: 'checkpoint is disk only', bad: false },
+  not_restarted: { label: 'did not come back after the restore', bad: true },
 };
 
 export function warningLabel(w: Pick<ExecWarning, 'code'>): { label: string; bad: boolean } {

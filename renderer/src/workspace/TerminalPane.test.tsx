@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiProvider } from '../app/api-context.js';
 import { TerminalPane, type TerminalTabs } from './TerminalPane.js';
 import { FakeApi, sessionInfo, terminalInfo } from '../test/fake-api.js';
+import { CLOSE } from '../../../src/shared/stream-close-codes.js';
 
 // xterm needs a real layout and canvas; these stand-ins record what the pane does with them.
 const log = vi.hoisted(() => ({
@@ -176,6 +177,33 @@ describe('terminal pane', () => {
     expect(api.callsOf('terminalOpen')).toHaveLength(1);
     expect(api.callsOf('terminalAttach')).toEqual([{ terminalId: opened!.terminalId }]);
     expect(FakeSocket.all[1]!.url).toContain(`/ws/terminal/${opened!.terminalId}?ticket=`);
+  });
+
+  it('a restore closes the stream as restarting: the tab waits for the same terminal and reattaches to it, no new shell', async () => {
+    const api = new FakeApi();
+    render(<Harness api={api} initial={{ tabs: ['term-1'], active: 'term-1' }} />);
+    await waitFor(() => expect(FakeSocket.all).toHaveLength(1));
+    act(() => FakeSocket.all[0]!.open());
+    const id = api.terminals[0]!.terminalId;
+    // The core holds the terminal while the sandbox is restored, and closes the viewer's stream so.
+    api.terminals[0]!.restarting = true;
+    act(() => {
+      FakeSocket.all[0]!.dispatchEvent(
+        Object.assign(new Event('close'), { code: CLOSE.restarting, reason: 'the sandbox is being restored' }),
+      );
+    });
+    expect(await screen.findByTestId('terminal-restarting-term-1')).toBeTruthy();
+    expect(screen.queryByText(/Terminal closed/)).toBeNull();
+    await waitFor(() => expect(api.callsOf('listTerminals').length).toBeGreaterThanOrEqual(2));
+    expect(api.callsOf('terminalAttach')).toEqual([]);
+    // Back under the same id.
+    delete api.terminals[0]!.restarting;
+    await waitFor(() => expect(FakeSocket.all).toHaveLength(2), { timeout: 3000 });
+    expect(api.callsOf('terminalAttach')).toEqual([{ terminalId: id }]);
+    expect(api.callsOf('terminalOpen')).toHaveLength(1);
+    expect(FakeSocket.all[1]!.url).toContain(`/ws/terminal/${id}?ticket=`);
+    act(() => FakeSocket.all[1]!.open());
+    expect(screen.queryByTestId('terminal-restarting-term-1')).toBeNull();
   });
 
   it("closing a tab ends its shell in the core (terminalClose with the tab's terminal)", async () => {

@@ -7,6 +7,7 @@ import { describeError } from '../app/api-client.js';
 import { useApi } from '../app/api-context.js';
 import { shortcutOf } from '../app/shortcuts.js';
 import { currentColorScheme, TERMINAL_THEMES, watchColorScheme } from '../app/color-scheme.js';
+import type { TerminalInfo } from '../../../src/shared/terminal-types.js';
 
 declare global {
   interface Window {
@@ -23,7 +24,15 @@ interface Props {
   onStarted?: (cwd: string, terminalId: string) => void;
 }
 
-type Link = { state: 'opening' } | { state: 'open' } | { state: 'closed'; why: string } | { state: 'failed'; why: string; hint?: string };
+type Link =
+  | { state: 'opening' }
+  | { state: 'restarting' }
+  | { state: 'open' }
+  | { state: 'closed'; why: string }
+  | { state: 'failed'; why: string; hint?: string };
+
+/** How often a view whose sandbox is being restored asks whether its terminal is back. */
+export const RESTART_POLL_MS = 1000;
 
 /** Why a terminal stream closed, in words (the close codes are the shared table the server closes with). */
 function closeReason(e: CloseEvent): string {
@@ -39,6 +48,9 @@ function closeReason(e: CloseEvent): string {
  * only detaches. On mount it reattaches to the session's open terminal if the core has one — the core
  * replays its scrollback first — and opens a new shell only when there is none. Reconnect does the
  * same: the same shell if it still runs, else a new one in the session's cwd record.
+ * A restore of the sandbox ends the shell and brings it back under the same terminal id: the stream
+ * closes with `restarting`, and the view waits (listed `restarting` meanwhile) and reattaches to it —
+ * the scrollback it gets is what the tab showed before, then the new prompt.
  */
 export function TerminalView({ sandbox, session, active, onStarted }: Props) {
   const api = useApi();
@@ -99,13 +111,23 @@ export function TerminalView({ sandbox, session, active, onStarted }: Props) {
           });
     observer?.observe(el);
 
-    setLink({ state: 'opening' });
+    // A view remade because its terminal restarts keeps saying so until it is back.
+    setLink((l) => (l.state === 'restarting' ? l : { state: 'opening' }));
+    /** The session's terminal in the core, once it is not restarting (a restore brings it back under its id). */
+    const sessionTerminal = async (): Promise<TerminalInfo | undefined> => {
+      for (;;) {
+        const t = (await api.call('listTerminals', { sandbox })).find((x) => x.session === session);
+        if (!t?.restarting || disposed) return t;
+        setLink({ state: 'restarting' });
+        await new Promise((r) => setTimeout(r, RESTART_POLL_MS));
+      }
+    };
     void (async () => {
       try {
         const cols = Math.max(2, term.cols);
         const rows = Math.max(1, term.rows);
         // The session's terminal may already run in the core (this window left it, or another window opened it).
-        const running = (await api.call('listTerminals', { sandbox })).find((t) => t.session === session);
+        const running = await sessionTerminal();
         let grant = running ? await api.call('terminalAttach', { terminalId: running.terminalId }).catch(() => null) : null;
         sent = grant && running ? { cols: running.cols, rows: running.rows } : { cols, rows };
         if (disposed) return;
@@ -130,6 +152,12 @@ export function TerminalView({ sandbox, session, active, onStarted }: Props) {
         });
         socket.addEventListener('close', (e) => {
           if (disposed) return;
+          // The sandbox is being restored: the terminal comes back under its id; this view waits and reattaches.
+          if (e.code === STREAM_CLOSE.restarting) {
+            setLink({ state: 'restarting' });
+            setGeneration((g) => g + 1);
+            return;
+          }
           const why = closeReason(e);
           term.write(`\r\n\x1b[2m[${why}]\x1b[0m\r\n`);
           setLink({ state: 'closed', why });
@@ -169,6 +197,11 @@ export function TerminalView({ sandbox, session, active, onStarted }: Props) {
     <div className="terminal-view">
       <div ref={host} className="terminal-host" data-testid={`terminal-${session}`} />
       {link.state === 'opening' && <div className="terminal-overlay muted">Opening a shell in {session}…</div>}
+      {link.state === 'restarting' && (
+        <div className="terminal-overlay muted" role="status" data-testid={`terminal-restarting-${session}`}>
+          The sandbox is being restored: this terminal comes back when it is done…
+        </div>
+      )}
       {(link.state === 'closed' || link.state === 'failed') && (
         <div
           className={`terminal-banner ${link.state === 'failed' ? 'notice-error' : ''}`}
