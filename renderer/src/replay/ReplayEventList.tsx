@@ -82,7 +82,7 @@ export function ReplayEventList({ events, startMs, current, selected, onJump, re
                   {formatOffset(Date.parse(e.at) - startMs)}
                 </span>
                 <span className={`pill replay-kind-${e.kind}`}>{KIND_LABEL[e.kind]}</span>
-                <span className="replay-event-summary" data-testid="replay-event-summary">
+                <span className="replay-event-summary" data-testid="replay-event-summary" title={e.summary}>
                   {e.summary}
                 </span>
                 {e.session && (

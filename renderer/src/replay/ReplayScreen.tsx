@@ -42,6 +42,8 @@ export function ReplayScreen({ sandbox, at, before = null, debounceMs, point, re
   atRef.current = at;
   const stage = useRef<HTMLDivElement>(null);
   const screenWidth = useRef<number | null>(null);
+  /** The paused path's pump: a playing request that ends after the pause hands over to it. */
+  const pumpRef = useRef<(() => Promise<void>) | null>(null);
 
   useEffect(() => {
     alive.current = true;
@@ -84,6 +86,8 @@ export function ReplayScreen({ sandbox, at, before = null, debounceMs, point, re
             if (!stopped && alive.current && box === sandboxRef.current) setError(describeError(err));
           } finally {
             busy.current = false;
+            // Paused while this was in flight: the frame at the stop was left waiting for it.
+            if (want.current !== null) void pumpRef.current?.();
           }
         }
         const rest = Math.max(0, PLAY_FRAME_EVERY_MS - (performance.now() - began));
@@ -120,6 +124,7 @@ export function ReplayScreen({ sandbox, at, before = null, debounceMs, point, re
       }
       void pump();
     };
+    pumpRef.current = pump;
     want.current = at;
     const timer = setTimeout(() => void pump(), debounceMs);
     return () => clearTimeout(timer);
