@@ -304,6 +304,26 @@ describe('replay, end to end: what the agent did, where, and what the screen sho
       expect(seen.frame.width).toBeGreaterThanOrEqual(400);
     }
     figures.layoutWallMs = Date.now() - started;
+
+    // 16× from the start: the screen shows the recorded updates between keyframes as it plays (the
+    // frames' own times, data-at, change more often than there are keyframes).
+    const { recordings } = await api<{ recordings: Array<{ sandbox: string; screen: { keyframes: number } | null }> }>('replayList', {
+      sandbox: sb,
+    });
+    const keyframes = recordings.find((r) => r.sandbox === sb)!.screen!.keyframes;
+    await p.getByTestId('replay-speed-16').click();
+    // The speed button has the focus (inside the view): Home goes to the view's keys.
+    await p.keyboard.press('Home');
+    const img = p.getByTestId('replay-frame');
+    const shown = new Set<string>();
+    await p.getByTestId('replay-play').click();
+    const until = Date.now() + 4000;
+    while (Date.now() < until && (await p.getByTestId('replay-play').textContent()) === 'Pause') {
+      shown.add((await img.getAttribute('data-at')) ?? '');
+      await p.waitForTimeout(40);
+    }
+    figures.play16 = { framesShown: shown.size, keyframes };
+    expect(shown.size).toBeGreaterThan(keyframes);
     await p.setViewportSize({ width: 1500, height: 1150 });
   });
 
