@@ -218,6 +218,24 @@ describe('CheckpointService (a folder backend, real shells)', () => {
     ).toEqual(['restoring', 'failed']);
   }, 20_000);
 
+  it("the replay: a restore and a fork are events; the restore's own re-measurement (`true`) is not a command", async () => {
+    mkdirSync(project());
+    await desk.exec({ sandbox: 'src', session: 'agent', command: `cd ${project()}` });
+    const { checkpoint } = await desk.checkpoints.checkpoint({ sandbox: 'src', label: 'before' });
+    await desk.checkpoints.restore('src', checkpoint.id);
+    await desk.checkpoints.fork({ sandbox: 'src', checkpoint: checkpoint.id, as: 'alt', count: 1 });
+    const rows = desk.replay.events('src').events.map((e) => [e.kind, e.summary, e.session ?? null]);
+    expect(rows).toEqual([
+      ['command', `cd ${project()}`, 'agent'],
+      ['checkpoint', 'checkpoint before', null],
+      ['restore', `restored to checkpoint ${checkpoint.id}`, null],
+      ['fork', `forked checkpoint ${checkpoint.id} as alt-1`, null],
+    ]);
+    expect(desk.replay.events('alt-1').events.map((e) => [e.kind, e.summary])).toEqual([
+      ['fork', `forked from src's checkpoint ${checkpoint.id}`],
+    ]);
+  });
+
   it('a restored session whose directory is not there is walked with the usual warning', async () => {
     mkdirSync(project());
     await desk.exec({ sandbox: 'src', session: 'a', command: `cd ${project()}` });

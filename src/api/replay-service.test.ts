@@ -154,9 +154,9 @@ describe('ReplayService', () => {
     expect(() => svc.list('../etc')).toThrow(/not a sandbox name/);
   });
 
-  it('events: calls with their cwd and warnings, the command they ran, actions, checkpoints — in order, filtered by time', () => {
+  it('events: one row per agent action (a call with the command it ran, an action with its call), checkpoints — in order, filtered by time', () => {
     const { svc, journal } = setup({
-      calls: [call(10), call(40, { tool: 'desktop_click', cwdUsed: null, cwdObserved: null, durationMs: 20 })],
+      calls: [call(10), call(40, { tool: 'click', session: 'agent', cwdUsed: null, cwdObserved: null, durationMs: 20 })],
     });
     journal.append('box', {
       at: at(10.1),
@@ -171,6 +171,7 @@ describe('ReplayService', () => {
       at: at(40),
       kind: 'action',
       summary: 'click (412, 300)',
+      tool: 'click',
       point: { x: 412, y: 300 },
       frameId: 'f1',
       frameAt: at(39),
@@ -178,12 +179,12 @@ describe('ReplayService', () => {
     const r = svc.events('box');
     expect(r.events.map((e) => [e.kind, e.summary])).toEqual([
       ['agentCall', 'run_command: cd /tmp/proj && echo hi'],
-      ['command', 'cd /tmp/proj && echo hi'],
       ['checkpoint', 'checkpoint before'],
-      ['agentCall', 'desktop_click'],
       ['action', 'click (412, 300)'],
     ]);
+    expect(r.events[2]).toMatchObject({ session: 'agent', frameAt: at(39), point: { x: 412, y: 300 } });
     expect(r.events[0]).toMatchObject({
+      session: 'default',
       cwdUsed: '/home/user',
       cwdObserved: '/tmp/proj',
       exitCode: 0,

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { SandboxDeskError } from '../shared/errors.js';
 import { ExportFolder } from './export-folder.js';
 import type { CallLogEntry } from '../shared/call-log-types.js';
-import type { ExecWarning } from '../shared/exec-result.js';
 import type { ReplayEvent, ReplayExportResult, ReplayFrame, ReplayRecording, ReplayTerminalInfo } from '../shared/replay-types.js';
 import { clipCast, parseCast, readCastInfo } from '../session/cast-file.js';
+import { mergeAgentEvents } from './replay-events.js';
 import type { ReplayJournal } from './replay-journal.js';
 import type { ScreenRecordingApi } from './replay-screen.js';
 import type { TrackedOperation } from './operation-tracker.js';
@@ -67,8 +67,6 @@ function gapEvent(g: { from: number; to: number }, what: string): ReplayEvent {
     durationMs: g.to - g.from,
   };
 }
-
-const warningText = (w: ExecWarning): string => `${w.code}: ${w.message}`;
 
 /**
  * Replay (issue 16): a sandbox's recording — its screen (recscreen's segments), its terminals
@@ -202,8 +200,9 @@ export class ReplayService {
 
   /**
    * What happened, on the recording's clock, oldest first: agent calls (the call log), commands,
-   * desktop actions, lease changes and recording warnings (events.jsonl), checkpoints (their store).
-   * An agent call that ran a command is followed by the command with its text.
+   * desktop actions, lease changes, restores, forks, network policy changes and recording warnings
+   * (events.jsonl), checkpoints (their store). An agent call and the command or desktop action it
+   * made are one event (mergeAgentEvents).
    */
   events(sandbox: string, range: { since?: string | undefined; until?: string | undefined } = {}) {
     const since = parseTime(range.since, 'since');
@@ -213,35 +212,14 @@ export class ReplayService {
       const ms = Date.parse(at);
       return (since === undefined || ms >= since) && (until === undefined || ms <= until);
     };
-    const calls: ReplayEvent[] = this.host.calls(sandbox).map((c) => ({
-      at: c.at,
-      kind: 'agentCall',
-      summary: c.error ? `${c.tool}: ${c.error}` : c.tool,
-      tool: c.tool,
-      session: c.session,
-      cwdUsed: c.cwdUsed,
-      cwdObserved: c.cwdObserved,
-      exitCode: c.exitCode,
-      durationMs: c.durationMs,
-      warnings: c.warnings.map(warningText),
-      error: c.error,
-    }));
-    const journal = this.host.journal.read(sandbox);
-    // A call's summary names the command it ran (the call log keeps only the tool).
-    for (const call of calls) {
-      const start = Date.parse(call.at);
-      const end = start + (call.durationMs ?? 0);
-      const cmd = journal.find(
-        (e) => e.kind === 'command' && e.session === call.session && Date.parse(e.at) >= start - 5 && Date.parse(e.at) <= end + 5,
-      );
-      if (cmd) call.summary = `${call.tool}: ${cmd.summary}`;
-    }
+    // One row per agent action: a call carries the command it ran, an action the call that made it.
+    const acts = mergeAgentEvents(this.host.calls(sandbox), this.host.journal.read(sandbox));
     const checkpoints: ReplayEvent[] = this.host.checkpoints(sandbox).map((c) => ({
       at: c.createdAt,
       kind: 'checkpoint',
       summary: `checkpoint ${c.label ?? c.id}`,
     }));
-    const events = [...calls, ...journal, ...checkpoints].filter((e) => inRange(e.at)).sort((a, b) => a.at.localeCompare(b.at));
+    const events = [...acts, ...checkpoints].filter((e) => inRange(e.at)).sort((a, b) => a.at.localeCompare(b.at));
     return { sandbox, startedAt: rec?.startedAt ?? null, endedAt: rec?.endedAt ?? null, events };
   }
 

@@ -111,6 +111,50 @@ describe('replay wiring', () => {
     expect(journal.read('box')).toHaveLength(2);
   });
 
+  it("journals this process's restores, forks (on both sides) and network policy changes, not relayed ones", () => {
+    const bus = new CoreEventBus();
+    const journal = new ReplayJournal(join(root, 'core'));
+    const seen: CoreEvent[] = [];
+    bus.onEvent((e) => seen.push(e));
+    const w = wireReplay({
+      bus,
+      journal,
+      replay: { enforceLimit: () => 0, enforceLimits: () => undefined } as unknown as ReplayService,
+      onLeaseChanged: new Emitter<LeaseChange>().event,
+    });
+    const t = (s: number) => `2026-03-01T10:00:${String(s).padStart(2, '0')}.000Z`;
+    bus.publish({ topic: 'checkpoint', sandbox: 'box', checkpoint: 'cp1', phase: 'ready', at: t(1) });
+    bus.publish({ topic: 'checkpoint', sandbox: 'box', checkpoint: 'cp1', phase: 'restored', at: t(2) });
+    bus.publish({ topic: 'checkpoint', sandbox: 'box', checkpoint: 'cp1', phase: 'forked', message: 'try-1 try-2', at: t(3) });
+    bus.publish({
+      topic: 'network',
+      sandbox: 'box',
+      kind: 'policy',
+      policy: { mode: 'allow', allow: ['example.com', '10.0.0.0/8'] },
+      at: t(4),
+    });
+    bus.publish({ topic: 'network', sandbox: 'box', kind: 'policy', policy: { mode: 'offline', allow: [] }, at: t(5) });
+    // Another process's restore, relayed here: that process journals it.
+    bus.publish({ topic: 'checkpoint', sandbox: 'box', checkpoint: 'cp2', phase: 'restored', remote: true, at: t(6) } as never);
+    expect(journal.read('box').map((e) => [e.at, e.kind, e.summary])).toEqual([
+      [t(2), 'restore', 'restored to checkpoint cp1'],
+      [t(3), 'fork', 'forked checkpoint cp1 as try-1, try-2'],
+      [t(4), 'network', 'network policy: allow example.com, 10.0.0.0/8'],
+      [t(5), 'network', 'network policy: offline'],
+    ]);
+    expect(journal.read('try-2').map((e) => [e.kind, e.summary])).toEqual([['fork', "forked from box's checkpoint cp1"]]);
+    // The replay view hears of each (it re-reads on `replay`).
+    expect(seen.filter((e) => e.topic === 'replay').map((e) => (e as { sandbox: string }).sandbox)).toEqual([
+      'box',
+      'box',
+      'try-1',
+      'try-2',
+      'box',
+      'box',
+    ]);
+    w.dispose();
+  });
+
   it('records nothing while replay.record is off', () => {
     const journal = new ReplayJournal(join(root, 'off'), () => false);
     journal.append('box', { at: 't', kind: 'command', summary: 'ls' });

@@ -1,8 +1,9 @@
-import type { CoreEventBus } from '../shared/core-events.js';
+import type { CheckpointEvent, CoreEvent, CoreEventBus, NetworkEvent } from '../shared/core-events.js';
 import type { AgentActionView } from '../shared/desktop-types.js';
 import type { ExecWarning } from '../shared/exec-result.js';
 import type { Event, IDisposable } from '../shared/lifecycle.js';
 import type { Lease } from '../shared/lease-types.js';
+import type { NetworkPolicy } from '../shared/network-policy.js';
 import type { LeaseChange } from '../store/lease-store.js';
 import type { ReplayEvent } from '../shared/replay-types.js';
 import type { ReplayJournal } from './replay-journal.js';
@@ -61,9 +62,45 @@ export function leaseEvent(c: LeaseChange): ReplayEvent {
   return { at: c.lease.since, kind: 'lease', summary: `control: ${holderText(c.lease)}, from ${holderText(c.previous)}${reason}` };
 }
 
+/** A policy in words: "open", "offline", "allow example.com, 10.0.0.0/8". */
+function policyText(p: NetworkPolicy): string {
+  if (p.mode !== 'allow') return p.mode;
+  return p.allow.length ? `allow ${p.allow.join(', ')}` : 'allow nothing';
+}
+
 /**
- * Feeds the replay: desktop actions and lease changes made in this process go to events.jsonl, a
- * recording change becomes a `replay` event, and each sandbox is held to its size limit now and then.
+ * The replay events a core event stands for, each with the sandbox whose journal it goes to: a
+ * restore, a fork (on the source and on each fork) and a network policy change. Other events: none.
+ */
+export function coreReplayEvents(e: CoreEvent): Array<{ sandbox: string; event: ReplayEvent }> {
+  if (e.topic === 'checkpoint') return checkpointEvents(e);
+  if (e.topic === 'network' && e.kind === 'policy' && e.policy) return [networkEvent(e, e.policy)];
+  return [];
+}
+
+function checkpointEvents(e: CheckpointEvent): Array<{ sandbox: string; event: ReplayEvent }> {
+  if (e.phase === 'restored')
+    return [{ sandbox: e.sandbox, event: { at: e.at, kind: 'restore', summary: `restored to checkpoint ${e.checkpoint}` } }];
+  if (e.phase !== 'forked') return [];
+  const forks = (e.message ?? '').split(' ').filter(Boolean);
+  return [
+    { sandbox: e.sandbox, event: { at: e.at, kind: 'fork', summary: `forked checkpoint ${e.checkpoint} as ${forks.join(', ') || '?'}` } },
+    ...forks.map((f) => ({
+      sandbox: f,
+      event: { at: e.at, kind: 'fork' as const, summary: `forked from ${e.sandbox}'s checkpoint ${e.checkpoint}` },
+    })),
+  ];
+}
+
+function networkEvent(e: NetworkEvent, policy: NetworkPolicy): { sandbox: string; event: ReplayEvent } {
+  return { sandbox: e.sandbox, event: { at: e.at, kind: 'network', summary: `network policy: ${policyText(policy)}` } };
+}
+
+/**
+ * Feeds the replay: desktop actions, lease changes, restores, forks and network policy changes made
+ * in this process go to events.jsonl, a recording change becomes a `replay` event, and each sandbox
+ * is held to its size limit now and then. Restores, forks and policy changes come from the bus, but
+ * only this process's own (`remote` unset): another process's are relayed here and journalled there.
  *
  * Lease changes come from the lease store's own writes, not from `lease` bus events: the bus also
  * fires for a re-acquire or a non-holder's give-back that changed nothing (every watcher's stream
@@ -88,6 +125,15 @@ export function wireReplay(opts: {
       }),
     );
   subs.push(opts.onLeaseChanged((c) => opts.journal.append(c.sandbox, leaseEvent(c))));
+  subs.push(
+    opts.bus.onEvent((e) => {
+      if (e.remote) return;
+      const made = coreReplayEvents(e);
+      for (const { sandbox, event } of made) opts.journal.append(sandbox, event);
+      // The replay view re-reads on `replay` (a restore or a policy change is not a recording change).
+      for (const sandbox of new Set(made.map((m) => m.sandbox))) opts.bus.publish({ topic: 'replay', sandbox });
+    }),
+  );
   if (opts.onRecordingChanged)
     subs.push(
       opts.onRecordingChanged(({ sandbox }) => {

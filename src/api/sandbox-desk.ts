@@ -204,13 +204,14 @@ export class SandboxDesk {
       beforeReplace: async (n) => {
         this.shells.closeFor(n);
       },
-      remeasure: async (sandbox, session) => (await this.exec({ sandbox, session, command: 'true', mode: 'oneshot' })).warnings,
+      // The app's own measurement after a restore: not an agent's command, so not a replay event.
+      remeasure: async (sandbox, session) => (await this.runExec({ sandbox, session, command: 'true', mode: 'oneshot' }, false)).warnings,
       // What ran before a restore or fork runs again after it (restore-restarts.ts).
       restarts: {
         desktopStatus: (n) => this.desktop.status(n),
         startDesktop: (n, o) => this.desktop.start(n, o),
         liveShells: (n) => this.shells.liveSessions(n),
-        openShell: async (sandbox, session) => (await this.exec({ sandbox, session, command: 'true', mode: 'shell' })).warnings,
+        openShell: async (sandbox, session) => (await this.runExec({ sandbox, session, command: 'true', mode: 'shell' }, false)).warnings,
         holdTerminals: (n) => this.io.holdTerminals(n),
         reopenTerminals: (held) => this.io.reopenTerminals(held),
         releaseTerminals: (held) => this.io.releaseTerminals(held),
@@ -570,6 +571,15 @@ export class SandboxDesk {
   // ---- commands -------------------------------------------------------------------------------
 
   async exec(input: ExecRequest & { signal?: AbortSignal }): Promise<ExecOutcome> {
+    return this.runExec(input, true);
+  }
+
+  /**
+   * A command; `journal`: it is an event of the replay (someone asked for it). What the app runs for
+   * itself (a restore's re-measurement) passes false — a flag no API caller can set, so an agent's
+   * command can never hide from the replay.
+   */
+  private async runExec(input: ExecRequest & { signal?: AbortSignal }, journal: boolean): Promise<ExecOutcome> {
     const req = validate(ExecRequest, input);
     const rec = this.record(req.sandbox);
     const provider = await this.providerOf(rec.backend);
@@ -594,12 +604,16 @@ export class SandboxDesk {
         signal: input.signal,
         maxOutputBytes: req.maxOutputBytes ?? this.maxOutputBytes,
       });
-      this.replayJournal.append(rec.name, commandEvent(startedAt, req.command, out));
+      if (journal) this.replayJournal.append(rec.name, commandEvent(startedAt, req.command, out));
       // The call log's link to the connections this command made (issue 17).
       this.network.noteCommand(rec.name, out, started);
       return out;
     } catch (err) {
-      this.replayJournal.append(rec.name, commandEvent(startedAt, req.command, { error: String((err as Error)?.message ?? err), session }));
+      if (journal)
+        this.replayJournal.append(
+          rec.name,
+          commandEvent(startedAt, req.command, { error: String((err as Error)?.message ?? err), session }),
+        );
       // A transport failure usually means the sandbox went away under us: say that, precisely.
       if (err instanceof SandboxDeskError && err.code === 'backend_unavailable') {
         envs.drop(rec.name, 'transport');

@@ -45,7 +45,7 @@ export function registerReplayTools(server: McpServer, desk: SandboxDesk, k: Che
         events: z.array(
           out.object({
             at: z.string(),
-            kind: z.string().describe('agentCall, command, action, lease, checkpoint, recording …'),
+            kind: z.string().describe('agentCall, command, action, lease, checkpoint, restore, fork, network, recording …'),
             summary: z.string(),
             frame: out.object({ at: z.string() }).nullable().describe('fetch the screen then with replay_frame at frame.at'),
           }),

@@ -48,7 +48,19 @@ export interface ReplayRecording {
   warnings: string[];
 }
 
-export type ReplayEventKind = 'agentCall' | 'command' | 'action' | 'lease' | 'checkpoint' | 'recording';
+export type ReplayEventKind =
+  | 'agentCall'
+  | 'command'
+  | 'action'
+  | 'lease'
+  | 'checkpoint'
+  /** The sandbox was put back to a checkpoint (its shells, terminals and desktop restart). */
+  | 'restore'
+  /** Sandboxes were made from one of its checkpoints (on the source), or this sandbox was (on a fork). */
+  | 'fork'
+  /** Its network policy changed. */
+  | 'network'
+  | 'recording';
 
 /** One thing that happened, on the recording's clock. */
 export interface ReplayEvent {

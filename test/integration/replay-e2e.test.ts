@@ -5,7 +5,9 @@
  * its time with cwd /tmp/proj, the recorded screen at that moment — its pixels compared with the
  * screenshot the agent took live then — and the terminal line; its Export writes a video ffprobe reads
  * and `.cast` files whose lines are asciicast v2. Real Docker desktop, Xvnc, ffmpeg.
- * Screenshot: replay-view.png (docs/ with SDESK_UPDATE_DOCS=1, else test/artifacts/).
+ * Then the view at 1280×720 and 1440×900: scrubber, frame and first event in view at once (issue 36).
+ * Screenshots: replay-view.png, replay-1280x720.png, replay-1440x900.png (docs/ with
+ * SDESK_UPDATE_DOCS=1, else test/artifacts/).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -248,6 +250,81 @@ describe('replay, end to end: what the agent did, where, and what the screen sho
       expect(await seriousViolations(p)).toEqual([]);
     }
     await p.emulateMedia({ colorScheme: 'dark' });
+  });
+
+  it('at 1280×720 and 1440×900 the scrubber, the frame and the first event are in view at once, without scrolling (issue 36)', async () => {
+    const p = ui.page;
+    const started = Date.now();
+    for (const [width, height] of [
+      [1280, 720],
+      [1440, 900],
+    ] as const) {
+      await p.setViewportSize({ width, height });
+      // The event list scrolls in its own pane: at its top, its first row is the one to see.
+      await p.locator('.replay-event-list').evaluate((el) => (el.scrollTop = 0));
+      await p.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      const seen = await p.evaluate(() => {
+        const box = (sel: string) => {
+          const r = document.querySelector(sel)!.getBoundingClientRect();
+          return { top: r.top, bottom: r.bottom, left: r.left, right: r.right, width: r.width, height: r.height };
+        };
+        const view = document.querySelector<HTMLElement>('[data-testid="replay-view"]')!;
+        let scrolled = 0;
+        for (let e: Element | null = view; e; e = e.parentElement) scrolled += e.scrollTop;
+        const time = document.querySelector<HTMLElement>('[data-testid="replay-time"]')!;
+        return {
+          viewport: { width: innerWidth, height: innerHeight },
+          scrolled: scrolled + (document.scrollingElement?.scrollTop ?? 0),
+          // Nothing in the view below its bottom edge: the page needs no scrolling.
+          viewOverflow: view.scrollHeight - view.clientHeight,
+          timeClipped: time.scrollWidth > time.clientWidth,
+          time: time.textContent,
+          scrubber: box('[data-testid="replay-scrubber"]'),
+          frame: box('[data-testid="replay-frame"]'),
+          firstEvent: box('[data-testid="replay-event"]'),
+        };
+      });
+      await p.screenshot({ path: join(DOCS, `replay-${width}x${height}.png`) });
+      figures[`layout.${width}x${height}`] = { frame: [Math.round(seen.frame.width), Math.round(seen.frame.height)], time: seen.time };
+      expect(seen.scrolled).toBe(0);
+      expect(seen.viewOverflow).toBeLessThanOrEqual(0);
+      expect(seen.timeClipped).toBe(false);
+      expect(seen.time).toMatch(/^(\d+:)?\d+:\d\d\.\d \/ (\d+:)?\d+:\d\d\.\d$/);
+      for (const part of ['scrubber', 'frame', 'firstEvent'] as const) {
+        const r = seen[part];
+        expect({
+          part,
+          inView: r.top >= 0 && r.left >= 0 && r.bottom <= height && r.right <= width && r.width > 0 && r.height > 0,
+        }).toEqual({
+          part,
+          inView: true,
+        });
+      }
+      // The frame scales to the space left, and that is a usable picture (the 1024×768 screen at half size or more).
+      expect(seen.frame.width).toBeGreaterThanOrEqual(400);
+    }
+    figures.layoutWallMs = Date.now() - started;
+
+    // 16× from the start: the screen shows the recorded updates between keyframes as it plays (the
+    // frames' own times, data-at, change more often than there are keyframes).
+    const { recordings } = await api<{ recordings: Array<{ sandbox: string; screen: { keyframes: number } | null }> }>('replayList', {
+      sandbox: sb,
+    });
+    const keyframes = recordings.find((r) => r.sandbox === sb)!.screen!.keyframes;
+    await p.getByTestId('replay-speed-16').click();
+    // The speed button has the focus (inside the view): Home goes to the view's keys.
+    await p.keyboard.press('Home');
+    const img = p.getByTestId('replay-frame');
+    const shown = new Set<string>();
+    await p.getByTestId('replay-play').click();
+    const until = Date.now() + 4000;
+    while (Date.now() < until && (await p.getByTestId('replay-play').textContent()) === 'Pause') {
+      shown.add((await img.getAttribute('data-at')) ?? '');
+      await p.waitForTimeout(40);
+    }
+    figures.play16 = { framesShown: shown.size, keyframes };
+    expect(shown.size).toBeGreaterThan(keyframes);
+    await p.setViewportSize({ width: 1500, height: 1150 });
   });
 
   it('Export from the view: a video ffprobe reads and .cast files that are asciicast v2', async () => {

@@ -94,14 +94,15 @@ describe('replay with a docker sandbox', () => {
 
     const { events } = desk.replay.events(sb);
     const agentCall = events.find((e) => e.kind === 'agentCall' && e.tool === 'execute_shell_command');
+    // One event for the agent's one act (issue 36): the call carries its command's cwd and session.
     expect(agentCall).toMatchObject({
       cwdObserved: '/tmp/proj',
+      cwdUsed: expect.any(String),
       exitCode: 0,
+      session: expect.any(String),
       summary: 'execute_shell_command: cd /tmp/proj && echo agent-hi',
     });
-    expect(events.find((e) => e.kind === 'command' && e.summary === 'cd /tmp/proj && echo agent-hi')).toMatchObject({
-      cwdObserved: '/tmp/proj',
-    });
+    expect(events.filter((e) => e.kind === 'command' && e.summary === 'cd /tmp/proj && echo agent-hi')).toEqual([]);
     // Oldest first, on one clock.
     expect(events.map((e) => e.at)).toEqual([...events.map((e) => e.at)].sort());
 

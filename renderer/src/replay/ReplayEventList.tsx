@@ -19,6 +19,9 @@ const KIND_LABEL: Record<ReplayEvent['kind'], string> = {
   action: 'action',
   lease: 'lease',
   checkpoint: 'checkpoint',
+  restore: 'restore',
+  fork: 'fork',
+  network: 'network',
   recording: 'recording',
 };
 
@@ -37,8 +40,9 @@ function CwdOf({ e }: { e: ReplayEvent }) {
 }
 
 /**
- * The run's calls, commands, actions, lease changes and checkpoints, oldest first, each with its
- * time, cwd and warnings; each a button that moves the replay to it.
+ * The run's agent actions (a call with the command it ran is one row), commands, lease changes,
+ * checkpoints, restores, forks and network policy changes, oldest first, each with its time, session,
+ * cwd and warnings; each a button that moves the replay to it. The list scrolls in its own pane.
  */
 export function ReplayEventList({ events, startMs, current, selected, onJump, recording }: Props) {
   const list = useRef<HTMLOListElement>(null);
@@ -78,9 +82,14 @@ export function ReplayEventList({ events, startMs, current, selected, onJump, re
                   {formatOffset(Date.parse(e.at) - startMs)}
                 </span>
                 <span className={`pill replay-kind-${e.kind}`}>{KIND_LABEL[e.kind]}</span>
-                <span className="replay-event-summary" data-testid="replay-event-summary">
+                <span className="replay-event-summary" data-testid="replay-event-summary" title={e.summary}>
                   {e.summary}
                 </span>
+                {e.session && (
+                  <span className="replay-session mono small" data-testid="replay-event-session" title="The session it ran in">
+                    session {e.session}
+                  </span>
+                )}
                 <CwdOf e={e} />
                 {typeof e.exitCode === 'number' && e.exitCode !== 0 && <span className="text-warn small"> exit {e.exitCode}</span>}
                 {e.error && <span className="text-warn small"> {e.error}</span>}

@@ -26,8 +26,9 @@ const NUDGE_MS = 5000;
 
 /**
  * What happened in a sandbox, on one clock: a scrubber over the run with the events as ticks, the
- * recorded screen and terminal at the chosen time, and the calls and commands (with their cwd) as
- * jump targets. Plays at 1×, 4× or 16×; the keyboard drives it (the help line says how). Re-reads on
+ * recorded screen and terminal at the chosen time, and the calls and commands (with their cwd and
+ * session) as jump targets. Laid out to fit the window without page scrolling (1280×720 and up): the
+ * scrubber on top, the screen scaled into the space left, the event list scrolling in its own pane. Plays at 1×, 4× or 16×; the keyboard drives it (the help line says how). Re-reads on
  * the `replay` topic (and the stores the events come from) while a recording grows.
  */
 export function ReplayView({ sandbox, visible }: Props) {
@@ -206,7 +207,8 @@ export function ReplayView({ sandbox, visible }: Props) {
             <kbd>Space</kbd> play/pause · <kbd>←</kbd>/<kbd>→</kbd> previous/next event · <kbd>Shift</kbd>+<kbd>←</kbd>/<kbd>→</kbd> 5 s ·{' '}
             <kbd>Home</kbd>/<kbd>End</kbd> start/end · <kbd>1</kbd>/<kbd>4</kbd>/<kbd>6</kbd> speed 1×/4×/16×
           </p>
-          <div className="replay-panes">
+          {/* Screen, events and terminal share the height left under the scrubber: nothing pushes the scrubber away. */}
+          <div className="replay-body">
             <ReplayScreen
               sandbox={sandbox}
               at={screenAt}
@@ -214,17 +216,18 @@ export function ReplayView({ sandbox, visible }: Props) {
               debounceMs={dragging ? DRAG_DEBOUNCE_MS : 0}
               point={chosen?.point ?? null}
               recording={recording}
+              playing={playing && visible}
+            />
+            <ReplayEventList
+              events={events}
+              startMs={span.startMs}
+              current={current}
+              selected={selected}
+              onJump={jump}
+              recording={recording}
             />
             <ReplayTerminal sandbox={sandbox} terminals={terminals} selected={terminalId} onSelect={setTerminalId} at={at} />
           </div>
-          <ReplayEventList
-            events={events}
-            startMs={span.startMs}
-            current={current}
-            selected={selected}
-            onJump={jump}
-            recording={recording}
-          />
           {rec?.warnings.map((w) => (
             <div key={w} className="notice notice-warn" role="status" data-testid="replay-warning">
               {w}

@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { ReplayEvent } from '../../../src/shared/replay-types.js';
-import { currentEventIndex, formatOffset, fractionOf, frameTimeOf, nextEventAt, previousEventAt, spanOf } from './timeline.js';
+import {
+  currentEventIndex,
+  formatOffset,
+  formatReadout,
+  fractionOf,
+  frameTimeOf,
+  nextEventAt,
+  playFrameWidth,
+  previousEventAt,
+  spanOf,
+} from './timeline.js';
 
 const ev = (at: string, over: Partial<ReplayEvent> = {}): ReplayEvent => ({ at, kind: 'command', summary: at, ...over });
 const T = (s: number) => Date.parse('2026-01-01T00:00:00.000Z') + s * 1000;
@@ -37,5 +47,25 @@ describe('the replay timeline', () => {
   it('an action that named a frame shows that frame', () => {
     expect(frameTimeOf(ev(iso(5), { frameAt: iso(4) }))).toBe(T(4));
     expect(frameTimeOf(ev(iso(5)))).toBe(T(5));
+  });
+});
+
+describe('the time readout and the playing frame size', () => {
+  it('both sides of the readout have the same shape: tenths, the total’s minute digits, hours when the run has them', () => {
+    expect(formatReadout(551_400, 551_400)).toBe('9:11.4 / 9:11.4');
+    expect(formatReadout(5_200, 731_400)).toBe('00:05.2 / 12:11.4');
+    expect(formatReadout(5_200, 3_700_000)).toBe('0:00:05.2 / 1:01:40.0');
+    expect(formatReadout(0, 0)).toBe('0:00.0 / 0:00.0');
+    // Outside the span (a recording that grew under the thumb) it stays within it.
+    expect(formatReadout(-50, 20_000)).toBe('0:00.0 / 0:20.0');
+    expect(formatReadout(25_000, 20_000)).toBe('0:20.0 / 0:20.0');
+  });
+
+  it('a playing frame is asked at the pane’s device width, never above the screen’s; no size yet: the full screen', () => {
+    expect(playFrameWidth(640, 1, 1280)).toBe(640);
+    expect(playFrameWidth(640.2, 1.5, 1280)).toBe(961);
+    expect(playFrameWidth(900, 2, 1280)).toBeUndefined();
+    expect(playFrameWidth(0, 1, 1280)).toBeUndefined();
+    expect(playFrameWidth(640, 0, null)).toBe(640);
   });
 });

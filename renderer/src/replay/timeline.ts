@@ -75,3 +75,38 @@ export function formatOffset(ms: number): string {
 export function frameTimeOf(e: ReplayEvent): number {
   return e.frameAt ? Date.parse(e.frameAt) : atMs(e);
 }
+
+/**
+ * The scrubber's readout, "elapsed / total", both sides in the same shape (hours when the run has
+ * them, minutes padded to the total's digits, tenths on both): it keeps one width while it plays.
+ */
+export function formatReadout(elapsedMs: number, totalMs: number): string {
+  const total = formatOffset(totalMs);
+  const elapsed = formatOffset(Math.min(Math.max(0, elapsedMs), Math.max(0, totalMs)));
+  const fields = total.split(':').length;
+  let parts = elapsed.split(':');
+  while (parts.length < fields) parts = ['0', ...parts];
+  // Minutes under hours are two digits (a readout that gained its hours field: "0:0:05.2" → "0:00:05.2").
+  for (let i = 1; i < parts.length - 1; i++) parts[i] = parts[i]!.padStart(2, '0');
+  const width = total.split(':')[0]!.length;
+  parts[0] = parts[0]!.padStart(width, '0');
+  return `${parts.join(':')} / ${total}`;
+}
+
+/**
+ * While playing, frames are asked at most this often (one at a time): 4× and 16× show the recorded
+ * updates between keyframes at up to 8 frames a second without asking the core faster than it draws.
+ */
+export const PLAY_FRAME_EVERY_MS = 125;
+
+/**
+ * The width to ask a playing frame at: the pane's width in device pixels (a smaller picture is
+ * quicker to draw, send and decode), never above the screen's own; undefined when the pane has no
+ * size yet (then the full screen).
+ */
+export function playFrameWidth(paneCssWidth: number, devicePixelRatio: number, screenWidth: number | null): number | undefined {
+  const px = Math.ceil(paneCssWidth * (devicePixelRatio > 0 ? devicePixelRatio : 1));
+  if (!Number.isFinite(px) || px < 16) return undefined;
+  if (screenWidth !== null && px >= screenWidth) return undefined;
+  return Math.min(px, 8192);
+}
