@@ -306,6 +306,11 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
         deniedCount: z.number().int().describe('stderr lines saying Permission denied / Operation not permitted'),
         timedOut: z.boolean(),
         truncated: out.object({ stdout: z.boolean(), stderr: z.boolean() }).describe('output beyond the kept bytes was dropped'),
+        queuedMs: z
+          .number()
+          .describe(
+            "ms this call waited for the session's earlier commands (one runs at a time, in arrival order); counted in its timeout",
+          ),
       }),
     },
     tool(
@@ -342,6 +347,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
           deniedCount: r.deniedCount,
           timedOut: r.timedOut,
           truncated: r.truncated,
+          queuedMs: r.queuedMs,
         };
         return {
           result: structured(result),

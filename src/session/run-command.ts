@@ -10,6 +10,7 @@ import type { ExecMode, ExecResult, ExecWarning } from '../shared/exec-result.js
 import { runOneshot } from '../exec/oneshot-runner.js';
 import { streamText } from '../exec/stream-text.js';
 import type { ShellPool } from '../exec/shell-pool.js';
+import type { SessionTurn } from './session-turns.js';
 
 export interface ExecRequest {
   command: string;
@@ -23,6 +24,11 @@ export interface ExecRequest {
   user?: string | undefined;
   signal?: AbortSignal | undefined;
   maxOutputBytes: number;
+  /**
+   * The call's place in its session's line (SessionTurns), taken when it arrived: the command is
+   * planned and run only once the turn came, and the wait counts against `timeoutMs`.
+   */
+  turn?: SessionTurn | undefined;
 }
 
 export interface ExecContext {
@@ -157,6 +163,15 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
   validateCommand(req.command);
 
   const key = req.session ?? DEFAULT_SESSION;
+  // Wait for this session's earlier calls first: everything below reads the record they write.
+  let queuedMs = 0;
+  let timeoutMs = req.timeoutMs;
+  if (req.turn) {
+    const outcome = await req.turn.ready;
+    queuedMs = req.turn.queuedMs;
+    timeoutMs = Math.floor(req.timeoutMs - (performance.now() - req.turn.enteredAt));
+    if (outcome !== 'go' || timeoutMs <= 0) return notRun(ctx, req, key, outcome === 'interrupt' ? 'interrupt' : 'timeout', queuedMs, t0);
+  }
   const now = (): string => new Date().toISOString();
   let session = ctx.sessions.get(ctx.sandbox, key);
   // A new child session gets its cwd directly, now, from its parent's record — never by looking the
@@ -192,7 +207,7 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
     target: plan.target,
     tmpDir: ctx.env.getTempDir(),
     command: req.command,
-    timeoutMs: req.timeoutMs,
+    timeoutMs,
     signal: req.signal,
     maxOutputBytes: req.maxOutputBytes,
   };
@@ -314,7 +329,49 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
     interrupted: raw.killed === 'interrupt',
     truncated: raw.truncated,
     durationMs: Math.round((performance.now() - t0) * 10) / 10,
+    queuedMs,
     session: key,
     shellPid: raw.start.pid,
+  };
+}
+
+/**
+ * A call whose turn did not come in time (or that was interrupted while waiting): it ran nothing and
+ * changes nothing (no session is created, no record or warning written), and says so.
+ */
+function notRun(ctx: ExecContext, req: ExecRequest, key: string, why: 'timeout' | 'interrupt', queuedMs: number, t0: number): ExecOutcome {
+  const waited = `${Math.round(queuedMs) / 1000} s`;
+  const warning: ExecWarning =
+    why === 'timeout'
+      ? {
+          code: 'queue_timeout',
+          message: `timed out after ${req.timeoutMs / 1000} s, ${waited} of it waiting for earlier commands of session ${key}; this command did not run and nothing changed`,
+        }
+      : {
+          code: 'queue_interrupted',
+          message: `interrupted after waiting ${waited} for earlier commands of session ${key}; this command did not run and nothing changed`,
+        };
+  const existing = ctx.sessions.get(ctx.sandbox, key);
+  return {
+    exitCode: why === 'timeout' ? 124 : 130,
+    stdout: '',
+    stderr: '',
+    encoding: { stdout: 'utf8', stderr: 'utf8' },
+    stdoutBytes: Buffer.alloc(0),
+    stderrBytes: Buffer.alloc(0),
+    cwd: null,
+    cwdObserved: false,
+    // It started nowhere: the empty path says so (the session's record is untouched).
+    startCwd: '',
+    cwdSource: existing?.cwd ? 'session' : 'default',
+    warnings: [...ctx.standingWarnings, warning],
+    deniedCount: 0,
+    mode: req.mode,
+    timedOut: why === 'timeout',
+    interrupted: why === 'interrupt',
+    truncated: { stdout: false, stderr: false },
+    durationMs: Math.round((performance.now() - t0) * 10) / 10,
+    queuedMs,
+    session: key,
   };
 }

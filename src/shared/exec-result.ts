@@ -38,7 +38,11 @@ export type WarningCode =
   /** The session shell could not be opened; the command ran one-shot. */
   | 'shell_fallback'
   /** The sandbox was restarted or replaced since this session's last command. */
-  | 'environment_recreated';
+  | 'environment_recreated'
+  /** The call's timeout passed while it waited for earlier commands of its session: it did not run. */
+  | 'queue_timeout'
+  /** The call was interrupted while it waited for earlier commands of its session: it did not run. */
+  | 'queue_interrupted';
 
 export interface ExecWarning {
   code: WarningCode;
@@ -75,7 +79,7 @@ export interface ExecResult {
   cwd: string | null;
   /** true only when the wrapper's marker was read for a command that finished by itself. */
   cwdObserved: boolean;
-  /** The directory the command started in (after enterability checks). */
+  /** The directory the command started in (after enterability checks); '' when it never started (queue_timeout). */
   startCwd: string;
   cwdSource: CwdSource;
   warnings: ExecWarning[];
@@ -86,6 +90,11 @@ export interface ExecResult {
   interrupted: boolean;
   truncated: { stdout: boolean; stderr: boolean };
   durationMs: number;
+  /**
+   * Milliseconds the call waited for earlier commands of its session (they run one at a time, in
+   * arrival order). It counts against the call's timeout.
+   */
+  queuedMs: number;
   session: string;
   /** The pid (inside the sandbox) of the shell that ran the command: its children descend from it (issue 17: a connection's process is linked to its command by it). */
   shellPid?: number;
