@@ -1,6 +1,6 @@
 import { BoundedBuffer } from './bounded-buffer.js';
 import { withoutShellErrorPrefix } from './shell-error-prefix.js';
-import type { Frame } from './frame-splitter.js';
+import { decodeFramePath, frameFieldBytes, type Frame } from './frame-splitter.js';
 
 /** Why the wrapper started where it did. */
 export type EnterReason = 'ok' | 'missing' | 'denied' | 'notdir' | 'unenterable';
@@ -23,6 +23,11 @@ export interface EndInfo {
   /** `gone`: the directory the command ended in no longer exists. */
   state: 'ok' | 'gone';
   cwd: string;
+  /**
+   * The directory's name is not valid UTF-8: `cwd` is only an approximation (U+FFFD for the odd bytes)
+   * and must not be recorded or reported as observed.
+   */
+  notUtf8?: true;
 }
 
 /** What a runner reports about one command before any policy is applied. */
@@ -101,12 +106,17 @@ export class CommandCapture {
       const why = b as EnterReason;
       if (this.start) return this.broken('a second start frame');
       if (!isInt(a) || Number(a) <= 0 || !ENTER_REASONS.includes(why)) return this.broken(`a malformed start frame (${type}:${a}:${b})`);
-      this.start = { pid: Number(a), why, used: rest ?? '' };
+      // The start dir came from a path we sent (or its ancestor, or the temp dir): UTF-8 in practice.
+      this.start = { pid: Number(a), why, used: decodeFramePath(rest ?? '') ?? frameFieldBytes(rest ?? '').toString('utf8') };
     } else if (type === 'E' && f.fields.length === 4) {
       if (this.end) return this.broken('a second end frame');
       if (!isInt(a) || Number(a) > 255 || (b !== 'ok' && b !== 'gone') || !rest?.startsWith('/'))
         return this.broken(`a malformed end frame (${type}:${a}:${b})`);
-      this.end = { exitCode: Number(a), state: b, cwd: rest };
+      const cwd = decodeFramePath(rest);
+      this.end =
+        cwd !== null
+          ? { exitCode: Number(a), state: b, cwd }
+          : { exitCode: Number(a), state: b, cwd: frameFieldBytes(rest).toString('utf8'), notUtf8: true };
     } else if (type === 'X' && f.fields.length === 1) {
       if (this.stderrDone) return this.broken('a second stderr-complete frame');
       this.stderrDone = true;

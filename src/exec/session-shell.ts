@@ -131,7 +131,7 @@ export class SessionShell {
         this.onSettled = null;
         this.lastUsedAt = Date.now();
         const raw = cap.result(exit, killed);
-        if (raw.end && !killed && raw.end.state === 'ok') this.lastCwd = raw.end.cwd;
+        if (raw.end && !killed && raw.end.state === 'ok' && !raw.end.notUtf8) this.lastCwd = raw.end.cwd;
         resolve(raw);
       };
       this.capture = cap;

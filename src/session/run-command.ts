@@ -284,6 +284,11 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
       message:
         'the command ended without reporting its cwd (it replaced the shell, or the stream dropped); the session record is unchanged',
     });
+  } else if (raw.end.notUtf8) {
+    warnings.push({
+      code: 'cwd_not_utf8',
+      message: `the command ended in a directory whose name is not valid UTF-8 (${JSON.stringify(raw.end.cwd)}, odd bytes shown as U+FFFD): it cannot be carried as text, so the cwd was not observed and the session record is unchanged`,
+    });
   } else if (raw.end.state === 'gone') {
     const keep = raw.start.why === 'ok' ? session.cwd : raw.start.used;
     if (keep && keep !== session.cwd) record = keep;

@@ -27,6 +27,11 @@ export type WarningCode =
    * unless it learnt the nonce): the bytes were kept as output and the cwd was not observed.
    */
   | 'framing_broken'
+  /**
+   * The command ended in a directory whose name is not valid UTF-8: a JSON string cannot carry it
+   * unchanged, so the cwd was not observed and the record is unchanged.
+   */
+  | 'cwd_not_utf8'
   /** The command was killed (timeout, interrupt, dropped stream): its cwd was not observed. */
   | 'cwd_unobserved'
   /** The backend warned while starting the sandbox (e.g. KVM did not work and the VM runs under TCG). */
