@@ -35,6 +35,8 @@ export interface RawRun {
   stdout: Buffer;
   stderr: Buffer;
   truncated: { stdout: boolean; stderr: boolean };
+  /** Bytes each stream carried in all, kept or not. */
+  totalBytes: { stdout: number; stderr: number };
   start: StartInfo | null;
   end: EndInfo | null;
   /** Exit status of the local transport process, when it ended during this command. */
@@ -130,6 +132,7 @@ export class CommandCapture {
       stdout: this.stdout.bytes(),
       stderr: withoutShellErrorPrefix(this.stderr.bytes()),
       truncated: { stdout: this.stdout.truncated, stderr: this.stderr.truncated },
+      totalBytes: { stdout: this.stdout.total, stderr: this.stderr.total },
       start: this.start,
       end: this.end,
       processExit,

@@ -26,6 +26,7 @@ function fakeShell(): { pool: ShellPool; runs: RunRequest[] } {
         stdout: Buffer.from(`${req.target}\n`),
         stderr: Buffer.alloc(0),
         truncated: { stdout: false, stderr: false },
+        totalBytes: { stdout: req.target.length + 1, stderr: 0 },
         start: { pid: 7, why: 'ok', used: req.target },
         end: { exitCode: 0, state: 'ok', cwd: to },
         processExit: null,

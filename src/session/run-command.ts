@@ -6,7 +6,7 @@ import type { SandboxEnvironment } from '../sandbox/provider.js';
 import type { SandboxStore } from '../store/sandbox-store.js';
 import { DEFAULT_SESSION, type SessionStore } from '../store/session-store.js';
 import type { RawRun, StartInfo } from '../exec/command-capture.js';
-import type { ExecMode, ExecResult, ExecWarning } from '../shared/exec-result.js';
+import type { ExecMode, ExecResult, ExecWarning, OutputCut } from '../shared/exec-result.js';
 import { runOneshot } from '../exec/oneshot-runner.js';
 import { streamText } from '../exec/stream-text.js';
 import type { ShellPool } from '../exec/shell-pool.js';
@@ -305,8 +305,13 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
     if (plan.source !== 'workdir' || cwd !== raw.start.used) record = cwd;
     env.cwd = cwd;
   }
+  const cut = (stream: 'stdout' | 'stderr'): OutputCut | undefined =>
+    raw.truncated[stream] ? { keptBytes: raw[stream].length, totalBytes: raw.totalBytes[stream] } : undefined;
   if (raw.truncated.stdout || raw.truncated.stderr) {
-    warnings.push({ code: 'output_truncated', message: `output was cut at ${req.maxOutputBytes} bytes per stream` });
+    const parts = (['stdout', 'stderr'] as const)
+      .filter((s) => raw.truncated[s])
+      .map((s) => `${s} kept ${cut(s)!.keptBytes} of ${cut(s)!.totalBytes} bytes`);
+    warnings.push({ code: 'output_truncated', message: `output was cut at ${req.maxOutputBytes} bytes per stream: ${parts.join(', ')}` });
   }
   // One transaction (one fsync) for everything this command taught us.
   ctx.persist(() => {
@@ -333,6 +338,8 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
     timedOut: raw.killed === 'timeout',
     interrupted: raw.killed === 'interrupt',
     truncated: raw.truncated,
+    stdoutTruncated: cut('stdout'),
+    stderrTruncated: cut('stderr'),
     durationMs: Math.round((performance.now() - t0) * 10) / 10,
     queuedMs,
     session: key,

@@ -69,6 +69,14 @@ export type ExecMode = 'shell' | 'oneshot';
  */
 export type StreamEncoding = 'utf8' | 'base64';
 
+/** What was kept of a stream that was cut (at the output limit, or to fit the transport's answer). */
+export interface OutputCut {
+  /** Bytes of the stream given in the result. */
+  keptBytes: number;
+  /** Bytes the command printed on it in all. */
+  totalBytes: number;
+}
+
 export interface ExecResult {
   exitCode: number;
   /**
@@ -94,6 +102,10 @@ export interface ExecResult {
   timedOut: boolean;
   interrupted: boolean;
   truncated: { stdout: boolean; stderr: boolean };
+  /** Present when stdout was cut: what was kept of how much (the `output_truncated` warning says why). */
+  stdoutTruncated?: OutputCut | undefined;
+  /** The same for stderr. */
+  stderrTruncated?: OutputCut | undefined;
   durationMs: number;
   /**
    * Milliseconds the call waited for earlier commands of its session (they run one at a time, in
