@@ -159,7 +159,16 @@ export class SandboxDesk {
       (name, w) => this.environments.addWarning(name, w),
       (name, kind) => this.tracker.start(kind, name, name),
     );
-    this.shells = new ShellPool({ idleMs: opts.shellIdleMs ?? this.config.shell.idleMs, scopeOf: (env) => this.environments.scopeOf(env) });
+    this.shells = new ShellPool({
+      idleMs: opts.shellIdleMs ?? this.config.shell.idleMs,
+      scopeOf: (env) => this.environments.scopeOf(env),
+      // Kept out of every result; logged, marked as late, so it is not lost silently.
+      onLateOutput: (where, late) =>
+        this.log.debug(
+          { ...where, stream: late.stream, bytes: late.bytes.length, text: late.bytes.toString('utf8').slice(0, 4096) },
+          'late output: a background job of an earlier command printed after that command ended',
+        ),
+    });
     // A shell of an incarnation that changed behind the app's back is remembered (its next command says
     // so); one the app ended itself (stop, start, removal, a dropped transport) is forgotten.
     this.environments.onEnvironmentDisposed((e) => {

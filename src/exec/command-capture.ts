@@ -73,9 +73,19 @@ export class CommandCapture {
   /** A note from the runner itself ("could not run docker: …"). */
   transportNote = '';
 
+  /** The stdout begin frame came: stdout bytes from here on are the command's. */
+  begun = false;
+
   constructor(
     readonly nonce: string,
     limit: number,
+    /**
+     * Output of a long-lived shell that came before this command's begin frames (S on stderr, B on
+     * stdout): an earlier command's background job printed it. Given here, never to this command.
+     * Without it (one-shot: a fresh process, nothing earlier), stdout keeps it and stderr before the
+     * start frame is the transport's own.
+     */
+    private readonly onLate?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void,
   ) {
     this.stdout = new BoundedBuffer(limit);
     this.stderr = new BoundedBuffer(limit);
@@ -86,12 +96,15 @@ export class CommandCapture {
   }
 
   stdoutPayload(chunk: Buffer): void {
-    this.stdout.push(chunk);
+    if (!this.begun && this.onLate) this.onLate('stdout', chunk);
+    else this.stdout.push(chunk);
   }
 
   stderrPayload(chunk: Buffer): void {
-    // Before the start frame, stderr is the transport's own (docker/ssh errors), not the command's.
-    if (!this.start) this.transportChunks.push(Buffer.from(chunk));
+    // Before the start frame, stderr is the transport's own (docker/ssh errors), not the command's;
+    // in a shell that is up, it is an earlier command's late output.
+    if (!this.start && this.onLate) this.onLate('stderr', chunk);
+    else if (!this.start) this.transportChunks.push(Buffer.from(chunk));
     else this.stderr.push(chunk);
   }
 
@@ -119,6 +132,9 @@ export class CommandCapture {
         cwd !== null
           ? { exitCode: Number(a), state: b, cwd }
           : { exitCode: Number(a), state: b, cwd: frameFieldBytes(rest).toString('utf8'), notUtf8: true };
+    } else if (type === 'B' && f.fields.length === 1) {
+      if (this.begun) return this.broken('a second begin frame');
+      this.begun = true;
     } else if (type === 'X' && f.fields.length === 1) {
       if (this.stderrDone) return this.broken('a second stderr-complete frame');
       this.stderrDone = true;

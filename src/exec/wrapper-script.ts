@@ -6,6 +6,7 @@
  * Frames it prints (N is a per-command random nonce the command cannot know, so it cannot forge one):
  *   stderr  N:S:<pid>:<why>:<used dir>:N\n   before the command: where it starts and why
  *   stdout  N:E:<exit>:<ok|gone>:<pwd -P>:N\n after the command (also from the EXIT trap on `exit`)
+ *   stdout  N:B:N\n                           before the command: its stdout begins here
  *   stderr  N:X:N\n                           stderr of this command is complete
  *   stdout  B:H:<pid>:B\n                     session shell is up (B = boot nonce)
  * <why> is ok | missing | denied | notdir | unenterable. The two directories are percent-encoded
@@ -88,6 +89,7 @@ __sd_start() {
   __sd_enter "$1" "$2"
   __sd_frame_path "$__sd_used"
   builtin printf '%s:S:%s:%s:%s:%s\\n' "$__sd_n" "$$" "$__sd_why" "$__sd_fp" "$__sd_n" >&8
+  builtin printf '%s:B:%s\\n' "$__sd_n" "$__sd_n" >&7
 }
 exec 7>&1 8>&2
 trap '__sd_end $?' EXIT
