@@ -22,6 +22,10 @@ const LABELS: Record<WarningCode, { label: string; bad: boolean }> = {
   shell_fallback: { label: 'ran one-shot (no shell)', bad: false },
   environment_recreated: { label: 'sandbox recreated', bad: true },
   checkpoint_disk_only: { label: 'checkpoint is disk only', bad: false },
+  cwd_not_utf8: { label: 'not observed (name not UTF-8)', bad: true },
+  // The call never ran: the session stays where it was.
+  queue_timeout: { label: 'did not run (timed out waiting its turn)', bad: false },
+  queue_interrupted: { label: 'did not run (interrupted waiting its turn)', bad: false },
 };
 
 export function warningLabel(w: Pick<ExecWarning, 'code'>): { label: string; bad: boolean } {

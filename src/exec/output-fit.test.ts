@@ -98,7 +98,7 @@ describe('fitAnswer: an over-large result keeps its exit code and cwd and says w
       stdoutTruncated: { keptBytes: 2_000_000, totalBytes: 9_000_000 },
     };
     const r = fitAnswer(r0, { stdout: kept, stderr: Buffer.alloc(0) }, { maxBytes: MAX, copies: 2, size: mcpSize });
-    expect(r.stdoutTruncated!.totalBytes).toBe(9_000_000);
-    expect(r.stdoutTruncated!.keptBytes).toBeLessThan(2_000_000);
+    expect(r.stdoutTruncated.totalBytes).toBe(9_000_000);
+    expect(r.stdoutTruncated.keptBytes).toBeLessThan(2_000_000);
   });
 });
