@@ -7,6 +7,7 @@ import { isolationOf } from '../sandbox/provider.js';
 import { API, type ApiMethod, type ApiResponse, type ApiResult, type StreamGrant } from './contract.js';
 import type { SandboxDesk } from './sandbox-desk.js';
 import { validate } from './validate.js';
+import { ANSWER_ENVELOPE_BYTES, ANSWER_MAX_BYTES, fitAnswer } from '../exec/output-fit.js';
 import { DEFAULT_TAIL } from './log-service.js';
 
 /** What only the server can do: hand out single-use tickets for the streams it serves. */
@@ -73,8 +74,13 @@ export function createDispatcher(
       return { removed: p.key };
     },
     exec: async (p) => {
-      const { stdoutBytes: _o, stderrBytes: _e, ...result } = await desk.exec(p);
-      return result;
+      const { stdoutBytes, stderrBytes, ...result } = await desk.exec(p);
+      // The same cap as MCP's: the whole JSON answer (with its envelope's headroom) fits 8 MiB.
+      return fitAnswer(
+        result,
+        { stdout: stdoutBytes, stderr: stderrBytes },
+        { maxBytes: ANSWER_MAX_BYTES - ANSWER_ENVELOPE_BYTES, copies: 1, size: (r) => Buffer.byteLength(JSON.stringify(r)) },
+      );
     },
     desktopStatus: (p) => desk.desktop.status(p.sandbox, { placement: p.placement }),
     desktopStart: (p) =>

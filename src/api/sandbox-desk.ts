@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { z } from 'zod';
 import { SandboxDeskError } from '../shared/errors.js';
 import { didYouMean } from '../shared/did-you-mean.js';
 import type { ExecWarning } from '../shared/exec-result.js';
@@ -10,6 +11,7 @@ import { commandContext, planSession, type SessionPlan } from '../session/sessio
 import { SessionIo } from '../session/session-io.js';
 import { createChildSession } from '../session/session-lineage.js';
 import { ShellPool } from '../exec/shell-pool.js';
+import { SessionTurns, type SessionTurn } from '../session/session-turns.js';
 import { DesktopService } from '../desktop/desktop-service.js';
 import type { LifecycleContext, ProgressEvent, SandboxEnvironment, SandboxProvider } from '../sandbox/provider.js';
 import type { ProviderRegistry } from '../sandbox/registry.js';
@@ -110,6 +112,8 @@ export class SandboxDesk {
   /** Checkpoints, restore, fork, pause/resume (issue 15): checkpoint-service.ts. */
   readonly checkpoints: CheckpointService;
   private readonly shells: ShellPool;
+  /** One command at a time per session, in arrival order (see SessionTurns). */
+  private readonly turns = new SessionTurns();
   /** The latest long operation (create/start/stop) per sandbox, for clients that poll its progress. */
   private readonly operations: SandboxOperations;
   private readonly defaultTimeoutMs: number;
@@ -155,7 +159,16 @@ export class SandboxDesk {
       (name, w) => this.environments.addWarning(name, w),
       (name, kind) => this.tracker.start(kind, name, name),
     );
-    this.shells = new ShellPool({ idleMs: opts.shellIdleMs ?? this.config.shell.idleMs, scopeOf: (env) => this.environments.scopeOf(env) });
+    this.shells = new ShellPool({
+      idleMs: opts.shellIdleMs ?? this.config.shell.idleMs,
+      scopeOf: (env) => this.environments.scopeOf(env),
+      // Kept out of every result; logged, marked as late, so it is not lost silently.
+      onLateOutput: (where, late) =>
+        this.log.debug(
+          { ...where, stream: late.stream, bytes: late.bytes.length, text: late.bytes.toString('utf8').slice(0, 4096) },
+          'late output: a background job of an earlier command printed after that command ended',
+        ),
+    });
     // A shell of an incarnation that changed behind the app's back is remembered (its next command says
     // so); one the app ended itself (stop, start, removal, a dropped transport) is forgotten.
     this.environments.onEnvironmentDisposed((e) => {
@@ -582,8 +595,26 @@ export class SandboxDesk {
   private async runExec(input: ExecRequest & { signal?: AbortSignal }, journal: boolean): Promise<ExecOutcome> {
     const req = validate(ExecRequest, input);
     const rec = this.record(req.sandbox);
-    const provider = await this.providerOf(rec.backend);
     const session = req.session ?? DEFAULT_SESSION;
+    const timeoutMs = req.timeoutSeconds !== undefined ? req.timeoutSeconds * 1000 : this.defaultTimeoutMs;
+    // The call's place in its session's line is taken now, before any await: arrival order.
+    const turn = this.turns.enter(rec.name, session, { timeoutMs, signal: input.signal });
+    try {
+      return await this.execInTurn(req, rec, session, timeoutMs, turn, input.signal);
+    } finally {
+      turn.release();
+    }
+  }
+
+  private async execInTurn(
+    req: z.output<typeof ExecRequest>,
+    rec: SandboxRecord,
+    session: string,
+    timeoutMs: number,
+    turn: SessionTurn,
+    signal: AbortSignal | undefined,
+  ): Promise<ExecOutcome> {
+    const provider = await this.providerOf(rec.backend);
     const user = req.user ?? undefined;
     const envs = this.environments;
     const fast = req.mode === 'shell' && this.shells.hasLive(rec.name, session, user ?? envs.cached(rec.name)?.user ?? undefined);
@@ -598,11 +629,12 @@ export class SandboxDesk {
         parent: req.parent,
         workdir: req.workdir,
         stepId: req.stepId,
-        timeoutMs: req.timeoutSeconds !== undefined ? req.timeoutSeconds * 1000 : this.defaultTimeoutMs,
+        timeoutMs,
         mode: req.mode,
         user: req.user,
-        signal: input.signal,
+        signal,
         maxOutputBytes: req.maxOutputBytes ?? this.maxOutputBytes,
+        turn,
       });
       if (journal) this.replayJournal.append(rec.name, commandEvent(startedAt, req.command, out));
       // The call log's link to the connections this command made (issue 17).

@@ -3,10 +3,13 @@ export class BoundedBuffer {
   private readonly chunks: Buffer[] = [];
   private size = 0;
   truncated = false;
+  /** Every byte pushed, kept or not: what a cut result reports as the stream's whole size. */
+  total = 0;
 
   constructor(private readonly limit: number) {}
 
   push(chunk: Buffer): void {
+    this.total += chunk.length;
     const room = this.limit - this.size;
     if (room <= 0) {
       if (chunk.length) this.truncated = true;

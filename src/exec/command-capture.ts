@@ -1,6 +1,6 @@
 import { BoundedBuffer } from './bounded-buffer.js';
 import { withoutShellErrorPrefix } from './shell-error-prefix.js';
-import type { Frame } from './frame-splitter.js';
+import { decodeFramePath, frameFieldBytes, type Frame } from './frame-splitter.js';
 
 /** Why the wrapper started where it did. */
 export type EnterReason = 'ok' | 'missing' | 'denied' | 'notdir' | 'unenterable';
@@ -23,6 +23,11 @@ export interface EndInfo {
   /** `gone`: the directory the command ended in no longer exists. */
   state: 'ok' | 'gone';
   cwd: string;
+  /**
+   * The directory's name is not valid UTF-8: `cwd` is only an approximation (U+FFFD for the odd bytes)
+   * and must not be recorded or reported as observed.
+   */
+  notUtf8?: true;
 }
 
 /** What a runner reports about one command before any policy is applied. */
@@ -30,6 +35,8 @@ export interface RawRun {
   stdout: Buffer;
   stderr: Buffer;
   truncated: { stdout: boolean; stderr: boolean };
+  /** Bytes each stream carried in all, kept or not. */
+  totalBytes: { stdout: number; stderr: number };
   start: StartInfo | null;
   end: EndInfo | null;
   /** Exit status of the local transport process, when it ended during this command. */
@@ -66,9 +73,19 @@ export class CommandCapture {
   /** A note from the runner itself ("could not run docker: …"). */
   transportNote = '';
 
+  /** The stdout begin frame came: stdout bytes from here on are the command's. */
+  begun = false;
+
   constructor(
     readonly nonce: string,
     limit: number,
+    /**
+     * Output of a long-lived shell that came before this command's begin frames (S on stderr, B on
+     * stdout): an earlier command's background job printed it. Given here, never to this command.
+     * Without it (one-shot: a fresh process, nothing earlier), stdout keeps it and stderr before the
+     * start frame is the transport's own.
+     */
+    private readonly onLate?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void,
   ) {
     this.stdout = new BoundedBuffer(limit);
     this.stderr = new BoundedBuffer(limit);
@@ -79,12 +96,15 @@ export class CommandCapture {
   }
 
   stdoutPayload(chunk: Buffer): void {
-    this.stdout.push(chunk);
+    if (!this.begun && this.onLate) this.onLate('stdout', chunk);
+    else this.stdout.push(chunk);
   }
 
   stderrPayload(chunk: Buffer): void {
-    // Before the start frame, stderr is the transport's own (docker/ssh errors), not the command's.
-    if (!this.start) this.transportChunks.push(Buffer.from(chunk));
+    // Before the start frame, stderr is the transport's own (docker/ssh errors), not the command's;
+    // in a shell that is up, it is an earlier command's late output.
+    if (!this.start && this.onLate) this.onLate('stderr', chunk);
+    else if (!this.start) this.transportChunks.push(Buffer.from(chunk));
     else this.stderr.push(chunk);
   }
 
@@ -101,12 +121,20 @@ export class CommandCapture {
       const why = b as EnterReason;
       if (this.start) return this.broken('a second start frame');
       if (!isInt(a) || Number(a) <= 0 || !ENTER_REASONS.includes(why)) return this.broken(`a malformed start frame (${type}:${a}:${b})`);
-      this.start = { pid: Number(a), why, used: rest ?? '' };
+      // The start dir came from a path we sent (or its ancestor, or the temp dir): UTF-8 in practice.
+      this.start = { pid: Number(a), why, used: decodeFramePath(rest ?? '') ?? frameFieldBytes(rest ?? '').toString('utf8') };
     } else if (type === 'E' && f.fields.length === 4) {
       if (this.end) return this.broken('a second end frame');
       if (!isInt(a) || Number(a) > 255 || (b !== 'ok' && b !== 'gone') || !rest?.startsWith('/'))
         return this.broken(`a malformed end frame (${type}:${a}:${b})`);
-      this.end = { exitCode: Number(a), state: b, cwd: rest };
+      const cwd = decodeFramePath(rest);
+      this.end =
+        cwd !== null
+          ? { exitCode: Number(a), state: b, cwd }
+          : { exitCode: Number(a), state: b, cwd: frameFieldBytes(rest).toString('utf8'), notUtf8: true };
+    } else if (type === 'B' && f.fields.length === 1) {
+      if (this.begun) return this.broken('a second begin frame');
+      this.begun = true;
     } else if (type === 'X' && f.fields.length === 1) {
       if (this.stderrDone) return this.broken('a second stderr-complete frame');
       this.stderrDone = true;
@@ -120,6 +148,7 @@ export class CommandCapture {
       stdout: this.stdout.bytes(),
       stderr: withoutShellErrorPrefix(this.stderr.bytes()),
       truncated: { stdout: this.stdout.truncated, stderr: this.stderr.truncated },
+      totalBytes: { stdout: this.stdout.total, stderr: this.stderr.total },
       start: this.start,
       end: this.end,
       processExit,

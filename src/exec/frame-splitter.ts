@@ -11,8 +11,38 @@
  */
 export interface Frame {
   nonce: string;
-  /** The fields between `N:` and `:N`, e.g. ['E', '0', 'ok', '/tmp'] (the last field may contain ':'). */
+  /**
+   * The fields between `N:` and `:N`, e.g. ['E', '0', 'ok', '/tmp'] (the last field may contain ':'),
+   * one character per byte (latin1): a directory field is read with decodeFramePath.
+   */
   fields: string[];
+}
+
+/** A directory field of a frame as the wrapper wrote it (percent-encoded `%`, LF, CR) → its exact bytes. */
+export function frameFieldBytes(field: string): Buffer {
+  const raw = Buffer.from(field, 'latin1');
+  const out = Buffer.alloc(raw.length);
+  let n = 0;
+  for (let i = 0; i < raw.length; i++) {
+    const hex = raw[i] === 0x25 && i + 2 < raw.length ? raw.subarray(i + 1, i + 3).toString('latin1') : '';
+    if (/^[0-9A-Fa-f]{2}$/.test(hex)) {
+      out[n++] = parseInt(hex, 16);
+      i += 2;
+    } else out[n++] = raw[i]!;
+  }
+  return out.subarray(0, n);
+}
+
+/**
+ * A directory field as text: its bytes when they are UTF-8, else null (a name that is not UTF-8 cannot
+ * be carried as a JSON string without changing it, so it is not reported as observed).
+ */
+export function decodeFramePath(field: string): string | null {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(frameFieldBytes(field));
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -88,7 +118,8 @@ export class FrameSplitter {
         this.reject(eol + 1, 'a line carrying the nonce that is not a frame');
         continue;
       }
-      const body = line.subarray(nonce.length + 1, line.length - nonce.length - 1).toString('utf8');
+      // latin1: one character per byte, so a path field keeps its exact bytes (decodeFramePath).
+      const body = line.subarray(nonce.length + 1, line.length - nonce.length - 1).toString('latin1');
       this.pending = this.pending.subarray(eol + 1);
       this.onFrame({ nonce: nonce.toString(), fields: this.splitFields(body) });
     }

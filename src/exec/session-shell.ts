@@ -7,6 +7,12 @@ import { exitStatusOf, KILL_GRACE_MS, newNonce } from './oneshot-runner.js';
 import { remoteArgv } from './remote-argv.js';
 import { encodeRequest, SHELL_SCRIPT } from './wrapper-script.js';
 
+/** Bytes an earlier command's background job printed after that command ended. */
+export interface LateOutput {
+  stream: 'stdout' | 'stderr';
+  bytes: Buffer;
+}
+
 /**
  * One long-lived `bash` inside the sandbox for one session, over an `execPrefix({interactive:false})`
  * stream. Commands are framed with per-command nonces exactly as in one-shot mode, so both modes give
@@ -18,6 +24,7 @@ export class SessionShell {
   private queue: Promise<unknown> = Promise.resolve();
   private exited = false;
   private exitStatus: number | null = null;
+  private readonly lateListeners = new Set<(late: LateOutput) => void>();
   /** The last cwd this shell reported for a finished command: the snapshot a rescue may use. */
   lastCwd: string | null = null;
   lastUsedAt = Date.now();
@@ -111,7 +118,7 @@ export class SessionShell {
 
   private runNow(req: RunRequest): Promise<RawRun> {
     const nonce = newNonce();
-    const cap = new CommandCapture(nonce, req.maxOutputBytes);
+    const cap = new CommandCapture(nonce, req.maxOutputBytes, (stream, chunk) => this.late(stream, chunk));
     this.out.expect(nonce);
     this.err.expect(nonce);
     this.lastUsedAt = Date.now();
@@ -131,7 +138,7 @@ export class SessionShell {
         this.onSettled = null;
         this.lastUsedAt = Date.now();
         const raw = cap.result(exit, killed);
-        if (raw.end && !killed && raw.end.state === 'ok') this.lastCwd = raw.end.cwd;
+        if (raw.end && !killed && raw.end.state === 'ok' && !raw.end.notUtf8) this.lastCwd = raw.end.cwd;
         resolve(raw);
       };
       this.capture = cap;
@@ -166,9 +173,30 @@ export class SessionShell {
 
   private completionCheck: (() => void) | null = null;
 
+  /**
+   * Output that a command's background jobs printed after it ended — between commands, or before the
+   * next command's begin frames — marked as such: it is never given to another command's result.
+   * (A terminal attached to the session may show it; the core logs it.) Returns the unsubscribe.
+   */
+  onLateOutput(listener: (late: LateOutput) => void): () => void {
+    this.lateListeners.add(listener);
+    return () => this.lateListeners.delete(listener);
+  }
+
+  private late(stream: 'stdout' | 'stderr', chunk: Buffer): void {
+    const bytes = Buffer.from(chunk);
+    for (const l of this.lateListeners) {
+      try {
+        l({ stream, bytes });
+      } catch {
+        // a listener's failure must not take the stream's data handler (and the app) down
+      }
+    }
+  }
+
   private routePayload(stream: 'out' | 'err', chunk: Buffer): void {
-    // Output between commands (a background job of an earlier one) belongs to no command: dropped.
-    if (!this.capture) return;
+    // Output between commands (a background job of an earlier one) belongs to no command.
+    if (!this.capture) return this.late(stream === 'out' ? 'stdout' : 'stderr', chunk);
     if (stream === 'out') this.capture.stdoutPayload(chunk);
     else this.capture.stderrPayload(chunk);
   }

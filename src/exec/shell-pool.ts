@@ -1,6 +1,6 @@
 import type { SandboxEnvironment } from '../sandbox/provider.js';
 import { toDisposable, type DisposableStore, type IDisposable } from '../shared/lifecycle.js';
-import { SessionShell } from './session-shell.js';
+import { SessionShell, type LateOutput } from './session-shell.js';
 
 export interface ShellPoolOptions {
   /** Close a shell nobody used for this long. */
@@ -10,6 +10,8 @@ export interface ShellPoolOptions {
    * when its incarnation does (restart, stop, removal) instead of waiting for the next command.
    */
   scopeOf?: (env: SandboxEnvironment) => DisposableStore | null;
+  /** Output a session's background jobs printed after their command ended (see SessionShell.onLateOutput). */
+  onLateOutput?: (where: { sandbox: string; session: string }, late: LateOutput) => void;
 }
 
 interface Entry {
@@ -77,6 +79,8 @@ export class ShellPool {
       const shell = await pending;
       const scope = this.opts.scopeOf?.(env) ?? null;
       const added: Entry = { sandbox, session, shell, scope, registration: null };
+      // Concurrent acquires share one opening: only the one that adds the entry subscribes.
+      if (this.shells.get(key)?.shell !== shell) shell.onLateOutput((late) => this.opts.onLateOutput?.({ sandbox, session }, late));
       this.shells.set(key, added);
       // Added after the map entry: a scope that already ended disposes at once, and must find it.
       if (scope) added.registration = scope.add(toDisposable(() => this.retire(key, added)));

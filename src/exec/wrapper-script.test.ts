@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
-import { spawnSync } from 'node:child_process';
+import { spawnSync as spawnBash } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +7,26 @@ import { ONESHOT_SCRIPT, SHELL_SCRIPT, encodeField, encodeRequest } from './wrap
 
 const NONCE = 'sd5e1f0c9a7b3d2e';
 const BOOT = 'sdb00700b00700b0';
+
+/** The stdout begin frame (`N:B:N`, before each command) is checked on its own below; the rest of the file reads stdout without it. */
+const BEGIN = /^(sd[0-9a-z]+):B:\1\n/gm;
+const spawnSync = ((...args: Parameters<typeof spawnBash>) => {
+  const r = spawnBash(...args);
+  if (typeof r.stdout === 'string') r.stdout = r.stdout.replace(BEGIN, '');
+  return r;
+}) as typeof spawnBash;
+
+describe('the begin frame', () => {
+  it("stdout carries N:B:N before the command's own output, in both modes", () => {
+    for (const argv of [
+      ['-c', ONESHOT_SCRIPT, 'sd'],
+      ['-c', SHELL_SCRIPT, 'sd', BOOT],
+    ]) {
+      const r = spawnBash('bash', argv, { input: encodeRequest(NONCE, '/tmp', '/tmp', 'echo hi'), encoding: 'utf8' });
+      expect(r.stdout).toContain(`${NONCE}:B:${NONCE}\nhi\n${NONCE}:E:0:ok:/tmp:${NONCE}\n`);
+    }
+  });
+});
 
 /**
  * How to run bash as a user that permissions apply to: as is when not root, through setpriv as

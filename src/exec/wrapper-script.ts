@@ -6,9 +6,12 @@
  * Frames it prints (N is a per-command random nonce the command cannot know, so it cannot forge one):
  *   stderr  N:S:<pid>:<why>:<used dir>:N\n   before the command: where it starts and why
  *   stdout  N:E:<exit>:<ok|gone>:<pwd -P>:N\n after the command (also from the EXIT trap on `exit`)
+ *   stdout  N:B:N\n                           before the command: its stdout begins here
  *   stderr  N:X:N\n                           stderr of this command is complete
  *   stdout  B:H:<pid>:B\n                     session shell is up (B = boot nonce)
- * <why> is ok | missing | denied | notdir | unenterable.
+ * <why> is ok | missing | denied | notdir | unenterable. The two directories are percent-encoded
+ * (`%` → %25, newline → %0A, carriage return → %0D; every other byte as it is): a directory name may
+ * hold any byte but NUL and `/`, and a newline in it would cut the one-line frame (decodeFramePath).
  *
  * Keeping the nonce from the command: the wrapper reads it for the S frame and unsets it before the
  * command runs; the copy for the end frames is the request's last line, still unread in the wrapper's
@@ -58,7 +61,12 @@ __sd_enter() {
 `;
 
 const COMMON = `
-${ENTER_FUNCTION}__sd_end() {
+${ENTER_FUNCTION}__sd_frame_path() {
+  # Bytewise (C locale: a name need not be valid UTF-8), without forking: the frame stays one line.
+  local LC_ALL=C
+  __sd_fp=\${1//\\%/%25}; __sd_fp=\${__sd_fp//$'\\n'/%0A}; __sd_fp=\${__sd_fp//$'\\r'/%0D}
+}
+__sd_end() {
   # From the loop ($2 = done) always; from the EXIT trap only while a command runs.
   [[ $2 == done || -n \${__sd_run:-} ]] || return 0
   __sd_run=
@@ -73,12 +81,15 @@ ${ENTER_FUNCTION}__sd_end() {
   OLDPWD=$old
   # stat(2) refuses paths past PATH_MAX: a deep cwd that cd -Pe just measured exists all the same.
   [[ \${#cwd} -ge 4096 || -d $cwd ]] || st=gone
-  builtin printf '%s:E:%s:%s:%s:%s\\n' "$n" "$1" "$st" "$cwd" "$n" >&7
+  __sd_frame_path "$cwd"
+  builtin printf '%s:E:%s:%s:%s:%s\\n' "$n" "$1" "$st" "$__sd_fp" "$n" >&7
   builtin printf '%s:X:%s\\n' "$n" "$n" >&8
 }
 __sd_start() {
   __sd_enter "$1" "$2"
-  builtin printf '%s:S:%s:%s:%s:%s\\n' "$__sd_n" "$$" "$__sd_why" "$__sd_used" "$__sd_n" >&8
+  __sd_frame_path "$__sd_used"
+  builtin printf '%s:S:%s:%s:%s:%s\\n' "$__sd_n" "$$" "$__sd_why" "$__sd_fp" "$__sd_n" >&8
+  builtin printf '%s:B:%s\\n' "$__sd_n" "$__sd_n" >&7
 }
 exec 7>&1 8>&2
 trap '__sd_end $?' EXIT

@@ -67,6 +67,7 @@ const execResult: ExecResult = {
   interrupted: false,
   truncated: { stdout: false, stderr: false },
   durationMs: 12,
+  queuedMs: 0,
   session: 'default',
 };
 const frame: Frame = {
@@ -135,7 +136,7 @@ function fakeDesk() {
     listSandboxes: async () => [sandboxInfo],
     inspectSandbox: async () => sandboxInfo,
     listSessions: () => [session],
-    exec: async () => execResult,
+    exec: async () => ({ ...execResult, stdoutBytes: Buffer.from(execResult.stdout), stderrBytes: Buffer.alloc(0) }),
     io: {
       readFile: async () => ({ path: '/tmp/w/a.txt', bytes: Buffer.from('hello'), session: 'default', cwd: '/tmp/w' }),
       listDir: async () => ({
@@ -279,5 +280,39 @@ describe('MCP tools: outputSchema, structuredContent, strict input schemas', () 
         hint: expect.stringMatching(/ISO 8601 .* or a duration ago \(90s, 10m/),
       },
     });
+  });
+});
+
+describe('execute_shell_command: an over-large result (issue 34)', () => {
+  it('1.5 MB of NULs fits one 8 MiB message, both copies counted, with its exit code and cwd and what was cut', async () => {
+    const nuls = Buffer.alloc(1_500_000);
+    const desk = {
+      desktop: { recordRunningDesktops: () => undefined },
+      store: { callLog: { append: () => undefined }, sandboxes: { get: () => ({ user: 'agent' }) } },
+      exec: async () => ({ ...execResult, exitCode: 7, stdout: nuls.toString('utf8'), stdoutBytes: nuls, stderrBytes: Buffer.alloc(0) }),
+    } as unknown as SandboxDesk;
+    const client = new Client({ name: 'unit', version: '1.0.0' });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await createMcpServer(desk).connect(a);
+    await client.connect(b);
+    try {
+      const r = (await client.callTool({
+        name: 'execute_shell_command',
+        arguments: { sandbox: 'demo', command: 'head -c 1500000 /dev/zero' },
+      })) as Result;
+      // The JSON-RPC message around it adds well under the 64 KiB headroom.
+      expect(Buffer.byteLength(JSON.stringify(r))).toBeLessThanOrEqual(8 * 1024 * 1024 - 64 * 1024);
+      const sc = r.structuredContent as Record<string, unknown> & {
+        stdout: string;
+        stdoutTruncated: { keptBytes: number; totalBytes: number };
+      };
+      expect(sc).toMatchObject({ exitCode: 7, cwd: '/tmp/w', cwdObserved: true, truncated: { stdout: true } });
+      expect(sc.stdoutTruncated).toEqual({ keptBytes: sc.stdout.length, totalBytes: 1_500_000 });
+      expect(sc.stdout.length).toBeGreaterThan(500_000);
+      expect(JSON.parse(r.content[0]!.text!)).toEqual(sc);
+      expect((sc.warnings as { code: string }[]).map((w) => w.code)).toContain('output_truncated');
+    } finally {
+      await client.close();
+    }
   });
 });

@@ -11,6 +11,7 @@ import type { SandboxDesk } from '../api/sandbox-desk.js';
 import type { AgentPolicy, AgentScope } from '../shared/agent-scope.js';
 import { asSandboxDeskError, SandboxDeskError } from '../shared/errors.js';
 import type { ExecWarning } from '../shared/exec-result.js';
+import { fitAnswer } from '../exec/output-fit.js';
 import { AgentGuard } from './agent-policy.js';
 import { registerCheckpointTools } from './checkpoint-tools.js';
 import {
@@ -132,6 +133,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
     };
   };
 
+  const outputCut = out.object({ keptBytes: z.number().int(), totalBytes: z.number().int() });
   // A tool without arguments says so: strict-mode clients (the OpenAI Agents SDK) refuse an open object.
   const noArgs = z.object({}).strict();
   const sandbox = SandboxName.describe('the sandbox name (see sandbox_list)');
@@ -306,6 +308,13 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
         deniedCount: z.number().int().describe('stderr lines saying Permission denied / Operation not permitted'),
         timedOut: z.boolean(),
         truncated: out.object({ stdout: z.boolean(), stderr: z.boolean() }).describe('output beyond the kept bytes was dropped'),
+        stdoutTruncated: outputCut.optional().describe('present when stdout was cut: bytes kept of bytes printed'),
+        stderrTruncated: outputCut.optional().describe('present when stderr was cut: bytes kept of bytes printed'),
+        queuedMs: z
+          .number()
+          .describe(
+            "ms this call waited for the session's earlier commands (one runs at a time, in arrival order); counted in its timeout",
+          ),
       }),
     },
     tool(
@@ -331,18 +340,27 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
           timeoutSeconds: a.timeoutSeconds,
           ...(user === undefined ? {} : { user }),
         });
-        const result = {
-          exitCode: r.exitCode,
-          stdout: r.stdout,
-          stderr: r.stderr,
-          encoding: r.encoding,
-          cwd: r.cwd,
-          cwdObserved: r.cwdObserved,
-          warnings: r.warnings,
-          deniedCount: r.deniedCount,
-          timedOut: r.timedOut,
-          truncated: r.truncated,
-        };
+        // The answer carries the output twice (the text for text-only clients, and structuredContent):
+        // both copies are counted, and the output is cut so the whole message fits the transport.
+        const result = fitAnswer(
+          {
+            exitCode: r.exitCode,
+            stdout: r.stdout,
+            stderr: r.stderr,
+            encoding: r.encoding,
+            cwd: r.cwd,
+            cwdObserved: r.cwdObserved,
+            warnings: r.warnings,
+            deniedCount: r.deniedCount,
+            timedOut: r.timedOut,
+            truncated: r.truncated,
+            stdoutTruncated: r.stdoutTruncated,
+            stderrTruncated: r.stderrTruncated,
+            queuedMs: r.queuedMs,
+          },
+          { stdout: r.stdoutBytes, stderr: r.stderrBytes },
+          { maxBytes: MCP_MESSAGE_MAX_BYTES - ENVELOPE_BYTES, copies: 2, size: (x) => Buffer.byteLength(JSON.stringify(structured(x))) },
+        );
         return {
           result: structured(result),
           receipt: { session: r.session, cwdUsed: r.startCwd, cwdObserved: r.cwd, exitCode: r.exitCode, warnings: r.warnings },

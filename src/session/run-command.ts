@@ -6,10 +6,11 @@ import type { SandboxEnvironment } from '../sandbox/provider.js';
 import type { SandboxStore } from '../store/sandbox-store.js';
 import { DEFAULT_SESSION, type SessionStore } from '../store/session-store.js';
 import type { RawRun, StartInfo } from '../exec/command-capture.js';
-import type { ExecMode, ExecResult, ExecWarning } from '../shared/exec-result.js';
+import type { ExecMode, ExecResult, ExecWarning, OutputCut } from '../shared/exec-result.js';
 import { runOneshot } from '../exec/oneshot-runner.js';
 import { streamText } from '../exec/stream-text.js';
 import type { ShellPool } from '../exec/shell-pool.js';
+import type { SessionTurn } from './session-turns.js';
 
 export interface ExecRequest {
   command: string;
@@ -23,6 +24,11 @@ export interface ExecRequest {
   user?: string | undefined;
   signal?: AbortSignal | undefined;
   maxOutputBytes: number;
+  /**
+   * The call's place in its session's line (SessionTurns), taken when it arrived: the command is
+   * planned and run only once the turn came, and the wait counts against `timeoutMs`.
+   */
+  turn?: SessionTurn | undefined;
 }
 
 export interface ExecContext {
@@ -157,6 +163,15 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
   validateCommand(req.command);
 
   const key = req.session ?? DEFAULT_SESSION;
+  // Wait for this session's earlier calls first: everything below reads the record they write.
+  let queuedMs = 0;
+  let timeoutMs = req.timeoutMs;
+  if (req.turn) {
+    const outcome = await req.turn.ready;
+    queuedMs = req.turn.queuedMs;
+    timeoutMs = Math.floor(req.timeoutMs - (performance.now() - req.turn.enteredAt));
+    if (outcome !== 'go' || timeoutMs <= 0) return notRun(ctx, req, key, outcome === 'interrupt' ? 'interrupt' : 'timeout', queuedMs, t0);
+  }
   const now = (): string => new Date().toISOString();
   let session = ctx.sessions.get(ctx.sandbox, key);
   // A new child session gets its cwd directly, now, from its parent's record — never by looking the
@@ -192,7 +207,7 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
     target: plan.target,
     tmpDir: ctx.env.getTempDir(),
     command: req.command,
-    timeoutMs: req.timeoutMs,
+    timeoutMs,
     signal: req.signal,
     maxOutputBytes: req.maxOutputBytes,
   };
@@ -269,6 +284,11 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
       message:
         'the command ended without reporting its cwd (it replaced the shell, or the stream dropped); the session record is unchanged',
     });
+  } else if (raw.end.notUtf8) {
+    warnings.push({
+      code: 'cwd_not_utf8',
+      message: `the command ended in a directory whose name is not valid UTF-8 (${JSON.stringify(raw.end.cwd)}, odd bytes shown as U+FFFD): it cannot be carried as text, so the cwd was not observed and the session record is unchanged`,
+    });
   } else if (raw.end.state === 'gone') {
     const keep = raw.start.why === 'ok' ? session.cwd : raw.start.used;
     if (keep && keep !== session.cwd) record = keep;
@@ -285,8 +305,13 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
     if (plan.source !== 'workdir' || cwd !== raw.start.used) record = cwd;
     env.cwd = cwd;
   }
+  const cut = (stream: 'stdout' | 'stderr'): OutputCut | undefined =>
+    raw.truncated[stream] ? { keptBytes: raw[stream].length, totalBytes: raw.totalBytes[stream] } : undefined;
   if (raw.truncated.stdout || raw.truncated.stderr) {
-    warnings.push({ code: 'output_truncated', message: `output was cut at ${req.maxOutputBytes} bytes per stream` });
+    const parts = (['stdout', 'stderr'] as const)
+      .filter((s) => raw.truncated[s])
+      .map((s) => `${s} kept ${cut(s)!.keptBytes} of ${cut(s)!.totalBytes} bytes`);
+    warnings.push({ code: 'output_truncated', message: `output was cut at ${req.maxOutputBytes} bytes per stream: ${parts.join(', ')}` });
   }
   // One transaction (one fsync) for everything this command taught us.
   ctx.persist(() => {
@@ -313,8 +338,52 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
     timedOut: raw.killed === 'timeout',
     interrupted: raw.killed === 'interrupt',
     truncated: raw.truncated,
+    stdoutTruncated: cut('stdout'),
+    stderrTruncated: cut('stderr'),
     durationMs: Math.round((performance.now() - t0) * 10) / 10,
+    queuedMs,
     session: key,
     shellPid: raw.start.pid,
+  };
+}
+
+/**
+ * A call whose turn did not come in time (or that was interrupted while waiting): it ran nothing and
+ * changes nothing (no session is created, no record or warning written), and says so.
+ */
+function notRun(ctx: ExecContext, req: ExecRequest, key: string, why: 'timeout' | 'interrupt', queuedMs: number, t0: number): ExecOutcome {
+  const waited = `${Math.round(queuedMs) / 1000} s`;
+  const warning: ExecWarning =
+    why === 'timeout'
+      ? {
+          code: 'queue_timeout',
+          message: `timed out after ${req.timeoutMs / 1000} s, ${waited} of it waiting for earlier commands of session ${key}; this command did not run and nothing changed`,
+        }
+      : {
+          code: 'queue_interrupted',
+          message: `interrupted after waiting ${waited} for earlier commands of session ${key}; this command did not run and nothing changed`,
+        };
+  const existing = ctx.sessions.get(ctx.sandbox, key);
+  return {
+    exitCode: why === 'timeout' ? 124 : 130,
+    stdout: '',
+    stderr: '',
+    encoding: { stdout: 'utf8', stderr: 'utf8' },
+    stdoutBytes: Buffer.alloc(0),
+    stderrBytes: Buffer.alloc(0),
+    cwd: null,
+    cwdObserved: false,
+    // It started nowhere: the empty path says so (the session's record is untouched).
+    startCwd: '',
+    cwdSource: existing?.cwd ? 'session' : 'default',
+    warnings: [...ctx.standingWarnings, warning],
+    deniedCount: 0,
+    mode: req.mode,
+    timedOut: why === 'timeout',
+    interrupted: why === 'interrupt',
+    truncated: { stdout: false, stderr: false },
+    durationMs: Math.round((performance.now() - t0) * 10) / 10,
+    queuedMs,
+    session: key,
   };
 }

@@ -27,6 +27,11 @@ export type WarningCode =
    * unless it learnt the nonce): the bytes were kept as output and the cwd was not observed.
    */
   | 'framing_broken'
+  /**
+   * The command ended in a directory whose name is not valid UTF-8: a JSON string cannot carry it
+   * unchanged, so the cwd was not observed and the record is unchanged.
+   */
+  | 'cwd_not_utf8'
   /** The command was killed (timeout, interrupt, dropped stream): its cwd was not observed. */
   | 'cwd_unobserved'
   /** The backend warned while starting the sandbox (e.g. KVM did not work and the VM runs under TCG). */
@@ -40,7 +45,11 @@ export type WarningCode =
   /** The sandbox was restarted or replaced since this session's last command. */
   | 'environment_recreated'
   /** Something that ran before a restore or fork (the desktop, a terminal, a session shell) did not come back. */
-  | 'not_restarted';
+  | 'not_restarted'
+  /** The call's timeout passed while it waited for earlier commands of its session: it did not run. */
+  | 'queue_timeout'
+  /** The call was interrupted while it waited for earlier commands of its session: it did not run. */
+  | 'queue_interrupted';
 
 export interface ExecWarning {
   code: WarningCode;
@@ -62,6 +71,14 @@ export type ExecMode = 'shell' | 'oneshot';
  */
 export type StreamEncoding = 'utf8' | 'base64';
 
+/** What was kept of a stream that was cut (at the output limit, or to fit the transport's answer). */
+export interface OutputCut {
+  /** Bytes of the stream given in the result. */
+  keptBytes: number;
+  /** Bytes the command printed on it in all. */
+  totalBytes: number;
+}
+
 export interface ExecResult {
   exitCode: number;
   /**
@@ -77,7 +94,7 @@ export interface ExecResult {
   cwd: string | null;
   /** true only when the wrapper's marker was read for a command that finished by itself. */
   cwdObserved: boolean;
-  /** The directory the command started in (after enterability checks). */
+  /** The directory the command started in (after enterability checks); '' when it never started (queue_timeout). */
   startCwd: string;
   cwdSource: CwdSource;
   warnings: ExecWarning[];
@@ -87,7 +104,16 @@ export interface ExecResult {
   timedOut: boolean;
   interrupted: boolean;
   truncated: { stdout: boolean; stderr: boolean };
+  /** Present when stdout was cut: what was kept of how much (the `output_truncated` warning says why). */
+  stdoutTruncated?: OutputCut | undefined;
+  /** The same for stderr. */
+  stderrTruncated?: OutputCut | undefined;
   durationMs: number;
+  /**
+   * Milliseconds the call waited for earlier commands of its session (they run one at a time, in
+   * arrival order). It counts against the call's timeout.
+   */
+  queuedMs: number;
   session: string;
   /** The pid (inside the sandbox) of the shell that ran the command: its children descend from it (issue 17: a connection's process is linked to its command by it). */
   shellPid?: number;

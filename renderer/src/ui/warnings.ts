@@ -23,6 +23,10 @@ const LABELS: Record<WarningCode, { label: string; bad: boolean }> = {
   environment_recreated: { label: 'sandbox recreated', bad: true },
   checkpoint_disk_only: { label: 'checkpoint is disk only', bad: false },
   not_restarted: { label: 'did not come back after the restore', bad: true },
+  cwd_not_utf8: { label: 'not observed (name not UTF-8)', bad: true },
+  // The call never ran: the session stays where it was.
+  queue_timeout: { label: 'did not run (timed out waiting its turn)', bad: false },
+  queue_interrupted: { label: 'did not run (interrupted waiting its turn)', bad: false },
 };
 
 export function warningLabel(w: Pick<ExecWarning, 'code'>): { label: string; bad: boolean } {
