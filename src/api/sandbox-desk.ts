@@ -5,6 +5,7 @@ import type { ExecWarning } from '../shared/exec-result.js';
 import type { DisposableStore } from '../shared/lifecycle.js';
 import { CoreEventBus } from '../shared/core-events.js';
 import { runCommand, type ExecOutcome } from '../session/run-command.js';
+import { SessionAttach } from '../session/session-attach.js';
 import { EnvironmentManager, sandboxRef } from '../session/environment-manager.js';
 import { commandContext, planSession, type SessionPlan } from '../session/session-plan.js';
 import { SessionIo } from '../session/session-io.js';
@@ -167,6 +168,7 @@ export class SandboxDesk {
     this.replayJournal = new ReplayJournal(recordingsDir, () => this.config.replay.record);
     this.io = new SessionIo(this, {
       scrollbackBytes: this.config.terminal.scrollbackBytes,
+      attach: new SessionAttach(this.shells, (m) => this.log.warn(m)),
       recording: {
         dir: recordingsDir,
         enabled: () => this.config.replay.record,

@@ -38,7 +38,9 @@ export type WarningCode =
   /** The session shell could not be opened; the command ran one-shot. */
   | 'shell_fallback'
   /** The sandbox was restarted or replaced since this session's last command. */
-  | 'environment_recreated';
+  | 'environment_recreated'
+  /** The session's shell is a person's terminal, and the command waited for the person's foreground command to end. */
+  | 'terminal_busy';
 
 export interface ExecWarning {
   code: WarningCode;

@@ -13,4 +13,9 @@ export interface TerminalInfo {
   rows: number;
   /** Output kept for the next viewer to replay, in bytes (bounded by config `terminal.scrollbackBytes`). */
   scrollbackBytes: number;
+  /**
+   * The terminal's shell is its session's shell: the agent's commands in this session run in it and
+   * show in it (false until its channel is up, or when it could not be joined).
+   */
+  attached?: boolean;
 }
