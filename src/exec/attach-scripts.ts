@@ -78,7 +78,8 @@ __sd_agent_run() {
   IFS= builtin read -r -t 2 -u "$__sd_rq" __sd_n && IFS= builtin read -r -u "$__sd_rq" __sd_t &&
     IFS= builtin read -r -u "$__sd_rq" __sd_tmp && IFS= builtin read -r -u "$__sd_rq" __sd_c || return 0
   builtin printf '%s:R:%s\\n' "$__sd_n" "$__sd_n" >&"$__sd_re"
-  IFS= builtin read -r -u "$__sd_rq" __sd_go || __sd_go=0
+  # The app answers at once; a request that was not the app's (its R matched nothing) is dropped after 10 s.
+  IFS= builtin read -r -t 10 -u "$__sd_rq" __sd_go || __sd_go=0
   if [[ $__sd_go != 1 && $__sd_go != w ]]; then builtin unset __sd_n __sd_t __sd_tmp __sd_c __sd_go; return 0; fi
   builtin printf -v __sd_t '%b' "$__sd_t"; builtin printf -v __sd_tmp '%b' "$__sd_tmp"; builtin printf -v __sd_c '%b' "$__sd_c"
   builtin printf '\\033]7;file://%srun:\\007' "$SDESK_OSC7_TAG"

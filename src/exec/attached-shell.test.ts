@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalProvider } from '../sandbox/local/local-provider.js';
-import { AttachedShell, shownCommand, type AttachedRunRequest } from './attached-shell.js';
+import { AttachedShell, DISPLAY_LIMIT_BYTES, shownCommand, type AttachedRunRequest } from './attached-shell.js';
 import { TerminalSession } from './terminal.js';
 
 const req = (command: string, extra: Partial<AttachedRunRequest> = {}): AttachedRunRequest => ({
@@ -110,6 +110,15 @@ describe('AttachedShell (real PTY, local bash)', { timeout: 20_000 }, () => {
     const mark2 = out.length;
     t.write('echo "at:$PWD"\r');
     await expect.poll(() => out.slice(mark2), { timeout: 10_000 }).toContain('at:/etc\r\n');
+  });
+
+  it('shows at most DISPLAY_LIMIT_BYTES of a command in the terminal, and says so; the result keeps its own copy', async () => {
+    const mark = out.length;
+    const r = await shell.run(req(`head -c ${DISPLAY_LIMIT_BYTES + 5000} /dev/zero | tr '\\0' a; echo`, { maxOutputBytes: 4 << 20 }));
+    expect(r.stdout.length).toBe(DISPLAY_LIMIT_BYTES + 5001);
+    const shown = out.slice(mark);
+    expect(shown).toContain('[more output than the terminal shows');
+    expect(shown.length).toBeLessThan(DISPLAY_LIMIT_BYTES + 2000);
   });
 
   it('shows a command on one line, control characters neutralised', () => {

@@ -43,6 +43,12 @@ export function shownCommand(command: string): string {
   return flat.length > 200 ? `${flat.slice(0, 200)}…` : flat;
 }
 
+/**
+ * At most this much of one command's output (or of the output between two commands) is shown in the
+ * terminal: the relay is not paced by the viewers as the PTY is, and the result keeps its own bounded copy.
+ */
+export const DISPLAY_LIMIT_BYTES = 1024 * 1024;
+
 /** Newlines as the terminal needs them (the command's output does not pass through the PTY). */
 function forDisplay(chunk: Buffer): Buffer {
   return Buffer.from(chunk.toString('utf8').replace(/\r?\n/g, '\r\n'), 'utf8');
@@ -173,15 +179,30 @@ export class AttachedShell {
     if (cap && this.taken) {
       if (stream === 'out') cap.stdoutPayload(chunk);
       else cap.stderrPayload(chunk);
-      if (!this.quietRun) this.terminal.showAgentOutput(forDisplay(chunk));
+      if (!this.quietRun) this.show(chunk);
     } else {
       // Between commands: late output of an earlier command's background job. It belongs to no command
       // (never to the next one); the person sees it.
-      this.terminal.showAgentOutput(forDisplay(chunk));
+      this.show(chunk);
+    }
+  }
+
+  private show(chunk: Buffer): void {
+    const room = DISPLAY_LIMIT_BYTES - this.shownBytes;
+    this.shownBytes += chunk.length;
+    if (room > 0) this.terminal.showAgentOutput(forDisplay(chunk.subarray(0, room)));
+    if (chunk.length > room && !this.cutShown) {
+      this.cutShown = true;
+      this.terminal.showAgentOutput(
+        Buffer.from(`\r\n\x1b[2m[more output than the terminal shows (${DISPLAY_LIMIT_BYTES} bytes); the result has it]\x1b[0m\r\n`),
+      );
     }
   }
 
   private quietRun = false;
+  /** Bytes shown in the terminal since the last command started (DISPLAY_LIMIT_BYTES). */
+  private shownBytes = 0;
+  private cutShown = false;
   /** The current capture's command was accepted by the shell (answered `1`/`w`). */
   private taken = false;
 
@@ -244,6 +265,8 @@ export class AttachedShell {
             if (killed) return '0\n';
             phase = 'running';
             this.taken = true;
+            this.shownBytes = 0;
+            this.cutShown = false;
             if (!req.quiet) {
               this.terminal.beginAgentRun();
               this.terminal.showAgentOutput(Buffer.from(`\r\n\x1b[2m[agent]\x1b[0m $ ${shownCommand(req.command)}\r\n`, 'utf8'));

@@ -152,7 +152,7 @@ async function assertStillRunning(ctx: ExecContext, raw: RawRun): Promise<void> 
 const TERMINAL_WAIT_REPORT_MS = 250;
 
 /** Runs the command in the shell of the terminal attached to the session; reports a wait for the person's command. */
-async function runAttached(
+export async function runAttached(
   runner: AttachedRunner,
   req: Parameters<AttachedRunner['run']>[0],
   session: string,
