@@ -253,7 +253,6 @@ export class AttachedShell {
         resolve(raw);
       };
       const deliver = (): void => {
-        waitedMs = Date.now() - t0;
         this.out.expect(nonce);
         this.err.expect(nonce);
         this.capture = cap;
@@ -263,6 +262,8 @@ export class AttachedShell {
           nonce,
           answer: () => {
             if (killed) return '0\n';
+            // Until the shell took it: a trigger that reached the person's program just as it started waits there too.
+            waitedMs = Date.now() - t0;
             phase = 'running';
             this.taken = true;
             this.shownBytes = 0;
