@@ -14,7 +14,7 @@ import { ENTER_FUNCTION } from './wrapper-script.js';
  *   readline runs it in the current shell) sets the person's partly typed line aside and runs the
  *   command; an empty `accept-line` gives a new prompt (PS1 expanded again, so it shows where the
  *   command left the shell; PROMPT_COMMAND reports that cwd); `__sd_restore` puts the person's line
- *   back (a macro's keys outlive the accept). It also marks the prompt: PS1 ends
+ *   back (a macro's keys outlive the accept). It also marks the prompt: PS1 starts
  *   with `idle:` (printed by readline once the terminal is in its editing mode, so a trigger written
  *   then is read by readline, not echoed) and PS0 with `busy:` (a command line was accepted).
  * - RELAY_SCRIPT runs beside it over a plain `execPrefix({interactive:false})` stream: its stdin goes
@@ -47,8 +47,11 @@ builtin export -n SDESK_ATTACH_DIR
 builtin unset SDESK_ATTACH_DIR
 builtin exec {__sd_rq}<>"$__sd_dir/q" {__sd_ro}<>"$__sd_dir/o" {__sd_re}<>"$__sd_dir/e"
 __sd_marks() {
-  local i='\\[\\e]7;file://'"$SDESK_OSC7_TAG"'idle:\\a\\]' b='\\e]7;file://'"$SDESK_OSC7_TAG"'busy:\\a'
-  [[ $PS1 == *"$i"* ]] || PS1+=$i
+  # Readline prints all of PS1 once it reads the keyboard, so the mark may lead it (the prompt still ends
+  # as the person's PS1 does); PS0's mark ends with a CR (the cursor is at column 0 already after Enter),
+  # so the command's output still starts a line as it did.
+  local i='\\[\\e]7;file://'"$SDESK_OSC7_TAG"'idle:\\a\\]' b='\\e]7;file://'"$SDESK_OSC7_TAG"'busy:\\a\\r'
+  [[ $PS1 == *"$i"* ]] || PS1=$i$PS1
   [[ $PS0 == *"$b"* ]] || PS0+=$b
 }
 __sd_aend() {
