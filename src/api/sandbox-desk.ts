@@ -6,6 +6,7 @@ import type { ExecWarning } from '../shared/exec-result.js';
 import type { DisposableStore } from '../shared/lifecycle.js';
 import { CoreEventBus } from '../shared/core-events.js';
 import { runCommand, type ExecOutcome } from '../session/run-command.js';
+import { SessionAttach } from '../session/session-attach.js';
 import { EnvironmentManager, sandboxRef } from '../session/environment-manager.js';
 import { commandContext, planSession, type SessionPlan } from '../session/session-plan.js';
 import { SessionIo } from '../session/session-io.js';
@@ -180,6 +181,7 @@ export class SandboxDesk {
     this.replayJournal = new ReplayJournal(recordingsDir, () => this.config.replay.record);
     this.io = new SessionIo(this, {
       scrollbackBytes: this.config.terminal.scrollbackBytes,
+      attach: new SessionAttach(this.shells, (m) => this.log.warn(m)),
       recording: {
         dir: recordingsDir,
         enabled: () => this.config.replay.record,
@@ -600,7 +602,7 @@ export class SandboxDesk {
     // The call's place in its session's line is taken now, before any await: arrival order.
     const turn = this.turns.enter(rec.name, session, { timeoutMs, signal: input.signal });
     try {
-      return await this.execInTurn(req, rec, session, timeoutMs, turn, input.signal);
+      return await this.execInTurn(req, rec, session, timeoutMs, turn, input.signal, journal);
     } finally {
       turn.release();
     }
@@ -613,6 +615,7 @@ export class SandboxDesk {
     timeoutMs: number,
     turn: SessionTurn,
     signal: AbortSignal | undefined,
+    journal: boolean,
   ): Promise<ExecOutcome> {
     const provider = await this.providerOf(rec.backend);
     const user = req.user ?? undefined;

@@ -1,6 +1,14 @@
 import type { SandboxEnvironment } from '../sandbox/provider.js';
 import { toDisposable, type DisposableStore, type IDisposable } from '../shared/lifecycle.js';
+import type { RawRun, RunRequest } from './command-capture.js';
 import { SessionShell, type LateOutput } from './session-shell.js';
+
+/** A terminal attached to its session: while attached, its shell runs the session's commands (session-attach.ts). */
+export interface AttachedRunner {
+  readonly alive: boolean;
+  readonly incarnation: string;
+  run(req: RunRequest & { workdir?: boolean }): Promise<RawRun & { waitedMs: number }>;
+}
 
 export interface ShellPoolOptions {
   /** Close a shell nobody used for this long. */
@@ -41,6 +49,7 @@ export class ShellPool {
    */
   private readonly retired = new Map<string, DroppedShell & { incarnation: string }>();
   private readonly opening = new Map<string, Promise<SessionShell>>();
+  private readonly attached = new Map<string, AttachedRunner>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(private readonly opts: ShellPoolOptions) {
@@ -92,7 +101,23 @@ export class ShellPool {
 
   /** true when the session has a shell that is up: a command can go straight to it. */
   hasLive(sandbox: string, session: string, user: string | undefined): boolean {
-    return this.shells.get(ShellPool.key(sandbox, session, user))?.shell.alive ?? false;
+    const key = ShellPool.key(sandbox, session, user);
+    return (this.attached.get(key)?.alive || this.shells.get(key)?.shell.alive) ?? false;
+  }
+
+  /** From now on the session's commands go to this terminal's shell, until the returned registration is disposed. */
+  attach(sandbox: string, session: string, user: string | undefined, runner: AttachedRunner): IDisposable {
+    const key = ShellPool.key(sandbox, session, user);
+    this.attached.set(key, runner);
+    return toDisposable(() => {
+      if (this.attached.get(key) === runner) this.attached.delete(key);
+    });
+  }
+
+  /** The terminal attached to the session, when one is, up, in this incarnation. */
+  attachedTo(sandbox: string, session: string, user: string | undefined, incarnation: string): AttachedRunner | null {
+    const r = this.attached.get(ShellPool.key(sandbox, session, user));
+    return r?.alive && r.incarnation === incarnation ? r : null;
   }
 
   /** The sessions of a sandbox whose shell is up (a restore opens them again in the restored sandbox). */

@@ -6,6 +6,7 @@ import { killTree } from './kill-tree.js';
 import { remoteArgv } from './remote-argv.js';
 import { ScrollbackBuffer } from './scrollback-buffer.js';
 import { ENTER_FUNCTION } from './wrapper-script.js';
+import { ATTACH_PRELUDE, ATTACH_RC, PROMPT_HOOK } from './attach-scripts.js';
 
 /**
  * Starts an interactive login shell in the session's cwd (entered as the sandbox user, walking up
@@ -14,17 +15,20 @@ import { ENTER_FUNCTION } from './wrapper-script.js';
  * follows the human's `cd`s. Before the login shell starts it reports its PID the same way (`pid:N`;
  * `exec` keeps the PID): killing the local exec client alone would leave the shell running in a
  * container, so `dispose` ends the shell's tree inside the sandbox by that PID.
- *   bash -c TERMINAL_SCRIPT sandbox-desk <target> <tmpdir> <nonce>
+ *   bash -c TERMINAL_SCRIPT sandbox-desk <target> <tmpdir> <nonce> <attach rc>
+ * It also prepares the shell to be its session's shell (attach-scripts.ts: `dir:`, `idle:`, `busy:` and
+ * `run:` reports with the same tag).
  */
 const TERMINAL_SCRIPT = `${ENTER_FUNCTION}
 __sd_enter "$1" "$2"
 [ "$__sd_why" = ok ] || printf 'sandbox-desk: %s is %s; starting in %s\\r\\n' "$1" "$__sd_why" "$__sd_used" >&2
 export SDESK_OSC7_TAG="sdesk-$3"
-__sdesk_osc7() { builtin printf '\\033]7;file://%s%s\\007' "$SDESK_OSC7_TAG" "$(builtin pwd -P 2>/dev/null)"; }
+${PROMPT_HOOK}
 export -f __sdesk_osc7
 export PROMPT_COMMAND=__sdesk_osc7 TERM=xterm-256color
 unset -f __sd_enter __sd_cd
 builtin printf '\\033]7;file://%spid:%s\\007' "$SDESK_OSC7_TAG" "$$"
+${ATTACH_PRELUDE}
 exec bash -l
 `;
 
@@ -32,6 +36,9 @@ exec bash -l
 const HIGH_WATER = 1024 * 1024;
 /** Output kept for a viewer that (re)attaches, when the caller does not say (config `terminal.scrollbackBytes`). */
 export const DEFAULT_SCROLLBACK_BYTES = 1024 * 1024;
+
+/** A report of the attach side of the shell (attach-scripts.ts). */
+export type TerminalMark = { kind: 'dir'; dir: string } | { kind: 'idle' } | { kind: 'busy' } | { kind: 'run' };
 
 export interface TerminalSink {
   send(data: Buffer, done: () => void): void;
@@ -72,6 +79,17 @@ export class TerminalSession implements IDisposable {
   private size: { cols: number; rows: number };
   private oscTail = '';
   private paused = false;
+  private readonly markEmitter = new Emitter<TerminalMark>();
+  /** The attach reports of the shell (attach-scripts.ts): its channel directory, its prompt's state, a delivered command. */
+  readonly onMark: Event<TerminalMark> = this.markEmitter.event;
+  /** The prompt is up and readline reads the keyboard: a delivered command's trigger is read by it. */
+  promptIdle = false;
+  /**
+   * While an agent's command runs in the shell: the command's output (which comes over the attach
+   * channel, not the PTY) is shown after the shell's `run:` mark, and what the PTY prints after that
+   * mark (readline redrawing the prompt) is held until the command's output is all shown.
+   */
+  private agentRun: { marked: boolean; pending: Buffer[]; held: Buffer[] } | null = null;
   exited = false;
   /** A viewer attached at least once (a terminal nobody ever attaches to is ended by the server). */
   everAttached = false;
@@ -106,12 +124,31 @@ export class TerminalSession implements IDisposable {
       opts.target,
       env.getTempDir(),
       nonce,
+      ATTACH_RC,
     ]);
     this.pty = spawnPty(argv[0]!, argv.slice(1), { name: 'xterm-256color', cols: opts.cols, rows: opts.rows, env: process.env });
     this.pty.onData((data) => {
-      this.scanCwd(data, (cwd) => this.cwdEmitter.fire(cwd));
-      this.outputEmitter.fire(data);
-      this.forward(Buffer.from(data, 'utf8'));
+      let marked = false;
+      this.scanCwd(
+        data,
+        (cwd) => this.cwdEmitter.fire(cwd),
+        (mark) => {
+          if (mark.kind === 'run') marked = true;
+          else if (mark.kind === 'idle') this.promptIdle = true;
+          else if (mark.kind === 'busy') this.promptIdle = false;
+          this.markEmitter.fire(mark);
+        },
+      );
+      const run = this.agentRun;
+      if (run?.marked) {
+        run.held.push(Buffer.from(data, 'utf8'));
+        return;
+      }
+      this.show(data);
+      if (run && marked) {
+        run.marked = true;
+        for (const chunk of run.pending.splice(0)) this.show(chunk);
+      }
     });
     this.pty.onExit((e) => {
       this.exited = true;
@@ -120,11 +157,37 @@ export class TerminalSession implements IDisposable {
       this.exitEmitter.dispose();
       this.outputEmitter.dispose();
       this.resizeEmitter.dispose();
+      this.markEmitter.dispose();
     });
   }
 
+  private show(data: string | Buffer): void {
+    this.outputEmitter.fire(typeof data === 'string' ? data : data.toString('utf8'));
+    this.forward(typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+  }
+
+  /** An agent's command is about to run in the shell (its request was accepted): see `agentRun`. */
+  beginAgentRun(): void {
+    this.agentRun = { marked: false, pending: [], held: [] };
+  }
+
+  /** Shows an agent command's bytes in the terminal (queued until the shell's `run:` mark went by). */
+  showAgentOutput(chunk: Buffer): void {
+    if (this.exited || !chunk.length) return;
+    if (this.agentRun && !this.agentRun.marked) this.agentRun.pending.push(chunk);
+    else this.show(chunk);
+  }
+
+  /** The agent's command ended: what was held back follows its output. */
+  endAgentRun(): void {
+    const run = this.agentRun;
+    this.agentRun = null;
+    if (!run || this.exited) return;
+    for (const chunk of [...run.pending, ...run.held]) this.show(chunk);
+  }
+
   /** Picks the tagged OSC 7 reports out of the output (they may be split across chunks). */
-  private scanCwd(data: string, onCwd: (cwd: string) => void): void {
+  private scanCwd(data: string, onCwd: (cwd: string) => void, onMark: (mark: TerminalMark) => void): void {
     let text = this.oscTail + data;
     for (;;) {
       const at = text.indexOf(this.tag);
@@ -134,6 +197,8 @@ export class TerminalSession implements IDisposable {
       const cwd = text.slice(at + this.tag.length, end);
       if (cwd.startsWith('/')) onCwd(cwd);
       else if (/^pid:\d+$/.test(cwd) && this.remotePid === null) this.remotePid = Number(cwd.slice(4));
+      else if (cwd.startsWith('dir:/')) onMark({ kind: 'dir', dir: cwd.slice(4) });
+      else if (cwd === 'idle:' || cwd === 'busy:' || cwd === 'run:') onMark({ kind: cwd.slice(0, -1) as 'idle' | 'busy' | 'run' });
       text = text.slice(end + 1);
     }
     // Keep only what could be the start of a report still arriving.

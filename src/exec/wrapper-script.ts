@@ -60,13 +60,19 @@ __sd_enter() {
 }
 `;
 
-const COMMON = `
-${ENTER_FUNCTION}__sd_frame_path() {
+/**
+ * A path as a frame field: \`%\`, LF and CR percent-encoded, so no byte of a directory's name can end or
+ * split a frame (frame-splitter.ts decodes it). Shared with the attached terminal's rc (attach-scripts.ts).
+ */
+export const FRAME_PATH_FUNCTION = `__sd_frame_path() {
   # Bytewise (C locale: a name need not be valid UTF-8), without forking: the frame stays one line.
   local LC_ALL=C
   __sd_fp=\${1//\\%/%25}; __sd_fp=\${__sd_fp//$'\\n'/%0A}; __sd_fp=\${__sd_fp//$'\\r'/%0D}
 }
-__sd_end() {
+`;
+
+const COMMON = `
+${ENTER_FUNCTION}${FRAME_PATH_FUNCTION}__sd_end() {
   # From the loop ($2 = done) always; from the EXIT trap only while a command runs.
   [[ $2 == done || -n \${__sd_run:-} ]] || return 0
   __sd_run=

@@ -9,7 +9,7 @@ import type { RawRun, StartInfo } from '../exec/command-capture.js';
 import type { ExecMode, ExecResult, ExecWarning, OutputCut } from '../shared/exec-result.js';
 import { runOneshot } from '../exec/oneshot-runner.js';
 import { streamText } from '../exec/stream-text.js';
-import type { ShellPool } from '../exec/shell-pool.js';
+import type { AttachedRunner, ShellPool } from '../exec/shell-pool.js';
 import type { SessionTurn } from './session-turns.js';
 
 export interface ExecRequest {
@@ -154,6 +154,34 @@ async function assertStillRunning(ctx: ExecContext, raw: RawRun): Promise<void> 
   );
 }
 
+/** A wait for the person's prompt shorter than this is not worth a warning. */
+const TERMINAL_WAIT_REPORT_MS = 250;
+
+/** Runs the command in the shell of the terminal attached to the session; reports a wait for the person's command. */
+export async function runAttached(
+  runner: AttachedRunner,
+  req: Parameters<AttachedRunner['run']>[0],
+  session: string,
+  warnings: ExecWarning[],
+): Promise<RawRun> {
+  const raw = await runner.run(req);
+  const waited = `${(raw.waitedMs / 1000).toFixed(1)} s`;
+  if (!raw.start && raw.killed) {
+    throw new SandboxDeskError(
+      'cancelled',
+      `the command ${raw.killed === 'timeout' ? `timed out after ${req.timeoutMs / 1000} s` : 'was interrupted'} while it waited for the person's command in the terminal attached to session ${session}; it did not run`,
+      { hint: 'let the command in that terminal finish (or press Ctrl+C there), or give a longer timeout' },
+    );
+  }
+  if (raw.waitedMs >= TERMINAL_WAIT_REPORT_MS) {
+    warnings.push({
+      code: 'terminal_busy',
+      message: `waited ${waited} for the person's command in the terminal attached to session ${session} to give the prompt back`,
+    });
+  }
+  return raw;
+}
+
 /**
  * Runs one command for one session with the whole working-directory policy: plan the cwd (and fail
  * closed for steps), run it, then record only what was measured.
@@ -215,10 +243,13 @@ export async function runCommand(ctx: ExecContext, req: ExecRequest): Promise<Ex
 
   let mode: ExecMode = req.mode;
   let raw: RawRun | null = null;
+  // A terminal attached to the session: its shell is the session's shell (session-attach.ts).
+  const attached = mode === 'shell' ? ctx.shells.attachedTo(ctx.sandbox, key, user, ctx.env.incarnation) : null;
+  if (attached) raw = await runAttached(attached, { ...runReq, workdir: plan.source === 'workdir' }, key, warnings);
   // A shell can die between commands (the previous one ran `exit`): a command that never started in
   // it is safe to send once more, to a fresh shell.
   let env = ctx.env;
-  for (let attempt = 0; mode === 'shell' && attempt < 2 && !(raw?.start || raw?.killed); attempt++) {
+  for (let attempt = 0; mode === 'shell' && !attached && attempt < 2 && !(raw?.start || raw?.killed); attempt++) {
     // The sandbox may have been restarted under the dead shell: ask the backend before reopening.
     if (attempt > 0) env = await ctx.reconnect();
     let acquired: Awaited<ReturnType<ShellPool['acquire']>>;

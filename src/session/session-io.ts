@@ -18,6 +18,7 @@ import type { SandboxStore } from '../store/sandbox-store.js';
 import type { SessionStore } from '../store/session-store.js';
 import type { SessionPlan } from './session-plan.js';
 import { TerminalRegistry, type HeldTerminal } from './terminal-registry.js';
+import type { SessionAttach } from './session-attach.js';
 import { recordTerminal } from './terminal-cast.js';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -61,7 +62,12 @@ export class SessionIo {
   constructor(
     private readonly desk: SessionIoHost,
     /** `scrollbackBytes`: output each terminal keeps for a window that reattaches (config `terminal.scrollbackBytes`). */
-    private readonly opts: { scrollbackBytes?: number | undefined; recording?: TerminalRecordingOptions | undefined } = {},
+    private readonly opts: {
+      scrollbackBytes?: number | undefined;
+      recording?: TerminalRecordingOptions | undefined;
+      /** Joins each terminal to its session as the session's shell (issue 34 item 3); absent: terminals are plain. */
+      attach?: SessionAttach | undefined;
+    } = {},
   ) {}
 
   /** Terminals being recorded now, per sandbox (their casts are not trimmed or removed while open). */
@@ -94,8 +100,10 @@ export class SessionIo {
 
   /**
    * Opens an interactive terminal for a session: a local PTY running the sandbox's exec prefix and a
-   * login shell, started in the session's cwd (same policy as commands). Each prompt reports the
-   * shell's measured cwd, which becomes the session's record.
+   * login shell, started in the session's cwd (same policy as commands). Its shell becomes the
+   * session's shell (SessionAttach): the session's commands run in it, in view. A session has one such
+   * shell: opening a terminal on a session that has one open gives that terminal (another view of it).
+   * Each prompt reports the shell's measured cwd, which becomes the session's record.
    */
   async openTerminal(input: {
     sandbox: string;
@@ -111,6 +119,8 @@ export class SessionIo {
     reopen: { id: string; scrollback: Buffer } | undefined,
   ): Promise<{ terminal: TerminalSession; session: string; cwd: string }> {
     const { rec, env, key, plan } = await this.desk.sessionPlan(input.sandbox, input.session);
+    const open = this.terminals.list(rec.name).find((t) => t.session === key);
+    if (open) return { terminal: this.terminals.get(open.terminalId), session: key, cwd: open.startedIn };
     this.desk.store.sessions.ensure(rec.name, key, { parent: null, cwd: null, at: new Date().toISOString() });
     const terminal = new TerminalSession(env, {
       target: plan.target,
@@ -120,6 +130,8 @@ export class SessionIo {
       reopen,
     });
     terminal.onCwd((cwd) => {
+      // The prompt after an agent's command, or an empty line, reports what is recorded already: recorded once.
+      if (this.desk.store.sessions.get(rec.name, key)?.cwd === cwd) return;
       const at = new Date().toISOString();
       env.cwd = cwd;
       this.desk.store.transaction(() => {
@@ -128,6 +140,13 @@ export class SessionIo {
       });
     });
     this.terminals.add(terminal, { sandbox: rec.name, session: key, startedIn: plan.target });
+    this.opts.attach?.attach(terminal, {
+      sandbox: rec.name,
+      session: key,
+      user: env.user ?? undefined,
+      env,
+      cwd: () => this.desk.store.sessions.get(rec.name, key)?.cwd ?? plan.target,
+    });
     // A reopened terminal is a new recording (a cast file has one header): under a cast id of its own.
     this.record(terminal, rec.name, key, reopen ? randomBytes(12).toString('hex') : terminal.id);
     // The terminal's shell lives in this incarnation: a restart or stop ends it (no shell of a dead sandbox).
@@ -189,16 +208,32 @@ export class SessionIo {
 
   /** A sandbox's open terminals (they live until closed: a window reattaches to them). */
   listTerminals(sandbox: string): TerminalInfo[] {
-    return this.terminals.list(sandbox);
+    return this.terminals.list(sandbox).map((t) => this.withAttach(t));
   }
 
   terminalInfo(id: string): TerminalInfo {
-    return this.terminals.info(id);
+    return this.withAttach(this.terminals.info(id));
   }
 
-  /** Ends a terminal's shell: closing its tab, the one way a human ends one. */
+  private withAttach(t: TerminalInfo): TerminalInfo {
+    return this.opts.attach ? { ...t, attached: this.opts.attach.isAttached(t.terminalId) } : t;
+  }
+
+  /**
+   * Ends a terminal's shell: closing its tab, the one way a human ends one. Its session's shell first
+   * takes the terminal's environment back (a few seconds at most), so the session continues from it.
+   */
   closeTerminal(id: string): void {
-    this.terminals.close(id);
+    this.terminals.get(id);
+    const attach = this.opts.attach;
+    if (!attach?.isAttached(id)) return this.terminals.close(id);
+    void attach.release(id).finally(() => {
+      try {
+        this.terminals.close(id);
+      } catch {
+        // It exited meanwhile: nothing left to close.
+      }
+    });
   }
 
   /**
@@ -317,6 +352,7 @@ export class SessionIo {
 
   /** Ends every terminal (the app is closing). */
   closeAll(): void {
+    this.opts.attach?.closeAll();
     this.terminals.closeAll();
   }
 }

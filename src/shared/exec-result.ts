@@ -49,7 +49,9 @@ export type WarningCode =
   /** The call's timeout passed while it waited for earlier commands of its session: it did not run. */
   | 'queue_timeout'
   /** The call was interrupted while it waited for earlier commands of its session: it did not run. */
-  | 'queue_interrupted';
+  | 'queue_interrupted'
+  /** The session's shell is a person's terminal, and the command waited for the person's foreground command to end. */
+  | 'terminal_busy';
 
 export interface ExecWarning {
   code: WarningCode;

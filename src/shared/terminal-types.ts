@@ -18,4 +18,9 @@ export interface TerminalInfo {
    * this same id once the restore is done (a window waits for that, then reattaches). Absent otherwise.
    */
   restarting?: true;
+  /**
+   * The terminal's shell is its session's shell: the agent's commands in this session run in it and
+   * show in it (false until its channel is up, or when it could not be joined).
+   */
+  attached?: boolean;
 }

@@ -21,6 +21,7 @@ const LABELS: Record<WarningCode, { label: string; bad: boolean }> = {
   output_truncated: { label: 'output truncated', bad: false },
   shell_fallback: { label: 'ran one-shot (no shell)', bad: false },
   environment_recreated: { label: 'sandbox recreated', bad: true },
+  terminal_busy: { label: 'waited for the terminal', bad: false },
   checkpoint_disk_only: { label: 'checkpoint is disk only', bad: false },
   not_restarted: { label: 'did not come back after the restore', bad: true },
   cwd_not_utf8: { label: 'not observed (name not UTF-8)', bad: true },

@@ -237,4 +237,14 @@ describe('terminal pane', () => {
     );
     expect(api.callsOf('terminalOpen')).toEqual([]);
   });
+
+  it("says when the tab's shell is attached to its session (the agent's commands run there)", async () => {
+    const api = new FakeApi();
+    api.terminals = [terminalInfo({ terminalId: 'aa03', sandbox: 'alpha', session: 'agent-work', attached: true })];
+    render(<Harness api={api} initial={{ tabs: ['agent-work'], active: 'agent-work' }} />);
+    await waitFor(() => expect(screen.getByTestId('terminal-attached').textContent).toBe('attached to session agent-work'));
+    expect(screen.getByTestId('terminal-tab-agent-work').getAttribute('title')).toMatch(
+      /attached: the agent's commands in this session run here/,
+    );
+  });
 });

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { CwdPath } from '../details/CwdPath.js';
 import { TabOverflowMenu } from './TabOverflowMenu.js';
-import type { SessionInfo } from '../../../src/api/contract.js';
+import type { SessionInfo, TerminalInfo } from '../../../src/api/contract.js';
 import { useApi } from '../app/api-context.js';
 import { ago } from '../ui/format.js';
 import { usePoll } from '../hooks/usePoll.js';
@@ -35,6 +35,9 @@ export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivat
   const sessions = usePoll<SessionInfo[]>(() => api.call('listSessions', { sandbox }), 2000, sandbox, visible && tabs.tabs.length > 0, {
     live: touches.sessionsOf(sandbox),
   });
+  // Which tabs' shells are their sessions' shells (the agent's commands in that session run and show there).
+  const open = usePoll<TerminalInfo[]>(() => api.call('listTerminals', { sandbox }), 2000, sandbox, visible && tabs.tabs.length > 0);
+  const attached = new Set((open.data ?? []).filter((t) => t.attached).map((t) => t.session));
   const [naming, setNaming] = useState<string | null>(null);
   const [startedIn, setStartedIn] = useState<Record<string, string>>({});
   const activeInfo = sessions.data?.find((s) => s.key === tabs.active);
@@ -120,7 +123,7 @@ export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivat
                 tabIndex={t === stop ? 0 : -1}
                 onClick={() => onActivate(t)}
                 onKeyDown={(e) => e.key === 'Delete' && close(t)}
-                title={`session ${t}`}
+                title={attached.has(t) ? `session ${t} — attached: the agent's commands in this session run here` : `session ${t}`}
               >
                 {t}
               </button>
@@ -179,7 +182,19 @@ export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivat
 
       {tabs.active && (
         <div className="cwd-bar" data-testid="terminal-cwd">
-          <span className="muted">session</span> <span className="mono">{tabs.active}</span>
+          {attached.has(tabs.active) ? (
+            <span
+              data-testid="terminal-attached"
+              title="This terminal is the session's shell: the agent's commands in this session run here, in view; either of you may type"
+            >
+              <span className="badge badge-info">attached</span> <span className="muted">to session</span>{' '}
+              <span className="mono">{tabs.active}</span>
+            </span>
+          ) : (
+            <>
+              <span className="muted">session</span> <span className="mono">{tabs.active}</span>
+            </>
+          )}
           <span className="sep" />
           <span className="muted">cwd record</span>{' '}
           {activeInfo?.cwd ? (
