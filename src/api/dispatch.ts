@@ -8,6 +8,7 @@ import { API, type ApiMethod, type ApiResponse, type ApiResult, type StreamGrant
 import type { SandboxDesk } from './sandbox-desk.js';
 import { validate } from './validate.js';
 import { DEFAULT_TAIL } from './log-service.js';
+import { CONTROL_WAIT_DEFAULT_MS } from '../desktop/control-wait.js';
 
 /** What only the server can do: hand out single-use tickets for the streams it serves. */
 export interface StreamIssuer {
@@ -93,6 +94,7 @@ export function createDispatcher(
     lease: (p) => desk.desktop.lease(p.sandbox),
     takeControl: (p) => desk.desktop.takeControl(p.sandbox, p.viewerId),
     giveBack: (p) => desk.desktop.giveBack(p.sandbox, p.viewerId),
+    waitForControl: (p) => desk.desktop.waitForControl(p.sandbox, p.timeoutMs ?? CONTROL_WAIT_DEFAULT_MS),
     terminalOpen: async (p) => {
       const { terminal, session, cwd } = await desk.io.openTerminal(p);
       return { ...streams.terminalTicket(terminal.id), terminalId: terminal.id, session, cwd };

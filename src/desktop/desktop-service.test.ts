@@ -135,4 +135,31 @@ describe('while a person holds control (issue 36): looking is not acting', () =>
     }
     await desk.close();
   });
+
+  it('a refused action is told (onActionRefused): what the agent tried, where, its session, and whose control refused it', async () => {
+    const desk = service({ code: 0, stdout: 'whoami sdesk-display\n' }, undefined, 'human');
+    const refusals: unknown[] = [];
+    desk.onActionRefused((r) => refusals.push(r));
+    await expect(desk.act('sb', { kind: 'click', x: 100, y: 200 }, { session: 'planner' })).rejects.toMatchObject({
+      code: 'human_has_control',
+    });
+    await expect(desk.act('sb', { kind: 'type', text: 'x' })).rejects.toMatchObject({ code: 'human_has_control' });
+    await expect(desk.setClipboard('sb', 'x', 100)).rejects.toMatchObject({ code: 'human_has_control' });
+    expect(refusals).toMatchObject([
+      { sandbox: 'sb', kind: 'click', target: { x: 100, y: 200 }, session: 'planner', viewerId: 'person' },
+      { sandbox: 'sb', kind: 'type', target: null, session: null },
+      { sandbox: 'sb', kind: 'set the clipboard', target: null },
+    ]);
+    expect((refusals[0] as { message: string }).message).toMatch(/a human holds the control lease of sandbox sb's desktop/);
+    await desk.close();
+  });
+
+  it('nothing is told while the agent may act (no refusal)', async () => {
+    const desk = service({ code: 0, stdout: 'whoami sdesk-display\n' }, undefined, 'agent');
+    const refusals: unknown[] = [];
+    desk.onActionRefused((r) => refusals.push(r));
+    await expect(desk.act('sb', { kind: 'click', x: 1, y: 1 })).rejects.toMatchObject({ code: 'desktop_not_running' });
+    expect(refusals).toEqual([]);
+    await desk.close();
+  });
 });
