@@ -88,7 +88,16 @@ export interface DesktopHost {
   handoverLimits?: HandoverLimits;
   /** How often waitForControl looks for another process's give-back (control-wait.ts; tests shorten it). */
   controlPollMs?: number;
+  /** At most one refused action told per sandbox in this many ms (default REFUSAL_TELL_EVERY_MS; tests: 0). */
+  refusalTellEveryMs?: number;
 }
+
+/**
+ * A refused action is told (an event, journalled for other processes, and a replay line) at most this
+ * often per sandbox: an agent looping on clicks while a person drives must not flood the journal, the
+ * replay or the person's screen. The agent still gets every refusal as its answer.
+ */
+export const REFUSAL_TELL_EVERY_MS = 250;
 
 /** Who tried an action (for the person's screen and the replay when it is refused): the agent's session. */
 export interface ActOptions {
@@ -147,6 +156,8 @@ export class DesktopService {
   private readonly actionRefused = new Emitter<AgentRefusalView>();
   /** An agent action was refused because a person holds control: the person's window shows it, the replay keeps it. */
   readonly onActionRefused: Event<AgentRefusalView> = this.actionRefused.event;
+  /** When each sandbox's last refusal was told (REFUSAL_TELL_EVERY_MS). */
+  private readonly refusalToldAt = new Map<string, number>();
   private readonly statusChanged = new Emitter<DesktopStatusChange>();
   /**
    * A desktop's status changed: a start began and ended (or failed), a stop, a resize, a death inside
@@ -640,6 +651,10 @@ export class DesktopService {
   ): void {
     const refusal = this.humanHasControl(sandbox);
     if (!refusal) return;
+    const now = Date.now();
+    const every = this.host.refusalTellEveryMs ?? REFUSAL_TELL_EVERY_MS;
+    if (now - (this.refusalToldAt.get(sandbox) ?? -Infinity) < every) throw refusal;
+    this.refusalToldAt.set(sandbox, now);
     this.actionRefused.fire({
       sandbox,
       at: new Date().toISOString(),

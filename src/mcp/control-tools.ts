@@ -34,7 +34,7 @@ export function registerControlTools(server: McpServer, desk: SandboxDesk, k: Ch
     },
     k.tool('wait_for_control', async (a: { sandbox: string; timeout?: string }) => {
       const ms = a.timeout === undefined ? CONTROL_WAIT_DEFAULT_MS : parseDurationArg(a.timeout, 'timeout', CONTROL_WAIT_MAX_MS);
-      return { result: structured(await desk.desktop.waitForControl(a.sandbox, ms)), receipt: {} as Record<string, never> };
+      return { result: structured(await desk.desktop.waitForControl(a.sandbox, ms)), receipt: {} };
     }),
   );
 }
