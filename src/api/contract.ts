@@ -9,7 +9,7 @@ import { cwdPathProblem } from '../shared/cwd-path.js';
 import { fileNameProblem } from '../shared/file-names.js';
 import type { AgentActionView, DesktopStatus } from '../shared/desktop-types.js';
 import type { ExecResult, ExecWarning } from '../shared/exec-result.js';
-import type { Lease } from '../shared/lease-types.js';
+import type { ControlWait, Lease } from '../shared/lease-types.js';
 import type { TerminalInfo } from '../shared/terminal-types.js';
 import type { CallLogEntry } from '../shared/call-log-types.js';
 import type { Isolation } from '../shared/isolation.js';
@@ -21,7 +21,8 @@ import { ALLOW_ENTRY_HINT, NETWORK_MODES, allowEntryProblem, type NetworkLogEntr
 export type { NetworkLogEntry, NetworkMode, NetworkPolicy } from '../shared/network-policy.js';
 export { NETWORK_MODES } from '../shared/network-policy.js';
 
-export type { AgentActionView, DesktopStatus } from '../shared/desktop-types.js';
+export type { AgentActionView, AgentRefusalView, DesktopStatus } from '../shared/desktop-types.js';
+export type { ControlWait } from '../shared/lease-types.js';
 export type { Lease } from '../shared/lease-types.js';
 export type { TerminalInfo } from '../shared/terminal-types.js';
 export type { CallLogEntry } from '../shared/call-log-types.js';
@@ -492,6 +493,21 @@ export const API = {
   lease: { params: OfSandbox, result: returns<Lease>() },
   takeControl: { params: OfSandbox.extend({ viewerId: ViewerId }), result: returns<Lease>() },
   giveBack: { params: OfSandbox.extend({ viewerId: ViewerId }), result: returns<Lease>() },
+  /**
+   * Waits until the agent may act (no person holds control), at most timeoutMs (default 30 s, at most
+   * 10 min); a timeout is an answer (`timedOut`, `mayAct: false`), not an error.
+   */
+  waitForControl: {
+    params: OfSandbox.extend({
+      timeoutMs: z
+        .number()
+        .int()
+        .min(0, 'timeoutMs is negative')
+        .max(600_000, 'timeoutMs is over 600000 (10 min): call again to wait longer')
+        .optional(),
+    }),
+    result: returns<ControlWait>(),
+  },
   terminalOpen: { params: OfSandbox.extend({ session: SessionKey.optional(), ...TerminalSize }), result: returns<TerminalGrant>() },
   callLog: {
     params: z.object({

@@ -3,6 +3,7 @@ import { CoreEventBus, type CoreEvent } from '../shared/core-events.js';
 import { Emitter } from '../shared/lifecycle.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import type { DesktopStatusChange } from '../desktop/desktop-watch.js';
+import type { AgentActionView, AgentRefusalView } from '../shared/desktop-types.js';
 import { publishDesktopChanges } from './desktop-events.js';
 import type { OperationTracker } from './operation-tracker.js';
 
@@ -24,16 +25,22 @@ function setup() {
   const seen: CoreEvent[] = [];
   bus.onEvent((e) => seen.push(e));
   const changed = new Emitter<DesktopStatusChange>();
-  const recorded = new Emitter<{ sandbox: string }>();
+  const recorded = new Emitter<{ sandbox: string; action?: AgentActionView }>();
+  const refused = new Emitter<AgentRefusalView>();
   const watching: boolean[] = [];
   const t = fakeTracker();
   const sub = publishDesktopChanges(
-    { onStatusChanged: changed.event, onActionRecorded: recorded.event, watchDesktops: (on) => watching.push(on) },
+    {
+      onStatusChanged: changed.event,
+      onActionRecorded: recorded.event,
+      onActionRefused: refused.event,
+      watchDesktops: (on) => watching.push(on),
+    },
     bus,
     t.tracker,
   );
   const desktops = () => seen.flatMap((e) => (e.topic === 'desktop' ? [[e.sandbox, e.running, e.cause]] : []));
-  return { bus, seen, changed, recorded, watching, sub, desktops, ...t };
+  return { bus, seen, changed, recorded, refused, watching, sub, desktops, ...t };
 }
 
 describe('publishDesktopChanges', () => {
@@ -86,5 +93,50 @@ describe('publishDesktopChanges', () => {
     const t = setup();
     t.recorded.fire({ sandbox: 'b' });
     expect(t.seen).toMatchObject([{ topic: 'agentAction', sandbox: 'b' }]);
+  });
+
+  it('the event carries what the action was and where it landed, without the frame image', () => {
+    const t = setup();
+    t.recorded.fire({
+      sandbox: 'b',
+      action: {
+        sandbox: 'b',
+        at: '2026-01-02T03:04:05.000Z',
+        kind: 'click',
+        target: { x: 100, y: 200 },
+        pointer: { x: 100, y: 200 },
+        screen: { width: 1280, height: 800 },
+        session: 'planner',
+        frame: { frameId: 'f1', width: 640, height: 400, image: 'data:image/png;base64,AAAA' },
+      },
+    });
+    expect(t.seen).toEqual([
+      expect.objectContaining({
+        topic: 'agentAction',
+        sandbox: 'b',
+        action: {
+          at: '2026-01-02T03:04:05.000Z',
+          kind: 'click',
+          target: { x: 100, y: 200 },
+          screen: { width: 1280, height: 800 },
+          session: 'planner',
+        },
+      }),
+    ]);
+  });
+
+  it('an agent action refused while a person has control becomes an `agentRefused` event carrying the refusal', () => {
+    const t = setup();
+    const refusal: AgentRefusalView = {
+      sandbox: 'b',
+      at: '2026-01-02T03:04:05.000Z',
+      kind: 'click',
+      target: { x: 100, y: 200 },
+      session: 'planner',
+      viewerId: 'ui-1',
+      message: 'a human holds the control lease',
+    };
+    t.refused.fire(refusal);
+    expect(t.seen).toMatchObject([{ topic: 'agentRefused', sandbox: 'b', refusal }]);
   });
 });

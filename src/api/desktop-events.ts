@@ -2,11 +2,14 @@ import type { CoreEventBus } from '../shared/core-events.js';
 import { DisposableStore, type Event, type IDisposable } from '../shared/lifecycle.js';
 import { asSandboxDeskError } from '../shared/errors.js';
 import type { DesktopStatusChange } from '../desktop/desktop-watch.js';
+import type { AgentActionView, AgentRefusalView } from '../shared/desktop-types.js';
 import type { OperationTracker } from './operation-tracker.js';
 
 interface DesktopLike {
   onStatusChanged: Event<DesktopStatusChange>;
-  onActionRecorded?: Event<{ sandbox: string }>;
+  onActionRecorded?: Event<{ sandbox: string; action?: AgentActionView }>;
+  /** An agent action refused while a person held control (DesktopService.onActionRefused). */
+  onActionRefused?: Event<AgentRefusalView>;
   /** Follow running desktops (resizes, deaths inside the sandbox) while someone listens. */
   watchDesktops?(on: boolean): void;
 }
@@ -21,7 +24,20 @@ type Op = ReturnType<OperationTracker['start']>;
  */
 export function publishDesktopChanges(desktop: DesktopLike, bus: CoreEventBus, ops: OperationTracker): IDisposable {
   const store = new DisposableStore();
-  if (desktop.onActionRecorded) store.add(desktop.onActionRecorded(({ sandbox }) => bus.publish({ topic: 'agentAction', sandbox })));
+  if (desktop.onActionRecorded)
+    store.add(
+      desktop.onActionRecorded(({ sandbox, action: a }) =>
+        bus.publish({
+          topic: 'agentAction',
+          sandbox,
+          // The frame's image stays out: events are journalled for other processes, and the viewer needs only the point.
+          ...(a ? { action: { at: a.at, kind: a.kind, target: a.target, screen: a.screen, session: a.session ?? null } } : {}),
+        }),
+      ),
+    );
+  // The refusal travels in the event: the person's window (often another process) shows it as it is.
+  if (desktop.onActionRefused)
+    store.add(desktop.onActionRefused((refusal) => bus.publish({ topic: 'agentRefused', sandbox: refusal.sandbox, refusal })));
   if (desktop.watchDesktops) {
     const watch = desktop.watchDesktops.bind(desktop);
     store.add(bus.onListening(watch));

@@ -9,6 +9,7 @@ import type { SandboxDesk } from './sandbox-desk.js';
 import { validate } from './validate.js';
 import { ANSWER_ENVELOPE_BYTES, ANSWER_MAX_BYTES, fitAnswer } from '../exec/output-fit.js';
 import { DEFAULT_TAIL } from './log-service.js';
+import { CONTROL_WAIT_DEFAULT_MS } from '../desktop/control-wait.js';
 
 /** What only the server can do: hand out single-use tickets for the streams it serves. */
 export interface StreamIssuer {
@@ -99,6 +100,7 @@ export function createDispatcher(
     lease: (p) => desk.desktop.lease(p.sandbox),
     takeControl: (p) => desk.desktop.takeControl(p.sandbox, p.viewerId),
     giveBack: (p) => desk.desktop.giveBack(p.sandbox, p.viewerId),
+    waitForControl: (p) => desk.desktop.waitForControl(p.sandbox, p.timeoutMs ?? CONTROL_WAIT_DEFAULT_MS),
     terminalOpen: async (p) => {
       const { terminal, session, cwd } = await desk.io.openTerminal(p);
       return { ...streams.terminalTicket(terminal.id), terminalId: terminal.id, session, cwd };

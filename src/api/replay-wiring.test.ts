@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CoreEventBus, type CoreEvent } from '../shared/core-events.js';
-import type { AgentActionView } from '../shared/desktop-types.js';
+import type { AgentActionView, AgentRefusalView } from '../shared/desktop-types.js';
 import { Emitter } from '../shared/lifecycle.js';
 import type { Lease } from '../shared/lease-types.js';
 import type { LeaseChange } from '../store/lease-store.js';
@@ -151,6 +151,39 @@ describe('replay wiring', () => {
       'try-2',
       'box',
       'box',
+    ]);
+    w.dispose();
+  });
+
+  it('an agent action refused while a person had control is journalled as an action with its error and session', () => {
+    const journal = new ReplayJournal(join(root, 'refused'));
+    const refused = new Emitter<AgentRefusalView>();
+    const w = wireReplay({
+      bus: new CoreEventBus(),
+      journal,
+      replay: { enforceLimit: () => 0, enforceLimits: () => undefined } as unknown as ReplayService,
+      onLeaseChanged: new Emitter<LeaseChange>().event,
+      onActionRefused: refused.event,
+    });
+    refused.fire({
+      sandbox: 'box',
+      at: '2026-03-01T10:00:08.000Z',
+      kind: 'click',
+      target: { x: 100, y: 200 },
+      session: 'planner',
+      viewerId: 'v1',
+      message: "a human holds the control lease of sandbox box's desktop",
+    });
+    expect(journal.read('box')).toEqual([
+      {
+        at: '2026-03-01T10:00:08.000Z',
+        kind: 'action',
+        summary: 'click (100, 200) (session planner) — refused: a person had control',
+        tool: 'click',
+        session: 'planner',
+        point: { x: 100, y: 200 },
+        error: "human_has_control: a human holds the control lease of sandbox box's desktop",
+      },
     ]);
     w.dispose();
   });

@@ -1,5 +1,5 @@
 import type { CheckpointEvent, CoreEvent, CoreEventBus, NetworkEvent } from '../shared/core-events.js';
-import type { AgentActionView } from '../shared/desktop-types.js';
+import type { AgentActionView, AgentRefusalView } from '../shared/desktop-types.js';
 import type { ExecWarning } from '../shared/exec-result.js';
 import type { Event, IDisposable } from '../shared/lifecycle.js';
 import type { Lease } from '../shared/lease-types.js';
@@ -48,9 +48,25 @@ export function actionEvent(a: AgentActionView): ReplayEvent {
     kind: 'action',
     summary: point ? `${a.kind} (${point.x}, ${point.y})` : a.kind,
     tool: a.kind,
+    ...(a.session !== undefined ? { session: a.session } : {}),
     point,
     frameId: a.frame?.frameId ?? null,
     frameAt: a.frame?.takenAt ?? null,
+  };
+}
+
+/** A refused action as a replay event: an `action` with its error, so the timeline shows what the agent tried while a person drove. */
+export function refusedActionEvent(r: AgentRefusalView): ReplayEvent {
+  const point = r.target ?? null;
+  const who = r.session ? ` (session ${r.session})` : '';
+  return {
+    at: r.at,
+    kind: 'action',
+    summary: `${point ? `${r.kind} (${point.x}, ${point.y})` : r.kind}${who} — refused: a person had control`,
+    tool: r.kind,
+    session: r.session,
+    point,
+    error: `human_has_control: ${r.message}`,
   };
 }
 
@@ -114,6 +130,8 @@ export function wireReplay(opts: {
   /** The lease store's changes of hands made by this process (LeaseStore.onChanged). */
   onLeaseChanged: Event<LeaseChange>;
   onActionRecorded?: Event<{ sandbox: string; action?: AgentActionView }> | undefined;
+  /** Agent actions refused while a person held control (DesktopService.onActionRefused). */
+  onActionRefused?: Event<AgentRefusalView> | undefined;
   /** recscreen's DesktopService.onRecordingChanged, when present. */
   onRecordingChanged?: Event<{ sandbox: string }> | undefined;
 }): IDisposable {
@@ -124,6 +142,7 @@ export function wireReplay(opts: {
         if (action) opts.journal.append(sandbox, actionEvent(action));
       }),
     );
+  if (opts.onActionRefused) subs.push(opts.onActionRefused((r) => opts.journal.append(r.sandbox, refusedActionEvent(r))));
   subs.push(opts.onLeaseChanged((c) => opts.journal.append(c.sandbox, leaseEvent(c))));
   subs.push(
     opts.bus.onEvent((e) => {

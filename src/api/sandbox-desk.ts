@@ -337,6 +337,7 @@ export class SandboxDesk {
         replay: this.replay,
         onLeaseChanged: this.store.leases.onChanged,
         onActionRecorded: this.desktop.onActionRecorded,
+        onActionRefused: this.desktop.onActionRefused,
         // The screen recorder says when a screen recording starts, stops or is cut.
         onRecordingChanged: this.desktop.onRecordingChanged,
       }),

@@ -5,6 +5,8 @@ import type { DesktopStatus, ScreenAction } from '../desktop/desktop-service.js'
 import type { FrameFormat } from '../desktop/screen/frame-encode.js';
 import type { PlacementSetting } from '../desktop/placement.js';
 import { SandboxDeskError } from '../shared/errors.js';
+import { CONTROL_WAIT_DEFAULT_MS, CONTROL_WAIT_MAX_MS } from '../desktop/control-wait.js';
+import { DURATION_ARG_FORMS, parseDurationArg } from '../shared/time-arg.js';
 import { addClipboardCommand } from './clipboard-command.js';
 import { printJson, type Out } from './output.js';
 
@@ -74,7 +76,15 @@ function untilInterrupted(): Promise<void> {
   });
 }
 
-export function addDesktopCommands(program: Command, core: () => SandboxDesk, out: Out): void {
+/** `desktop wait-control`'s exit code when the timeout passed with a person still in control (as `exec`'s timeout). */
+export const WAIT_CONTROL_TIMED_OUT_EXIT = 124;
+
+export function addDesktopCommands(
+  program: Command,
+  core: () => SandboxDesk,
+  out: Out,
+  setExit: (code: number) => void = () => undefined,
+): void {
   const desktop = program
     .command('desktop')
     .description('the bot desktop inside a sandbox: Xvnc + Xfce + Chromium, streamed with no published port');
@@ -248,6 +258,30 @@ export function addDesktopCommands(program: Command, core: () => SandboxDesk, ou
     });
 
   addClipboardCommand(desktop, core, out);
+
+  // One facade call (desk.desktop.waitForControl, the API's waitForControl): a client port is one line.
+  desktop
+    .command('wait-control <name>')
+    .description(
+      `wait until the agent may act: until a person who took control gives it back (exit 0), or the timeout (exit ${WAIT_CONTROL_TIMED_OUT_EXIT})`,
+    )
+    .option('--timeout <duration>', `how long to wait at most: ${DURATION_ARG_FORMS}; at most 10m`, `${CONTROL_WAIT_DEFAULT_MS / 1000}s`)
+    .option('--json', 'machine-readable output: {mayAct, holder, viewerId, waitedMs, timedOut, reason}')
+    .action(async (name: string, o: JsonFlag & { timeout: string }) => {
+      const ms = parseDurationArg(o.timeout, '--timeout', CONTROL_WAIT_MAX_MS);
+      const w = await core().desktop.waitForControl(name, ms, (lease) =>
+        out.stderr(
+          `a person (viewer ${lease.viewerId ?? '?'}) has control of ${name}'s desktop: waiting up to ${(ms / 1000).toFixed(1)} s for them to give it back…\n`,
+        ),
+      );
+      if (o.json) printJson(out, w);
+      else if (w.mayAct) out.stdout(`the agent may act on ${name}'s desktop (waited ${(w.waitedMs / 1000).toFixed(1)} s)\n`);
+      else
+        out.stdout(
+          `timeout: a person (viewer ${w.viewerId ?? '?'}) still has control of ${name}'s desktop after ${(w.waitedMs / 1000).toFixed(1)} s; run it again to wait longer\n`,
+        );
+      if (!w.mayAct) setExit(WAIT_CONTROL_TIMED_OUT_EXIT);
+    });
 
   desktop
     .command('view <name>')

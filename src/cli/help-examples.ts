@@ -79,6 +79,7 @@ export const HELP_EXAMPLES: Record<string, string[]> = {
   'desktop key': ["sandbox-desk desktop key web 'ctrl+l'", "sandbox-desk desktop key web 'ctrl+shift+t Return'"],
   'desktop browser': ['sandbox-desk desktop browser web'],
   'desktop view': ['sandbox-desk desktop view web'],
+  'desktop wait-control': ['sandbox-desk desktop wait-control web --timeout 2m   # exit 0: the agent may act; 124: still a person'],
   serve: ['sandbox-desk serve', 'sandbox-desk serve --port 8080 --mcp --mcp-sandbox demo'],
   mcp: ['sandbox-desk mcp --sandbox demo'],
   log: ['sandbox-desk log demo', 'sandbox-desk log demo --session a --jsonl'],

@@ -339,7 +339,7 @@ export async function main(
     );
 
   addCheckpointCommands(program, sandbox, core, out, progressPrinter);
-  addDesktopCommands(program, core, out);
+  addDesktopCommands(program, core, out, (code) => (exitCode = code));
   addCpCommand(program, core, out);
   addImageCommands(program, core, out, (code) => (exitCode = code));
   const agentPolicy = () => ({ allowOtherUsers: core().config.agents.allowOtherUsers });

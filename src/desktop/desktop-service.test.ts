@@ -13,6 +13,7 @@ function service(
   asDisplayUser: { code: number; stdout?: string; stderr?: string } | SandboxDeskError,
   accel?: 'kvm' | 'tcg' | null,
   holder: 'agent' | 'human' = 'agent',
+  refusalTellEveryMs?: number,
 ): DesktopService {
   const env: SandboxEnvironment = {
     user: 'agent',
@@ -48,6 +49,7 @@ function service(
     provider: () => provider,
     leases,
     ...(accel !== undefined ? { accel: async () => accel } : {}),
+    ...(refusalTellEveryMs !== undefined ? { refusalTellEveryMs } : {}),
   });
 }
 
@@ -133,6 +135,44 @@ describe('while a person holds control (issue 36): looking is not acting', () =>
     ]) {
       await expect(refused()).rejects.toMatchObject({ code: 'human_has_control', hint: 'wait until the viewer gives control back' });
     }
+    await desk.close();
+  });
+
+  it('a refused action is told (onActionRefused): what the agent tried, where, its session, and whose control refused it', async () => {
+    const desk = service({ code: 0, stdout: 'whoami sdesk-display\n' }, undefined, 'human', 0);
+    const refusals: unknown[] = [];
+    desk.onActionRefused((r) => refusals.push(r));
+    await expect(desk.act('sb', { kind: 'click', x: 100, y: 200 }, { session: 'planner' })).rejects.toMatchObject({
+      code: 'human_has_control',
+    });
+    await expect(desk.act('sb', { kind: 'type', text: 'x' })).rejects.toMatchObject({ code: 'human_has_control' });
+    await expect(desk.setClipboard('sb', 'x', 100)).rejects.toMatchObject({ code: 'human_has_control' });
+    expect(refusals).toMatchObject([
+      { sandbox: 'sb', kind: 'click', target: { x: 100, y: 200 }, session: 'planner', viewerId: 'person' },
+      { sandbox: 'sb', kind: 'type', target: null, session: null },
+      { sandbox: 'sb', kind: 'set the clipboard', target: null },
+    ]);
+    expect((refusals[0] as { message: string }).message).toMatch(/a human holds the control lease of sandbox sb's desktop/);
+    await desk.close();
+  });
+
+  it('an agent looping on refused clicks is told every time, but its refusals are told at most every 250 ms', async () => {
+    const desk = service({ code: 0, stdout: 'whoami sdesk-display\n' }, undefined, 'human');
+    let told = 0;
+    desk.onActionRefused(() => told++);
+    // 200 clicks at once (the refusal comes before the first await of each): one told, 200 refused.
+    const clicks = Array.from({ length: 200 }, (_, i) => desk.act('sb', { kind: 'click', x: i, y: i }));
+    for (const c of clicks) await expect(c).rejects.toMatchObject({ code: 'human_has_control' });
+    expect(told).toBe(1);
+    await desk.close();
+  });
+
+  it('nothing is told while the agent may act (no refusal)', async () => {
+    const desk = service({ code: 0, stdout: 'whoami sdesk-display\n' }, undefined, 'agent');
+    const refusals: unknown[] = [];
+    desk.onActionRefused((r) => refusals.push(r));
+    await expect(desk.act('sb', { kind: 'click', x: 1, y: 1 })).rejects.toMatchObject({ code: 'desktop_not_running' });
+    expect(refusals).toEqual([]);
     await desk.close();
   });
 });

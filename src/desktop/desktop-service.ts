@@ -9,7 +9,7 @@ import { LocalProvider } from '../sandbox/local/local-provider.js';
 import type { SandboxEnvironment, SandboxProvider } from '../sandbox/provider.js';
 import { Emitter, toDisposable, type DisposableStore, type Event } from '../shared/lifecycle.js';
 import type { Lease, LeaseStore, ScreenSize } from '../store/lease-store.js';
-import type { AgentActionView, DesktopStatus } from '../shared/desktop-types.js';
+import type { AgentActionView, AgentRefusalView, DesktopStatus } from '../shared/desktop-types.js';
 import { MIME } from './screen/frame-encode.js';
 
 export type { DesktopStatus } from '../shared/desktop-types.js';
@@ -48,6 +48,7 @@ import { DesktopWatch, type DesktopStatusChange } from './desktop-watch.js';
 import type { RectArea } from './rfb/framebuffer.js';
 import { DesktopRecordings } from './replay/desktop-recordings.js';
 import { ControlHandover, GEOMETRY_RE, type HandoverLimits } from './control-handover.js';
+import { waitForControl, type ControlWait } from './control-wait.js';
 
 export type { ActionResult, Frame, ScreenAction, ScreenshotOptions } from './screen/live-screen.js';
 export type { DesktopStatusChange } from './desktop-watch.js';
@@ -85,6 +86,23 @@ export interface DesktopHost {
   onControlWarning?(sandbox: string, message: string): void;
   /** Bounds of taking and giving back control (tests shorten them). */
   handoverLimits?: HandoverLimits;
+  /** How often waitForControl looks for another process's give-back (control-wait.ts; tests shorten it). */
+  controlPollMs?: number;
+  /** At most one refused action told per sandbox in this many ms (default REFUSAL_TELL_EVERY_MS; tests: 0). */
+  refusalTellEveryMs?: number;
+}
+
+/**
+ * A refused action is told (an event, journalled for other processes, and a replay line) at most this
+ * often per sandbox: an agent looping on clicks while a person drives must not flood the journal, the
+ * replay or the person's screen. The agent still gets every refusal as its answer.
+ */
+export const REFUSAL_TELL_EVERY_MS = 250;
+
+/** Who tried an action (for the person's screen and the replay when it is refused): the agent's session. */
+export interface ActOptions {
+  frameId?: string;
+  session?: string | null;
 }
 
 export interface DesktopStartOptions {
@@ -135,6 +153,11 @@ export class DesktopService {
   private readonly actionRecorded = new Emitter<{ sandbox: string; action?: AgentActionView }>();
   /** An agent action was recorded (lastAction now returns it): viewers are told instead of polling. `action`: what it was (the replay's events keep it). */
   readonly onActionRecorded: Event<{ sandbox: string; action?: AgentActionView }> = this.actionRecorded.event;
+  private readonly actionRefused = new Emitter<AgentRefusalView>();
+  /** An agent action was refused because a person holds control: the person's window shows it, the replay keeps it. */
+  readonly onActionRefused: Event<AgentRefusalView> = this.actionRefused.event;
+  /** When each sandbox's last refusal was told (REFUSAL_TELL_EVERY_MS). */
+  private readonly refusalToldAt = new Map<string, number>();
   private readonly statusChanged = new Emitter<DesktopStatusChange>();
   /**
    * A desktop's status changed: a start began and ended (or failed), a stop, a resize, a death inside
@@ -618,9 +641,45 @@ export class DesktopService {
     );
   }
 
-  private assertAgentMayAct(sandbox: string): void {
+  /**
+   * Throws human_has_control while a person holds the lease; `attempt` says what the agent tried, so the
+   * refusal is told (onActionRefused) to the person's window and the replay rather than only to the agent.
+   */
+  private assertAgentMayAct(
+    sandbox: string,
+    attempt: { kind: string; target?: { x: number; y: number } | null; session?: string | null },
+  ): void {
     const refusal = this.humanHasControl(sandbox);
-    if (refusal) throw refusal;
+    if (!refusal) return;
+    const now = Date.now();
+    const every = this.host.refusalTellEveryMs ?? REFUSAL_TELL_EVERY_MS;
+    if (now - (this.refusalToldAt.get(sandbox) ?? -Infinity) < every) throw refusal;
+    this.refusalToldAt.set(sandbox, now);
+    this.actionRefused.fire({
+      sandbox,
+      at: new Date().toISOString(),
+      kind: attempt.kind,
+      target: attempt.target ?? null,
+      session: attempt.session ?? null,
+      viewerId: this.host.leases.get(sandbox).viewerId,
+      message: refusal.message,
+    });
+    throw refusal;
+  }
+
+  /**
+   * Waits until the agent may act (no person holds control), at most `timeoutMs`; answers on a timeout
+   * too (`timedOut`), never throws for it. A give-back in any process on this data dir ends it (control-wait.ts).
+   */
+  async waitForControl(sandbox: string, timeoutMs: number, onWaiting?: (lease: Lease) => void): Promise<ControlWait> {
+    await this.host.provider(sandbox); // a sandbox that does not exist is an error, not "you may act"
+    const leases = this.host.leases;
+    return waitForControl(
+      sandbox,
+      { read: (s) => leases.get(s), onChanged: leases.onChanged, dataVersion: () => leases.dataVersion(), pollMs: this.host.controlPollMs },
+      timeoutMs,
+      onWaiting,
+    );
   }
 
   // ---- agent actions ------------------------------------------------------------------------------
@@ -704,16 +763,27 @@ export class DesktopService {
    * Moves, clicks, drags, scrolls, types or presses keys over the live RFB connection; coordinates are
    * the frame's when `frameId` names one (else the screen's). Returns the pointer measured after it.
    */
-  async act(sandbox: string, action: AgentAction | ScreenAction, opts: { frameId?: string } = {}): Promise<ActionResult> {
-    this.assertAgentMayAct(sandbox);
+  async act(sandbox: string, action: AgentAction | ScreenAction, opts: ActOptions = {}): Promise<ActionResult> {
+    this.assertAgentMayAct(sandbox, {
+      kind: action.kind,
+      target: 'x' in action ? { x: action.x, y: action.y } : null,
+      session: opts.session,
+    });
     const screen = this.screen(sandbox);
     const result = await screen.act(action, opts.frameId);
-    this.recordAction(sandbox, screen, action.kind, result, opts.frameId);
+    this.recordAction(sandbox, screen, action.kind, result, opts.frameId, opts.session ?? null);
     return result;
   }
 
   /** Writes the action for viewers (atomically: a reader never sees half a file); a failure only logs nothing. */
-  private recordAction(sandbox: string, screen: LiveScreen, kind: string, r: ActionResult, frameId: string | undefined): void {
+  private recordAction(
+    sandbox: string,
+    screen: LiveScreen,
+    kind: string,
+    r: ActionResult,
+    frameId: string | undefined,
+    session: string | null,
+  ): void {
     const dir = this.host.actionsDir;
     if (!dir) return;
     const shot = frameId === undefined ? undefined : screen.imageOf(frameId);
@@ -724,6 +794,7 @@ export class DesktopService {
       target: r.target ?? null,
       pointer: r.pointer,
       screen: screen.lastScreen,
+      session,
       frame:
         shot && frameId
           ? {
@@ -756,7 +827,7 @@ export class DesktopService {
 
   /** The same action through one `docker exec xdotool` (the old path; the benchmark's baseline). */
   async actWithXdotool(sandbox: string, action: AgentAction): Promise<void> {
-    this.assertAgentMayAct(sandbox);
+    this.assertAgentMayAct(sandbox, { kind: action.kind, target: 'x' in action ? { x: action.x, y: action.y } : null });
     await this.onDesktop(sandbox, ({ env, layout, user }) => runXdotool(env, layout, action, user));
   }
 
@@ -767,7 +838,7 @@ export class DesktopService {
 
   /** Sets the desktop's clipboard, as an agent acts: refused while a human holds control. */
   async setClipboard(sandbox: string, text: string, maxBytes: number): Promise<number> {
-    this.assertAgentMayAct(sandbox);
+    this.assertAgentMayAct(sandbox, { kind: 'set the clipboard' });
     return this.onDesktop(sandbox, ({ env, layout, user }) => writeClipboard(env, layout, user, text, maxBytes));
   }
 
@@ -818,7 +889,7 @@ export class DesktopService {
   }
 
   async resize(sandbox: string, width: number, height: number): Promise<void> {
-    this.assertAgentMayAct(sandbox);
+    this.assertAgentMayAct(sandbox, { kind: `resize to ${width}x${height}` });
     if (!GEOMETRY_RE.test(`${width}x${height}`)) throw new SandboxDeskError('invalid_input', `cannot resize to ${width}x${height}`);
     await this.withRfb(sandbox, (rfb) => rfb.resize(width, height));
   }
@@ -848,7 +919,7 @@ export class DesktopService {
    * connections already open are closed when a human takes it.
    */
   async browserEndpoint(sandbox: string): Promise<{ httpUrl: string; webSocketDebuggerUrl: string; localPort: number }> {
-    this.assertAgentMayAct(sandbox);
+    this.assertAgentMayAct(sandbox, { kind: 'open the browser endpoint' });
     const { env, layout, user } = await this.running(sandbox);
     // In a VM under TCG Chromium's first start takes tens of seconds and each relay's start seconds
     // (bench/vm.ts): longer bounds there, and said in `status`.
@@ -912,6 +983,7 @@ export class DesktopService {
     await this.recordings?.close();
     this.recordingChanged.dispose();
     this.actionRecorded.dispose();
+    this.actionRefused.dispose();
     for (const name of [...this.screens.keys()]) this.closeScreen(name);
     for (const name of [...this.bridges.keys()]) await this.closeBridge(name);
     this.streams.dispose();

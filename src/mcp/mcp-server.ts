@@ -2,6 +2,7 @@
 // tool list mirrors; each entry is short, and splitting them by file would scatter that list. Policy,
 // limits and the transports are modules of their own beside it.
 import { registerReplayTools } from './replay-tools.js';
+import { registerControlTools } from './control-tools.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -653,6 +654,9 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
     .optional()
     .describe('the screenshot whose coordinates x/y are in (default: screen pixels); refused with stale_frame if the screen changed since');
   const button = z.union([z.literal(1), z.literal(2), z.literal(3)]).optional();
+  const actingSession = SessionKey.optional().describe(
+    'your session (default "default"): names you to the person watching the desktop and in the replay',
+  );
   const act = (
     name: string,
     description: string,
@@ -662,13 +666,15 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
     server.registerTool(
       name,
       {
-        description: `${description} Sent over the live RFB connection; returns the pointer measured after it ({pointer, pointerInFrame}). Refused (human_has_control) while a human holds the control lease.`,
-        inputSchema: { sandbox, frameId, ...inputSchema },
+        description: `${description} Sent over the live RFB connection; returns the pointer measured after it ({pointer, pointerInFrame}). Refused (human_has_control) while a human holds the control lease: wait_for_control waits until it is given back.`,
+        inputSchema: { sandbox, frameId, session: actingSession, ...inputSchema },
         outputSchema: ActionOut,
       },
-      tool(name, async (a: Record<string, unknown> & { sandbox: string; frameId?: string }) => {
-        const r = await desk.desktop.act(a.sandbox, toAction(a), { frameId: a.frameId });
-        return { result: structured(r), receipt: {} };
+      tool(name, async (a: Record<string, unknown> & { sandbox: string; frameId?: string; session?: string }) => {
+        // The session names the agent to the person watching (the window's control pill, a refused action) and in the replay.
+        const session = a.session ?? 'default';
+        const r = await desk.desktop.act(a.sandbox, toAction(a), { frameId: a.frameId, session });
+        return { result: structured(r), receipt: { session } };
       }),
     );
   act('click', 'Click at a position.', { x: coord, y: coord, button, double: z.boolean().optional() }, (a) => ({
@@ -735,6 +741,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
 
   registerCheckpointTools(server, desk, { tool, guard });
   registerReplayTools(server, desk, { tool, guard });
+  registerControlTools(server, desk, { tool, guard });
 
   return server;
 }

@@ -8,6 +8,7 @@
  */
 import { Emitter, type Event, type IDisposable } from './lifecycle.js';
 import type { NetworkLogEntry, NetworkPolicy } from './network-policy.js';
+import type { AgentActionView, AgentRefusalView } from './desktop-types.js';
 
 interface Base {
   /** When it happened (ISO 8601), filled in by the bus when the publisher leaves it out. */
@@ -154,6 +155,7 @@ export type CoreEvent =
   | FilesChangedEvent
   | NetworkEvent
   | AgentActionEvent
+  | AgentRefusedEvent
   | ReplayChangedEvent;
 /** A file or folder appeared in a sandbox through the app (an upload, a new folder); a file panel showing its folder re-lists. */
 export interface FilesChangedEvent extends Base {
@@ -190,6 +192,23 @@ export interface NetworkEvent extends Base {
 export interface AgentActionEvent extends Base {
   topic: 'agentAction';
   sandbox: string;
+  /**
+   * What it was and where it landed, without the frame's image: the live view draws each click at its
+   * point as it happens (no round trip, none lost to a quick second click). Absent from older cores.
+   */
+  action?: Pick<AgentActionView, 'at' | 'kind' | 'target' | 'screen' | 'session'>;
+}
+
+/**
+ * An agent action was refused because a person holds control (human_has_control): the person's window
+ * says so on the screen. Carries the refusal itself (there is nothing to re-read). Publisher:
+ * src/api/desktop-events.ts (from DesktopService.onActionRefused), in the process that refused; the
+ * event relay brings it to the window from an MCP server or a CLI.
+ */
+export interface AgentRefusedEvent extends Base {
+  topic: 'agentRefused';
+  sandbox: string;
+  refusal: AgentRefusalView;
 }
 
 /**

@@ -70,4 +70,25 @@ export interface AgentActionView {
   /** The frame the action used, as a data: URL, when it named one. */
   /** `takenAt`: when the frame was taken (replay shows the recorded screen at that time). */
   frame: { frameId: string; width: number; height: number; image: string; takenAt?: string } | null;
+  /** The agent's session that acted (MCP: the call's `session`, "default" when it named none); null: not said (CLI). */
+  session?: string | null;
+}
+
+/**
+ * An agent action refused because a person held control (human_has_control): shown on the person's
+ * screen ("Agent (session X) tried to click at 100,200 — refused: you have control") and kept in the replay.
+ */
+export interface AgentRefusalView {
+  sandbox: string;
+  /** ISO time it was refused. */
+  at: string;
+  /** What the agent tried: click, type, key, resize, clipboard, browser… */
+  kind: string;
+  /** Where it aimed, in screen pixels (null for typing, keys and the like). */
+  target: { x: number; y: number } | null;
+  session: string | null;
+  /** The viewer that held control (the person's window knows it is its own). */
+  viewerId: string | null;
+  /** The refusal's message. */
+  message: string;
 }

@@ -8,3 +8,18 @@ export interface Lease {
   since: string;
   reason: string | null;
 }
+
+/** What waiting for control (`wait_for_control`, `desktop wait-control`, the API's waitForControl) answers. */
+export interface ControlWait {
+  sandbox: string;
+  /** true: nobody but the agent holds the lease; actions will not be refused with human_has_control. */
+  mayAct: boolean;
+  holder: Lease['holder'];
+  /** The person's viewer while a person holds control. */
+  viewerId: string | null;
+  waitedMs: number;
+  /** true: the timeout passed with a person still in control (an answer, not an error). */
+  timedOut: boolean;
+  /** The lease's reason (e.g. "taken by a viewer", "given back"). */
+  reason: string | null;
+}

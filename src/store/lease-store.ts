@@ -138,6 +138,14 @@ export class LeaseStore {
     return lease;
   }
 
+  /**
+   * SQLite's data_version of this connection: it moves when another connection (another process: the
+   * window, a CLI) wrote the database. Lets a waiter in this process see another's give-back cheaply.
+   */
+  dataVersion(): number {
+    return this.db.pragma('data_version', { simple: true }) as number;
+  }
+
   dispose(): void {
     this.changed.dispose();
   }

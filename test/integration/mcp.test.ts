@@ -81,6 +81,7 @@ describe('MCP agent bridge', () => {
       'sandbox_resume',
       'replay_events',
       'replay_frame',
+      'wait_for_control',
     ]) {
       expect(names).toContain(n);
     }
@@ -352,6 +353,59 @@ describe('MCP agent bridge', () => {
     const none = await call('replay_frame', { sandbox: quiet, at: click.frame!.at });
     expect(none.isError).toBe(true);
     expect(json(none).error).toMatchObject({ code: 'not_found', message: `sandbox ${quiet} has no recording` });
+  });
+
+  it('wait_for_control through the OpenAI Agents SDK client: structuredContent; a timeout is an answer; the give-back ends the wait', async () => {
+    const sdk = new MCPServerStdio({
+      name: 'sandbox-desk',
+      command: process.execPath,
+      args: [BIN, 'mcp'],
+      env: { ...(process.env as Record<string, string>), SANDBOX_DESK_HOME: home },
+      useStructuredContent: true,
+      // The SDK's default 5 s for listing tools is short on a loaded 2-core CI machine.
+      clientSessionTimeoutSeconds: 30,
+    });
+    await sdk.connect();
+    // After the replay test: the lease changes made here would be on the timeline that test reads.
+    const person = uniqueName('person');
+    try {
+      const tool = (await sdk.listTools()).find((t) => t.name === 'wait_for_control')!;
+      expect((tool as { outputSchema?: unknown }).outputSchema).toBeDefined();
+      expect(mcpToFunctionTool(tool, sdk, true).strict).toBe(true);
+
+      // Nobody holds control: an answer at once.
+      expect((await sdk.callToolResult('wait_for_control', { sandbox: sb, timeout: '5s' })).structuredContent).toMatchObject({
+        sandbox: sb,
+        mayAct: true,
+        holder: 'agent',
+        timedOut: false,
+      });
+      await desk.desktop.takeControl(sb, person);
+      // Durations as the CLI takes them; past the timeout an answer, not an error.
+      const short = await sdk.callToolResult('wait_for_control', { sandbox: sb, timeout: '300ms' });
+      expect(short.isError).toBeFalsy();
+      expect(short.structuredContent).toMatchObject({ mayAct: false, timedOut: true, holder: 'human', viewerId: person });
+      const bad = await sdk.callToolResult('wait_for_control', { sandbox: sb, timeout: 'soon' });
+      expect(bad.isError).toBe(true);
+      const refusal = JSON.parse((bad.content as { type: string; text?: string }[])[0]!.text!) as {
+        error: { code: string; message: string };
+      };
+      expect(refusal.error).toMatchObject({ code: 'invalid_input', message: 'timeout "soon" is not a duration' });
+
+      const waiting = sdk.callToolResult('wait_for_control', { sandbox: sb, timeout: '20s' });
+      // The server answered the calls above at once, so this one is waiting within moments; then the person gives back.
+      await new Promise((r) => setTimeout(r, 500));
+      const gaveBackAt = Date.now();
+      await desk.desktop.giveBack(sb, person);
+      const done = await waiting;
+      expect(done.structuredContent).toMatchObject({ sandbox: sb, mayAct: true, holder: 'agent', timedOut: false, reason: 'given back' });
+      expect((done.structuredContent as { waitedMs: number }).waitedMs).toBeGreaterThanOrEqual(400);
+      // Another process's give-back is seen within the poll of the database's change counter (250 ms), not at 20 s.
+      expect(Date.now() - gaveBackAt).toBeLessThan(3000);
+    } finally {
+      await desk.desktop.giveBack(sb, person);
+      await sdk.close();
+    }
   });
 
   it('every call is logged — time, sandbox, session, tool, cwd used and observed, exit code, warnings — and exports as JSON lines', () => {

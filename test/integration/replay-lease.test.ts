@@ -32,6 +32,7 @@ describe('lease changes on the replay timeline, from any process', () => {
 
   /** A method of the serve process's API, as the window calls it. */
   const api = <T>(method: string, params: Record<string, unknown>): Promise<T> => callApi<T>({ origin, token }, method, params);
+  const cli = (args: string[], readyWhen?: (stderr: string) => boolean) => cliIn(home)(args, readyWhen);
   const leaseEvents = (events: ReplayEvent[]) => events.filter((e) => e.kind === 'lease').map((e) => ({ at: e.at, summary: e.summary }));
 
   beforeAll(async () => {
@@ -103,4 +104,81 @@ describe('lease changes on the replay timeline, from any process', () => {
       listening.dispose();
     }
   });
+
+  it("while a person has control the agent's click is refused and shown to the window's core; the agent's wait goes on at the give-back", async () => {
+    const person = uniqueName('person');
+    const listening = desk.events.listen();
+    const refusals: CoreEvent[] = [];
+    const sub = desk.events.onEvent((e) => {
+      if (e.topic === 'agentRefused' && e.sandbox === sb) refusals.push(e);
+    });
+    try {
+      // The window's Take control, in the serve process.
+      await api<Lease>('takeControl', { sandbox: sb, viewerId: person });
+
+      // The agent, a third process: its click is refused before it reaches any desktop...
+      const click = await cli(['desktop', 'click', sb, '100', '200', '--json']);
+      expect(click.code).toBe(125);
+      expect(JSON.parse(click.stdout)).toMatchObject({ error: { code: 'human_has_control' } });
+      // ...and the refusal reaches this core's bus from that process (as it reaches the window), and the replay.
+      await expect.poll(() => refusals.length, { timeout: 10_000 }).toBe(1);
+      expect(refusals[0]).toMatchObject({ remote: true, refusal: { kind: 'click', target: { x: 100, y: 200 }, viewerId: person } });
+      expect(desk.replay.events(sb).events.filter((e) => e.kind === 'action')).toMatchObject([
+        {
+          point: { x: 100, y: 200 },
+          summary: 'click (100, 200) — refused: a person had control',
+          error: expect.stringMatching(/^human_has_control: /),
+        },
+      ]);
+
+      // A wait that ends with the person still in control: an answer and exit 124, not a crash.
+      const short = await cli(['desktop', 'wait-control', sb, '--timeout', '300ms', '--json']);
+      expect(short.code).toBe(124);
+      expect(JSON.parse(short.stdout)).toMatchObject({ sandbox: sb, mayAct: false, timedOut: true, holder: 'human', viewerId: person });
+
+      // The agent waits (20 s at most); once it says it is waiting, the person gives back.
+      const waiting = cli(['desktop', 'wait-control', sb, '--timeout', '20s'], (stderr) => stderr.includes('waiting up to 20.0 s'));
+      await waiting.ready;
+      const gaveBackAt = Date.now();
+      await api<Lease>('giveBack', { sandbox: sb, viewerId: person });
+      const done = await waiting;
+      const after = Date.now() - gaveBackAt;
+      expect(done.code).toBe(0);
+      expect(done.stdout).toMatch(new RegExp(`^the agent may act on ${sb}'s desktop \\(waited \\d+\\.\\d s\\)\n$`));
+      // Event-driven: the give-back ends the wait within moments, not at the 20 s timeout (the process's exit included).
+      expect(after).toBeLessThan(5000);
+    } finally {
+      sub.dispose();
+      listening.dispose();
+    }
+  });
 });
+
+/**
+ * A CLI call in its own process on this data dir (an agent's). `ready`: resolves once stderr
+ * satisfies `readyWhen` (the process is where the test needs it), or when it exits.
+ */
+function cliIn(home: string) {
+  return (args: string[], readyWhen?: (stderr: string) => boolean) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, SANDBOX_DESK_HOME: home },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let markReady: () => void = () => undefined;
+    const ready = new Promise<void>((r) => (markReady = r));
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+      if (readyWhen?.(stderr)) markReady();
+    });
+    const exited = new Promise<{ code: number | null; stdout: string; stderr: string }>((r) =>
+      child.once('close', (code) => {
+        markReady();
+        r({ code, stdout, stderr });
+      }),
+    );
+    return Object.assign(exited, { ready });
+  };
+}

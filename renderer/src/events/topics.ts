@@ -14,7 +14,12 @@ export const touches = {
   agentActionOf: (sandbox: string) => (e: CoreEvent) => e.topic === 'agentAction' && e.sandbox === sandbox,
   /** The replay view: its recording (`replay`), and the stores its events are read from. */
   replayOf: (sandbox: string) => (e: CoreEvent) =>
-    (e.topic === 'replay' || e.topic === 'lease' || e.topic === 'checkpoint' || e.topic === 'agentAction' || e.topic === 'desktop') &&
+    (e.topic === 'replay' ||
+      e.topic === 'lease' ||
+      e.topic === 'checkpoint' ||
+      e.topic === 'agentAction' ||
+      e.topic === 'agentRefused' ||
+      e.topic === 'desktop') &&
     e.sandbox === sandbox,
   replayCallsOf: (sandbox: string) => (e: CoreEvent) => e.topic === 'callLog' && (e.sandbox === sandbox || e.sandbox === null),
   images: (e: CoreEvent) => e.topic === 'operation' && e.operation.kind.startsWith('image-'),

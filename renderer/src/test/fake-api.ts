@@ -1,4 +1,5 @@
 import type {
+  AgentActionView,
   ApiClient,
   ApiMethod,
   ApiParams,
@@ -134,6 +135,8 @@ export class FakeApi implements ApiClient {
   sessions: Record<string, SessionInfo[]> = {};
   desktops: Record<string, DesktopStatus> = {};
   leases: Record<string, Lease> = {};
+  /** What desktopLastAction answers per sandbox (none: null, no agent has acted). */
+  lastActions: Record<string, AgentActionView> = {};
   /** The agent bridge's call log, oldest first (as the server keeps it). Seed it, or push to it between polls. */
   callLogEntries: CallLogEntry[] = [];
   /** What readLog answers (every source). */
@@ -280,7 +283,7 @@ export class FakeApi implements ApiClient {
     desktopStart: (p) =>
       (this.desktops[p.sandbox] = desktopStatus({ sandbox: p.sandbox, running: true, display: ':20', geometry: '1280x800' })),
     desktopStop: (p) => (this.desktops[p.sandbox] = desktopStatus({ sandbox: p.sandbox })),
-    desktopLastAction: () => null,
+    desktopLastAction: (p) => this.lastActions[p.sandbox] ?? null,
     screenTicket: (p) => ({
       url: `ws://127.0.0.1:1/ws/desktop/${p.sandbox}?ticket=t${this.calls.length}`,
       ticket: `t${this.calls.length}`,
@@ -290,6 +293,11 @@ export class FakeApi implements ApiClient {
     takeControl: (p) =>
       (this.leases[p.sandbox] = { holder: 'human', viewerId: p.viewerId, epoch: 1, since: new Date().toISOString(), reason: null }),
     giveBack: (p) => (this.leases[p.sandbox] = { ...agentLease(), epoch: 2 }),
+    waitForControl: (p) => {
+      const l = this.leases[p.sandbox] ?? agentLease();
+      const human = l.holder === 'human';
+      return { sandbox: p.sandbox, mayAct: !human, holder: l.holder, viewerId: l.viewerId, waitedMs: 0, timedOut: human, reason: l.reason };
+    },
     terminalOpen: (p) => {
       const session = p.session ?? 'default';
       const terminalId = `tid-${session}-${this.calls.length}`;

@@ -4,6 +4,10 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiProvider } from '../app/api-context.js';
 import { ScreenPane } from './ScreenPane.js';
 import { desktopStatus, FakeApi } from '../test/fake-api.js';
+import type { AgentActionView } from '../../../src/api/contract.js';
+import { EventsClient } from '../events/events-client.js';
+import { EventsProvider } from '../events/events-context.js';
+import { FakeEventSocket } from '../test/fake-event-socket.js';
 
 // jsdom has no canvas or WebSocket worth driving: a stand-in RFB records how it was made and used.
 const rfbs = vi.hoisted(
@@ -37,10 +41,12 @@ vi.mock('@novnc/novnc', () => ({
     background = '';
     disconnected = false;
     constructor(
-      _target: HTMLElement,
+      target: HTMLElement,
       readonly url: string,
     ) {
       super();
+      // noVNC draws into a canvas it adds to the target: the agent's click markers are placed over it.
+      target.appendChild(document.createElement('canvas'));
       rfbs.push(this);
     }
     emit(type: string, detail?: unknown) {
@@ -171,7 +177,8 @@ describe('screen pane', () => {
     expect(ticket.viewerId).toMatch(/^ui-[0-9a-f]{16}$/);
     act(() => rfbs[0]!.emit('connect'));
     expect(window.__sdeskScreenConnected).toBe(true);
-    expect((await screen.findByTestId('lease-indicator')).textContent).toMatch(/Agent has control/);
+    // No agent has acted on this desktop: nobody to name (not "Agent has control").
+    expect((await screen.findByTestId('lease-indicator')).textContent).toBe('Nobody has control · view only');
   });
 
   it('take control sends this viewer id, makes the screen interactive, and give back returns it', async () => {
@@ -339,5 +346,130 @@ describe("screen pane: the agent's last action", () => {
       fireEvent.pointerDown(screen.getByTestId('vnc-screen'));
       expect(screen.queryByTestId('view-only-hint')).toBeNull();
     });
+  });
+});
+
+describe('the agent, as the person sees it (issue 36)', () => {
+  const lastClick = (over: Partial<AgentActionView> = {}): AgentActionView => ({
+    sandbox: 'alpha',
+    at: new Date().toISOString(),
+    kind: 'click',
+    target: { x: 100, y: 200 },
+    pointer: { x: 100, y: 200 },
+    screen: { width: 1280, height: 800 },
+    frame: null,
+    session: 'planner',
+    ...over,
+  });
+  const clients: EventsClient[] = [];
+  beforeEach(() => {
+    FakeEventSocket.reset();
+    for (const c of clients.splice(0)) c.close();
+  });
+  /** The pane with a live event stream (the core's pushed events), as in the window. */
+  const renderLive = async (api: FakeApi) => {
+    api.on('eventsTicket', () => ({ url: 'ws://127.0.0.1:1/ws/events?ticket=t', ticket: 't' }));
+    const events = new EventsClient({ api, WebSocket: FakeEventSocket as unknown as typeof WebSocket, backoff: [10_000] });
+    clients.push(events);
+    render(
+      <ApiProvider api={api}>
+        <EventsProvider events={events}>
+          <ScreenPane sandbox="alpha" visible />
+        </EventsProvider>
+      </ApiProvider>,
+    );
+    await waitFor(() => expect(FakeEventSocket.opened.length).toBe(1));
+    act(() => FakeEventSocket.last().hello('e1', 0));
+    await waitFor(() => expect(rfbs).toHaveLength(1));
+  };
+
+  it('the pill says who holds control: nobody before any agent acted, the agent by its session, you', async () => {
+    const api = new FakeApi({ desktops: { alpha: desktopStatus({ sandbox: 'alpha', running: true }) } });
+    renderPane(api);
+    const pill = await screen.findByTestId('lease-indicator');
+    await waitFor(() => expect(pill.textContent).toBe('Nobody has control · view only'));
+    expect(pill.textContent).not.toMatch(/Agent/);
+
+    api.lastActions.alpha = lastClick({ at: '2026-01-01T00:00:00.000Z' });
+    // The agent's action is pushed as an event; without a stream the pane re-reads on its interval.
+    await waitFor(() => expect(screen.getByTestId('lease-indicator').textContent).toBe('Agent (session planner) has control · view only'), {
+      timeout: 3000,
+    });
+    expect(screen.getByTestId('lease-indicator').getAttribute('title')).toMatch(/^last: click at 100,200/);
+
+    fireEvent.click(screen.getByTestId('take-control'));
+    await waitFor(() => expect(screen.getByTestId('lease-indicator').textContent).toBe('You have control'));
+  });
+
+  it('a refused agent action shows on the screen as one notice, not a stack; it goes on ×', async () => {
+    const api = new FakeApi({ desktops: { alpha: desktopStatus({ sandbox: 'alpha', running: true }) } });
+    await renderLive(api);
+    fireEvent.click(await screen.findByTestId('take-control'));
+    await waitFor(() => expect(screen.getByTestId('lease-indicator').textContent).toBe('You have control'));
+    const viewerId = api.callsOf('takeControl')[0]!.viewerId;
+    const refusal = {
+      sandbox: 'alpha',
+      at: '2026-01-01T00:00:01.000Z',
+      kind: 'click',
+      target: { x: 100, y: 200 },
+      session: 'planner',
+      viewerId,
+      message: "a human holds the control lease of sandbox alpha's desktop",
+    };
+    act(() => FakeEventSocket.last().event({ topic: 'agentRefused', sandbox: 'alpha', seq: 1, refusal }));
+    const notice = await screen.findByTestId('agent-refusal');
+    expect(notice.textContent).toMatch(/^Agent \(session planner\) tried to click at 100,200 — refused: you have control/);
+    // Another sandbox's refusal is not this pane's; a second one here replaces the first.
+    act(() => FakeEventSocket.last().event({ topic: 'agentRefused', sandbox: 'beta', seq: 2, refusal: { ...refusal, sandbox: 'beta' } }));
+    act(() =>
+      FakeEventSocket.last().event({
+        topic: 'agentRefused',
+        sandbox: 'alpha',
+        seq: 3,
+        refusal: { ...refusal, kind: 'type', target: null },
+      }),
+    );
+    expect(screen.getAllByTestId('agent-refusal')).toHaveLength(1);
+    expect(screen.getByTestId('agent-refusal').textContent).toMatch(
+      /^Agent \(session planner\) tried to type — refused: you have control \(2 times\)/,
+    );
+    fireEvent.click(within(screen.getByTestId('agent-refusal')).getByRole('button', { name: 'Dismiss' }));
+    expect(screen.queryByTestId('agent-refusal')).toBeNull();
+  });
+
+  it("an agent click is drawn where it landed on the live screen, at this viewer's scale", async () => {
+    const api = new FakeApi({ desktops: { alpha: desktopStatus({ sandbox: 'alpha', running: true }) } });
+    await renderLive(api);
+    // The 1280x800 screen drawn at half size, 10 px in and 20 px down in the pane (fit mode, letterboxed).
+    const body = screen.getByTestId('screen-body');
+    const canvas = body.querySelector('.vnc-screen canvas')!;
+    const box = (left: number, top: number, width: number, height: number) => () => ({ left, top, width, height }) as DOMRect;
+    body.getBoundingClientRect = box(0, 0, 700, 500);
+    canvas.getBoundingClientRect = box(10, 20, 640, 400);
+    const action = {
+      at: new Date().toISOString(),
+      kind: 'click',
+      target: { x: 100, y: 200 },
+      screen: { width: 1280, height: 800 },
+      session: 'planner',
+    };
+    // The pane also re-reads the last action on the event: the same click, drawn once.
+    api.lastActions.alpha = lastClick({ at: action.at });
+    act(() => FakeEventSocket.last().event({ topic: 'agentAction', sandbox: 'alpha', seq: 1, action }));
+    const mark = await screen.findByTestId('agent-click');
+    await waitFor(() => expect(api.callsOf('desktopLastAction').length).toBeGreaterThan(1));
+    // The pixel's centre: 10 + 100.5 / 2, 20 + 200.5 / 2.
+    expect(mark.style.left).toBe('60.25px');
+    expect(mark.style.top).toBe('120.25px');
+    expect(mark.getAttribute('title')).toBe('session planner: click at 100,200');
+    expect(screen.getAllByTestId('agent-click')).toHaveLength(1);
+    // A click without a frame is the ring only: the live screen is not dimmed under the frame overlay.
+    expect(screen.queryByTestId('agent-action')).toBeNull();
+    // Typing has no point: no marker for it; the click's marker fades and goes.
+    act(() =>
+      FakeEventSocket.last().event({ topic: 'agentAction', sandbox: 'alpha', seq: 2, action: { ...action, kind: 'type', target: null } }),
+    );
+    expect(screen.getAllByTestId('agent-click')).toHaveLength(1);
+    await waitFor(() => expect(screen.queryByTestId('agent-click')).toBeNull(), { timeout: 3000 });
   });
 });

@@ -1,7 +1,11 @@
-import { useEffect, useRef, useState } from 'react';
-import type { AgentActionView, DesktopStatus, Lease } from '../../../src/api/contract.js';
+import { useCallback, useEffect, useRef, useState } from 'react';
+import type { AgentActionView, AgentRefusalView, DesktopStatus, Lease } from '../../../src/api/contract.js';
 import { DESKTOP_IMAGE } from '../../../src/shared/desktop-types.js';
 import { AgentActionOverlay, AGENT_ACTION_SHOWN_MS } from './AgentActionOverlay.js';
+import { AgentClickMarkers, AGENT_CLICK_SHOWN_MS, type AgentMark } from './AgentClickMarkers.js';
+import { AgentRefusalNotice } from './AgentRefusalNotice.js';
+import { controlPill } from './control-pill.js';
+import { useEvents } from '../events/events-context.js';
 import { DesktopCrashNotice } from './DesktopCrashNotice.js';
 import { describeError } from '../app/api-client.js';
 import { useApi } from '../app/api-context.js';
@@ -33,12 +37,19 @@ function newViewerId(): string {
   return `ui-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
 }
 
-/** Who holds the desktop, from this viewer's point of view. */
-function leaseView(lease: Lease | undefined, viewerId: string): { mine: boolean; text: string; tone: 'ok' | 'warn' | 'agent' | 'unknown' } {
-  if (!lease) return { mine: false, text: 'control: …', tone: 'unknown' };
-  if (lease.holder === 'human' && lease.viewerId === viewerId) return { mine: true, text: 'You have control', tone: 'ok' };
-  if (lease.holder === 'human') return { mine: false, text: 'Another viewer has control', tone: 'warn' };
-  return { mine: false, text: 'Agent has control · view only', tone: 'agent' };
+/** At most this many click markers at once (an agent clicking in a burst). */
+const MAX_MARKS = 20;
+
+/** The live view's mark for an agent action with a point; null for typing, keys and the like. */
+function markOf(a: Pick<AgentActionView, 'at' | 'kind' | 'target' | 'screen' | 'session'>): AgentMark | null {
+  if (!a.target) return null;
+  return {
+    key: `${a.at}|${a.kind}|${a.target.x},${a.target.y}`,
+    kind: a.kind,
+    target: a.target,
+    screen: a.screen,
+    session: a.session ?? null,
+  };
 }
 
 /**
@@ -69,7 +80,38 @@ export function ScreenPane({ sandbox, visible, standalone = false, onCreateDeskt
   const [, setTick] = useState(0);
   useInterval(() => setTick((t) => t + 1), busy ? 1000 : null);
 
-  const control = leaseView(lease.data, viewerId);
+  // The last action unreadable (an older core): the pill names no agent rather than waiting for one.
+  const control = controlPill(lease.data, viewerId, lastAction.data ?? (lastAction.error ? null : undefined));
+
+  // The agent's clicks, drawn where they land as they happen: from the event stream (each action
+  // carries its point), else from the last action as it is re-read. Each mark is drawn once.
+  const events = useEvents();
+  const [marks, setMarks] = useState<AgentMark[]>([]);
+  const marked = useRef(new Set<string>());
+  const addMark = useCallback((m: AgentMark | null) => {
+    if (!m || marked.current.has(m.key)) return;
+    marked.current.add(m.key);
+    setMarks((all) => [...all, m].slice(-MAX_MARKS));
+    setTimeout(() => {
+      setMarks((all) => all.filter((x) => x.key !== m.key));
+      marked.current.delete(m.key);
+    }, AGENT_CLICK_SHOWN_MS);
+  }, []);
+  // Refused agent actions: one notice, the newest, with how many came in a row.
+  const [refused, setRefused] = useState<{ refusal: AgentRefusalView; count: number } | null>(null);
+  const dismissRefused = useCallback(() => setRefused(null), []);
+  useEffect(() => {
+    if (!events) return;
+    return events.onEvent((e) => {
+      if (e.topic === 'agentAction' && e.sandbox === sandbox && e.action) addMark(markOf(e.action));
+      if (e.topic === 'agentRefused' && e.sandbox === sandbox)
+        setRefused((prev) => ({ refusal: e.refusal, count: (prev?.count ?? 0) + 1 }));
+    });
+  }, [events, sandbox, addMark]);
+  const last = lastAction.data;
+  useEffect(() => {
+    if (last && Date.now() - Date.parse(last.at) < AGENT_CLICK_SHOWN_MS) addMark(markOf(last));
+  }, [last, addMark]);
   const [mode, setMode] = useState<ScreenMode>(loadScreenMode);
   const chooseMode = (m: ScreenMode) => {
     setMode(m);
@@ -138,7 +180,7 @@ export function ScreenPane({ sandbox, visible, standalone = false, onCreateDeskt
                   ? 'connecting…'
                   : `reconnecting in ${Math.ceil(link.inMs / 1000)} s`}
             </span>
-            <span className={`pill pill-${control.tone}`} data-testid="lease-indicator" title={lease.data?.reason ?? undefined}>
+            <span className={`pill pill-${control.tone}`} data-testid="lease-indicator" title={control.detail ?? undefined}>
               {control.text}
             </span>
             <span className="spacer" />
@@ -203,9 +245,14 @@ export function ScreenPane({ sandbox, visible, standalone = false, onCreateDeskt
             </div>
           </div>
         )}
-        {running && lastAction.data && Date.now() - Date.parse(lastAction.data.at) < AGENT_ACTION_SHOWN_MS && (
-          <AgentActionOverlay key={lastAction.data.at} view={lastAction.data} />
-        )}
+        {/* The frame an action named (or what a pointless action did: typing, keys); a plain click is the
+            ring where it landed (AgentClickMarkers), without dimming the live screen. */}
+        {running &&
+          lastAction.data &&
+          (lastAction.data.frame || !lastAction.data.target) &&
+          Date.now() - Date.parse(lastAction.data.at) < AGENT_ACTION_SHOWN_MS && (
+            <AgentActionOverlay key={lastAction.data.at} view={lastAction.data} />
+          )}
         {running && (
           <VncScreen
             sandbox={sandbox}
@@ -215,6 +262,10 @@ export function ScreenPane({ sandbox, visible, standalone = false, onCreateDeskt
             onLink={setLink}
             onViewerId={(id) => id !== viewerId && setViewerId(id)}
           />
+        )}
+        {running && <AgentClickMarkers body={screenBox} marks={marks} />}
+        {running && refused && (
+          <AgentRefusalNotice refusal={refused.refusal} count={refused.count} viewerId={viewerId} onDismiss={dismissRefused} />
         )}
         {running && viewOnlyHint && (
           <div className="view-only-hint" role="status" data-testid="view-only-hint">
