@@ -64,6 +64,8 @@ export interface LocalSocketOptions {
   routes?(req: IncomingMessage, res: ServerResponse, url: RequestTarget): Promise<boolean>;
   /** Told when an admitted connection opens and closes (the service counts its clients). */
   onConnection?(socket: Socket): void;
+  /** Upgrades only the socket serves (the service's MCP relay): true when it took the connection. */
+  upgrade?(req: IncomingMessage, socket: Socket, head: Buffer): boolean;
 }
 
 const MIME: Record<string, string> = {
@@ -124,7 +126,10 @@ export class LocalServer implements StreamIssuer {
       },
       (req) => pathIs(req, [FILE_PATHS.upload, FILE_PATHS.download]),
     );
-    this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.streams.upgrade(req, socket, head));
+    this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+      if (this.local.has(socket) && opts.socket?.upgrade?.(req, socket, head)) return;
+      this.streams.upgrade(req, socket, head);
+    });
     // CONNECT is not ours to serve; without a listener Node would drop the connection unanswered.
     this.server.on('connect', (_req: IncomingMessage, socket: Socket) => {
       socket.on('error', () => socket.destroy());
@@ -168,7 +173,9 @@ export class LocalServer implements StreamIssuer {
   async listenSocket(): Promise<void> {
     const o = this.opts.socket;
     if (!o) throw new Error('listenSocket needs the socket option');
-    const server = createNetServer({ pauseOnConnect: true }, (socket) => {
+    // Half-open as Node's HTTP server is: a client that ends its side (the MCP relay at the end of its
+    // stdin) still gets every answer.
+    const server = createNetServer({ pauseOnConnect: true, allowHalfOpen: true }, (socket) => {
       socket.on('error', () => socket.destroy());
       o.admit(socket).then(
         (refusal) => {
@@ -236,9 +243,11 @@ export class LocalServer implements StreamIssuer {
   async close(): Promise<void> {
     this.streams.close();
     const socketServer = this.socketServer;
-    if (socketServer) await new Promise<void>((resolve) => socketServer.close(() => resolve()));
-    // The HTTP server saw the socket's connections only through 'connection': they are ended here.
+    // The socket server's close waits for its connections, which the HTTP server saw only through
+    // 'connection': they are ended here first.
+    const closing = socketServer ? new Promise<void>((resolve) => socketServer.close(() => resolve())) : Promise.resolve();
     for (const socket of this.local) socket.destroy();
+    await closing;
     if (this.tcpListening) await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 

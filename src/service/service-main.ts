@@ -13,6 +13,8 @@ import { SandboxDeskError } from '../shared/errors.js';
 import { ownVersion, SERVICE_PROTOCOL, type ServiceBusy, type ServiceInfo } from '../shared/service-info.js';
 import { servicePaths } from '../shared/service-paths.js';
 import { IdleExit, idleExitMs } from './idle-exit.js';
+import { relayMcp } from './mcp-relay.js';
+import { relayServe } from './serve-relay.js';
 import { admitSameUser } from './peer-cred.js';
 import { acquireServiceLock } from './service-lock.js';
 
@@ -127,6 +129,7 @@ export async function runService(opts: RunServiceOptions = {}): Promise<string> 
         path: paths.socketPath,
         admit: (socket) => admitSameUser(socket, uid),
         routes,
+        upgrade: (req, socket, head) => relayMcp(openDesk, req, socket, head) || relayServe(openDesk, req, socket, head),
         onConnection: (socket) => {
           clients.add(socket);
           socket.once('close', () => clients.delete(socket));

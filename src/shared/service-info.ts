@@ -5,6 +5,24 @@ import { fileURLToPath } from 'node:url';
 /** The socket protocol's version: a client speaks to a service of the same protocol only. */
 export const SERVICE_PROTOCOL = 1;
 
+/** Where `sandbox-desk mcp` upgrades its connection to relay its stdio (src/service/mcp-relay.ts). */
+export const MCP_RELAY_PATH = '/service/mcp';
+export const MCP_RELAY_PROTOCOL = 'sandbox-desk-mcp';
+
+/** Where `sandbox-desk serve` holds its connection while the service serves the browser mode for it. */
+export const SERVE_RELAY_PATH = '/service/serve';
+export const SERVE_RELAY_PROTOCOL = 'sandbox-desk-serve';
+
+/** The first line the service sends on a serve connection: the browser mode's address and its tokens. */
+export interface ServeGrant {
+  /** The app's URL with the UI token. */
+  url: string;
+  origin: string;
+  token: string;
+  /** With --mcp: the agent token valid while this listener lives. */
+  agentToken: string | null;
+}
+
 /** What `GET /service/info` answers on the service's socket. */
 export interface ServiceInfo {
   version: string;
