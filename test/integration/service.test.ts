@@ -178,6 +178,35 @@ describe('the service with a docker sandbox (one data dir for the file)', () => 
     await client.call('terminalClose', { terminalId });
   });
 
+  it('serve is a client: the service listens on loopback for as long as the serve process lives', async () => {
+    const serve = spawn(process.execPath, [BIN, 'serve', '--json', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    serve.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    await until('serve to print its URL', () => out.includes('\n'));
+    const url = new URL((JSON.parse(out) as { url: string }).url);
+    const list = () =>
+      fetch(`${url.origin}/api/call/listSandboxes`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${url.searchParams.get('token')}`, 'Content-Type': 'application/json' },
+        body: '{}',
+      });
+    expect(((await (await list()).json()) as { ok: { name: string }[] }).ok.map((s) => s.name)).toContain(sandbox);
+    const servicePid = (await info(env)).pid;
+    serve.kill('SIGKILL');
+    const end = Date.now() + 10_000;
+    for (;;) {
+      const refused = await list().then(
+        () => false,
+        () => true,
+      );
+      if (refused) break;
+      if (Date.now() > end) throw new Error('the listener outlived its serve client');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // The service itself runs on.
+    expect((await info(env)).pid).toBe(servicePid);
+  });
+
   it('another version when nothing runs: the service is restarted as this version', async () => {
     await client.call('removeSandbox', { name: sandbox, force: true });
     const old = await info(env);
