@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, lstatSync, mkdirSync, unlinkSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, statSync, unlinkSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { LocalServer } from '../api/local-server.js';
@@ -153,11 +153,13 @@ export async function runService(opts: RunServiceOptions = {}): Promise<string> 
     process.once('SIGTERM', onTerm);
     process.once('SIGINT', onInt);
 
+    // The directory itself, not its name: whatever writes next (the log, SQLite) may recreate the name.
+    const dataDirId = dirIdentity(dataDir);
     // One cheap look every pollMs (≤ 2 s): the data dir still there? idle long enough?
     let looking = false;
     const timer = setInterval(() => {
       if (looking) return;
-      if (!existsSync(dataDir)) return stop(`the data directory ${dataDir} was removed`);
+      if (removed(dataDir, dataDirId)) return stop(`the data directory ${dataDir} was removed`);
       looking = true;
       // With a client connected there is nothing to count: the engine is not asked.
       const state = clients.size > 0 ? Promise.resolve({ runningSandboxes: 0, clients: clients.size, recordings: 0 }) : busy();
@@ -187,6 +189,20 @@ export async function runService(opts: RunServiceOptions = {}): Promise<string> 
     lock.release();
     log.dispose();
   }
+}
+
+function dirIdentity(dir: string): string | null {
+  try {
+    const st = statSync(dir);
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return null;
+  }
+}
+
+/** Removed (or removed and made again, a new directory under the same name). */
+function removed(dir: string, id: string | null): boolean {
+  return dirIdentity(dir) !== id;
 }
 
 /** The socket's directory: created 0700, and refused if it is a symlink or someone else's. */

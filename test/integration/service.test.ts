@@ -240,7 +240,10 @@ describe('lifecycle of an idle service', () => {
     child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
     await until('the service to listen', () => err.includes('serving'));
     rmSync(home, { recursive: true, force: true });
-    const code = await new Promise<number | null>((r) => child.once('exit', r));
+    const code = await new Promise<number | null>((r, reject) => {
+      child.once('exit', r);
+      setTimeout(() => reject(new Error(`the service did not exit after its data dir was removed: ${err}`)), 20_000).unref();
+    });
     expect(code).toBe(0);
     expect(err).toContain(`stopping: the data directory ${home} was removed`);
   });
