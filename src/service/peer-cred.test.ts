@@ -1,4 +1,4 @@
-import { closeSync, mkdtempSync, openSync, ReadStream, rmSync } from 'node:fs';
+import { closeSync, createReadStream, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { createServer, connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,7 +44,7 @@ describe('peer credentials of a Unix socket connection', () => {
 
   it('a descriptor that is not a socket: an error, not a guess', async () => {
     const fd = openSync(dir, 'r');
-    const stream = new ReadStream('', { fd, autoClose: false });
+    const stream = createReadStream('', { fd, autoClose: false });
     await expect(peerCredentials(stream as unknown as Socket)).rejects.toThrow(/no peer credentials/);
     closeSync(fd);
   });
