@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Builds the project's compiled programs into dist/native/ (part of `npm run build`; `npm test` runs it
-// first too): today one, the egress proxy's data path (src/sandbox/network/pump/*.c). Rebuilt only when
+// first too): the egress proxy's data path (src/sandbox/network/pump/*.c) and the service's peer-uid
+// check (src/service/native/peer-cred.c). Rebuilt only when
 // a source is newer than the binary. CC picks the compiler (default: cc); the unit test of the pump
 // also compiles its sources with -Werror.
 import { execFileSync } from 'node:child_process';
@@ -9,7 +10,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const programs = [{ dir: 'src/sandbox/network/pump', binary: 'dist/native/egress-pump' }];
+const programs = [
+  { dir: 'src/sandbox/network/pump', binary: 'dist/native/egress-pump' },
+  { dir: 'src/service/native', binary: 'dist/native/peer-cred' },
+];
 
 for (const { dir, binary } of programs) {
   const sources = readdirSync(join(root, dir)).filter((f) => /\.[ch]$/.test(f));

@@ -20,6 +20,7 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]: number } = {
   cancelled: 409,
   unsupported: 501,
   no_space: 507,
+  version_mismatch: 409,
   placement_refused: 409,
   sandbox_not_running: 409,
   desktop_not_running: 409,

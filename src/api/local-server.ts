@@ -1,6 +1,6 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { join, normalize, sep } from 'node:path';
 import type { AgentScope } from '../shared/agent-scope.js';
 import { asSandboxDeskError } from '../shared/errors.js';
@@ -49,6 +49,23 @@ export interface LocalServerOptions {
   requestTimeoutMs?: number;
   /** How long any request's headers may take (default 60 s, Node's). */
   headersTimeoutMs?: number;
+  /**
+   * The per-user service's Unix socket (listenSocket()): no token there — the socket's mode 0600 and
+   * `admit` (the peer's uid, checked per connection) are the credential.
+   */
+  socket?: LocalSocketOptions;
+}
+
+export interface LocalSocketOptions {
+  path: string;
+  /** Decides on each connection before a byte of it is read: null admits, a string refuses with that reason. */
+  admit(socket: Socket): Promise<string | null>;
+  /** Routes only the socket serves (the service's own, /service/*): true when it answered. */
+  routes?(req: IncomingMessage, res: ServerResponse, url: RequestTarget): Promise<boolean>;
+  /** Told when an admitted connection opens and closes (the service counts its clients). */
+  onConnection?(socket: Socket): void;
+  /** Upgrades only the socket serves (the service's MCP relay): true when it took the connection. */
+  upgrade?(req: IncomingMessage, socket: Socket, head: Buffer): boolean;
 }
 
 const MIME: Record<string, string> = {
@@ -74,6 +91,10 @@ export class LocalServer implements StreamIssuer {
   private readonly dispatch: ReturnType<typeof createDispatcher>;
   private readonly streams: StreamServer;
   private readonly server: Server;
+  /** Connections admitted on the Unix socket: they skip the token, Host and Origin checks (and nothing else). */
+  private readonly local = new Set<Socket>();
+  private socketServer: NetServer | null = null;
+  private tcpListening = false;
   /** Uploads and downloads of the file panel, ticketed like the streams (file-transfer-routes.ts). */
   readonly fileTransfers: FileTransferRoutes;
   port = 0;
@@ -105,7 +126,10 @@ export class LocalServer implements StreamIssuer {
       },
       (req) => pathIs(req, [FILE_PATHS.upload, FILE_PATHS.download]),
     );
-    this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.streams.upgrade(req, socket, head));
+    this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+      if (this.local.has(socket) && opts.socket?.upgrade?.(req, socket, head)) return;
+      this.streams.upgrade(req, socket, head);
+    });
     // CONNECT is not ours to serve; without a listener Node would drop the connection unanswered.
     this.server.on('connect', (_req: IncomingMessage, socket: Socket) => {
       socket.on('error', () => socket.destroy());
@@ -137,7 +161,43 @@ export class LocalServer implements StreamIssuer {
     });
     const addr = this.server.address();
     this.port = typeof addr === 'object' && addr ? addr.port : 0;
+    this.tcpListening = true;
     return this.origin;
+  }
+
+  /**
+   * Listens on the Unix socket of `opts.socket` too (or only). Every connection is paused until
+   * `admit` says yes, then handed to the same HTTP server: same routes, same streams, same limits.
+   * A refused peer gets one line saying why and is closed.
+   */
+  async listenSocket(): Promise<void> {
+    const o = this.opts.socket;
+    if (!o) throw new Error('listenSocket needs the socket option');
+    // Half-open as Node's HTTP server is: a client that ends its side (the MCP relay at the end of its
+    // stdin) still gets every answer.
+    const server = createNetServer({ pauseOnConnect: true, allowHalfOpen: true }, (socket) => {
+      socket.on('error', () => socket.destroy());
+      o.admit(socket).then(
+        (refusal) => {
+          if (socket.destroyed) return;
+          if (refusal !== null) return void socket.end(`sandbox-desk: refused: ${refusal}\n`);
+          this.local.add(socket);
+          socket.once('close', () => this.local.delete(socket));
+          o.onConnection?.(socket);
+          this.server.emit('connection', socket);
+          socket.resume();
+        },
+        (err: unknown) => socket.end(`sandbox-desk: refused: cannot check the peer: ${(err as Error).message}\n`),
+      );
+    });
+    this.socketServer = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(o.path, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
   }
 
   get origin(): string {
@@ -182,12 +242,20 @@ export class LocalServer implements StreamIssuer {
 
   async close(): Promise<void> {
     this.streams.close();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    const socketServer = this.socketServer;
+    // The socket server's close waits for its connections, which the HTTP server saw only through
+    // 'connection': they are ended here first.
+    const closing = socketServer ? new Promise<void>((resolve) => socketServer.close(() => resolve())) : Promise.resolve();
+    for (const socket of this.local) socket.destroy();
+    await closing;
+    if (this.tcpListening) await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
   // ---- HTTP ---------------------------------------------------------------------------------------
 
   private hostAllowed(req: IncomingMessage): boolean {
+    // A browser cannot reach the Unix socket: no rebinding to guard against there.
+    if (this.local.has(req.socket)) return true;
     // DNS-rebinding guard: only our own loopback names.
     return req.headers.host === `127.0.0.1:${this.port}` || req.headers.host === `localhost:${this.port}`;
   }
@@ -216,6 +284,7 @@ export class LocalServer implements StreamIssuer {
   private async route(req: IncomingMessage, res: ServerResponse, url: RequestTarget): Promise<void> {
     if (!this.hostAllowed(req)) return this.send(res, 403, { error: { code: 'refused', message: 'unexpected Host header' } });
     const path = url.pathname;
+    if (this.local.has(req.socket)) return this.routeLocal(req, res, url);
     // noVNC's modules are public library code: served without the token (module imports carry none).
     if (req.method === 'GET' && path.startsWith('/novnc/'))
       return this.serveStatic(res, join(projectRoot(), 'node_modules', '@novnc', 'novnc'), decodeSegment(path.slice('/novnc/'.length)));
@@ -256,6 +325,19 @@ export class LocalServer implements StreamIssuer {
       return this.send(res, 403, { error: { code: 'refused', message: 'cross-origin request refused' } });
     }
 
+    return this.routeApi(req, res, url);
+  }
+
+  /** The Unix socket's routes: the service's own, the file transfers, the contract; its peer is already checked. */
+  private async routeLocal(req: IncomingMessage, res: ServerResponse, url: RequestTarget): Promise<void> {
+    if (await this.opts.socket?.routes?.(req, res, url)) return;
+    if (await this.fileTransfers.handle(req, res, url)) return;
+    return this.routeApi(req, res, url);
+  }
+
+  /** What an authenticated UI client may ask: the viewer page, the contract's calls, the renderer. */
+  private async routeApi(req: IncomingMessage, res: ServerResponse, url: RequestTarget): Promise<void> {
+    const path = url.pathname;
     if (req.method === 'GET' && /^\/desktop\/[^/]+$/.test(path)) return this.serveStatic(res, resourcePath('viewer'), 'index.html');
 
     const call = /^\/api\/call\/([A-Za-z]+)$/.exec(path);

@@ -29,6 +29,7 @@ import { addImageCommands } from './image-command.js';
 import { addMcpCommands } from './mcp-command.js';
 import { addLogsCommands } from './logs-command.js';
 import { addServeCommand } from './serve-command.js';
+import { addServiceCommands } from './service-command.js';
 import { addTokenCommands } from './token-command.js';
 import { cancelOnInterrupt } from './interrupt.js';
 import { parseKeyValues, parseMounts, parseTimeout, wantsJsonOutput } from './parse-args.js';
@@ -384,6 +385,7 @@ export async function main(
 
   addNetworkCommands(program, sandbox, core, out);
   addReplayCommands(program, core, out);
+  addServiceCommands(program, out, env);
   addStandardAliases(program);
   addHelpExamples(program);
 

@@ -9,35 +9,42 @@ export function addMcpCommands(
   program: Command,
   core: () => SandboxDesk,
   out: Out,
-  agentPolicy: () => AgentPolicy = () => DEFAULT_AGENT_POLICY,
+  // Unused since the service runs the MCP server (its own config's agents policy applies); kept so
+  // main.ts's wiring is unchanged.
+  _agentPolicy: () => AgentPolicy = () => DEFAULT_AGENT_POLICY,
 ): void {
   program
     .command('mcp')
     .description('serve the agent bridge (MCP) over stdio; RUNLOOP_STEP_ID / STEP_OUTPUT_DIR mark every call as step-owned')
     .option('--sandbox <name>', 'the agent may use only this sandbox (repeatable; default: every sandbox)', collect, [])
     .action(async (o: { sandbox: string[] }) => {
-      // Loaded here, not at the top: the MCP SDK is heavy and `__complete`/`--help` do not need it.
-      const [{ createMcpServer, stepFromEnvironment }, { LimitedStdioTransport }] = await Promise.all([
-        import('../mcp/mcp-server.js'),
-        import('../mcp/stdio-transport.js'),
+      // Checked here too, so a wrong name fails before anything starts.
+      sandboxScope(o.sandbox);
+      // A client of the service: it runs the MCP server (its shells outlive this process); this
+      // process only relays stdin and stdout, byte for byte.
+      const [{ connect, clientServicePaths }, { relayMcpStdio }] = await Promise.all([
+        import('../client/connect.js'),
+        import('../client/mcp-relay-client.js'),
       ]);
-      // No token over stdio: the agent policy and the scope are enforced by the tools themselves.
-      const server = createMcpServer(core(), {
-        stepFromEnv: stepFromEnvironment(process.env),
-        scope: sandboxScope(o.sandbox),
-        policy: agentPolicy(),
-      });
-      const transport = new LimitedStdioTransport();
-      // stdout is the protocol channel from here on: nothing else may print to it.
-      await server.connect(transport);
-      await new Promise<void>((resolve) => {
-        transport.onclose = () => resolve();
-        // End of input is not the end of the answers: every request already read gets its reply first.
-        process.stdin.once('end', () => void transport.idle().then(resolve));
-        process.once('SIGINT', () => resolve());
-        process.once('SIGTERM', () => resolve());
-      });
-      await server.close();
+      const client = await connect({ env: process.env });
+      await client.close();
+      const stop = new AbortController();
+      const onSignal = (): void => stop.abort();
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+      try {
+        await relayMcpStdio({
+          socketPath: clientServicePaths({ env: process.env }).socketPath,
+          sandboxes: o.sandbox,
+          env: process.env,
+          input: process.stdin,
+          output: process.stdout,
+          stop: stop.signal,
+        });
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
     });
 
   program

@@ -29,6 +29,7 @@ describe('config schema', () => {
       exec: { timeoutMs: 600_000, maxOutputBytes: 8 * 1024 * 1024 },
       plugins: { isolation: 'in-process', paths: [], disabled: [], builtin: true, timeouts: { shortMs: 60_000, longMs: 900_000 } },
       serve: { port: 0 },
+      service: { idleExitSeconds: 600 },
       desktop: { geometry: '1280x800' },
       terminal: { scrollbackBytes: 1024 * 1024 },
       log: { level: 'info', maxBytes: 10 * 1024 * 1024, files: 3 },

@@ -59,6 +59,17 @@ export const ConfigSchema = z.strictObject({
       port: z.number().int().min(0).max(65535).describe('port of `serve` on 127.0.0.1: 0-65535, 0 for a free one').default(0),
     })
     .prefault({}),
+  service: z
+    .strictObject({
+      idleExitSeconds: z
+        .number()
+        .int()
+        .min(1)
+        .max(7 * 24 * 3600)
+        .describe('the service exits after this many seconds with no running sandbox, no client and no recording (default 600)')
+        .default(600),
+    })
+    .prefault({}),
   desktop: z
     .strictObject({
       geometry: z

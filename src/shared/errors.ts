@@ -31,6 +31,8 @@ export type ErrorCode =
   | 'unsupported'
   /** The sandbox's filesystem has less free space than a file being written needs (an upload, write_file). */
   | 'no_space'
+  /** The service runs another version of Sandbox Desk than this client and cannot be restarted now. */
+  | 'version_mismatch'
   | 'internal';
 
 export class SandboxDeskError extends Error {

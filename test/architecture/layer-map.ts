@@ -21,8 +21,15 @@ export const LAYERS: Record<string, LayerSpec> = {
   api: { dir: 'src/api', may: ['session', 'desktop', 'cwd', 'exec', 'store', 'sandbox', ...below.sandbox] },
   mcp: { dir: 'src/mcp', may: ['api', 'session', 'desktop', 'cwd', 'exec', 'store', 'sandbox', ...below.sandbox] },
   // The CLI is where the program is put together: `serve` and `mcp` wire the MCP bridge in.
-  cli: { dir: 'src/cli', may: ['mcp', 'api', 'session', 'desktop', 'cwd', 'exec', 'store', 'sandbox', ...below.sandbox] },
-  main: { dir: 'main', may: ['api', 'session', 'desktop', 'cwd', 'exec', 'store', 'sandbox', ...below.sandbox] },
+  // The per-user service: one core, every client's requests (src/service/).
+  service: { dir: 'src/service', may: ['mcp', 'api', 'session', 'desktop', 'cwd', 'exec', 'store', 'sandbox', ...below.sandbox] },
+  // The client library (the SDK): like the renderer, only the contract and `shared`.
+  client: { dir: 'src/client', may: ['shared', 'src/api/contract.ts'] },
+  cli: {
+    dir: 'src/cli',
+    may: ['service', 'client', 'mcp', 'api', 'session', 'desktop', 'cwd', 'exec', 'store', 'sandbox', ...below.sandbox],
+  },
+  main: { dir: 'main', may: ['client', 'api', 'session', 'desktop', 'cwd', 'exec', 'store', 'sandbox', ...below.sandbox] },
   // The UI talks to the core only through the contract (types and zod schemas) and the wire types.
   renderer: { dir: 'renderer', may: ['shared', 'src/api/contract.ts'] },
   // A plugin is loaded like a third-party one: it sees only the versioned plugin API, as types.

@@ -1,0 +1,192 @@
+import { spawn } from 'node:child_process';
+import { closeSync, lstatSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { SandboxDeskError } from '../shared/errors.js';
+import { ownVersion, packageRoot, type ServiceInfo } from '../shared/service-info.js';
+import { dataDirFromEnv, servicePaths, type ServicePaths } from '../shared/service-paths.js';
+import { createHttpClient, type DeskClient } from './http-client.js';
+import { versionHandshake } from './version-handshake.js';
+
+export type ServiceClient = DeskClient;
+
+export interface ConnectOptions {
+  dataDir?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Start the service when none runs (default true); false: fail with `backend_unavailable`. */
+  start?: boolean;
+  /** How long to wait for a service being started (default 30 s). */
+  startTimeoutMs?: number;
+}
+
+/** Where this client looks for its service. */
+export function clientServicePaths(opts: Pick<ConnectOptions, 'dataDir' | 'env'> = {}): ServicePaths & { dataDir: string } {
+  const env = opts.env ?? process.env;
+  const dataDir = opts.dataDir ?? dataDirFromEnv(env, homedir());
+  return { ...servicePaths(env, dataDir, process.getuid?.() ?? 0), dataDir };
+}
+
+/**
+ * The socket is trusted only if it is ours: owned by this uid, a socket, not a symlink (someone else
+ * could point us at their service and read what we send). The service checks our uid in turn.
+ */
+export function checkSocketOwner(socketPath: string, uid = process.getuid?.() ?? 0): 'absent' | 'ok' {
+  let st;
+  try {
+    st = lstatSync(socketPath);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'absent';
+    throw err;
+  }
+  const refuse = (why: string): never => {
+    throw new SandboxDeskError('refused', `${socketPath} ${why}: not connecting to it`, {
+      hint: `remove it (rm ${JSON.stringify(socketPath)}) if it is not yours; the next command starts a service of your own`,
+    });
+  };
+  if (st.isSymbolicLink()) refuse('is a symlink');
+  if (!st.isSocket()) refuse('is not a socket');
+  if (st.uid !== uid) refuse(`belongs to uid ${st.uid}, not to you (uid ${uid})`);
+  return 'ok';
+}
+
+/** The service's info over its socket, or null when nobody answers there (no socket, a stale one). */
+export function probeService(socketPath: string, timeoutMs = 5000): Promise<ServiceInfo | null> {
+  if (checkSocketOwner(socketPath) === 'absent') return Promise.resolve(null);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { socketPath, path: '/service/info', agent: false, headers: { Host: 'localhost' }, timeout: timeoutMs },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (d: string) => (text += d));
+        res.on('end', () => {
+          try {
+            const v = JSON.parse(text) as ServiceInfo;
+            if (res.statusCode === 200) return resolve(v);
+          } catch {
+            /* below */
+          }
+          reject(new SandboxDeskError('refused', `the service at ${socketPath} answered ${res.statusCode}: ${text.trim().slice(0, 200)}`));
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ECONNREFUSED' || err.code === 'ENOENT') return resolve(null);
+      // A peer the service refused gets one line and a closed socket: say that line.
+      reject(new SandboxDeskError('refused', `cannot talk to the service at ${socketPath}: ${err.message}`));
+    });
+    req.end();
+  });
+}
+
+/** Asks the service to stop (its sandboxes keep running); resolves once its socket no longer answers. */
+export async function stopService(socketPath: string, force: boolean, timeoutMs = 30_000): Promise<ServiceInfo | null> {
+  const info = await probeService(socketPath);
+  if (!info) return null;
+  const client = createHttpClient({ socketPath });
+  try {
+    const res = await client.request('/service/stop', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: Buffer.from(JSON.stringify({ force })),
+    });
+    let text = '';
+    for await (const c of res) text += String(c);
+    if (res.statusCode !== 200) {
+      const e = (JSON.parse(text) as { error: { code: 'refused'; message: string; hint?: string } }).error;
+      throw new SandboxDeskError(e.code, e.message, e.hint ? { hint: e.hint } : {});
+    }
+  } finally {
+    await client.close();
+  }
+  await waitFor(timeoutMs, async () => !pidAlive(info.pid), `the service (pid ${info.pid}) did not stop within ${timeoutMs / 1000} s`);
+  return info;
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function waitFor(timeoutMs: number, ready: () => Promise<boolean>, message: string, hint?: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
+    if (await ready()) return;
+    if (Date.now() > deadline) throw new SandboxDeskError('backend_unavailable', message, hint ? { hint } : {});
+    await new Promise((r) => setTimeout(r, delay));
+  }
+}
+
+/**
+ * Starts `sandbox-desk service run` detached (it outlives this client), its output appended to the
+ * service log. Racing clients may each start one: the lock lets one win, the others exit at once.
+ */
+export function startService(paths: ServicePaths, env: NodeJS.ProcessEnv): void {
+  mkdirSync(dirname(paths.logFile), { recursive: true, mode: 0o700 });
+  const log = openSync(paths.logFile, 'a', 0o600);
+  try {
+    const child = spawn(process.execPath, [join(packageRoot(), 'bin', 'sandbox-desk.js'), 'service', 'run'], {
+      detached: true,
+      stdio: ['ignore', log, log],
+      env,
+    });
+    child.unref();
+  } finally {
+    closeSync(log);
+  }
+}
+
+function lastLogLines(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-3).join(' | ');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * A client of this user's service for the data directory: found by its socket, checked (owner, not a
+ * symlink, same version), started on demand when none answers. Another version is restarted when
+ * nothing runs in it, else refused with `version_mismatch`.
+ */
+export async function connect(opts: ConnectOptions = {}): Promise<ServiceClient> {
+  const env = opts.env ?? process.env;
+  const paths = clientServicePaths(opts);
+  const timeoutMs = opts.startTimeoutMs ?? 30_000;
+  const version = ownVersion(env);
+  let info = await probeService(paths.socketPath);
+  for (let restarts = 0; ; restarts++) {
+    if (!info) {
+      if (opts.start === false)
+        throw new SandboxDeskError('backend_unavailable', `no Sandbox Desk service runs for ${paths.dataDir}`, {
+          hint: 'any sandbox-desk command starts it, or run `sandbox-desk service run`',
+        });
+      startService(paths, env);
+      let found: ServiceInfo | null = null;
+      await waitFor(
+        timeoutMs,
+        async () => (found = await probeService(paths.socketPath)) !== null,
+        `the Sandbox Desk service did not answer within ${timeoutMs / 1000} s on ${paths.socketPath}${lastLogLines(paths.logFile) ? `: ${lastLogLines(paths.logFile)}` : ''}`,
+        `see its log: ${paths.logFile}`,
+      );
+      info = found;
+    }
+    if (!info) continue;
+    const h = versionHandshake(version, info);
+    if (h.action === 'use') return createHttpClient({ socketPath: paths.socketPath });
+    if (h.action === 'refuse') throw h.error;
+    if (restarts > 0)
+      throw new SandboxDeskError('version_mismatch', `${h.reason}: a service of this version did not come up in its place`, {
+        hint: `see its log: ${paths.logFile}`,
+      });
+    process.stderr.write(`sandbox-desk: ${h.reason}\n`);
+    await stopService(paths.socketPath, false, timeoutMs);
+    info = null;
+  }
+}
