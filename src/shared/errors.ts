@@ -31,6 +31,8 @@ export type ErrorCode =
   | 'unsupported'
   /** The sandbox's filesystem has less free space than a file being written needs (an upload, write_file). */
   | 'no_space'
+  /** A client could not reach the Sandbox Desk service, or the connection dropped before the answer came. */
+  | 'service_unavailable'
   | 'internal';
 
 export class SandboxDeskError extends Error {

@@ -20,9 +20,11 @@ export const LAYERS: Record<string, LayerSpec> = {
   session: { dir: 'src/session', may: ['desktop', 'cwd', 'exec', 'store', 'sandbox', ...below.sandbox] },
   api: { dir: 'src/api', may: ['session', 'desktop', 'cwd', 'exec', 'store', 'sandbox', ...below.sandbox] },
   mcp: { dir: 'src/mcp', may: ['api', 'session', 'desktop', 'cwd', 'exec', 'store', 'sandbox', ...below.sandbox] },
+  // The typed client (the SDK): the contract over HTTP. A client never loads the core.
+  client: { dir: 'src/client', may: ['shared', 'src/api/contract.ts'] },
   // The CLI is where the program is put together: `serve` and `mcp` wire the MCP bridge in.
-  cli: { dir: 'src/cli', may: ['mcp', 'api', 'session', 'desktop', 'cwd', 'exec', 'store', 'sandbox', ...below.sandbox] },
-  main: { dir: 'main', may: ['api', 'session', 'desktop', 'cwd', 'exec', 'store', 'sandbox', ...below.sandbox] },
+  cli: { dir: 'src/cli', may: ['client', 'mcp', 'api', 'session', 'desktop', 'cwd', 'exec', 'store', 'sandbox', ...below.sandbox] },
+  main: { dir: 'main', may: ['client', 'api', 'session', 'desktop', 'cwd', 'exec', 'store', 'sandbox', ...below.sandbox] },
   // The UI talks to the core only through the contract (types and zod schemas) and the wire types.
   renderer: { dir: 'renderer', may: ['shared', 'src/api/contract.ts'] },
   // A plugin is loaded like a third-party one: it sees only the versioned plugin API, as types.

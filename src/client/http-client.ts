@@ -1,0 +1,145 @@
+/**
+ * The typed client of Sandbox Desk over HTTP: the contract's methods (POST /api/call/:method), the
+ * ticketed WebSocket streams and the file-transfer routes, over a Unix socket (the per-user service) or
+ * loopback TCP with a Bearer token (the browser mode's server). The CLI and the SDK use nothing else.
+ *
+ * It imports only src/shared/ and the contract (test/architecture/layer-map.ts: layer `client`), so a
+ * program that talks to the service never loads the core.
+ */
+import { Agent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import type { Readable } from 'node:stream';
+import WebSocket from 'ws';
+import type { ApiClient, ApiMethod, ApiParams, ApiResult, StreamGrant } from '../api/contract.js';
+import { SandboxDeskError, type ErrorCode } from '../shared/errors.js';
+
+export interface DeskClient extends ApiClient {
+  /** A raw HTTP request to the server (the file-transfer routes): the response, whatever its status. */
+  request(
+    path: string,
+    init?: { method?: string; headers?: Record<string, string>; body?: Buffer | NodeJS.ReadableStream },
+  ): Promise<IncomingMessage>;
+  /** Opens one of the server's streams from the grant a `*Ticket` call gave (grant.url is a path or a full URL). */
+  openStream(grant: StreamGrant): WebSocket;
+  /** Ends the kept-alive connections; the client is unusable afterwards. */
+  close(): Promise<void>;
+}
+
+export type ClientTarget = { socketPath: string } | { origin: string; token: string };
+
+/** Where to reach the server, said in errors: the socket's path or the origin. */
+function describe(target: ClientTarget): string {
+  return 'socketPath' in target ? `the Sandbox Desk service at ${target.socketPath}` : `the Sandbox Desk server at ${target.origin}`;
+}
+
+const RESTART_HINT = 'run the command again; if it keeps failing, see `sandbox-desk service --help` and the log';
+
+/** A transport fault (no server, connection dropped, an answer that is not ours) as the CLI prints it. */
+function unavailable(target: ClientTarget, what: string, cause?: unknown): SandboxDeskError {
+  return new SandboxDeskError('service_unavailable', `${describe(target)} ${what}`, { hint: RESTART_HINT, cause });
+}
+
+/** The server's `{error}` body, as the SandboxDeskError the core threw (same code, message, hint). */
+function errorFrom(body: unknown): SandboxDeskError | null {
+  if (!body || typeof body !== 'object' || !('error' in body)) return null;
+  const e = (body as { error: unknown }).error;
+  if (!e || typeof e !== 'object') return null;
+  const { code, message, hint, details } = e as Record<string, unknown>;
+  if (typeof code !== 'string' || typeof message !== 'string') return null;
+  return new SandboxDeskError(code as ErrorCode, message, {
+    ...(typeof hint === 'string' ? { hint } : {}),
+    ...(details && typeof details === 'object' ? { details: details as Record<string, unknown> } : {}),
+  });
+}
+
+async function readAll(res: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of res) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+export function createHttpClient(target: ClientTarget): DeskClient {
+  // keep-alive: a CLI command that makes several calls (create + progress polls) pays one connect.
+  const agent = new Agent({ keepAlive: true });
+  const local = 'socketPath' in target;
+  // The loopback server checks Host against its own address (DNS-rebinding guard); a socket has none.
+  const host = local ? 'localhost' : new URL(target.origin).host;
+  const auth: Record<string, string> = local ? {} : { Authorization: `Bearer ${target.token}` };
+  let closed = false;
+
+  function options(path: string, method: string, headers: Record<string, string>): RequestOptions {
+    const base: RequestOptions = { agent, path, method, headers: { Host: host, ...auth, ...headers } };
+    if (local) return { ...base, socketPath: target.socketPath };
+    const u = new URL(target.origin);
+    return { ...base, hostname: u.hostname, port: u.port };
+  }
+
+  const request: DeskClient['request'] = (path, init = {}) => {
+    if (closed) return Promise.reject(unavailable(target, 'client is closed'));
+    return new Promise<IncomingMessage>((resolve, reject) => {
+      const req = httpRequest(options(path, init.method ?? 'GET', init.headers ?? {}), (res) => {
+        // A connection that drops while the body streams: the reader sees an error, never a silent end.
+        res.on('aborted', () => res.destroy(unavailable(target, 'closed the connection before the answer was complete')));
+        resolve(res);
+      });
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        const what =
+          err.code === 'ENOENT' || err.code === 'ECONNREFUSED'
+            ? `is not running (${err.code})`
+            : `closed the connection before answering (${err.code ?? err.message})`;
+        reject(unavailable(target, what, err));
+      });
+      const body = init.body;
+      if (body === undefined) req.end();
+      else if (Buffer.isBuffer(body)) req.end(body);
+      else {
+        (body as Readable).on('error', (err) => req.destroy(err));
+        (body as Readable).pipe(req);
+      }
+    });
+  };
+
+  async function call<M extends ApiMethod>(method: M, params: ApiParams<M>): Promise<ApiResult<M>> {
+    const payload = Buffer.from(JSON.stringify(params ?? {}));
+    const res = await request(`/api/call/${method}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) },
+      body: payload,
+    });
+    let text: string;
+    try {
+      text = (await readAll(res)).toString('utf8');
+    } catch (err) {
+      throw err instanceof SandboxDeskError ? err : unavailable(target, `dropped the answer to ${method}`, err);
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw unavailable(target, `answered ${method} with something that is not Sandbox Desk's JSON (HTTP ${res.statusCode})`);
+    }
+    const error = errorFrom(body);
+    if (error) throw error;
+    if (body && typeof body === 'object' && 'ok' in body) return (body as { ok: ApiResult<M> }).ok;
+    throw unavailable(target, `answered ${method} with something that is not Sandbox Desk's JSON (HTTP ${res.statusCode})`);
+  }
+
+  function openStream(grant: StreamGrant): WebSocket {
+    // A grant's url may be a full ws:// URL (the loopback server makes them) or a path: only its path is
+    // used, so a stream always goes to the server this client talks to.
+    const u = new URL(grant.url, 'ws://localhost');
+    const path = u.pathname + u.search;
+    if (local) return new WebSocket(`ws+unix://${target.socketPath}:${path}`, { headers: { Host: host } });
+    const origin = new URL(target.origin);
+    return new WebSocket(`ws://${origin.host}${path}`);
+  }
+
+  return {
+    call,
+    request,
+    openStream,
+    async close() {
+      closed = true;
+      agent.destroy();
+    },
+  };
+}
