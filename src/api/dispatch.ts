@@ -27,7 +27,12 @@ function transfersOf(streams: StreamIssuer): Pick<FileTransferRoutes, 'uploadTic
 }
 
 type Params<M extends ApiMethod> = z.output<(typeof API)[M]['params']>;
-type Handlers = { [M in ApiMethod]: (p: Params<M>) => Promise<ApiResult<M>> | ApiResult<M> };
+/** What a transport knows about one call besides its params. */
+export interface CallContext {
+  /** Aborted when the caller went away before the answer (an HTTP client dropped its connection): `exec` interrupts its command. */
+  signal?: AbortSignal;
+}
+type Handlers = { [M in ApiMethod]: (p: Params<M>, ctx: CallContext) => Promise<ApiResult<M>> | ApiResult<M> };
 
 /**
  * The one implementation of the contract's method table, shared by every transport (Electron IPC,
@@ -37,7 +42,7 @@ type Handlers = { [M in ApiMethod]: (p: Params<M>) => Promise<ApiResult<M>> | Ap
 export function createDispatcher(
   desk: SandboxDesk,
   streams: StreamIssuer,
-): (method: unknown, params: unknown) => Promise<ApiResponse<ApiMethod>> {
+): (method: unknown, params: unknown, ctx?: CallContext) => Promise<ApiResponse<ApiMethod>> {
   const handlers: Handlers = {
     backends: async () => {
       await desk.pluginsLoaded();
@@ -72,8 +77,8 @@ export function createDispatcher(
       desk.removeSession(p.sandbox, p.key);
       return { removed: p.key };
     },
-    exec: async (p) => {
-      const { stdoutBytes: _o, stderrBytes: _e, ...result } = await desk.exec(p);
+    exec: async (p, ctx) => {
+      const { stdoutBytes: _o, stderrBytes: _e, ...result } = await desk.exec({ ...p, ...(ctx.signal ? { signal: ctx.signal } : {}) });
       return result;
     },
     desktopStatus: (p) => desk.desktop.status(p.sandbox, { placement: p.placement }),
@@ -186,15 +191,15 @@ export function createDispatcher(
     },
   };
 
-  return async (method, params) => {
+  return async (method, params, ctx = {}) => {
     if (typeof method !== 'string' || !Object.hasOwn(API, method)) {
       return { error: { code: 'invalid_input', message: `unknown method ${JSON.stringify(method)}` } };
     }
     const m = method as ApiMethod;
     try {
       const valid = validate(API[m].params, params ?? {});
-      const handler = handlers[m] as (p: unknown) => unknown;
-      return { ok: (await handler(valid)) as ApiResult<ApiMethod> };
+      const handler = handlers[m] as (p: unknown, ctx: CallContext) => unknown;
+      return { ok: (await handler(valid, ctx)) as ApiResult<ApiMethod> };
     } catch (err) {
       return { error: asSandboxDeskError(err).toJSON() };
     }

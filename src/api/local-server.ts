@@ -49,6 +49,11 @@ export interface LocalServerOptions {
   requestTimeoutMs?: number;
   /** How long any request's headers may take (default 60 s, Node's). */
   headersTimeoutMs?: number;
+  /**
+   * Record every running desktop this server sees (default true: a server lives as long as the app).
+   * false for a server that lives for one CLI command (src/cli/cli-client.ts), which records nothing.
+   */
+  recordDesktops?: boolean;
 }
 
 const MIME: Record<string, string> = {
@@ -80,7 +85,7 @@ export class LocalServer implements StreamIssuer {
 
   constructor(private readonly opts: LocalServerOptions) {
     // A server lives as long as the app: it records every running desktop it sees (issue 16).
-    opts.desk.desktop.recordRunningDesktops();
+    if (opts.recordDesktops !== false) opts.desk.desktop.recordRunningDesktops();
     this.auth = new Authenticator({ agentTokens: opts.mcp?.agentTokens, sessionAgentScope: opts.mcp?.sessionAgentScope });
     this.streams = new StreamServer({
       desk: opts.desk,
@@ -261,7 +266,12 @@ export class LocalServer implements StreamIssuer {
     const call = /^\/api\/call\/([A-Za-z]+)$/.exec(path);
     if (call && req.method === 'POST') {
       const limit = callBodyLimit(call[1] ?? '', { clipboardMaxBytes: this.opts.desk.config.clipboard.maxBytes });
-      const r = await this.dispatch(call[1], await readJsonObject(req, limit));
+      // A client that drops the connection before the answer (Ctrl-C in the CLI) interrupts its command.
+      const gone = new AbortController();
+      res.on('close', () => {
+        if (!res.writableFinished) gone.abort();
+      });
+      const r = await this.dispatch(call[1], await readJsonObject(req, limit), { signal: gone.signal });
       return this.send(res, 'ok' in r ? 200 : statusFor(r.error.code), r);
     }
 

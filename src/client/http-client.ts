@@ -12,11 +12,17 @@ import WebSocket from 'ws';
 import type { ApiClient, ApiMethod, ApiParams, ApiResult, StreamGrant } from '../api/contract.js';
 import { SandboxDeskError, type ErrorCode } from '../shared/errors.js';
 
+/** Per call: `signal` drops the call's connection when aborted (the server then interrupts an `exec`). */
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
 export interface DeskClient extends ApiClient {
+  call<M extends ApiMethod>(method: M, params: ApiParams<M>, opts?: CallOptions): Promise<ApiResult<M>>;
   /** A raw HTTP request to the server (the file-transfer routes): the response, whatever its status. */
   request(
     path: string,
-    init?: { method?: string; headers?: Record<string, string>; body?: Buffer | NodeJS.ReadableStream },
+    init?: { method?: string; headers?: Record<string, string>; body?: Buffer | NodeJS.ReadableStream; signal?: AbortSignal },
   ): Promise<IncomingMessage>;
   /** Opens one of the server's streams from the grant a `*Ticket` call gave (grant.url is a path or a full URL). */
   openStream(grant: StreamGrant): WebSocket;
@@ -51,6 +57,11 @@ function errorFrom(body: unknown): SandboxDeskError | null {
   });
 }
 
+/** The error a call ends with when its caller aborted it (null: not aborted). */
+function abortedBy(signal: AbortSignal | undefined): SandboxDeskError | null {
+  return signal?.aborted ? new SandboxDeskError('cancelled', 'the call was cancelled before it answered') : null;
+}
+
 async function readAll(res: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of res) chunks.push(c as Buffer);
@@ -78,10 +89,20 @@ export function createHttpClient(target: ClientTarget): DeskClient {
     return new Promise<IncomingMessage>((resolve, reject) => {
       const req = httpRequest(options(path, init.method ?? 'GET', init.headers ?? {}), (res) => {
         // A connection that drops while the body streams: the reader sees an error, never a silent end.
-        res.on('aborted', () => res.destroy(unavailable(target, 'closed the connection before the answer was complete')));
+        res.on('aborted', () =>
+          res.destroy(abortedBy(init.signal) ?? unavailable(target, 'closed the connection before the answer was complete')),
+        );
         resolve(res);
       });
+      const signal = init.signal;
+      if (signal) {
+        const onAbort = (): void => void req.destroy(abortedBy(signal)!);
+        if (signal.aborted) onAbort();
+        else signal.addEventListener('abort', onAbort, { once: true });
+        req.on('close', () => signal.removeEventListener('abort', onAbort));
+      }
       req.on('error', (err: NodeJS.ErrnoException) => {
+        if (err instanceof SandboxDeskError) return reject(err);
         const what =
           err.code === 'ENOENT' || err.code === 'ECONNREFUSED'
             ? `is not running (${err.code})`
@@ -98,12 +119,13 @@ export function createHttpClient(target: ClientTarget): DeskClient {
     });
   };
 
-  async function call<M extends ApiMethod>(method: M, params: ApiParams<M>): Promise<ApiResult<M>> {
+  async function call<M extends ApiMethod>(method: M, params: ApiParams<M>, opts: CallOptions = {}): Promise<ApiResult<M>> {
     const payload = Buffer.from(JSON.stringify(params ?? {}));
     const res = await request(`/api/call/${method}`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) },
       body: payload,
+      ...(opts.signal ? { signal: opts.signal } : {}),
     });
     let text: string;
     try {
