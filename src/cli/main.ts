@@ -354,10 +354,10 @@ export async function main(
       },
     );
 
-  addCheckpointCommands(program, sandbox, core, out, progressPrinter);
+  addCheckpointCommands(program, sandbox, client, out, progressPrinter);
   addDesktopCommands(program, core, out);
   addCpCommand(program, core, out);
-  addImageCommands(program, core, out, (code) => (exitCode = code));
+  addImageCommands(program, client, out, (code) => (exitCode = code));
   const agentPolicy = () => ({ allowOtherUsers: core().config.agents.allowOtherUsers });
   addServeCommand(program, core, out, agentPolicy);
   addMcpCommands(program, core, out, agentPolicy);
@@ -365,7 +365,7 @@ export async function main(
   addPluginCommands(program, core, out, () => configFile);
   addConfigCommands(program, () => configFile, out);
   addCompletionCommands(program, out, () => paths.dataDir);
-  addLogsCommands(program, core, out);
+  addLogsCommands(program, client, out);
 
   const session = program.command('session').description('list, create and remove sessions and their cwd records');
   session
@@ -398,7 +398,7 @@ export async function main(
       else out.stdout(`Removed session ${displayKey(key)}.\n`);
     });
 
-  addNetworkCommands(program, sandbox, core, out);
+  addNetworkCommands(program, sandbox, client, out);
   addReplayCommands(program, core, out);
   addStandardAliases(program);
   addHelpExamples(program);
