@@ -13,6 +13,8 @@ import type { Lease } from '../shared/lease-types.js';
 import type { TerminalInfo } from '../shared/terminal-types.js';
 import type { CallLogEntry } from '../shared/call-log-types.js';
 import type { Isolation } from '../shared/isolation.js';
+import type { AgentTokenInfo } from '../shared/agent-scope.js';
+export type { AgentTokenInfo } from '../shared/agent-scope.js';
 import type { ImageInfo, ImageTask } from '../shared/image-types.js';
 import type { EngineInfo, LogSourceInfo, LogText, SandboxStats } from '../shared/observability-types.js';
 import type { CoreEvent, OperationView } from '../shared/core-events.js';
@@ -453,6 +455,24 @@ const returns = <T>(): T => undefined as T;
 export const API = {
   backends: { params: z.object({}), result: returns<BackendInfo[]>() },
   plugins: { params: z.object({}), result: returns<PluginInfo[]>() },
+  /** The plugin names config `plugins.disabled` turns off (`plugin list` says so under its table). */
+  disabledPlugins: { params: z.object({}), result: returns<string[]>() },
+  /** Makes an agent token for the MCP tools (optionally for named sandboxes only); its secret is in this answer only. */
+  agentTokenCreate: {
+    // Strict: a misspelt `sandboxes` must be refused, not mint a token for every sandbox.
+    params: z.strictObject({
+      label: z
+        .string()
+        .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'label is 1-64 letters, digits, _ . or -')
+        .optional(),
+      sandboxes: z.array(SandboxName).min(1, 'give at least one sandbox, or leave sandboxes out for every sandbox').max(1000).optional(),
+    }),
+    result: returns<{ token: string; info: AgentTokenInfo }>(),
+  },
+  /** The agent tokens: ids, labels, scopes, never the secrets. */
+  agentTokenList: { params: z.object({}), result: returns<AgentTokenInfo[]>() },
+  /** Removes an agent token by id or label; not_found when there is none. */
+  agentTokenRemove: { params: z.object({ id: z.string().min(1, 'token id is empty').max(200) }), result: returns<{ removed: string }>() },
   listSandboxes: { params: z.object({}), result: returns<SandboxInfo[]>() },
   inspectSandbox: { params: Named, result: returns<SandboxInfo>() },
   createSandbox: { params: CreateSandboxRequest, result: returns<CreateSandboxResult>() },

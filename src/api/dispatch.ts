@@ -60,6 +60,20 @@ export function createDispatcher(
     },
     // Without the isolated host's internals (pid, restarts): the UI needs what failed and why.
     plugins: async () => (await desk.listPlugins()).map(({ host: _host, ...p }) => p),
+    disabledPlugins: () => desk.disabledPlugins(),
+    agentTokenCreate: (p) => {
+      const { token, info } = desk.store.agentTokens.create({
+        label: p.label ?? null,
+        sandboxes: p.sandboxes ? [...new Set(p.sandboxes)] : null,
+      });
+      return { token, info };
+    },
+    agentTokenList: () => desk.store.agentTokens.list(),
+    agentTokenRemove: (p) => {
+      if (!desk.store.agentTokens.remove(p.id))
+        throw new SandboxDeskError('not_found', `no agent token ${JSON.stringify(p.id)}`, { hint: 'see sandbox-desk token list' });
+      return { removed: p.id };
+    },
     listSandboxes: () => desk.listSandboxes(),
     inspectSandbox: (p) => desk.inspectSandbox(p.name),
     createSandbox: (p) => desk.createSandbox(p),
@@ -179,7 +193,7 @@ export function createDispatcher(
     replayEvents: (p) => desk.replay.events(p.sandbox, { since: p.since, until: p.until }),
     replayFrame: (p) => desk.replay.frame(p),
     replayCast: (p) => desk.replay.cast(p.sandbox, p.terminalId),
-    replayExport: (p) => desk.replay.export(p),
+    replayExport: (p, ctx) => desk.replay.export(p, ctx.signal ? { signal: ctx.signal } : {}),
     replayRemove: (p) => desk.replay.remove(p.sandbox),
     desktopClipboard: async (p) => {
       const max = desk.config.clipboard.maxBytes;

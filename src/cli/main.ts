@@ -361,8 +361,8 @@ export async function main(
   const agentPolicy = () => ({ allowOtherUsers: core().config.agents.allowOtherUsers });
   addServeCommand(program, core, out, agentPolicy);
   addMcpCommands(program, core, out, agentPolicy);
-  addTokenCommands(program, core, out);
-  addPluginCommands(program, core, out, () => configFile);
+  addTokenCommands(program, client, out);
+  addPluginCommands(program, client, out, () => configFile);
   addConfigCommands(program, () => configFile, out);
   addCompletionCommands(program, out, () => paths.dataDir);
   addLogsCommands(program, client, out);
@@ -399,7 +399,7 @@ export async function main(
     });
 
   addNetworkCommands(program, sandbox, client, out);
-  addReplayCommands(program, core, out);
+  addReplayCommands(program, client, out);
   addStandardAliases(program);
   addHelpExamples(program);
 
