@@ -405,6 +405,13 @@ export const LogRequest = z.object({
 /** Where the local server takes uploads (PUT, body = the file) and serves downloads (GET); + `?ticket=`. */
 export const FILE_PATHS = { upload: '/files/upload', download: '/files/download' } as const;
 
+/**
+ * A download as a program reads it (add `&result=trailer` to the grant's URL): the size in a header,
+ * the bytes, then how it ended in a trailer — `ok`, or Sandbox Desk's error as `{code,message,hint}`
+ * JSON — so a failure after the first byte (the file changed while read) still says what went wrong.
+ */
+export const DOWNLOAD_RESULT = { query: 'result=trailer', sizeHeader: 'x-sandbox-desk-size', trailer: 'x-sandbox-desk-result' } as const;
+
 /** A single-use URL for one file transfer over HTTP (see FILE_PATHS). */
 export interface FileTransferGrant {
   url: string;

@@ -356,7 +356,7 @@ export async function main(
 
   addCheckpointCommands(program, sandbox, client, out, progressPrinter);
   addDesktopCommands(program, core, out);
-  addCpCommand(program, core, out);
+  addCpCommand(program, client, out);
   addImageCommands(program, client, out, (code) => (exitCode = code));
   const agentPolicy = () => ({ allowOtherUsers: core().config.agents.allowOtherUsers });
   addServeCommand(program, core, out, agentPolicy);

@@ -45,7 +45,7 @@ function unavailable(target: ClientTarget, what: string, cause?: unknown): Sandb
 }
 
 /** The server's `{error}` body, as the SandboxDeskError the core threw (same code, message, hint). */
-function errorFrom(body: unknown): SandboxDeskError | null {
+export function errorFrom(body: unknown): SandboxDeskError | null {
   if (!body || typeof body !== 'object' || !('error' in body)) return null;
   const e = (body as { error: unknown }).error;
   if (!e || typeof e !== 'object') return null;
@@ -66,6 +66,28 @@ async function readAll(res: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of res) chunks.push(c as Buffer);
   return Buffer.concat(chunks);
+}
+
+/**
+ * A raw route's JSON answer (`request`, e.g. an upload): its `ok` value, or the server's error thrown as
+ * a SandboxDeskError; anything else is a transport fault.
+ */
+export async function readJsonAnswer<T>(res: IncomingMessage, what: string): Promise<T> {
+  const text = (await readAll(res)).toString('utf8');
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new SandboxDeskError('service_unavailable', `${what}: the answer is not Sandbox Desk's JSON (HTTP ${res.statusCode})`, {
+      hint: RESTART_HINT,
+    });
+  }
+  const error = errorFrom(body);
+  if (error) throw error;
+  if (body && typeof body === 'object' && 'ok' in body) return (body as { ok: T }).ok;
+  throw new SandboxDeskError('service_unavailable', `${what}: the answer is not Sandbox Desk's JSON (HTTP ${res.statusCode})`, {
+    hint: RESTART_HINT,
+  });
 }
 
 export function createHttpClient(target: ClientTarget): DeskClient {
