@@ -105,6 +105,17 @@ export function createDispatcher(
       }),
     desktopStop: (p) => desk.desktop.stop(p.sandbox),
     desktopLastAction: (p) => desk.desktop.lastAction(p.sandbox),
+    desktopScreenshot: async (p) => {
+      const { frame, image } = await desk.desktop.screenshot(p.sandbox, {
+        maxWidth: p.maxWidth,
+        maxHeight: p.maxHeight,
+        format: p.format,
+        quality: p.quality,
+      });
+      return { frame, image: image.toString('base64') };
+    },
+    desktopAct: (p) => desk.desktop.act(p.sandbox, p.action, { frameId: p.frameId }),
+    desktopBrowserEndpoint: (p) => desk.desktop.browserEndpoint(p.sandbox),
     screenTicket: async (p) => {
       await desk.inspectSandbox(p.sandbox);
       return { ...streams.screenTicket(p.sandbox, p.viewerId), clipboardMaxBytes: desk.config.clipboard.maxBytes };

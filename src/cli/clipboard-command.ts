@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { SandboxDesk } from '../api/sandbox-desk.js';
+import type { DeskClient } from '../client/http-client.js';
 import { tooLarge } from '../desktop/desktop-clipboard.js';
 import { printJson, type Out } from './output.js';
 
@@ -17,23 +17,27 @@ async function readStdin(maxBytes: number, stdin: NodeJS.ReadableStream = proces
 }
 
 /** `desktop clipboard NAME [--set TEXT|-]`: the desktop's clipboard for agents and scripts (xclip inside). */
-export function addClipboardCommand(desktop: Command, core: () => SandboxDesk, out: Out): void {
+export function addClipboardCommand(
+  desktop: Command,
+  client: () => Promise<DeskClient>,
+  out: Out,
+  /** config clipboard.maxBytes: stdin is refused past it before anything is sent (the server checks it too). */
+  clipboardMaxBytes: () => number,
+): void {
   desktop
     .command('clipboard <name>')
     .description("print the desktop's clipboard text, or set it with --set (refused while a human has control)")
     .option('--set <text>', 'the text to put on the clipboard; - reads it from stdin')
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: { set?: string; json?: boolean }) => {
-      const desk = core();
-      const max = desk.config.clipboard.maxBytes;
       if (o.set === undefined) {
-        const text = await desk.desktop.clipboard(name, max);
-        if (o.json) printJson(out, { text, bytes: Buffer.byteLength(text) });
+        const { text, bytes } = await (await client()).call('desktopClipboard', { sandbox: name });
+        if (o.json) printJson(out, { text, bytes });
         else out.stdout(text);
         return;
       }
-      const text = o.set === '-' ? await readStdin(max) : o.set;
-      const bytes = await desk.desktop.setClipboard(name, text, max);
+      const text = o.set === '-' ? await readStdin(clipboardMaxBytes()) : o.set;
+      const { bytes } = await (await client()).call('desktopClipboard', { sandbox: name, text });
       if (o.json) printJson(out, { text, bytes });
       else out.stderr(`clipboard of ${name}: ${bytes} bytes set\n`);
     });

@@ -1,9 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import type { DesktopAction, DesktopStatus } from '../api/contract.js';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
-import type { DesktopStatus, ScreenAction } from '../desktop/desktop-service.js';
-import type { FrameFormat } from '../desktop/screen/frame-encode.js';
-import type { PlacementSetting } from '../desktop/placement.js';
+import type { DeskClient } from '../client/http-client.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import { addClipboardCommand } from './clipboard-command.js';
 import { printJson, type Out } from './output.js';
@@ -12,7 +11,10 @@ interface JsonFlag {
   json?: boolean;
 }
 
-function placementOf(v: string | undefined): PlacementSetting | undefined {
+type FrameFormat = 'png' | 'jpeg' | 'webp';
+type ScreenAction = DesktopAction;
+
+function placementOf(v: string | undefined): 'auto' | 'sandbox' | 'host' | undefined {
   if (v === undefined) return undefined;
   if (v === 'auto' || v === 'sandbox' || v === 'host') return v;
   throw new SandboxDeskError('invalid_input', `--placement must be auto, sandbox or host, got ${JSON.stringify(v)}`);
@@ -74,7 +76,14 @@ function untilInterrupted(): Promise<void> {
   });
 }
 
-export function addDesktopCommands(program: Command, core: () => SandboxDesk, out: Out): void {
+export function addDesktopCommands(
+  program: Command,
+  client: () => Promise<DeskClient>,
+  out: Out,
+  clipboardMaxBytes: () => number,
+  /** `desktop view` serves a viewer itself, as `serve` does: it needs the core (the service engineer's to move). */
+  core: () => SandboxDesk,
+): void {
   const desktop = program
     .command('desktop')
     .description('the bot desktop inside a sandbox: Xvnc + Xfce + Chromium, streamed with no published port');
@@ -95,7 +104,10 @@ export function addDesktopCommands(program: Command, core: () => SandboxDesk, ou
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: JsonFlag & { placement?: string; geometry: string; grantShellDisplay?: boolean; record: boolean }) => {
       if (!o.json) out.stderr(`starting the desktop of ${name}…\n`);
-      const s = await core().desktop.start(name, {
+      const s = await (
+        await client()
+      ).call('desktopStart', {
+        sandbox: name,
         placement: placementOf(o.placement),
         geometry: o.geometry,
         grantShellDisplay: o.grantShellDisplay === true,
@@ -110,7 +122,7 @@ export function addDesktopCommands(program: Command, core: () => SandboxDesk, ou
     .description('stop the desktop and everything it started')
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: JsonFlag) => {
-      const s = await core().desktop.stop(name);
+      const s = await (await client()).call('desktopStop', { sandbox: name });
       if (o.json) printJson(out, s);
       else out.stdout(describe(s));
     });
@@ -121,7 +133,7 @@ export function addDesktopCommands(program: Command, core: () => SandboxDesk, ou
     .option('--placement <where>', 'auto | sandbox | host')
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: JsonFlag & { placement?: string }) => {
-      const s = await core().desktop.status(name, { placement: placementOf(o.placement) });
+      const s = await (await client()).call('desktopStatus', { sandbox: name, placement: placementOf(o.placement) });
       if (o.json) printJson(out, s);
       else out.stdout(describe(s));
     });
@@ -136,11 +148,16 @@ export function addDesktopCommands(program: Command, core: () => SandboxDesk, ou
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: JsonFlag & { out?: string; maxWidth?: string; maxHeight?: string; format: string }) => {
       const format = formatOf(o.format);
-      const { frame, image } = await core().desktop.screenshot(name, {
+      const shot = await (
+        await client()
+      ).call('desktopScreenshot', {
+        sandbox: name,
         maxWidth: intOpt(o.maxWidth, '--max-width'),
         maxHeight: intOpt(o.maxHeight, '--max-height'),
         format,
       });
+      const frame = shot.frame;
+      const image = Buffer.from(shot.image, 'base64');
       const file = o.out ?? `screenshot-${frame.frameId}.${format === 'jpeg' ? 'jpg' : format}`;
       writeFileSync(file, image);
       if (o.json) printJson(out, { file, bytes: image.length, ...frame });
@@ -164,7 +181,8 @@ export function addDesktopCommands(program: Command, core: () => SandboxDesk, ou
         // commander passes the positional arguments, then the options, then the command.
         const o = all[all.length - 2] as Record<string, string | boolean | undefined> & JsonFlag & { frame?: string };
         const args = all.slice(0, -2) as string[];
-        const r = await core().desktop.act(args[0]!, toAction(args.slice(1), o), { frameId: o.frame });
+        const action = toAction(args.slice(1), o);
+        const r = await (await client()).call('desktopAct', { sandbox: args[0]!, action, frameId: o.frame });
         if (o.json) printJson(out, r);
         else
           out.stdout(
@@ -238,7 +256,8 @@ export function addDesktopCommands(program: Command, core: () => SandboxDesk, ou
     .description("forward the desktop browser's DevTools port to this machine and print the endpoint (serves until Ctrl-C)")
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: JsonFlag) => {
-      const ep = await core().desktop.browserEndpoint(name);
+      // The forward lives in the server; this command shows it and keeps running until Ctrl-C.
+      const ep = await (await client()).call('desktopBrowserEndpoint', { sandbox: name });
       if (o.json) out.stdout(JSON.stringify(ep) + '\n');
       else
         out.stdout(
@@ -247,7 +266,7 @@ export function addDesktopCommands(program: Command, core: () => SandboxDesk, ou
       await untilInterrupted();
     });
 
-  addClipboardCommand(desktop, core, out);
+  addClipboardCommand(desktop, client, out, clipboardMaxBytes);
 
   desktop
     .command('view <name>')

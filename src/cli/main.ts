@@ -12,6 +12,7 @@ import { addPluginCommands } from './plugin-command.js';
 import { addConfigCommands, ConfigFile } from './config-command.js';
 import { openCliLog, packageVersion, type CliLog } from './cli-log.js';
 import { resolvePaths } from '../platform/paths.js';
+import { DEFAULT_CONFIG } from '../platform/config.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import {
   EXIT_OWN_ERROR,
@@ -355,7 +356,7 @@ export async function main(
     );
 
   addCheckpointCommands(program, sandbox, client, out, progressPrinter);
-  addDesktopCommands(program, core, out);
+  addDesktopCommands(program, client, out, () => (log?.config ?? DEFAULT_CONFIG).clipboard.maxBytes, core);
   addCpCommand(program, client, out);
   addImageCommands(program, client, out, (code) => (exitCode = code));
   const agentPolicy = () => ({ allowOtherUsers: core().config.agents.allowOtherUsers });
