@@ -2,8 +2,6 @@
  * Where every CLI command gets its client: the one function that says how the CLI reaches Sandbox Desk.
  * Commands call the contract through the DeskClient it returns and nothing else (issue 34, item 2).
  */
-import { createRequire } from 'node:module';
-import type { LocalServer } from '../api/local-server.js';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
 import { createHttpClient, type DeskClient } from '../client/http-client.js';
 
@@ -26,9 +24,8 @@ export interface OpenClientOptions {
  */
 export async function openClient(o: OpenClientOptions): Promise<DeskClient> {
   // Loaded on first use, like the core itself: --version, --help and Tab never pay for the server.
-  const load = createRequire(import.meta.url) as (id: string) => { LocalServer: typeof LocalServer };
-  const { LocalServer: Server } = load('../api/local-server.js');
-  const server = new Server({ desk: o.core(), recordDesktops: false });
+  const { LocalServer } = await import('../api/local-server.js');
+  const server = new LocalServer({ desk: o.core(), recordDesktops: false });
   const origin = await server.listen();
   const client = createHttpClient({ origin, token: server.token });
   return {

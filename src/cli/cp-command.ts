@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { posix } from 'node:path';
 import type { Command } from 'commander';
 import type { DeskClient } from '../client/http-client.js';
-import { httpUpload, startHttpDownload } from './cp-transfer.js';
+import { httpUpload, startHttpDownload } from '../client/file-transfer.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import { printable } from '../shared/printable.js';
 import { localTarget, receiveDownload } from './cp-download.js';

@@ -1,5 +1,5 @@
 /**
- * `cp`'s two transfers over the server's file routes (FILE_PATHS in the contract), through the client:
+ * File transfers (`cp`, the SDK's files) over the server's file routes (FILE_PATHS in the contract), through the client:
  * the sandbox side is asked for a ticket, the bytes go over `request`. What lands where on this
  * machine stays cp-download.ts's to decide, from the person's arguments only.
  */
@@ -7,7 +7,7 @@ import { createReadStream } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { DOWNLOAD_RESULT } from '../api/contract.js';
-import { errorFrom, readJsonAnswer, type DeskClient } from '../client/http-client.js';
+import { errorFrom, readJsonAnswer, type DeskClient } from './http-client.js';
 import { SandboxDeskError } from '../shared/errors.js';
 
 /** A download as cp-download.ts receives it: the announced size, the bytes, and how it ended. */
@@ -76,15 +76,19 @@ function ended(res: IncomingMessage, path: string): Promise<void> {
 /** Uploads a local file into a folder of the sandbox; resolves with where it landed once complete. */
 export async function httpUpload(
   client: DeskClient,
-  input: { sandbox: string; dir: string; name: string; size: number; session?: string },
-  local: string,
+  input: { sandbox: string; dir?: string; name: string; size: number; session?: string },
+  /** A local file's path, or the bytes as a stream of exactly `input.size` bytes. */
+  local: string | NodeJS.ReadableStream,
 ): Promise<{ path: string; bytes: number }> {
   const grant = await client.call('fileUploadTicket', input);
   const res = await client.request(routeOf(grant.url), {
     method: 'PUT',
     headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': String(input.size) },
-    body: createReadStream(local),
+    body: typeof local === 'string' ? createReadStream(local) : local,
   });
-  const done = await readJsonAnswer<{ path: string; bytes: number }>(res, `the upload of ${local}`);
+  const done = await readJsonAnswer<{ path: string; bytes: number }>(
+    res,
+    `the upload of ${typeof local === 'string' ? local : input.name}`,
+  );
   return { path: done.path, bytes: done.bytes };
 }
