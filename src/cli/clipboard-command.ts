@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import type { DeskClient } from '../client/http-client.js';
-import { tooLarge } from '../desktop/desktop-clipboard.js';
 import { printJson, type Out } from './output.js';
 
 /** All of stdin as text, refused once it grows past the cap (a pipe of a huge file must not be buffered whole). */
@@ -10,7 +9,11 @@ async function readStdin(maxBytes: number, stdin: NodeJS.ReadableStream = proces
   for await (const chunk of stdin) {
     const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     size += b.length;
-    if (size > maxBytes) throw tooLarge(`more than ${maxBytes}`, maxBytes, 'on stdin');
+    if (size > maxBytes) {
+      // Loaded only here: the desktop's module pulls in the exec layer, which no other command's start needs.
+      const { tooLarge } = await import('../desktop/desktop-clipboard.js');
+      throw tooLarge(`more than ${maxBytes}`, maxBytes, 'on stdin');
+    }
     parts.push(b);
   }
   return Buffer.concat(parts).toString('utf8');

@@ -1,11 +1,8 @@
 import type { Command } from 'commander';
 import type { DeskClient } from '../client/http-client.js';
 import { CLOSE } from '../shared/stream-close-codes.js';
-import { DEFAULT_TAIL } from '../api/log-service.js';
-import { LogRequest } from '../api/contract.js';
-import { validate } from '../api/validate.js';
 import { SandboxDeskError } from '../shared/errors.js';
-import type { SandboxStats } from '../shared/observability-types.js';
+import { DEFAULT_LOG_TAIL as DEFAULT_TAIL, type SandboxStats } from '../shared/observability-types.js';
 import type { SignalSource } from './interrupt.js';
 import { printJson, type Out } from './output.js';
 
@@ -39,7 +36,10 @@ export function addLogsCommands(program: Command, client: () => Promise<DeskClie
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: { source?: string; tail?: string; follow?: boolean; list?: boolean; json?: boolean }) => {
       // Bad input is refused before the core opens.
-      const req = validate(LogRequest, { sandbox: name, source: o.source, tail: parseTail(o.tail) });
+      const tail = parseTail(o.tail);
+      // Loaded here, not at the top: the schemas and the log service's defaults are this command's alone.
+      const [{ LogRequest }, { validate }] = await Promise.all([import('../api/contract.js'), import('../api/validate.js')]);
+      const req = validate(LogRequest, { sandbox: name, source: o.source, tail });
       const c = await client();
       if (o.list) {
         const sources = await c.call('logSources', { sandbox: name });

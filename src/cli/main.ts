@@ -97,6 +97,8 @@ export async function main(
   out: Out = processOut,
   open: (o: SandboxDeskOptions) => SandboxDesk = (o) => new (loadSandboxDesk())(o),
   env: NodeJS.ProcessEnv = process.env,
+  /** How a command gets its client (default: cli-client.ts's openClient); tests give one of their own. */
+  connect: (o: { core: () => SandboxDesk }) => Promise<DeskClient> = openClient,
 ): Promise<number> {
   let desk: SandboxDesk | null = null;
   let opened: Promise<DeskClient> | null = null;
@@ -114,7 +116,7 @@ export async function main(
       ...(log ? { logger: log.logger } : {}),
     }));
   // Every command but mcp/serve reaches Sandbox Desk through this one client (cli-client.ts).
-  const client = (): Promise<DeskClient> => (opened ??= openClient({ core }));
+  const client = (): Promise<DeskClient> => (opened ??= connect({ core }));
   let exitCode = 0;
   const wantsJson = wantsJsonOutput(argv);
   const t0 = Date.now();

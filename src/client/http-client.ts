@@ -8,7 +8,8 @@
  */
 import { Agent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import type { Readable } from 'node:stream';
-import WebSocket from 'ws';
+import { createRequire } from 'node:module';
+import type WebSocket from 'ws';
 import type { ApiClient, ApiMethod, ApiParams, ApiResult, StreamGrant } from '../api/contract.js';
 import { SandboxDeskError, type ErrorCode } from '../shared/errors.js';
 
@@ -168,13 +169,15 @@ export function createHttpClient(target: ClientTarget): DeskClient {
   }
 
   function openStream(grant: StreamGrant): WebSocket {
+    // Loaded on the first stream: a plain call (`exec`) never pays for the WebSocket library.
+    const WebSocketClass = createRequire(import.meta.url)('ws') as typeof WebSocket;
     // A grant's url may be a full ws:// URL (the loopback server makes them) or a path: only its path is
     // used, so a stream always goes to the server this client talks to.
     const u = new URL(grant.url, 'ws://localhost');
     const path = u.pathname + u.search;
-    if (local) return new WebSocket(`ws+unix://${target.socketPath}:${path}`, { headers: { Host: host } });
+    if (local) return new WebSocketClass(`ws+unix://${target.socketPath}:${path}`, { headers: { Host: host } });
     const origin = new URL(target.origin);
-    return new WebSocket(`ws://${origin.host}${path}`);
+    return new WebSocketClass(`ws://${origin.host}${path}`);
   }
 
   return {
