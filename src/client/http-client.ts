@@ -48,7 +48,7 @@ function unavailable(target: ClientTarget, what: string, cause?: unknown): Sandb
 /** The server's `{error}` body, as the SandboxDeskError the core threw (same code, message, hint). */
 export function errorFrom(body: unknown): SandboxDeskError | null {
   if (!body || typeof body !== 'object' || !('error' in body)) return null;
-  const e = (body as { error: unknown }).error;
+  const e = body.error;
   if (!e || typeof e !== 'object') return null;
   const { code, message, hint, details } = e as Record<string, unknown>;
   if (typeof code !== 'string' || typeof message !== 'string') return null;

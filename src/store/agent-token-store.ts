@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { AgentScope, AgentTokenInfo } from '../shared/agent-scope.js';
+import type { AgentTokenInfo } from '../shared/agent-scope.js';
 import type { Db } from './database.js';
 
 /** Every agent token starts with this, so a leaked one is recognisable (and never taken for the UI's). */
