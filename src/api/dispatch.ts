@@ -26,6 +26,9 @@ function transfersOf(streams: StreamIssuer): Pick<FileTransferRoutes, 'uploadTic
   return streams.fileTransfers;
 }
 
+/** A path the sandbox resolved that the file scripts cannot take back as an argument (a line break in a name). */
+const LINE_BREAK = /[\n\r]/;
+
 type Params<M extends ApiMethod> = z.output<(typeof API)[M]['params']>;
 /** What a transport knows about one call besides its params. */
 export interface CallContext {
@@ -188,13 +191,16 @@ export function createDispatcher(
       const checked = await desk.io.checkUpload(p);
       // The ticket names the folder as resolved now: a cd before the bytes arrive does not move them.
       const dir = posix.dirname(checked.path);
-      return { ...transfers.uploadTicket({ ...p, dir }), path: checked.path, cwd: checked.cwd };
+      // A resolved folder with a line break cannot be named to the sandbox's file scripts again: the
+      // ticket then keeps the folder as asked (relative to the session's cwd), as cp always did.
+      const named = LINE_BREAK.test(dir) ? p.dir : dir;
+      return { ...transfers.uploadTicket({ ...p, ...(named !== undefined ? { dir: named } : {}) }), path: checked.path, cwd: checked.cwd };
     },
     fileDownloadTicket: async (p) => {
       const transfers = transfersOf(streams);
       const r = await desk.io.readFileRange({ sandbox: p.sandbox, session: p.session, path: p.path, offset: 0, length: 0 });
       return {
-        ...transfers.downloadTicket({ sandbox: p.sandbox, session: p.session, path: r.path }),
+        ...transfers.downloadTicket({ sandbox: p.sandbox, session: p.session, path: LINE_BREAK.test(r.path) ? p.path : r.path }),
         path: r.path,
         name: posix.basename(r.path),
         size: r.size,
