@@ -159,4 +159,28 @@ step "VM image debian-desktop"
 step "Build"
 npm run build --silent
 npm run build:renderer --silent >/dev/null
-note "done: try \`npx --no-install sandbox-desk sandbox create demo --backend docker\`"
+
+# --- The command on the PATH ---------------------------------------------------------------------------
+# As `npm link` does for the bin: <npm global prefix>/bin/sandbox-desk → this checkout's bin/sandbox-desk.js,
+# so the README's `sandbox-desk …` works in any shell (npx costs ~1 s a call). Only the symlink: nothing
+# is installed. Idempotent: a link that already points here is left alone.
+step "sandbox-desk on the PATH"
+bindir="$(npm prefix -g)/bin"
+link="$bindir/sandbox-desk"
+if [ "$(readlink -f "$link" 2>/dev/null || true)" = "$ROOT/bin/sandbox-desk.js" ]; then
+  note "already linked: $link"
+else
+  chmod +x "$ROOT/bin/sandbox-desk.js"
+  if mkdir -p "$bindir" 2>/dev/null && [ -w "$bindir" ]; then
+    ln -sfn "$ROOT/bin/sandbox-desk.js" "$link"
+  else
+    "${SUDO[@]}" mkdir -p "$bindir"
+    "${SUDO[@]}" ln -sfn "$ROOT/bin/sandbox-desk.js" "$link"
+  fi
+  note "linked: $link → $ROOT/bin/sandbox-desk.js"
+fi
+case ":$PATH:" in
+  *":$bindir:"*) ;;
+  *) note "note: $bindir is not on your PATH; add it (e.g. export PATH=\"$bindir:\$PATH\") to call sandbox-desk by name" ;;
+esac
+note "done: try \`sandbox-desk sandbox create demo --backend docker\`"

@@ -13,6 +13,8 @@ import type { ControlWait, Lease } from '../shared/lease-types.js';
 import type { TerminalInfo } from '../shared/terminal-types.js';
 import type { CallLogEntry } from '../shared/call-log-types.js';
 import type { Isolation } from '../shared/isolation.js';
+import type { AgentTokenInfo } from '../shared/agent-scope.js';
+export type { AgentTokenInfo } from '../shared/agent-scope.js';
 import type { ImageInfo, ImageTask } from '../shared/image-types.js';
 import type { EngineInfo, LogSourceInfo, LogText, SandboxStats } from '../shared/observability-types.js';
 import type { CoreEvent, OperationView } from '../shared/core-events.js';
@@ -404,6 +406,13 @@ export const LogRequest = z.object({
 /** Where the local server takes uploads (PUT, body = the file) and serves downloads (GET); + `?ticket=`. */
 export const FILE_PATHS = { upload: '/files/upload', download: '/files/download' } as const;
 
+/**
+ * A download as a program reads it (add `&result=trailer` to the grant's URL): the size in a header,
+ * the bytes, then how it ended in a trailer — `ok`, or Sandbox Desk's error as `{code,message,hint}`
+ * JSON — so a failure after the first byte (the file changed while read) still says what went wrong.
+ */
+export const DOWNLOAD_RESULT = { query: 'result=trailer', sizeHeader: 'x-sandbox-desk-size', trailer: 'x-sandbox-desk-result' } as const;
+
 /** A single-use URL for one file transfer over HTTP (see FILE_PATHS). */
 export interface FileTransferGrant {
   url: string;
@@ -448,12 +457,79 @@ const InFolder = {
 const ReplayTime = (what: string) =>
   z.string().refine((t) => !Number.isNaN(Date.parse(t)), `${what} is not a time; give ISO 8601, e.g. 2026-01-02T03:04:05Z`);
 
+// ---- the desktop's frames and actions (what the CLI's `desktop screenshot|click|…` and the SDK send) ----
+
+/** One frame of the live screen: its id (for actions in its coordinates) and geometry. */
+export interface DesktopFrame {
+  frameId: string;
+  width: number;
+  height: number;
+  screenWidth: number;
+  screenHeight: number;
+  /** frame width / screen width: 1 unless a maximum size was asked for. */
+  scale: number;
+  takenAt: string;
+  format: 'png' | 'jpeg' | 'webp';
+  firstSinceChange: boolean;
+}
+
+/** What an action did: the pointer measured after it (screen, and frame coordinates with a frameId). */
+export interface DesktopActionResult {
+  pointer: { x: number; y: number };
+  pointerInFrame?: { x: number; y: number };
+  frameId?: string;
+  via: 'rfb' | 'xdotool';
+  note?: string;
+  target?: { x: number; y: number };
+}
+
+// Coordinates are checked by the desktop against the screen (or the frame): here only their type.
+const Px = z.number({ error: 'coordinates are whole numbers of pixels' }).int('coordinates are whole numbers of pixels');
+const MouseButton = z.union([z.literal(1), z.literal(2), z.literal(3)], { error: 'button is 1, 2 or 3' });
+export const DesktopAction = z.discriminatedUnion(
+  'kind',
+  [
+    z.object({ kind: z.literal('move'), x: Px, y: Px }),
+    z.object({ kind: z.literal('click'), x: Px, y: Px, button: MouseButton.optional(), double: z.boolean().optional() }),
+    z.object({ kind: z.literal('drag'), x: Px, y: Px, toX: Px, toY: Px, button: MouseButton.optional() }),
+    z.object({
+      kind: z.literal('scroll'),
+      x: Px,
+      y: Px,
+      direction: z.enum(['up', 'down', 'left', 'right'], { error: 'direction is up, down, left or right' }),
+      amount: z.number().int().optional(),
+    }),
+    z.object({ kind: z.literal('type'), text: z.string().max(100_000, 'text is longer than 100000 characters') }),
+    z.object({ kind: z.literal('key'), keys: z.string().min(1, 'keys is empty').max(1000) }),
+  ],
+  { error: 'action kind is move, click, drag, scroll, type or key' },
+);
+export type DesktopAction = z.input<typeof DesktopAction>;
+
 /** A phantom: carries a method's result type in the table, no value at run time. */
 const returns = <T>(): T => undefined as T;
 
 export const API = {
   backends: { params: z.object({}), result: returns<BackendInfo[]>() },
   plugins: { params: z.object({}), result: returns<PluginInfo[]>() },
+  /** The plugin names config `plugins.disabled` turns off (`plugin list` says so under its table). */
+  disabledPlugins: { params: z.object({}), result: returns<string[]>() },
+  /** Makes an agent token for the MCP tools (optionally for named sandboxes only); its secret is in this answer only. */
+  agentTokenCreate: {
+    // Strict: a misspelt `sandboxes` must be refused, not mint a token for every sandbox.
+    params: z.strictObject({
+      label: z
+        .string()
+        .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'label is 1-64 letters, digits, _ . or -')
+        .optional(),
+      sandboxes: z.array(SandboxName).min(1, 'give at least one sandbox, or leave sandboxes out for every sandbox').max(1000).optional(),
+    }),
+    result: returns<{ token: string; info: AgentTokenInfo }>(),
+  },
+  /** The agent tokens: ids, labels, scopes, never the secrets. */
+  agentTokenList: { params: z.object({}), result: returns<AgentTokenInfo[]>() },
+  /** Removes an agent token by id or label; not_found when there is none. */
+  agentTokenRemove: { params: z.object({ id: z.string().min(1, 'token id is empty').max(200) }), result: returns<{ removed: string }>() },
   listSandboxes: { params: z.object({}), result: returns<SandboxInfo[]>() },
   inspectSandbox: { params: Named, result: returns<SandboxInfo>() },
   createSandbox: { params: CreateSandboxRequest, result: returns<CreateSandboxResult>() },
@@ -483,6 +559,26 @@ export const API = {
     result: returns<DesktopStatus>(),
   },
   desktopStop: { params: OfSandbox, result: returns<DesktopStatus>() },
+  /** A frame of the live screen: the image (base64) and the frame's id and geometry, for actions in its coordinates. */
+  desktopScreenshot: {
+    params: OfSandbox.extend({
+      maxWidth: z.number().int('maxWidth is a whole number of pixels').optional(),
+      maxHeight: z.number().int('maxHeight is a whole number of pixels').optional(),
+      format: z.enum(['png', 'jpeg', 'webp'], { error: 'format is png, jpeg or webp' }).optional(),
+      quality: z.number().int().min(1).max(100).optional(),
+    }),
+    result: returns<{ frame: DesktopFrame; image: string }>(),
+  },
+  /** One input action on the desktop as the agent (refused while a person holds control); with frameId, in that frame's pixels. */
+  desktopAct: {
+    params: OfSandbox.extend({ action: DesktopAction, frameId: z.string().min(1).max(100).optional() }),
+    result: returns<DesktopActionResult>(),
+  },
+  /** Forwards the desktop browser's DevTools port to the server's machine: the endpoint to connect to. */
+  desktopBrowserEndpoint: {
+    params: OfSandbox,
+    result: returns<{ httpUrl: string; webSocketDebuggerUrl: string; localPort: number }>(),
+  },
   /** The last agent action on the desktop (any process), for the viewer to show for a few seconds. */
   desktopLastAction: { params: OfSandbox, result: returns<AgentActionView | null>() },
   screenTicket: {

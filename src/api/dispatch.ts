@@ -28,8 +28,16 @@ function transfersOf(streams: StreamIssuer): Pick<FileTransferRoutes, 'uploadTic
   return streams.fileTransfers;
 }
 
+/** A path the sandbox resolved that the file scripts cannot take back as an argument (a line break in a name). */
+const LINE_BREAK = /[\n\r]/;
+
 type Params<M extends ApiMethod> = z.output<(typeof API)[M]['params']>;
-type Handlers = { [M in ApiMethod]: (p: Params<M>) => Promise<ApiResult<M>> | ApiResult<M> };
+/** What a transport knows about one call besides its params. */
+export interface CallContext {
+  /** Aborted when the caller went away before the answer (an HTTP client dropped its connection): `exec` interrupts its command. */
+  signal?: AbortSignal;
+}
+type Handlers = { [M in ApiMethod]: (p: Params<M>, ctx: CallContext) => Promise<ApiResult<M>> | ApiResult<M> };
 
 /**
  * The one implementation of the contract's method table, shared by every transport (Electron IPC,
@@ -39,7 +47,7 @@ type Handlers = { [M in ApiMethod]: (p: Params<M>) => Promise<ApiResult<M>> | Ap
 export function createDispatcher(
   desk: SandboxDesk,
   streams: StreamIssuer,
-): (method: unknown, params: unknown) => Promise<ApiResponse<ApiMethod>> {
+): (method: unknown, params: unknown, ctx?: CallContext) => Promise<ApiResponse<ApiMethod>> {
   const handlers: Handlers = {
     backends: async () => {
       await desk.pluginsLoaded();
@@ -57,6 +65,20 @@ export function createDispatcher(
     },
     // Without the isolated host's internals (pid, restarts): the UI needs what failed and why.
     plugins: async () => (await desk.listPlugins()).map(({ host: _host, ...p }) => p),
+    disabledPlugins: () => desk.disabledPlugins(),
+    agentTokenCreate: (p) => {
+      const { token, info } = desk.store.agentTokens.create({
+        label: p.label ?? null,
+        sandboxes: p.sandboxes ? [...new Set(p.sandboxes)] : null,
+      });
+      return { token, info };
+    },
+    agentTokenList: () => desk.store.agentTokens.list(),
+    agentTokenRemove: (p) => {
+      if (!desk.store.agentTokens.remove(p.id))
+        throw new SandboxDeskError('not_found', `no agent token ${JSON.stringify(p.id)}`, { hint: 'see sandbox-desk token list' });
+      return { removed: p.id };
+    },
     listSandboxes: () => desk.listSandboxes(),
     inspectSandbox: (p) => desk.inspectSandbox(p.name),
     createSandbox: (p) => desk.createSandbox(p),
@@ -74,8 +96,8 @@ export function createDispatcher(
       desk.removeSession(p.sandbox, p.key);
       return { removed: p.key };
     },
-    exec: async (p) => {
-      const { stdoutBytes, stderrBytes, ...result } = await desk.exec(p);
+    exec: async (p, ctx) => {
+      const { stdoutBytes, stderrBytes, ...result } = await desk.exec({ ...p, ...(ctx.signal ? { signal: ctx.signal } : {}) });
       // The same cap as MCP's: the whole JSON answer (with its envelope's headroom) fits 8 MiB.
       return fitAnswer(
         result,
@@ -93,6 +115,17 @@ export function createDispatcher(
       }),
     desktopStop: (p) => desk.desktop.stop(p.sandbox),
     desktopLastAction: (p) => desk.desktop.lastAction(p.sandbox),
+    desktopScreenshot: async (p) => {
+      const { frame, image } = await desk.desktop.screenshot(p.sandbox, {
+        maxWidth: p.maxWidth,
+        maxHeight: p.maxHeight,
+        format: p.format,
+        quality: p.quality,
+      });
+      return { frame, image: image.toString('base64') };
+    },
+    desktopAct: (p) => desk.desktop.act(p.sandbox, p.action, { frameId: p.frameId }),
+    desktopBrowserEndpoint: (p) => desk.desktop.browserEndpoint(p.sandbox),
     screenTicket: async (p) => {
       await desk.inspectSandbox(p.sandbox);
       return { ...streams.screenTicket(p.sandbox, p.viewerId), clipboardMaxBytes: desk.config.clipboard.maxBytes };
@@ -166,13 +199,16 @@ export function createDispatcher(
       const checked = await desk.io.checkUpload(p);
       // The ticket names the folder as resolved now: a cd before the bytes arrive does not move them.
       const dir = posix.dirname(checked.path);
-      return { ...transfers.uploadTicket({ ...p, dir }), path: checked.path, cwd: checked.cwd };
+      // A resolved folder with a line break cannot be named to the sandbox's file scripts again: the
+      // ticket then keeps the folder as asked (relative to the session's cwd), as cp always did.
+      const named = LINE_BREAK.test(dir) ? p.dir : dir;
+      return { ...transfers.uploadTicket({ ...p, ...(named !== undefined ? { dir: named } : {}) }), path: checked.path, cwd: checked.cwd };
     },
     fileDownloadTicket: async (p) => {
       const transfers = transfersOf(streams);
       const r = await desk.io.readFileRange({ sandbox: p.sandbox, session: p.session, path: p.path, offset: 0, length: 0 });
       return {
-        ...transfers.downloadTicket({ sandbox: p.sandbox, session: p.session, path: r.path }),
+        ...transfers.downloadTicket({ sandbox: p.sandbox, session: p.session, path: LINE_BREAK.test(r.path) ? p.path : r.path }),
         path: r.path,
         name: posix.basename(r.path),
         size: r.size,
@@ -182,7 +218,7 @@ export function createDispatcher(
     replayEvents: (p) => desk.replay.events(p.sandbox, { since: p.since, until: p.until }),
     replayFrame: (p) => desk.replay.frame(p),
     replayCast: (p) => desk.replay.cast(p.sandbox, p.terminalId),
-    replayExport: (p) => desk.replay.export(p),
+    replayExport: (p, ctx) => desk.replay.export(p, ctx.signal ? { signal: ctx.signal } : {}),
     replayRemove: (p) => desk.replay.remove(p.sandbox),
     desktopClipboard: async (p) => {
       const max = desk.config.clipboard.maxBytes;
@@ -194,15 +230,15 @@ export function createDispatcher(
     },
   };
 
-  return async (method, params) => {
+  return async (method, params, ctx = {}) => {
     if (typeof method !== 'string' || !Object.hasOwn(API, method)) {
       return { error: { code: 'invalid_input', message: `unknown method ${JSON.stringify(method)}` } };
     }
     const m = method as ApiMethod;
     try {
       const valid = validate(API[m].params, params ?? {});
-      const handler = handlers[m] as (p: unknown) => unknown;
-      return { ok: (await handler(valid)) as ApiResult<ApiMethod> };
+      const handler = handlers[m] as (p: unknown, ctx: CallContext) => unknown;
+      return { ok: (await handler(valid, ctx)) as ApiResult<ApiMethod> };
     } catch (err) {
       return { error: asSandboxDeskError(err).toJSON() };
     }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { asSandboxDeskError, SandboxDeskError } from '../shared/errors.js';
-import { FILE_PATHS, type FileTransferGrant } from './contract.js';
+import { DOWNLOAD_RESULT, FILE_PATHS, type FileTransferGrant } from './contract.js';
 import { statusFor } from './http-status.js';
 import type { RequestTarget } from './request-target.js';
 import type { SandboxDesk } from './sandbox-desk.js';
@@ -123,6 +123,8 @@ export class FileTransferRoutes {
   private async download(res: ServerResponse, url: RequestTarget): Promise<void> {
     const grant = this.redeem(this.downloads, url);
     const src = await this.opts.desk.io.startDownload(grant);
+    // A program's download (the CLI's cp): its result comes in a trailer (DOWNLOAD_RESULT in the contract).
+    if (url.query.get('result') === 'trailer') return this.downloadWithResult(res, src);
     res.writeHead(200, {
       'Content-Type': 'application/octet-stream',
       'Content-Length': String(src.size),
@@ -134,6 +136,30 @@ export class FileTransferRoutes {
     });
     await pipeline(src.output, res).catch(() => src.abort());
     await src.done.catch(() => res.destroy());
+  }
+
+  private async downloadWithResult(res: ServerResponse, src: Awaited<ReturnType<SandboxDesk['io']['startDownload']>>): Promise<void> {
+    res.writeHead(200, {
+      'Content-Type': 'application/octet-stream',
+      [DOWNLOAD_RESULT.sizeHeader]: String(src.size),
+      'Cache-Control': 'no-store',
+      Trailer: DOWNLOAD_RESULT.trailer,
+    });
+    res.on('close', () => {
+      if (!res.writableFinished) src.abort();
+    });
+    let failure: unknown = null;
+    try {
+      // Not pipeline(): the response must stay open for the trailer whatever happened to the source.
+      for await (const chunk of src.output) if (!res.write(chunk)) await new Promise((r) => (res.once('drain', r), res.once('close', r)));
+      await src.done;
+    } catch (err) {
+      failure = err;
+      src.abort();
+    }
+    if (res.destroyed) return;
+    res.addTrailers({ [DOWNLOAD_RESULT.trailer]: failure === null ? 'ok' : JSON.stringify(asSandboxDeskError(failure).toJSON()) });
+    res.end();
   }
 }
 

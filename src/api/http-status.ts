@@ -30,6 +30,7 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]: number } = {
   backend_unavailable: 503,
   build_failed: 422,
   registry_unreachable: 503,
+  service_unavailable: 503,
   internal: 500,
 };
 

@@ -343,7 +343,12 @@ export class LocalServer implements StreamIssuer {
     const call = /^\/api\/call\/([A-Za-z]+)$/.exec(path);
     if (call && req.method === 'POST') {
       const limit = callBodyLimit(call[1] ?? '', { clipboardMaxBytes: this.opts.desk.config.clipboard.maxBytes });
-      const r = await this.dispatch(call[1], await readJsonObject(req, limit));
+      // A client that drops the connection before the answer (Ctrl-C in the CLI) interrupts its command.
+      const gone = new AbortController();
+      res.on('close', () => {
+        if (!res.writableFinished) gone.abort();
+      });
+      const r = await this.dispatch(call[1], await readJsonObject(req, limit), { signal: gone.signal });
       return this.send(res, 'ok' in r ? 200 : statusFor(r.error.code), r);
     }
 

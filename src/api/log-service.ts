@@ -8,7 +8,8 @@ import type { LogFollower } from '../sandbox/observability.js';
 import type { SandboxProvider, SandboxRef } from '../sandbox/provider.js';
 
 export const APP_LOG_SOURCE = 'app';
-export const DEFAULT_TAIL = 200;
+import { DEFAULT_LOG_TAIL } from '../shared/observability-types.js';
+export const DEFAULT_TAIL = DEFAULT_LOG_TAIL;
 
 export interface LogServiceHost {
   /** The sandbox's ref and provider; throws not_found for an unknown sandbox. */

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { CheckpointInfo } from '../api/contract.js';
-import type { SandboxDesk } from '../api/sandbox-desk.js';
-import type { ProgressEvent } from '../sandbox/provider.js';
+import type { DeskClient } from '../client/http-client.js';
+import { withOperationProgress, type ProgressLine } from './operation-progress.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import { printJson, printWarnings, type Out } from './output.js';
 
@@ -9,7 +9,7 @@ interface JsonFlag {
   json?: boolean;
 }
 
-type Printer = (out: Out, json: boolean | undefined) => (e: ProgressEvent) => void;
+type Printer = (out: Out, json: boolean | undefined) => (e: ProgressLine) => void;
 
 /** `--count` as given on the command line: a whole number, checked against the range by the API. */
 function countOf(v: string | undefined): number | undefined {
@@ -56,7 +56,13 @@ export function checkpointTable(list: CheckpointInfo[]): string {
  * Checkpoints (issue 15): `sandbox checkpoint|restore|fork|pause|resume` beside start/stop, and
  * `checkpoint list|rm` for the checkpoints themselves.
  */
-export function addCheckpointCommands(program: Command, sandbox: Command, core: () => SandboxDesk, out: Out, progress: Printer): void {
+export function addCheckpointCommands(
+  program: Command,
+  sandbox: Command,
+  client: () => Promise<DeskClient>,
+  out: Out,
+  progress: Printer,
+): void {
   sandbox
     .command('checkpoint <name>')
     .description("save a sandbox's disk (with --memory: its running state too) and its sessions' working directories")
@@ -64,9 +70,9 @@ export function addCheckpointCommands(program: Command, sandbox: Command, core: 
     .option('--memory', 'save the memory too (refused with the reason where the backend cannot)')
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: JsonFlag & { label?: string; memory?: boolean }) => {
-      const r = await core().checkpoints.checkpoint(
-        { sandbox: name, label: o.label, memory: Boolean(o.memory) },
-        { onProgress: progress(out, o.json) },
+      const api = await client();
+      const r = await withOperationProgress(api, name, progress(out, o.json), () =>
+        api.call('checkpointSandbox', { sandbox: name, label: o.label, memory: Boolean(o.memory) }),
       );
       if (o.json) return printJson(out, r);
       printWarnings(out, r.warnings);
@@ -79,7 +85,10 @@ export function addCheckpointCommands(program: Command, sandbox: Command, core: 
     .description('put a sandbox back to one of its checkpoints; sessions come back at their directories, re-measured')
     .option('--json', 'machine-readable output')
     .action(async (name: string, id: string, o: JsonFlag) => {
-      const r = await core().checkpoints.restore(name, id, { onProgress: progress(out, o.json) });
+      const c = await client();
+      const r = await withOperationProgress(c, name, progress(out, o.json), () =>
+        c.call('restoreSandbox', { sandbox: name, checkpoint: id }),
+      );
       if (o.json) return printJson(out, r);
       printWarnings(out, r.warnings);
       out.stdout(`Restored ${name} to checkpoint ${id} (${r.sessions.length} session${r.sessions.length === 1 ? '' : 's'}).\n`);
@@ -94,7 +103,10 @@ export function addCheckpointCommands(program: Command, sandbox: Command, core: 
     .action(async (name: string, id: string, o: JsonFlag & { as: string; count?: string }) => {
       // Checked before the core opens: a typo costs nothing.
       const count = countOf(o.count);
-      const r = await core().checkpoints.fork({ sandbox: name, checkpoint: id, as: o.as, count }, { onProgress: progress(out, o.json) });
+      const c = await client();
+      const r = await withOperationProgress(c, name, progress(out, o.json), () =>
+        c.call('forkSandbox', { sandbox: name, checkpoint: id, as: o.as, count }),
+      );
       if (o.json) return printJson(out, r);
       printWarnings(out, r.warnings);
       out.stdout(`Forked ${r.sandboxes.map((s) => s.name).join(', ')} from checkpoint ${id}.\n`);
@@ -106,7 +118,7 @@ export function addCheckpointCommands(program: Command, sandbox: Command, core: 
       .description(verb === 'pause' ? 'freeze every process of a sandbox' : 'thaw a paused sandbox')
       .option('--json', 'machine-readable output')
       .action(async (name: string, o: JsonFlag) => {
-        const info = verb === 'pause' ? await core().checkpoints.pause(name) : await core().checkpoints.resume(name);
+        const info = await (await client()).call(verb === 'pause' ? 'pauseSandbox' : 'resumeSandbox', { name });
         if (o.json) printJson(out, info);
         else out.stdout(`${info.name}: ${info.state}\n`);
       });
@@ -118,7 +130,7 @@ export function addCheckpointCommands(program: Command, sandbox: Command, core: 
     .description('checkpoints (of one sandbox when named): id, label, time, size, memory, broken ones marked')
     .option('--json', 'machine-readable output')
     .action(async (name: string | undefined, o: JsonFlag) => {
-      const list = await core().checkpoints.list(name);
+      const list = await (await client()).call('listCheckpoints', { sandbox: name });
       if (o.json) printJson(out, list);
       else out.stdout(checkpointTable(list));
     });
@@ -127,7 +139,7 @@ export function addCheckpointCommands(program: Command, sandbox: Command, core: 
     .description('remove a checkpoint and what the backend saved for it')
     .option('--json', 'machine-readable output')
     .action(async (id: string, o: JsonFlag) => {
-      await core().checkpoints.remove(id);
+      await (await client()).call('removeCheckpoint', { id });
       if (o.json) printJson(out, { removed: id });
       else out.stdout(`Removed checkpoint ${id}.\n`);
     });

@@ -27,7 +27,7 @@ describe('__complete', () => {
     const all = await complete('');
     expect(all).toEqual(expect.arrayContaining(['sandbox', 'exec', 'desktop', 'session', 'completion']));
     expect(all).not.toContain('__complete');
-    expect(await complete('se')).toEqual(['serve', 'session']);
+    expect(await complete('se')).toEqual(['serve', 'session', 'service']);
   });
 
   it('subcommands, and sandbox names where a sandbox is expected (read from the store, no core opened)', async () => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { CONFIG_KEYS } from '../platform/config.js';
 import { BUILTIN_BACKENDS } from '../sandbox/registry.js';
-import { Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
 import { longFlags, optionTakesValue, visibleSubcommands, walkCommands } from './command-walk.js';
 import type { Out } from './output.js';
 import { unknownNameHint } from '../shared/did-you-mean.js';
@@ -58,9 +58,11 @@ export function completeWords(program: Command, words: readonly string[], sandbo
 }
 
 /** Sandbox names from the store of `dataDir`, or none when there is no store yet (never creates one). */
-export function storedSandboxNames(dataDir: string): string[] {
+export function storedSandboxNames(dataDir: string, StoreClass?: typeof Store): string[] {
   if (!existsSync(join(dataDir, 'state.db'))) return [];
-  const store = Store.open(dataDir);
+  // The store (SQLite, a native module) is loaded by `__complete` only, never on other commands' start path.
+  if (!StoreClass) throw new Error('storedSandboxNames: give the Store class (loaded lazily by __complete)');
+  const store = StoreClass.open(dataDir);
   try {
     return store.sandboxes
       .list()
@@ -131,8 +133,9 @@ export function addCompletionCommands(program: Command, out: Out, dataDir: () =>
     .argument('[words...]')
     .allowUnknownOption()
     .helpOption(false)
-    .action((words: string[]) => {
-      const found = completeWords(program, words.length ? words : [''], () => storedSandboxNames(dataDir()));
+    .action(async (words: string[]) => {
+      const { Store: StoreClass } = await import('../store/store.js');
+      const found = completeWords(program, words.length ? words : [''], () => storedSandboxNames(dataDir(), StoreClass));
       if (found.length) out.stdout(found.join('\n') + '\n');
     });
 }

@@ -1,9 +1,9 @@
-import { createReadStream, existsSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { posix } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
-import type { SandboxDesk } from '../api/sandbox-desk.js';
+import type { DeskClient } from '../client/http-client.js';
+import { httpUpload, startHttpDownload } from '../client/file-transfer.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import { printable } from '../shared/printable.js';
 import { localTarget, receiveDownload } from './cp-download.js';
@@ -23,7 +23,7 @@ export function parseCpArg(arg: string): { sandbox: string; path: string } | { l
  * after a free-space check; out of one it is written next to the target and renamed, likewise
  * (cp-download.ts: where it goes is decided here, from the arguments, never by the sandbox).
  */
-export function addCpCommand(program: Command, core: () => SandboxDesk, out: Out): void {
+export function addCpCommand(program: Command, client: () => Promise<DeskClient>, out: Out): void {
   program
     .command('cp <src> <dest>')
     .description("copy a file into or out of a sandbox (NAME:PATH, relative to the session's cwd), streamed")
@@ -35,7 +35,7 @@ export function addCpCommand(program: Command, core: () => SandboxDesk, out: Out
       // The local side of a download first, from the person's own arguments: a missing folder is said
       // before the core opens, and nothing the sandbox sends chooses where the file goes.
       const target = 'sandbox' in from && 'local' in to ? localTarget(from.path, to.local, from.sandbox) : null;
-      const desk = core();
+      const c = await client();
       const session = o.session;
       if ('local' in from && 'sandbox' in to) {
         if (!existsSync(from.local) || !statSync(from.local).isFile())
@@ -47,21 +47,19 @@ export function addCpCommand(program: Command, core: () => SandboxDesk, out: Out
         const intoDir =
           to.path.endsWith('/') ||
           to.path === '.' ||
-          (await desk.io.listDir({ sandbox: to.sandbox, path: to.path, ...(session ? { session } : {}) }).then(
+          (await c.call('listFiles', { sandbox: to.sandbox, path: to.path, ...(session ? { session } : {}) }).then(
             () => true,
             () => false,
           ));
         const dir = intoDir ? to.path : posix.dirname(to.path);
         const name = intoDir ? basename(from.local) : posix.basename(to.path);
-        const sink = await desk.io.startUpload({ sandbox: to.sandbox, dir, name, size, ...(session ? { session } : {}) });
-        await pipeline(createReadStream(from.local), sink.input).catch(() => sink.abort());
-        const done = await sink.done;
+        const done = await httpUpload(c, { sandbox: to.sandbox, dir, name, size, ...(session ? { session } : {}) }, from.local);
         if (o.json) printJson(out, done);
         else out.stderr(`copied ${done.bytes} bytes to ${to.sandbox}:${printable(done.path)}\n`);
         return;
       }
       if ('sandbox' in from && target) {
-        const srcFile = await desk.io.startDownload({ sandbox: from.sandbox, path: from.path, ...(session ? { session } : {}) });
+        const srcFile = await startHttpDownload(c, { sandbox: from.sandbox, path: from.path, ...(session ? { session } : {}) });
         const { bytes } = await receiveDownload(srcFile, target, out);
         if (o.json) printJson(out, { path: target.target, bytes, from: srcFile.path });
         else out.stderr(`copied ${bytes} bytes from ${from.sandbox}:${printable(srcFile.path)} to ${target.target}\n`);

@@ -2,7 +2,7 @@ import { createWriteStream, existsSync, lstatSync, openSync, readdirSync, rename
 import { basename, dirname, join, sep } from 'node:path';
 import { posix } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { DownloadSource } from '../exec/file-transfer.js';
+import type { HttpDownload as DownloadSource } from '../client/file-transfer.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import { processAlive } from '../platform/process-alive.js';
 import { FILE_NAME_MAX_BYTES } from '../shared/file-names.js';

@@ -1,11 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { SandboxDesk } from '../api/sandbox-desk.js';
-import type { DesktopStatus, ScreenAction } from '../desktop/desktop-service.js';
-import type { FrameFormat } from '../desktop/screen/frame-encode.js';
-import type { PlacementSetting } from '../desktop/placement.js';
+import type { DesktopAction, DesktopStatus } from '../api/contract.js';
+import type { DeskClient } from '../client/http-client.js';
 import { SandboxDeskError } from '../shared/errors.js';
-import { CONTROL_WAIT_DEFAULT_MS, CONTROL_WAIT_MAX_MS } from '../desktop/control-wait.js';
+import { CONTROL_WAIT_DEFAULT_MS, CONTROL_WAIT_MAX_MS } from '../shared/lease-types.js';
 import { DURATION_ARG_FORMS, parseDurationArg } from '../shared/time-arg.js';
 import { addClipboardCommand } from './clipboard-command.js';
 import { printJson, type Out } from './output.js';
@@ -14,7 +12,10 @@ interface JsonFlag {
   json?: boolean;
 }
 
-function placementOf(v: string | undefined): PlacementSetting | undefined {
+type FrameFormat = 'png' | 'jpeg' | 'webp';
+type ScreenAction = DesktopAction;
+
+function placementOf(v: string | undefined): 'auto' | 'sandbox' | 'host' | undefined {
   if (v === undefined) return undefined;
   if (v === 'auto' || v === 'sandbox' || v === 'host') return v;
   throw new SandboxDeskError('invalid_input', `--placement must be auto, sandbox or host, got ${JSON.stringify(v)}`);
@@ -81,8 +82,9 @@ export const WAIT_CONTROL_TIMED_OUT_EXIT = 124;
 
 export function addDesktopCommands(
   program: Command,
-  core: () => SandboxDesk,
+  client: () => Promise<DeskClient>,
   out: Out,
+  clipboardMaxBytes: () => number,
   setExit: (code: number) => void = () => undefined,
 ): void {
   const desktop = program
@@ -105,7 +107,10 @@ export function addDesktopCommands(
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: JsonFlag & { placement?: string; geometry: string; grantShellDisplay?: boolean; record: boolean }) => {
       if (!o.json) out.stderr(`starting the desktop of ${name}…\n`);
-      const s = await core().desktop.start(name, {
+      const s = await (
+        await client()
+      ).call('desktopStart', {
+        sandbox: name,
         placement: placementOf(o.placement),
         geometry: o.geometry,
         grantShellDisplay: o.grantShellDisplay === true,
@@ -120,7 +125,7 @@ export function addDesktopCommands(
     .description('stop the desktop and everything it started')
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: JsonFlag) => {
-      const s = await core().desktop.stop(name);
+      const s = await (await client()).call('desktopStop', { sandbox: name });
       if (o.json) printJson(out, s);
       else out.stdout(describe(s));
     });
@@ -131,7 +136,7 @@ export function addDesktopCommands(
     .option('--placement <where>', 'auto | sandbox | host')
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: JsonFlag & { placement?: string }) => {
-      const s = await core().desktop.status(name, { placement: placementOf(o.placement) });
+      const s = await (await client()).call('desktopStatus', { sandbox: name, placement: placementOf(o.placement) });
       if (o.json) printJson(out, s);
       else out.stdout(describe(s));
     });
@@ -146,11 +151,16 @@ export function addDesktopCommands(
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: JsonFlag & { out?: string; maxWidth?: string; maxHeight?: string; format: string }) => {
       const format = formatOf(o.format);
-      const { frame, image } = await core().desktop.screenshot(name, {
+      const shot = await (
+        await client()
+      ).call('desktopScreenshot', {
+        sandbox: name,
         maxWidth: intOpt(o.maxWidth, '--max-width'),
         maxHeight: intOpt(o.maxHeight, '--max-height'),
         format,
       });
+      const frame = shot.frame;
+      const image = Buffer.from(shot.image, 'base64');
       const file = o.out ?? `screenshot-${frame.frameId}.${format === 'jpeg' ? 'jpg' : format}`;
       writeFileSync(file, image);
       if (o.json) printJson(out, { file, bytes: image.length, ...frame });
@@ -174,7 +184,8 @@ export function addDesktopCommands(
         // commander passes the positional arguments, then the options, then the command.
         const o = all[all.length - 2] as Record<string, string | boolean | undefined> & JsonFlag & { frame?: string };
         const args = all.slice(0, -2) as string[];
-        const r = await core().desktop.act(args[0]!, toAction(args.slice(1), o), { frameId: o.frame });
+        const action = toAction(args.slice(1), o);
+        const r = await (await client()).call('desktopAct', { sandbox: args[0]!, action, frameId: o.frame });
         if (o.json) printJson(out, r);
         else
           out.stdout(
@@ -248,7 +259,8 @@ export function addDesktopCommands(
     .description("forward the desktop browser's DevTools port to this machine and print the endpoint (serves until Ctrl-C)")
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: JsonFlag) => {
-      const ep = await core().desktop.browserEndpoint(name);
+      // The forward lives in the server; this command shows it and keeps running until Ctrl-C.
+      const ep = await (await client()).call('desktopBrowserEndpoint', { sandbox: name });
       if (o.json) out.stdout(JSON.stringify(ep) + '\n');
       else
         out.stdout(
@@ -257,9 +269,9 @@ export function addDesktopCommands(
       await untilInterrupted();
     });
 
-  addClipboardCommand(desktop, core, out);
+  addClipboardCommand(desktop, client, out, clipboardMaxBytes);
 
-  // One facade call (desk.desktop.waitForControl, the API's waitForControl): a client port is one line.
+  // The API's waitForControl; the lease read first only to say, before waiting, who has control.
   desktop
     .command('wait-control <name>')
     .description(
@@ -269,11 +281,13 @@ export function addDesktopCommands(
     .option('--json', 'machine-readable output: {mayAct, holder, viewerId, waitedMs, timedOut, reason}')
     .action(async (name: string, o: JsonFlag & { timeout: string }) => {
       const ms = parseDurationArg(o.timeout, '--timeout', CONTROL_WAIT_MAX_MS);
-      const w = await core().desktop.waitForControl(name, ms, (lease) =>
+      const c = await client();
+      const lease = await c.call('lease', { sandbox: name });
+      if (lease.holder === 'human')
         out.stderr(
           `a person (viewer ${lease.viewerId ?? '?'}) has control of ${name}'s desktop: waiting up to ${(ms / 1000).toFixed(1)} s for them to give it back…\n`,
-        ),
-      );
+        );
+      const w = await c.call('waitForControl', { sandbox: name, timeoutMs: ms });
       if (o.json) printJson(out, w);
       else if (w.mayAct) out.stdout(`the agent may act on ${name}'s desktop (waited ${(w.waitedMs / 1000).toFixed(1)} s)\n`);
       else
@@ -289,16 +303,26 @@ export function addDesktopCommands(
     .option('--port <n>', 'port on 127.0.0.1 (default: a free one)')
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: JsonFlag & { port?: string }) => {
-      const desk = core();
-      await desk.inspectSandbox(name);
-      // Loaded here, not at the top: `__complete` and `--help` build this command tree and must stay fast.
-      const { LocalServer } = await import('../api/local-server.js');
-      const server = new LocalServer({ desk, port: o.port ? Number(o.port) : 0 });
-      await server.listen();
-      const url = server.viewerUrl(name);
+      const port = o.port ? Number(o.port) : 0;
+      if (!Number.isInteger(port) || port < 0 || port > 65535)
+        throw new SandboxDeskError('invalid_input', `--port must be 0-65535, got ${JSON.stringify(o.port)}`);
+      await (await client()).call('inspectSandbox', { name });
+      // The service serves the viewer (its loopback listener, as for `serve`) while this process holds
+      // its connection; loaded here, not at the top: `__complete` and `--help` must stay fast.
+      const [{ clientServicePaths }, { holdServe }] = await Promise.all([
+        import('../client/connect.js'),
+        import('../client/serve-relay-client.js'),
+      ]);
+      const held = await holdServe(clientServicePaths({ env: process.env }).socketPath, {
+        port,
+        mcp: false,
+        mcpSandboxes: [],
+        env: process.env,
+      });
+      const url = `${held.grant.origin}/desktop/${encodeURIComponent(name)}?token=${held.grant.token}`;
       if (o.json) out.stdout(JSON.stringify({ url }) + '\n');
       else out.stdout(`Open ${url}\nserving until Ctrl-C…\n`);
-      await untilInterrupted();
-      await server.close();
+      await Promise.race([untilInterrupted(), held.closed]);
+      held.close();
     });
 }

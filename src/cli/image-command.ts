@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { ImageInfo, ImageTask, ImageTaskEvent } from '../api/contract.js';
-import type { SandboxDesk } from '../api/sandbox-desk.js';
+import { resolve } from 'node:path';
+import type { DeskClient } from '../client/http-client.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import { printJson, type Out } from './output.js';
 
@@ -47,6 +48,42 @@ export function eventLine(e: ImageTaskEvent): string {
   return `  | ${e.text}\n`;
 }
 
+/** How often a running task is asked for its new events. */
+const TASK_POLL_MS = 200;
+
+/**
+ * A task the server runs, followed from here: each event once, as it arrives (read by `imageTask`
+ * polls: `dropped` + the index says which were shown), until it ends; aborting `signal` asks
+ * `cancelImageTask`, and the task then ends cancelled.
+ */
+function followTask(
+  client: DeskClient,
+  first: ImageTask,
+  listen: { signal: AbortSignal; onEvent: (e: ImageTaskEvent) => void },
+): { done: Promise<ImageTask> } {
+  let shown = 0;
+  const report = (t: ImageTask): void => {
+    const from = Math.max(0, shown - t.dropped);
+    for (const e of t.events.slice(from)) listen.onEvent(e);
+    shown = t.dropped + t.events.length;
+  };
+  const cancel = (): void => void client.call('cancelImageTask', { id: first.id }).catch(() => undefined);
+  // A Ctrl-C while the task was being started has already fired: cancel it now.
+  if (listen.signal.aborted) cancel();
+  else listen.signal.addEventListener('abort', cancel, { once: true });
+  const done = (async () => {
+    let t = first;
+    report(t);
+    while (t.state === 'running') {
+      await new Promise((r) => setTimeout(r, TASK_POLL_MS));
+      t = await client.call('imageTask', { id: first.id });
+      report(t);
+    }
+    return t;
+  })();
+  return { done };
+}
+
 /**
  * Runs a task to its end, printing each event (stderr, or one JSON line each on stdout with --json);
  * Ctrl-C cancels it (exit 130). Its error is thrown as Sandbox Desk's own.
@@ -55,7 +92,7 @@ async function follow(
   out: Out,
   json: boolean | undefined,
   setExit: (code: number) => void,
-  start: (listen: { signal: AbortSignal; onEvent: (e: ImageTaskEvent) => void }) => { done: Promise<ImageTask> },
+  start: (listen: { signal: AbortSignal; onEvent: (e: ImageTaskEvent) => void }) => Promise<{ done: Promise<ImageTask> }>,
 ): Promise<ImageTask | null> {
   const abort = new AbortController();
   const onSignal = (): void => {
@@ -66,16 +103,18 @@ async function follow(
   process.once('SIGTERM', onSignal);
   try {
     let lastProgress = 0;
-    const task = await start({
-      signal: abort.signal,
-      onEvent: (e) => {
-        if (json) return out.stdout(JSON.stringify({ event: e }) + '\n');
-        // Layer byte counts arrive many times a second: a line per layer every half second is enough.
-        if (e.kind === 'progress' && Date.now() - lastProgress < 500) return;
-        if (e.kind === 'progress') lastProgress = Date.now();
-        if (e.kind !== 'error') out.stderr(eventLine(e));
-      },
-    }).done;
+    const task = await (
+      await start({
+        signal: abort.signal,
+        onEvent: (e) => {
+          if (json) return out.stdout(JSON.stringify({ event: e }) + '\n');
+          // Layer byte counts arrive many times a second: a line per layer every half second is enough.
+          if (e.kind === 'progress' && Date.now() - lastProgress < 500) return;
+          if (e.kind === 'progress') lastProgress = Date.now();
+          if (e.kind !== 'error') out.stderr(eventLine(e));
+        },
+      })
+    ).done;
     if (task.state === 'cancelled') {
       out.stderr(`sandbox-desk: ${task.error?.message ?? 'cancelled'}\n`);
       setExit(130);
@@ -91,7 +130,7 @@ async function follow(
   }
 }
 
-export function addImageCommands(program: Command, core: () => SandboxDesk, out: Out, setExit: (code: number) => void): void {
+export function addImageCommands(program: Command, client: () => Promise<DeskClient>, out: Out, setExit: (code: number) => void): void {
   const image = program
     .command('image')
     .description('Docker and VM images: list, inspect, build (with progress, Ctrl-C cancels), pull, rm');
@@ -101,7 +140,7 @@ export function addImageCommands(program: Command, core: () => SandboxDesk, out:
     .description('images the app made or its sandboxes use, Docker and VM, with sizes, users and desktop parts')
     .option('--json', 'machine-readable output')
     .action(async (o: JsonFlag) => {
-      const listing = await core().images.list();
+      const listing = await (await client()).call('listImages', {});
       if (o.json) return printJson(out, listing);
       for (const w of listing.warnings) out.stderr(`sandbox-desk: warning: ${w}\n`);
       out.stdout(imageTable(listing.images));
@@ -112,7 +151,7 @@ export function addImageCommands(program: Command, core: () => SandboxDesk, out:
     .description('one image: its tags, size, users, and what the engine or image.json says')
     .option('--json', 'machine-readable output')
     .action(async (ref: string, o: JsonFlag) => {
-      const info = await core().images.inspect(ref);
+      const info = await (await client()).call('inspectImage', { ref });
       if (o.json) return printJson(out, info);
       out.stdout(imageTable([info]) + JSON.stringify(info.details, null, 2) + '\n');
     });
@@ -122,7 +161,7 @@ export function addImageCommands(program: Command, core: () => SandboxDesk, out:
     .description('remove an image (refused while a sandbox uses it)')
     .option('--json', 'machine-readable output')
     .action(async (ref: string, o: JsonFlag) => {
-      const r = await core().images.remove(ref);
+      const r = await (await client()).call('removeImage', { ref });
       if (o.json) printJson(out, r);
       else out.stdout(`Removed ${r.removed}.\n`);
     });
@@ -137,19 +176,26 @@ export function addImageCommands(program: Command, core: () => SandboxDesk, out:
     .option('--file <dockerfile>', 'the Dockerfile (default FOLDER/Dockerfile; alone, its folder is the context)')
     .option('--json', 'one JSON object per line: {"event":…} as it happens, then {"task":…}')
     .action(async (target: string | undefined, o: JsonFlag & { tag?: string; file?: string }) => {
-      const desk = core();
       if (o.tag === undefined) {
-        // Loaded here: the image service pulls in the Docker client, which `__complete`/`--help` do not need.
-        const { isBuildableVmName } = await import('../api/image-service.js');
-        if (target === undefined || !isBuildableVmName(target))
+        // Loaded here: only `image build` needs the catalog's names.
+        const { BUILDABLE_VM_IMAGES } = await import('../sandbox/qemu/vm-image-catalog.js');
+        if (target === undefined || !(BUILDABLE_VM_IMAGES as readonly string[]).includes(target))
           throw new SandboxDeskError('invalid_input', target === undefined ? 'nothing to build' : `${target} is not a VM image name`, {
             hint: 'a Docker image: image build --tag NAME FOLDER; a VM image: image build debian-test (or debian-desktop)',
           });
-        const t = await follow(out, o.json, setExit, (l) => desk.images.buildVm(target, l));
+        const c = await client();
+        const t = await follow(out, o.json, setExit, async (l) => followTask(c, await c.call('buildImage', { vmName: target }), l));
         if (t && !o.json) out.stdout(`Built VM image ${t.target}.\n`);
         return;
       }
-      const t = await follow(out, o.json, setExit, (l) => desk.images.buildDocker({ tag: o.tag!, context: target, file: o.file }, l));
+      // Paths as this shell means them (the server may run elsewhere): a relative --file is inside the
+      // folder when one is given, else from here — as the build always read them.
+      const context = target === undefined ? undefined : resolve(target);
+      const file = o.file === undefined ? undefined : resolve(context ?? '.', o.file);
+      const c = await client();
+      const t = await follow(out, o.json, setExit, async (l) =>
+        followTask(c, await c.call('buildImage', { tag: o.tag!, context, file }), l),
+      );
       if (t && !o.json) out.stdout(`Built ${t.target} (${t.result?.id?.slice(7, 19)}).\n`);
     });
 
@@ -158,8 +204,8 @@ export function addImageCommands(program: Command, core: () => SandboxDesk, out:
     .description('pull a Docker image with per-layer progress (needs a reachable registry)')
     .option('--json', 'one JSON object per line: {"event":…}, then {"task":…}')
     .action(async (ref: string, o: JsonFlag) => {
-      const desk = core();
-      const t = await follow(out, o.json, setExit, (l) => desk.images.pull(ref, l));
+      const c = await client();
+      const t = await follow(out, o.json, setExit, async (l) => followTask(c, await c.call('pullImage', { ref }), l));
       if (t && !o.json) out.stdout(`Pulled ${t.target}.\n`);
     });
 }

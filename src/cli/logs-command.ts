@@ -1,10 +1,8 @@
 import type { Command } from 'commander';
-import type { SandboxDesk } from '../api/sandbox-desk.js';
-import { DEFAULT_TAIL } from '../api/log-service.js';
-import { LogRequest } from '../api/contract.js';
-import { validate } from '../api/validate.js';
+import type { DeskClient } from '../client/http-client.js';
+import { CLOSE } from '../shared/stream-close-codes.js';
 import { SandboxDeskError } from '../shared/errors.js';
-import type { SandboxStats } from '../shared/observability-types.js';
+import { DEFAULT_LOG_TAIL as DEFAULT_TAIL, type SandboxStats } from '../shared/observability-types.js';
 import type { SignalSource } from './interrupt.js';
 import { printJson, type Out } from './output.js';
 
@@ -27,7 +25,7 @@ export function statsLine(s: SandboxStats): string {
  * `sandbox-desk logs NAME` (read or `--follow` one of a sandbox's logs; `--list` shows them) and
  * `sandbox-desk stats NAME`. A follow ends cleanly on Ctrl-C (exit 0) or when the log's source ends.
  */
-export function addLogsCommands(program: Command, core: () => SandboxDesk, out: Out, signals: SignalSource = process): void {
+export function addLogsCommands(program: Command, client: () => Promise<DeskClient>, out: Out, signals: SignalSource = process): void {
   program
     .command('logs <name>')
     .description("a sandbox's logs: the container's output or the VM's serial console, the desktop's, the app's own")
@@ -38,45 +36,52 @@ export function addLogsCommands(program: Command, core: () => SandboxDesk, out: 
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: { source?: string; tail?: string; follow?: boolean; list?: boolean; json?: boolean }) => {
       // Bad input is refused before the core opens.
-      const req = validate(LogRequest, { sandbox: name, source: o.source, tail: parseTail(o.tail) });
-      const desk = core();
+      const tail = parseTail(o.tail);
+      // Loaded here, not at the top: the schemas and the log service's defaults are this command's alone.
+      const [{ LogRequest }, { validate }] = await Promise.all([import('../api/contract.js'), import('../api/validate.js')]);
+      const req = validate(LogRequest, { sandbox: name, source: o.source, tail });
+      const c = await client();
       if (o.list) {
-        const sources = await desk.logs.sources(name);
+        const sources = await c.call('logSources', { sandbox: name });
         if (o.json) return printJson(out, sources);
         for (const s of sources) out.stdout(`${s.id.padEnd(17)} ${s.exists ? 'yes' : 'no '}  ${s.label} — ${s.detail ?? ''}\n`);
         return;
       }
       if (!o.follow) {
-        const r = await desk.logs.read(req.sandbox, req.source, req.tail ?? DEFAULT_TAIL);
+        const r = await c.call('readLog', { sandbox: req.sandbox, source: req.source, tail: req.tail ?? DEFAULT_TAIL });
         if (o.json) return printJson(out, r);
         return out.stdout(r.text);
       }
+      // The server's log stream (/ws/logs): text frames, the tail first; it closes when the source ends.
+      const grant = await c.call('logTicket', { sandbox: req.sandbox, source: req.source, tail: req.tail ?? DEFAULT_TAIL });
+      const ws = c.openStream(grant);
       await new Promise<void>((resolve, reject) => {
-        let sub: { dispose(): void } | null = null;
         const stop = (): void => {
           signals.removeListener('SIGINT', stop);
           signals.removeListener('SIGTERM', stop);
-          sub?.dispose();
+          ws.removeAllListeners('close');
+          ws.terminate();
           resolve();
         };
         signals.once('SIGINT', stop);
         signals.once('SIGTERM', stop);
-        desk.logs
-          .follow(req.sandbox, req.source, req.tail ?? DEFAULT_TAIL, {
-            onData: (t) => out.stdout(o.json ? JSON.stringify({ text: t }) + '\n' : t),
-            onEnd: (err) => {
-              if (err) out.stderr(`sandbox-desk: the log ended: ${err.message}\n`);
-              stop();
-            },
-          })
-          .then(
-            (s) => (sub = s),
-            (err: unknown) => {
-              signals.removeListener('SIGINT', stop);
-              signals.removeListener('SIGTERM', stop);
-              reject(err instanceof Error ? err : new Error(String(err)));
-            },
+        ws.on('message', (d: Buffer) => {
+          const t = d.toString('utf8');
+          out.stdout(o.json ? JSON.stringify({ text: t }) + '\n' : t);
+        });
+        ws.on('error', () => undefined);
+        ws.on('close', (code: number, reason: Buffer) => {
+          signals.removeListener('SIGINT', stop);
+          signals.removeListener('SIGTERM', stop);
+          const why = reason.toString('utf8');
+          if (code === CLOSE.streamGone) out.stderr(`sandbox-desk: the ${why || 'log ended'}\n`);
+          if (code === 1000 || code === CLOSE.streamGone) return resolve();
+          reject(
+            new SandboxDeskError('service_unavailable', `the log stream closed (${code}${why ? `: ${why}` : ''})`, {
+              hint: 'run the command again',
+            }),
           );
+        });
       });
     });
 
@@ -85,7 +90,7 @@ export function addLogsCommands(program: Command, core: () => SandboxDesk, out: 
     .description("a running sandbox's CPU (percent of one core) and memory")
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: { json?: boolean }) => {
-      const s = await core().stats.sample(name);
+      const s = await (await client()).call('sandboxStats', { sandbox: name });
       if (o.json) printJson(out, s);
       else out.stdout(statsLine(s));
     });

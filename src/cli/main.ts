@@ -1,14 +1,18 @@
 import { addNetworkCommands, checkEntries, collect, parseNetworkMode } from './network-commands.js';
 import { Command, CommanderError, Option } from 'commander';
 import type { ExecResult, SandboxInfo } from '../api/contract.js';
-import type { ProgressEvent } from '../sandbox/provider.js';
 import { createRequire } from 'node:module';
+import type { DeskClient } from '../client/http-client.js';
+import { openClient, type OpenClientOptions } from './cli-client.js';
+import { withOperationProgress, type ProgressLine } from './operation-progress.js';
+import { cancelOperationOnAbort } from './cancel-operation.js';
 import type { SandboxDesk, SandboxDeskOptions } from '../api/sandbox-desk.js';
 import { parseIsolation } from '../sandbox/plugins/plugin-settings.js';
 import { addPluginCommands } from './plugin-command.js';
 import { addConfigCommands, ConfigFile } from './config-command.js';
 import { openCliLog, packageVersion, type CliLog } from './cli-log.js';
 import { resolvePaths } from '../platform/paths.js';
+import { DEFAULT_CONFIG } from '../platform/config.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import {
   EXIT_OWN_ERROR,
@@ -58,7 +62,7 @@ function vmFlagOptions(o: VmFlags): Record<string, string> {
 }
 
 /** Long work (a VM boot) reports each step on stderr as it happens, so stdout stays the result. */
-function progressPrinter(out: Out, json: boolean | undefined): (e: ProgressEvent) => void {
+function progressPrinter(out: Out, json: boolean | undefined): (e: ProgressLine) => void {
   const t0 = Date.now();
   return (e) => {
     const at = `${((Date.now() - t0) / 1000).toFixed(1).padStart(5)} s`;
@@ -94,8 +98,11 @@ export async function main(
   out: Out = processOut,
   open: (o: SandboxDeskOptions) => SandboxDesk = (o) => new (loadSandboxDesk())(o),
   env: NodeJS.ProcessEnv = process.env,
+  /** How a command gets its client (default: cli-client.ts's openClient); tests give one of their own. */
+  connect: (o: OpenClientOptions) => Promise<DeskClient> = openClient,
 ): Promise<number> {
   let desk: SandboxDesk | null = null;
+  let opened: Promise<DeskClient> | null = null;
   const paths = resolvePaths(env);
   // The log opens once the global options are parsed (preAction), before any action runs.
   let log: CliLog | null = null;
@@ -109,6 +116,11 @@ export async function main(
       ...(log?.config ? { config: log.config } : {}),
       ...(log ? { logger: log.logger } : {}),
     }));
+  // Every command but mcp/serve reaches Sandbox Desk through this one client (cli-client.ts).
+  const client = (): Promise<DeskClient> => {
+    const o = program.opts<{ plugin: string[]; pluginIsolation?: string }>();
+    return (opened ??= connect({ core, env, ownCore: o.plugin.length > 0 || o.pluginIsolation !== undefined }));
+  };
   let exitCode = 0;
   const wantsJson = wantsJsonOutput(argv);
   const t0 = Date.now();
@@ -205,22 +217,24 @@ export async function main(
         // Checked before the core opens: a bad --network or --allow is refused at once (exit 125).
         const network = parseNetworkMode(o.network);
         const allow = checkEntries(o.allow);
+        const c = await client();
         const r = await cancelOnInterrupt(out, (signal) =>
-          core().createSandbox(
-            {
-              name,
-              backend: o.backend,
-              image: o.image,
-              defaultCwd: o.defaultCwd,
-              user: o.user,
-              start: o.start,
-              mounts: parseMounts(o.mount),
-              env: parseKeyValues(o.env, '--env'),
-              options: { ...parseKeyValues(o.option, '--option'), ...vmFlagOptions(o), ...(o.desktop ? { desktop: 'true' } : {}) },
-              network,
-              allow,
-            },
-            { onProgress: progressPrinter(out, o.json), signal },
+          withOperationProgress(c, name, progressPrinter(out, o.json), () =>
+            cancelOperationOnAbort(c, name, signal, () =>
+              c.call('createSandbox', {
+                name,
+                backend: o.backend,
+                image: o.image,
+                defaultCwd: o.defaultCwd,
+                user: o.user,
+                start: o.start,
+                mounts: parseMounts(o.mount),
+                env: parseKeyValues(o.env, '--env'),
+                options: { ...parseKeyValues(o.option, '--option'), ...vmFlagOptions(o), ...(o.desktop ? { desktop: 'true' } : {}) },
+                network,
+                allow,
+              }),
+            ),
           ),
         );
         if (o.json) return printJson(out, { ...r, sandbox: withBackendDetails(r.sandbox) });
@@ -234,7 +248,7 @@ export async function main(
     .description('list sandboxes with their live state')
     .option('--json', 'machine-readable output')
     .action(async (o: JsonFlag) => {
-      const list = await core().listSandboxes();
+      const list = await (await client()).call('listSandboxes', {});
       if (o.json) printJson(out, list);
       else out.stdout(sandboxTable(list));
     });
@@ -244,7 +258,7 @@ export async function main(
     .description('show a sandbox: state, declared default cwd, resolved home, temp dir')
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: JsonFlag) => {
-      const info = await core().inspectSandbox(name);
+      const info = await (await client()).call('inspectSandbox', { name });
       if (o.json) printJson(out, withBackendDetails(info));
       else out.stdout(sandboxDetails(info));
     });
@@ -256,11 +270,16 @@ export async function main(
       .option('--json', 'machine-readable output')
       .action(async (name: string, o: JsonFlag) => {
         const onProgress = progressPrinter(out, o.json);
+        const c = await client();
         // A start can be cancelled (Ctrl-C stops the boot); a stop has already asked the guest to power off.
         const info =
           verb === 'start'
-            ? await cancelOnInterrupt(out, (signal) => core().startSandbox(name, { onProgress, signal }))
-            : await core().stopSandbox(name, { onProgress });
+            ? await cancelOnInterrupt(out, (signal) =>
+                withOperationProgress(c, name, onProgress, () =>
+                  cancelOperationOnAbort(c, name, signal, () => c.call('startSandbox', { name })),
+                ),
+              )
+            : await withOperationProgress(c, name, onProgress, () => c.call('stopSandbox', { name }));
         if (o.json) printJson(out, withBackendDetails(info));
         else out.stdout(`${info.name}: ${info.state}\n`);
       });
@@ -272,7 +291,7 @@ export async function main(
     .option('--force', 'remove even while it runs')
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: JsonFlag & { force?: boolean }) => {
-      await core().removeSandbox(name, { force: Boolean(o.force) });
+      await (await client()).call('removeSandbox', { name, force: Boolean(o.force) });
       if (o.json) printJson(out, { removed: name });
       else out.stdout(`Removed ${name}.\n`);
     });
@@ -311,24 +330,27 @@ export async function main(
         process.once('SIGINT', onSignal);
         process.once('SIGTERM', onSignal);
         try {
-          const r = await core().exec({
-            sandbox: name,
-            command: words.join(' '),
-            session: o.session,
-            parent: o.parent,
-            workdir: o.workdir,
-            stepId: o.step,
-            timeoutSeconds: o.timeout === undefined ? undefined : parseTimeout(o.timeout),
-            mode: o.shell ? 'shell' : 'oneshot',
-            user: o.user,
-            signal: abort.signal,
-          });
+          const c = await client();
+          const r = await c.call(
+            'exec',
+            {
+              sandbox: name,
+              command: words.join(' '),
+              session: o.session,
+              parent: o.parent,
+              workdir: o.workdir,
+              stepId: o.step,
+              timeoutSeconds: o.timeout === undefined ? undefined : parseTimeout(o.timeout),
+              mode: o.shell ? 'shell' : 'oneshot',
+              user: o.user,
+            },
+            { signal: abort.signal },
+          );
           if (o.json) {
-            const { stdoutBytes: _o, stderrBytes: _e, ...result } = r;
-            printJson(out, result satisfies ExecResult);
+            printJson(out, r satisfies ExecResult);
           } else {
-            out.stdout(r.stdoutBytes);
-            out.stderr(r.stderrBytes);
+            out.stdout(Buffer.from(r.stdout, r.encoding.stdout));
+            out.stderr(Buffer.from(r.stderr, r.encoding.stderr));
             printWarnings(out, r.warnings);
           }
           exitCode = r.exitCode;
@@ -339,18 +361,24 @@ export async function main(
       },
     );
 
-  addCheckpointCommands(program, sandbox, core, out, progressPrinter);
-  addDesktopCommands(program, core, out, (code) => (exitCode = code));
-  addCpCommand(program, core, out);
-  addImageCommands(program, core, out, (code) => (exitCode = code));
+  addCheckpointCommands(program, sandbox, client, out, progressPrinter);
+  addDesktopCommands(
+    program,
+    client,
+    out,
+    () => (log?.config ?? DEFAULT_CONFIG).clipboard.maxBytes,
+    (code) => (exitCode = code),
+  );
+  addCpCommand(program, client, out);
+  addImageCommands(program, client, out, (code) => (exitCode = code));
   const agentPolicy = () => ({ allowOtherUsers: core().config.agents.allowOtherUsers });
   addServeCommand(program, core, out, agentPolicy);
   addMcpCommands(program, core, out, agentPolicy);
-  addTokenCommands(program, core, out);
-  addPluginCommands(program, core, out, () => configFile);
+  addTokenCommands(program, client, out);
+  addPluginCommands(program, client, out, () => configFile);
   addConfigCommands(program, () => configFile, out);
   addCompletionCommands(program, out, () => paths.dataDir);
-  addLogsCommands(program, core, out);
+  addLogsCommands(program, client, out);
 
   const session = program.command('session').description('list, create and remove sessions and their cwd records');
   session
@@ -358,7 +386,7 @@ export async function main(
     .description('sessions of a sandbox: key, parent, cwd record, when it was observed, its source')
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: JsonFlag) => {
-      const list = core().listSessions(name);
+      const list = await (await client()).call('listSessions', { sandbox: name });
       if (o.json) printJson(out, list);
       else out.stdout(sessionTable(list));
     });
@@ -369,7 +397,7 @@ export async function main(
     .option('--cwd <dir>', 'the absolute cwd the session starts in')
     .option('--json', 'machine-readable output')
     .action(async (name: string, key: string, o: JsonFlag & { parent?: string; cwd?: string }) => {
-      const s = core().createSession({ sandbox: name, key, parent: o.parent, cwd: o.cwd });
+      const s = await (await client()).call('createSession', { sandbox: name, key, parent: o.parent, cwd: o.cwd });
       if (o.json) printJson(out, s);
       else out.stdout(`Created session ${displayKey(s.key)} in ${name} (cwd ${s.cwd ?? 'not set: the sandbox default'}).\n`);
     });
@@ -378,13 +406,13 @@ export async function main(
     .description('remove a session and its cwd record')
     .option('--json', 'machine-readable output')
     .action(async (name: string, key: string, o: JsonFlag) => {
-      core().removeSession(name, key);
+      await (await client()).call('removeSession', { sandbox: name, key });
       if (o.json) printJson(out, { removed: key });
       else out.stdout(`Removed session ${displayKey(key)}.\n`);
     });
 
-  addNetworkCommands(program, sandbox, core, out);
-  addReplayCommands(program, core, out);
+  addNetworkCommands(program, sandbox, client, out);
+  addReplayCommands(program, client, out);
   addServiceCommands(program, out, env);
   addStandardAliases(program);
   addHelpExamples(program);
@@ -403,6 +431,7 @@ export async function main(
     );
     return printError(out, err, wantsJson);
   } finally {
+    if (opened) await (await (opened as Promise<DeskClient>).catch(() => null))?.close();
     if (desk) await (desk as SandboxDesk).close();
     (log as CliLog | null)?.logger.debug({ exitCode, ms: Date.now() - t0 }, 'command done');
     (log as CliLog | null)?.dispose();

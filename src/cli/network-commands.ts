@@ -4,12 +4,27 @@
  */
 import type { Command } from 'commander';
 import type { NetworkLogEntry, NetworkMode, NetworkPolicy } from '../api/contract.js';
-import type { SandboxDesk } from '../api/sandbox-desk.js';
+import type { DeskClient } from '../client/http-client.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import { NETWORK_MODES, normalizeAllowEntry } from '../shared/network-policy.js';
-import { readLogSince } from '../sandbox/network/network-files.js';
 import { cancelOnInterrupt } from './interrupt.js';
 import { printJson, type Out } from './output.js';
+
+/** How many of the newest entries a follow asks for each time: more than a quarter second brings. */
+const FOLLOW_WINDOW = 10_000;
+
+/**
+ * The entries of `now` (the newest, oldest first) that come after the newest one of `before`: found by
+ * the last entry shown, so nothing is printed twice; when it is no longer in the window (more new
+ * connections than the window holds), all of `now` is new.
+ */
+export function newEntries(before: NetworkLogEntry[], now: NetworkLogEntry[]): NetworkLogEntry[] {
+  if (before.length === 0) return now;
+  const key = (e: NetworkLogEntry): string => JSON.stringify(e);
+  const lastKey = key(before[before.length - 1]!);
+  for (let i = now.length - 1; i >= 0; i--) if (key(now[i]!) === lastKey) return now.slice(i + 1);
+  return now;
+}
 
 export const collect = (v: string, acc: string[]): string[] => [...acc, v];
 
@@ -38,7 +53,7 @@ export function logLine(e: NetworkLogEntry): string {
   return `${e.at}  ${verdict}  ${e.host}:${e.port}  ${e.kind}${e.reason ? `  (${e.reason})` : ''}${e.process ? `  [${e.process}]` : ''}\n`;
 }
 
-export function addNetworkCommands(program: Command, sandbox: Command, core: () => SandboxDesk, out: Out): void {
+export function addNetworkCommands(program: Command, sandbox: Command, client: () => Promise<DeskClient>, out: Out): void {
   sandbox
     .command('network <name>')
     .description('show or change a sandbox’s network policy (live while it runs: takes effect on the next connection)')
@@ -54,7 +69,7 @@ export function addNetworkCommands(program: Command, sandbox: Command, core: () 
     .action(async (name: string, o: { mode?: string; allow: string[]; deny: string[]; json?: boolean }) => {
       const mode = parseNetworkMode(o.mode);
       const change = { mode, allow: checkEntries(o.allow), deny: checkEntries(o.deny) };
-      const policy = await core().sandboxNetwork(name, change);
+      const policy = await (await client()).call('sandboxNetwork', { name, ...change });
       if (o.json) printJson(out, policy);
       else out.stdout(`${name}: network ${policyLine(policy)}\n`);
     });
@@ -67,13 +82,13 @@ export function addNetworkCommands(program: Command, sandbox: Command, core: () 
     .option('--limit <n>', 'how many of the newest to show first (default 100)')
     .option('--json', 'one JSON object per line (with --follow) or a JSON array')
     .action(async (name: string, o: { follow?: boolean; limit?: string; json?: boolean }) => {
-      const desk = core();
       const limit = o.limit !== undefined ? Number(o.limit) : 100;
       if (!Number.isInteger(limit) || limit < 1)
         throw new SandboxDeskError('invalid_input', `--limit ${JSON.stringify(o.limit)} is not a positive whole number`, {
           hint: 'e.g. --limit 50',
         });
-      const first = desk.network.log(name, limit);
+      const c = await client();
+      const first = await c.call('networkLog', { sandbox: name, limit });
       if (!o.follow) {
         if (o.json) printJson(out, first);
         else out.stdout(first.length ? first.map(logLine).join('') : `No connections logged for ${name} yet.\n`);
@@ -81,16 +96,23 @@ export function addNetworkCommands(program: Command, sandbox: Command, core: () 
       }
       const show = (e: NetworkLogEntry): void => out.stdout(o.json ? `${JSON.stringify(e)}\n` : logLine(e));
       first.forEach(show);
-      // From the end of the file as it is now: every line appended after this point is printed once.
-      let offset = readLogSince(desk.store.dataDir, name, 0).offset;
+      // Every entry logged after the newest one shown is printed once (newEntries).
+      let last = first;
       await cancelOnInterrupt(
         { stdout: () => undefined, stderr: () => undefined },
         (signal) =>
           new Promise<void>((resolve) => {
+            let busy = false;
             const timer = setInterval(() => {
-              const r = readLogSince(desk.store.dataDir, name, offset);
-              offset = r.offset;
-              r.entries.forEach(show);
+              if (busy) return;
+              busy = true;
+              c.call('networkLog', { sandbox: name, limit: FOLLOW_WINDOW })
+                .then((now) => {
+                  newEntries(last, now).forEach(show);
+                  last = now;
+                })
+                .catch(() => undefined)
+                .finally(() => (busy = false));
             }, 250);
             signal.addEventListener('abort', () => {
               clearInterval(timer);

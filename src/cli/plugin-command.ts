@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
-import type { SandboxDesk } from '../api/sandbox-desk.js';
-import type { PluginReport } from '../sandbox/plugins/plugin-manager.js';
+import type { PluginInfo } from '../api/contract.js';
+import type { DeskClient } from '../client/http-client.js';
 import { namesPlugin } from '../sandbox/plugins/plugin-settings.js';
 import { changeDisabled, type ConfigFile } from './config-command.js';
 import { printJson, type Out } from './output.js';
 
 /** `plugin list`: name, version, backends, isolation, status and error of every plugin found. */
-export function pluginTable(list: PluginReport[], disabled: string[] = []): string {
+export function pluginTable(list: PluginInfo[], disabled: string[] = []): string {
   const off = disabled.length ? `Disabled (plugins.disabled; \`plugin enable NAME\` turns one on): ${disabled.join(', ')}\n` : '';
   if (list.length === 0)
     return (
@@ -28,16 +28,17 @@ export function pluginTable(list: PluginReport[], disabled: string[] = []): stri
   return text + off;
 }
 
-export function addPluginCommands(program: Command, core: () => SandboxDesk, out: Out, config: () => ConfigFile): void {
+export function addPluginCommands(program: Command, client: () => Promise<DeskClient>, out: Out, config: () => ConfigFile): void {
   const plugin = program.command('plugin').description('plugin backends: what is installed, whether it loaded, and turning one on or off');
   plugin
     .command('list')
     .description('every plugin found, with its backends, isolation, status and error')
     .option('--json', 'machine-readable output')
     .action(async (o: { json?: boolean }) => {
-      const list = await core().listPlugins();
+      const c = await client();
+      const list = await c.call('plugins', {});
       if (o.json) printJson(out, list);
-      else out.stdout(pluginTable(list, core().disabledPlugins()));
+      else out.stdout(pluginTable(list, await c.call('disabledPlugins', {})));
     });
   for (const verb of ['enable', 'disable'] as const) {
     plugin

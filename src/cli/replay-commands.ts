@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { SandboxDesk } from '../api/sandbox-desk.js';
+import { resolve } from 'node:path';
+import type { DeskClient } from '../client/http-client.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import type { ReplayEvent, ReplayRecording } from '../shared/replay-types.js';
 import { parseTimeArg } from '../shared/time-arg.js';
@@ -43,8 +44,41 @@ export function eventLine(e: ReplayEvent): string {
   return `${e.at}  ${e.kind.padEnd(10)} ${e.summary}${cwd}${exit}${err}${warn}`;
 }
 
+/**
+ * Runs a replay export and reports its steps as they happen: the export is an operation the server
+ * tracks (`listOperations`, kind replay-export), read beside the call until it answers.
+ */
+async function withExportProgress<T>(
+  client: DeskClient,
+  sandbox: string,
+  onProgress: (message: string, fraction: number | null) => void,
+  work: () => Promise<T>,
+): Promise<T> {
+  const since = Date.now();
+  const poll = async (): Promise<void> => {
+    try {
+      const ops = await client.call('listOperations', { limit: 50 });
+      const op = ops.find((x) => x.kind === 'replay-export' && x.sandbox === sandbox && Date.parse(x.startedAt) >= since);
+      if (op?.message) onProgress(op.message, op.fraction);
+    } catch {
+      // Progress is a courtesy: the export's own answer is what counts.
+    }
+  };
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    void poll().finally(() => (busy = false));
+  }, 250);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 /** Replay (issue 16): `replay list|events|frame|export|rm`. */
-export function addReplayCommands(program: Command, core: () => SandboxDesk, out: Out): void {
+export function addReplayCommands(program: Command, client: () => Promise<DeskClient>, out: Out): void {
   const replay = program
     .command('replay')
     .description("what a sandbox's run looked like: its recorded screen, terminals and events on one clock");
@@ -53,8 +87,8 @@ export function addReplayCommands(program: Command, core: () => SandboxDesk, out
     .command('list [name]')
     .description('recordings: span, size against the limit, screen, terminals, warnings')
     .option('--json', 'machine-readable output')
-    .action((name: string | undefined, o: JsonFlag) => {
-      const recordings = core().replay.list(name);
+    .action(async (name: string | undefined, o: JsonFlag) => {
+      const { recordings } = await (await client()).call('replayList', { sandbox: name });
       if (o.json) printJson(out, { recordings });
       else out.stdout(recordingTable(recordings));
     });
@@ -65,8 +99,11 @@ export function addReplayCommands(program: Command, core: () => SandboxDesk, out
     .option('--since <time>', 'from this time on (ISO 8601, or a duration ago: 10m)')
     .option('--until <time>', 'up to this time')
     .option('--json', 'machine-readable output')
-    .action((name: string, o: JsonFlag & { since?: string; until?: string }) => {
-      const r = core().replay.events(name, {
+    .action(async (name: string, o: JsonFlag & { since?: string; until?: string }) => {
+      const r = await (
+        await client()
+      ).call('replayEvents', {
+        sandbox: name,
         since: o.since === undefined ? undefined : parseTimeArg(o.since, '--since'),
         until: o.until === undefined ? undefined : parseTimeArg(o.until, '--until'),
       });
@@ -87,7 +124,7 @@ export function addReplayCommands(program: Command, core: () => SandboxDesk, out
       const maxWidth = o.maxWidth === undefined ? undefined : Number(o.maxWidth);
       if (maxWidth !== undefined && !Number.isInteger(maxWidth))
         throw new SandboxDeskError('invalid_input', `--max-width must be a whole number of pixels, got ${o.maxWidth}`);
-      const f = await core().replay.frame({ sandbox: name, at: parseTimeArg(o.at, '--at'), maxWidth });
+      const f = await (await client()).call('replayFrame', { sandbox: name, at: parseTimeArg(o.at, '--at'), maxWidth });
       const file = o.out ?? `frame-${f.at.replace(/[:.]/g, '-')}.${f.format === 'jpeg' ? 'jpg' : f.format}`;
       writeFileSync(file, Buffer.from(f.data, 'base64'));
       const { data: _d, ...meta } = f;
@@ -112,24 +149,28 @@ export function addReplayCommands(program: Command, core: () => SandboxDesk, out
       // On a terminal one line in place; into a file or a pipe a line per step (--json: one object per step).
       const line = progressLine((s) => out.stderr(s), !o.json && process.stderr.isTTY === true);
       let last = '';
+      const onProgress = (message: string, fraction: number | null): void => {
+        const step = `${fraction === null ? '' : `${Math.round(fraction * 100)}% `}${message}`;
+        if (step === last) return;
+        last = step;
+        line.update(o.json ? JSON.stringify({ progress: message, fraction }) : `sandbox-desk: ${step}`);
+      };
       try {
-        const r = await core().replay.export(
-          {
-            sandbox: name,
-            out: o.out,
-            format: o.format,
-            from: o.from === undefined ? undefined : parseTimeArg(o.from, '--from'),
-            to: o.to === undefined ? undefined : parseTimeArg(o.to, '--to'),
-          },
-          {
-            signal: abort.signal,
-            onProgress: (message, fraction) => {
-              const step = `${fraction === null ? '' : `${Math.round(fraction * 100)}% `}${message}`;
-              if (step === last) return;
-              last = step;
-              line.update(o.json ? JSON.stringify({ progress: message, fraction }) : `sandbox-desk: ${step}`);
+        const c = await client();
+        // Ctrl-C drops the call, which cancels the export on the server; its steps are read beside it.
+        const r = await withExportProgress(c, name, onProgress, () =>
+          c.call(
+            'replayExport',
+            {
+              sandbox: name,
+              // The folder as this shell means it: the server may not share this process's cwd.
+              out: o.out.trim() ? resolve(o.out) : o.out,
+              format: o.format as 'mp4' | 'webm',
+              from: o.from === undefined ? undefined : parseTimeArg(o.from, '--from'),
+              to: o.to === undefined ? undefined : parseTimeArg(o.to, '--to'),
             },
-          },
+            { signal: abort.signal },
+          ),
         );
         line.done();
         if (o.json) return printJson(out, r);
@@ -155,7 +196,7 @@ export function addReplayCommands(program: Command, core: () => SandboxDesk, out
     .description("remove a sandbox's recording (a sandbox's recording stays after the sandbox is removed, until this)")
     .option('--json', 'machine-readable output')
     .action(async (name: string, o: JsonFlag) => {
-      const r = await core().replay.remove(name);
+      const r = await (await client()).call('replayRemove', { sandbox: name });
       if (o.json) printJson(out, r);
       else out.stdout(`Removed the recording of ${name} (${formatBytes(r.removedBytes)}).\n`);
     });

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { SandboxName } from '../api/contract.js';
-import type { SandboxDesk } from '../api/sandbox-desk.js';
+import type { DeskClient } from '../client/http-client.js';
 import { ANY_SANDBOX, type AgentScope } from '../shared/agent-scope.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import { printJson, type Out } from './output.js';
@@ -19,7 +19,7 @@ export function sandboxScope(names: string[]): AgentScope {
 }
 
 /** `sandbox-desk token create|list|rm`: agent tokens for the MCP tools at `serve --mcp`'s /mcp. */
-export function addTokenCommands(program: Command, core: () => SandboxDesk, out: Out): void {
+export function addTokenCommands(program: Command, client: () => Promise<DeskClient>, out: Out): void {
   const token = program
     .command('token')
     .description("agent tokens: they open the MCP tools of `serve --mcp` (never the app's API), optionally for named sandboxes only");
@@ -30,11 +30,13 @@ export function addTokenCommands(program: Command, core: () => SandboxDesk, out:
     .option('--sandbox <name>', 'the token may use only this sandbox (repeatable; default: every sandbox)', collect, [])
     .option('--label <text>', 'a name to recognise it by in `token list` (and to remove it by)')
     .option('--json', 'machine-readable output')
-    .action((o: { sandbox: string[]; label?: string; json?: boolean }) => {
+    .action(async (o: { sandbox: string[]; label?: string; json?: boolean }) => {
       const scope = sandboxScope(o.sandbox);
       if (o.label !== undefined && !/^[A-Za-z0-9_.-]{1,64}$/.test(o.label))
         throw new SandboxDeskError('invalid_input', `--label ${JSON.stringify(o.label)}: 1-64 letters, digits, _ . or -`);
-      const { token: secret, info } = core().store.agentTokens.create({ label: o.label ?? null, sandboxes: scope.sandboxes });
+      const { token: secret, info } = await (
+        await client()
+      ).call('agentTokenCreate', { label: o.label, ...(scope.sandboxes ? { sandboxes: scope.sandboxes } : {}) });
       if (o.json) return printJson(out, { token: secret, ...info });
       out.stdout(`${secret}\n`);
       out.stderr(
@@ -46,8 +48,8 @@ export function addTokenCommands(program: Command, core: () => SandboxDesk, out:
     .command('list')
     .description('the agent tokens (ids, labels, scopes; never the secrets)')
     .option('--json', 'machine-readable output')
-    .action((o: { json?: boolean }) => {
-      const list = core().store.agentTokens.list();
+    .action(async (o: { json?: boolean }) => {
+      const list = await (await client()).call('agentTokenList', {});
       if (o.json) return printJson(out, list);
       if (list.length === 0) return out.stdout('No agent tokens. Make one: sandbox-desk token create [--sandbox NAME]\n');
       for (const t of list)
@@ -59,9 +61,8 @@ export function addTokenCommands(program: Command, core: () => SandboxDesk, out:
   token
     .command('rm <id>')
     .description('remove an agent token (by id or label); a running server refuses it from the next request')
-    .action((id: string) => {
-      if (!core().store.agentTokens.remove(id))
-        throw new SandboxDeskError('not_found', `no agent token ${JSON.stringify(id)}`, { hint: 'see sandbox-desk token list' });
+    .action(async (id: string) => {
+      await (await client()).call('agentTokenRemove', { id });
       out.stdout(`removed ${id}\n`);
     });
 }

@@ -1,13 +1,10 @@
 import { SandboxDeskError } from '../shared/errors.js';
 import type { Event, IDisposable } from '../shared/lifecycle.js';
-import type { ControlWait, Lease } from '../shared/lease-types.js';
+import { CONTROL_WAIT_MAX_MS, type ControlWait, type Lease } from '../shared/lease-types.js';
 
 export type { ControlWait } from '../shared/lease-types.js';
 
-/** The longest one wait may take; an agent that wants longer calls again (MCP clients time requests out). */
-export const CONTROL_WAIT_MAX_MS = 600_000;
-/** What `wait_for_control` / `desktop wait-control` wait when given no timeout. */
-export const CONTROL_WAIT_DEFAULT_MS = 30_000;
+export { CONTROL_WAIT_DEFAULT_MS, CONTROL_WAIT_MAX_MS } from '../shared/lease-types.js';
 /**
  * How often a change of hands made by *another* process (the window, while the agent runs `sandbox-desk
  * mcp`) is looked for: one `PRAGMA data_version` (did anyone else write the database?), and only when

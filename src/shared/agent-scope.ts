@@ -9,6 +9,15 @@ export interface AgentScope {
   sandboxes: string[] | null;
 }
 
+/** One agent token as listed: never its secret (only a hash is kept). */
+export interface AgentTokenInfo {
+  id: string;
+  label: string | null;
+  scope: AgentScope;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+
 /**
  * The app-wide policy for agents, from the config (key `agents.allowOtherUsers`). Injected: the core
  * never reads the config for it.

@@ -33,6 +33,8 @@ export type ErrorCode =
   | 'no_space'
   /** The service runs another version of Sandbox Desk than this client and cannot be restarted now. */
   | 'version_mismatch'
+  /** A client could not reach the Sandbox Desk service, or the connection dropped before the answer came. */
+  | 'service_unavailable'
   | 'internal';
 
 export class SandboxDeskError extends Error {

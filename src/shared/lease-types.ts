@@ -1,4 +1,4 @@
-/** Who may drive a sandbox's desktop: the agent, or one human viewer. Types only (the UI imports them). */
+/** Who may drive a sandbox's desktop: the agent, or one human viewer. Types and two constants (the UI and the CLI import them). */
 export interface Lease {
   holder: 'agent' | 'human';
   /** The viewer holding it, when a human does. */
@@ -8,6 +8,11 @@ export interface Lease {
   since: string;
   reason: string | null;
 }
+
+/** The longest one wait may take; an agent that wants longer calls again (MCP clients time requests out). */
+export const CONTROL_WAIT_MAX_MS = 600_000;
+/** What `wait_for_control` / `desktop wait-control` wait when given no timeout. */
+export const CONTROL_WAIT_DEFAULT_MS = 30_000;
 
 /** What waiting for control (`wait_for_control`, `desktop wait-control`, the API's waitForControl) answers. */
 export interface ControlWait {

@@ -42,3 +42,6 @@ export interface EngineInfo {
     disk: { images: number; containers: number; volumes: number; buildCache: number } | null;
   } | null;
 }
+
+/** How many of a log's last lines a read or a follow starts with when none is asked for. */
+export const DEFAULT_LOG_TAIL = 200;

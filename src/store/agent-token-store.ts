@@ -1,17 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { AgentScope } from '../shared/agent-scope.js';
+import type { AgentTokenInfo } from '../shared/agent-scope.js';
 import type { Db } from './database.js';
 
 /** Every agent token starts with this, so a leaked one is recognisable (and never taken for the UI's). */
 export const AGENT_TOKEN_PREFIX = 'sdat_';
 
-export interface AgentTokenInfo {
-  id: string;
-  label: string | null;
-  scope: AgentScope;
-  createdAt: string;
-  lastUsedAt: string | null;
-}
+export type { AgentTokenInfo };
 
 interface Row {
   id: string;

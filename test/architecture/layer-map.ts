@@ -20,11 +20,12 @@ export const LAYERS: Record<string, LayerSpec> = {
   session: { dir: 'src/session', may: ['desktop', 'cwd', 'exec', 'store', 'sandbox', ...below.sandbox] },
   api: { dir: 'src/api', may: ['session', 'desktop', 'cwd', 'exec', 'store', 'sandbox', ...below.sandbox] },
   mcp: { dir: 'src/mcp', may: ['api', 'session', 'desktop', 'cwd', 'exec', 'store', 'sandbox', ...below.sandbox] },
-  // The CLI is where the program is put together: `serve` and `mcp` wire the MCP bridge in.
+  // The typed client (the SDK): the contract over HTTP. A client never loads the core.
+  client: { dir: 'src/client', may: ['shared', 'src/api/contract.ts'] },
   // The per-user service: one core, every client's requests (src/service/).
   service: { dir: 'src/service', may: ['mcp', 'api', 'session', 'desktop', 'cwd', 'exec', 'store', 'sandbox', ...below.sandbox] },
-  // The client library (the SDK): like the renderer, only the contract and `shared`.
-  client: { dir: 'src/client', may: ['shared', 'src/api/contract.ts'] },
+  // The CLI is where the program is put together: `service run` loads the service (lazily); every
+  // other command is a client.
   cli: {
     dir: 'src/cli',
     may: ['service', 'client', 'mcp', 'api', 'session', 'desktop', 'cwd', 'exec', 'store', 'sandbox', ...below.sandbox],

@@ -284,6 +284,24 @@ export class FakeApi implements ApiClient {
       (this.desktops[p.sandbox] = desktopStatus({ sandbox: p.sandbox, running: true, display: ':20', geometry: '1280x800' })),
     desktopStop: (p) => (this.desktops[p.sandbox] = desktopStatus({ sandbox: p.sandbox })),
     desktopLastAction: (p) => this.lastActions[p.sandbox] ?? null,
+    // The CLI's and the SDK's methods: the UI calls none of them, so a component that does fails loudly.
+    desktopScreenshot: () => {
+      throw new ApiError('unsupported', 'the fake API has no screen to shoot');
+    },
+    desktopAct: () => {
+      throw new ApiError('unsupported', 'the fake API has no desktop to act on');
+    },
+    desktopBrowserEndpoint: () => {
+      throw new ApiError('unsupported', 'the fake API has no browser to forward');
+    },
+    disabledPlugins: () => [],
+    agentTokenCreate: () => {
+      throw new ApiError('unsupported', 'the fake API makes no agent tokens');
+    },
+    agentTokenList: () => [],
+    agentTokenRemove: (p) => {
+      throw new ApiError('not_found', `no agent token ${JSON.stringify(p.id)}`);
+    },
     screenTicket: (p) => ({
       url: `ws://127.0.0.1:1/ws/desktop/${p.sandbox}?ticket=t${this.calls.length}`,
       ticket: `t${this.calls.length}`,

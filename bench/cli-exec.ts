@@ -1,0 +1,71 @@
+/**
+ * The CLI as a user runs it (issue 34): `sandbox-desk exec NAME -- true` called by name from the PATH
+ * (setup links it there) against raw `docker exec NAME true`, interleaved in one run so both see the
+ * same machine load — goal: ratio ≥ 1.0, the CLI at least as fast as docker exec. And whether a
+ * session keeps its shell across CLI calls: `export X=…` in one call, `echo $X` in the next.
+ *
+ * Until the per-user service is merged every CLI call still builds a core in its own process
+ * (src/cli/cli-client.ts, the interim shim): expect a ratio well under 1 and `cli-exec-env` lost.
+ */
+import { spawnSync } from 'node:child_process';
+import { resolve } from 'node:path';
+import { dockerSandbox, metric, percentile, withTempDesk, type Metric } from './harness.js';
+
+export const name = 'cli-exec';
+
+const GOAL_RATIO = 1.0;
+const RUNS = 20;
+
+/** `sandbox-desk` as the README says to call it: by name from the PATH; the checkout's bin when setup has not linked it. */
+function cliCommand(): { argv0: string; pre: string[]; how: string } {
+  const which = spawnSync('sh', ['-c', 'command -v sandbox-desk'], { encoding: 'utf8' });
+  const found = which.status === 0 ? which.stdout.trim() : '';
+  if (found) return { argv0: found, pre: [], how: `sandbox-desk from the PATH (${found})` };
+  const bin = resolve(import.meta.dirname, '..', 'bin', 'sandbox-desk.js');
+  return { argv0: process.execPath, pre: [bin], how: `node ${bin} (sandbox-desk is not on the PATH: run npm run setup)` };
+}
+
+function timed(argv0: string, args: string[], env: NodeJS.ProcessEnv): { ms: number; stdout: string; status: number | null } {
+  const t0 = performance.now();
+  const r = spawnSync(argv0, args, { env, encoding: 'utf8' });
+  const ms = performance.now() - t0;
+  if (r.status !== 0) throw new Error(`${argv0} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return { ms, stdout: r.stdout, status: r.status };
+}
+
+export default async function run(): Promise<Metric[]> {
+  return withTempDesk(async (desk) => {
+    const { name: sb, containerId } = await dockerSandbox(desk);
+    const cli = cliCommand();
+    console.log(`cli-exec: ${cli.how}`);
+    const env = { ...process.env, SANDBOX_DESK_HOME: desk.store.dataDir };
+    const viaCli = (...args: string[]) => timed(cli.argv0, [...cli.pre, ...args], env);
+    const viaDocker = () => timed('docker', ['exec', containerId, 'true'], process.env);
+
+    // Interleaved: one of each per round, so a burst of load lands on both.
+    viaCli('exec', sb, '--', 'true');
+    viaDocker();
+    const cliMs: number[] = [];
+    const dockerMs: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      cliMs.push(viaCli('exec', sb, '--', 'true').ms);
+      dockerMs.push(viaDocker().ms);
+    }
+    cliMs.sort((a, b) => a - b);
+    dockerMs.sort((a, b) => a - b);
+    const p50 = (s: number[]) => percentile(s, 50);
+    const exec = metric('cli-exec-true-p50', 'ms', p50(cliMs), p50(dockerMs));
+    console.log(
+      `goal: sandbox-desk exec at least as fast as docker exec (ratio ≥ ${GOAL_RATIO}) — ${(exec.ratio ?? 0) >= GOAL_RATIO ? 'MET' : 'NOT MET'} (${(exec.ratio ?? 0).toFixed(2)})`,
+    );
+
+    // The environment across two CLI calls of one session: kept only when the session's shell outlives the call.
+    const value = `v${process.pid}`;
+    viaCli('exec', sb, '--session', 'bench-env', '--', `export SDESK_BENCH_X=${value}`);
+    const echoed = viaCli('exec', sb, '--session', 'bench-env', '--', 'echo "${SDESK_BENCH_X:-unset}"').stdout.trim();
+    const kept = echoed === value;
+    console.log(`cli-exec-env: export in one CLI call, echo in the next — ${kept ? 'KEPT' : `LOST (the next call saw ${echoed})`}`);
+
+    return [exec, metric('docker-exec-true-p50', 'ms', p50(dockerMs)), metric('cli-exec-env-kept', 'count', kept ? 1 : 0)];
+  });
+}
