@@ -1,81 +1,56 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import type { Config } from '../src/platform/config.js';
 import type { Logger } from '../src/platform/log.js';
 
-/** What the window needs from the core: a way to call the contract, and the server its streams use. */
+/** What the window needs from the core: a way to call the contract (answered as `{ok}` / `{error}`). */
 export interface CoreHost {
   call(method: unknown, params: unknown): Promise<unknown>;
   close(): Promise<void>;
-  /** The core's events, when it runs in this process (a child core's window uses `/ws/events` instead). */
+  /** The core's events pushed over the bridge; absent: the window reads `/ws/events` itself. */
   onEvent?(listener: (event: unknown) => void): { dispose(): void };
 }
 
-const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
-
 /**
- * Runs the core in this (main) process. Its native modules (better-sqlite3, node-pty) must then be
- * built for Electron's ABI — a packaged app is (electron-builder rebuilds them). In a checkout they are
- * built for the system Node, so loading fails with NODE_MODULE_VERSION; then the same core runs as a
- * child `node bin/sandbox-desk.js serve` on loopback and calls cross over its HTTP API.
+ * The window is a client of the per-user service (issue 34), like the CLI, `mcp` and `serve`: the
+ * service (started on demand) owns the sandboxes, shells, desktops and recordings, so closing the
+ * window stops none of them. The service opens a loopback listener for as long as this window holds
+ * its connection — the window's pages come from file://, so that Origin is allowed — and every call
+ * and stream (screen, terminal, logs, events) goes there with its token, as in the browser mode.
+ *
+ * The service's native modules (better-sqlite3, node-pty) are built for one runtime: a packaged app's
+ * for Electron's (it runs the service as Node with ELECTRON_RUN_AS_NODE), a checkout's for the system
+ * Node (`node`, or SANDBOX_DESK_NODE).
  */
-export async function startCore(opts: { config: Config; logger: Logger }): Promise<CoreHost> {
-  try {
-    const [{ SandboxDesk }, { LocalServer }] = await Promise.all([
-      import('../src/api/sandbox-desk.js'),
-      import('../src/api/local-server.js'),
-    ]);
-    const desk = new SandboxDesk({ config: opts.config, logger: opts.logger });
-    // Streams go over loopback WebSockets; the window's pages come from file://, whose Origin is "file://".
-    const server = new LocalServer({ desk, extraOrigins: ['file://'] });
-    await server.listen();
-    return {
-      call: (m, p) => server.call(m, p),
-      onEvent: (listener) => {
-        const listening = desk.events.listen();
-        const sub = desk.events.onEvent(listener);
-        return { dispose: () => (sub.dispose(), listening.dispose()) };
-      },
-      close: async () => {
-        await server.close();
-        await desk.close();
-      },
-    };
-  } catch (err) {
-    if (!/NODE_MODULE_VERSION|different Node\.js version/.test(String(err))) throw err;
-    opts.logger.info('native modules are built for Node, not Electron: running the core as a child `serve`');
-    return startChildCore();
-  }
-}
-
-async function startChildCore(): Promise<CoreHost> {
-  const child: ChildProcess = spawn(
-    process.env.SANDBOX_DESK_NODE ?? 'node',
-    [here('../../bin/sandbox-desk.js'), 'serve', '--json', '--allow-origin', 'file://'],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  const url = await new Promise<URL>((resolve, reject) => {
-    let buf = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      buf += c.toString();
-      if (buf.includes('\n')) resolve(new URL((JSON.parse(buf.split('\n')[0]!) as { url: string }).url));
-    });
-    child.once('exit', (code) => reject(new Error(`the core exited (${code}) before it served`)));
-  });
-  const token = url.searchParams.get('token')!;
+export async function startCore(opts: { logger: Logger; packaged: boolean }): Promise<CoreHost> {
+  const [{ connect, clientServicePaths }, { holdServe }, { createHttpClient }] = await Promise.all([
+    import('../src/client/connect.js'),
+    import('../src/client/serve-relay-client.js'),
+    import('../src/client/http-client.js'),
+  ]);
+  const runner = opts.packaged
+    ? { execPath: process.execPath, env: { ELECTRON_RUN_AS_NODE: '1' } }
+    : { execPath: process.env.SANDBOX_DESK_NODE ?? 'node' };
+  const service = await connect({ env: process.env, runner });
+  await service.close();
+  const held = await holdServe(clientServicePaths({ env: process.env }).socketPath, { port: 0, allowOrigin: 'file://', env: process.env });
+  opts.logger.info({ origin: held.grant.origin }, 'the window is a client of the Sandbox Desk service');
+  const client = createHttpClient({ origin: held.grant.origin, token: held.grant.token });
   return {
-    call: async (m, p) => {
-      const r = await fetch(`${url.origin}/api/call/${String(m)}`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify(p ?? {}),
-      });
-      return r.json() as Promise<unknown>;
+    call: async (method, params) => {
+      try {
+        return { ok: await client.call(method as never, params as never) };
+      } catch (err) {
+        const e = err as { code?: unknown; message?: unknown; hint?: unknown };
+        return {
+          error: {
+            code: typeof e.code === 'string' ? e.code : 'internal',
+            message: String(e.message ?? err),
+            ...(typeof e.hint === 'string' ? { hint: e.hint } : {}),
+          },
+        };
+      }
     },
     close: async () => {
-      child.kill('SIGTERM');
+      await client.close();
+      held.close();
     },
   };
 }

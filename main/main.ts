@@ -115,7 +115,7 @@ void app.whenReady().then(async () => {
     if (configError) throw configError instanceof Error ? configError : new Error(`config not usable: ${JSON.stringify(configError)}`);
     session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
     session.defaultSession.setPermissionCheckHandler(() => false);
-    core = await startCore({ config, logger: log.logger });
+    core = await startCore({ logger: log.logger, packaged: app.isPackaged });
     ipcMain.handle(INVOKE_CHANNEL, (_e, method: unknown, params: unknown) => core!.call(method, params));
     // Pushed state over the bridge, and the system notification the window asks for when a task ends.
     ipcMain.handle(EVENTS_BRIDGED_CHANNEL, () => core?.onEvent !== undefined);

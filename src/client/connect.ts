@@ -18,6 +18,17 @@ export interface ConnectOptions {
   start?: boolean;
   /** How long to wait for a service being started (default 30 s). */
   startTimeoutMs?: number;
+  /**
+   * The program that runs a service this client starts (default: this process's own executable). The
+   * Electron window gives Node, or its own binary as Node (ELECTRON_RUN_AS_NODE) when packaged: the
+   * service's native modules are built for one of the two.
+   */
+  runner?: ServiceRunner;
+}
+
+export interface ServiceRunner {
+  execPath: string;
+  env?: Record<string, string>;
 }
 
 /** Where this client looks for its service. */
@@ -127,14 +138,14 @@ async function waitFor(timeoutMs: number, ready: () => Promise<boolean>, message
  * Starts `sandbox-desk service run` detached (it outlives this client), its output appended to the
  * service log. Racing clients may each start one: the lock lets one win, the others exit at once.
  */
-export function startService(paths: ServicePaths, env: NodeJS.ProcessEnv): void {
+export function startService(paths: ServicePaths, env: NodeJS.ProcessEnv, runner: ServiceRunner = { execPath: process.execPath }): void {
   mkdirSync(dirname(paths.logFile), { recursive: true, mode: 0o700 });
   const log = openSync(paths.logFile, 'a', 0o600);
   try {
-    const child = spawn(process.execPath, [join(packageRoot(), 'bin', 'sandbox-desk.js'), 'service', 'run'], {
+    const child = spawn(runner.execPath, [join(packageRoot(), 'bin', 'sandbox-desk.js'), 'service', 'run'], {
       detached: true,
       stdio: ['ignore', log, log],
-      env,
+      env: { ...env, ...runner.env },
     });
     child.unref();
   } finally {
@@ -167,7 +178,7 @@ export async function connect(opts: ConnectOptions = {}): Promise<ServiceClient>
         throw new SandboxDeskError('backend_unavailable', `no Sandbox Desk service runs for ${paths.dataDir}`, {
           hint: 'any sandbox-desk command starts it, or run `sandbox-desk service run`',
         });
-      startService(paths, env);
+      startService(paths, env, opts.runner);
       let found: ServiceInfo | null = null;
       await waitFor(
         timeoutMs,
