@@ -5,7 +5,7 @@ import { SandboxDeskError } from '../shared/errors.js';
 import { assertFileName } from '../shared/file-names.js';
 import { printable } from '../shared/printable.js';
 import { remoteArgv } from './remote-argv.js';
-import { appendSandboxFile, PRELUDE, type FileTarget } from './sandbox-files.js';
+import { afterPath, appendSandboxFile, PRELUDE, resolvedPath, type FileTarget } from './sandbox-files.js';
 
 /**
  * Streaming file transfers into and out of a sandbox, for files of any size: the bytes flow through
@@ -190,7 +190,7 @@ function runScript(t: FileTarget, script: string, args: string[], asked: string)
     child.on('error', (e) => reject(new SandboxDeskError('backend_unavailable', `could not run ${argv[0]}: ${e.message}`)));
     child.on('close', (code) => {
       const stderr = Buffer.concat(err).toString('utf8');
-      resolve({ code, stderr, path: printable(stderr.split('\n')[0] || asked) });
+      resolve({ code, stderr: afterPath(stderr), path: printable(resolvedPath(stderr, asked)) });
     });
   });
   exit.catch(() => undefined);

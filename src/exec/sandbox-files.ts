@@ -16,7 +16,8 @@ export const PRELUDE = `${ENTER_FUNCTION}
 __sd_enter "$1" "$2"
 p=$3
 case $p in /*) abs=$p ;; .) abs=$PWD ;; *) abs=$PWD/\${p#./} ;; esac
-printf '%s\\n' "$abs" >&2
+# NUL-terminated: a directory name may hold a line break; no path holds a NUL.
+printf '%s\\0' "$abs" >&2
 # A path that does not show: missing (3), or hidden behind a directory the user cannot search (6).
 __sd_absent() {
   local d=$abs
@@ -85,13 +86,21 @@ function fail(code: number | null, path: string, stderr: string): never {
     5: ['invalid_input', 'is larger than the limit'],
     6: ['refused', 'is not accessible to the sandbox user'],
   };
-  const [errCode, msg] = what[code ?? -1] ?? ['backend_unavailable', `could not be used (exit ${code}: ${stderr.trim()})`];
+  const said = afterPath(stderr).trim();
+  const [errCode, msg] = what[code ?? -1] ?? ['backend_unavailable', `could not be used (exit ${code}: ${said})`];
   throw new SandboxDeskError(errCode as 'not_found', `${path} ${msg}${code === 5 ? ` (${/size (\d+)/.exec(stderr)?.[1]} bytes)` : ''}`);
 }
 
-/** The absolute path the script resolved (first stderr line). */
-function resolvedPath(stderr: string, asked: string): string {
-  return stderr.split('\n')[0] || asked;
+/** The absolute path the script resolved (stderr's first record, NUL-terminated), or the asked one when it never said. */
+export function resolvedPath(stderr: string, asked: string): string {
+  const end = stderr.indexOf('\0');
+  return end > 0 ? stderr.slice(0, end) : asked;
+}
+
+/** What the script said on stderr after the path's record. */
+export function afterPath(stderr: string): string {
+  const end = stderr.indexOf('\0');
+  return end >= 0 ? stderr.slice(end + 1) : stderr;
 }
 
 export async function readSandboxFile(t: FileTarget, path: string, maxBytes: number): Promise<{ path: string; bytes: Buffer }> {
@@ -102,7 +111,7 @@ export async function readSandboxFile(t: FileTarget, path: string, maxBytes: num
 }
 
 const sizeIn = (stderr: string): number | null => {
-  const m = /^size (\d+)$/m.exec(stderr);
+  const m = /^size (\d+)$/m.exec(afterPath(stderr));
   return m ? Number(m[1]) : null;
 };
 
