@@ -62,6 +62,8 @@ describe('file panel', () => {
     );
     await waitFor(() => expect(screen.getAllByTestId('files-row')).toHaveLength(2));
     expect(screen.getByTestId('files-path').textContent).toBe('/home/dev');
+    // The heading names the session whose cwd this is, not "the session".
+    expect(screen.getByTestId('files-panel').querySelector('h3')!.textContent).toContain('session term-1’s cwd');
     expect(screen.getAllByTestId('files-row').map((r) => r.textContent)).toEqual([
       expect.stringContaining('src'),
       expect.stringContaining('notes.txt'),
