@@ -43,17 +43,19 @@ export function CheckpointsPanel({ sandbox: s, visible }: Props) {
   const [forkName, setForkName] = useState('');
   const [forkCount, setForkCount] = useState('1');
   const [busy, setBusy] = useState(false);
-  const [result, setResult] = useState<{ text: string; bad: boolean } | null>(null);
+  // The result belongs to the sandbox it was about: the panel stays mounted when the selection moves
+  // (to the fork, say), and "Forked X" must not follow onto X's own panel.
+  const [result, setResult] = useState<{ text: string; bad: boolean; sandbox: string } | null>(null);
 
   async function run(what: string, fn: () => Promise<string>) {
     setBusy(true);
     setResult(null);
     try {
-      setResult({ text: await fn(), bad: false });
+      setResult({ text: await fn(), bad: false, sandbox: s.name });
       setAsking(null);
     } catch (err) {
       const e = describeError(err);
-      setResult({ text: `${what}: ${e.message}${e.hint ? ` — ${e.hint}` : ''}`, bad: true });
+      setResult({ text: `${what}: ${e.message}${e.hint ? ` — ${e.hint}` : ''}`, bad: true, sandbox: s.name });
     } finally {
       setBusy(false);
       void list.refresh();
@@ -91,7 +93,7 @@ export function CheckpointsPanel({ sandbox: s, visible }: Props) {
           {busy && asking === null ? 'Saving…' : 'Take a checkpoint'}
         </button>
       </form>
-      {result && (
+      {result && result.sandbox === s.name && (
         <div
           className={`notice ${result.bad ? 'notice-error' : 'notice-ok'}`}
           role={result.bad ? 'alert' : 'status'}
