@@ -2,7 +2,7 @@ import { useState } from 'react';
 import type { CheckpointInfo, SandboxInfo } from '../../../src/api/contract.js';
 import { describeError } from '../app/api-client.js';
 import { useApi } from '../app/api-context.js';
-import { ago } from '../ui/format.js';
+import { Ago } from '../ui/Ago.js';
 import { usePoll } from '../hooks/usePoll.js';
 import { touches } from '../events/topics.js';
 
@@ -132,7 +132,9 @@ export function CheckpointsPanel({ sandbox: s, visible }: Props) {
                       </span>
                     )}
                   </td>
-                  <td title={new Date(c.createdAt).toLocaleString()}>{ago(c.createdAt)}</td>
+                  <td title={new Date(c.createdAt).toLocaleString()}>
+                    <Ago iso={c.createdAt} />
+                  </td>
                   <td>{bytes(c.sizeBytes)}</td>
                   <td>{c.memory ? 'with memory' : 'disk only'}</td>
                   <td className="mono small">{c.sessions.map((x) => `${x.key}: ${x.cwd ?? 'default'}`).join(', ') || '—'}</td>
@@ -175,8 +177,9 @@ export function CheckpointsPanel({ sandbox: s, visible }: Props) {
       {asking?.kind === 'restore' && (
         <div className="confirm checkpoint-confirm" role="alertdialog" aria-label={`Restore ${s.name}`}>
           <span>
-            Restore <b>{s.name}</b> to <b>{asking.cp.label ?? asking.cp.id}</b> ({ago(asking.cp.createdAt)})? Everything changed since is
-            lost; its shells, terminals and desktop restart, and each session goes back to the directory it had then.
+            Restore <b>{s.name}</b> to <b>{asking.cp.label ?? asking.cp.id}</b> (<Ago iso={asking.cp.createdAt} />
+            )? Everything changed since is lost; its shells, terminals and desktop restart, and each session goes back to the directory it
+            had then.
           </span>
           <button
             className="btn btn-danger"

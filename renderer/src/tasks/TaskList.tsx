@@ -3,7 +3,7 @@ import type { OperationView } from '../../../src/api/contract.js';
 import { useApi } from '../app/api-context.js';
 import { useEvents, useEventsStatus, usePageHidden } from '../events/events-context.js';
 import { askNotificationPermission, endedText, operationTitle, systemNotify } from '../events/notify.js';
-import { ago } from '../ui/format.js';
+import { Ago } from '../ui/Ago.js';
 
 interface Props {
   /** Whether the window has focus (injected in tests; default `document.hasFocus()`). */
@@ -105,7 +105,7 @@ export function TaskList({ focused = () => document.hasFocus(), notify = systemN
                 <div className="task-head">
                   <span className="task-title">{operationTitle(o)}</span>
                   <span className="muted small">
-                    {o.state === 'running' ? 'running' : o.state} · {ago(o.startedAt)}
+                    {o.state === 'running' ? 'running' : o.state} · <Ago iso={o.startedAt} />
                   </span>
                 </div>
                 {o.state === 'running' && (
