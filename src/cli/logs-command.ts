@@ -30,7 +30,9 @@ export function statsLine(s: SandboxStats): string {
 export function addLogsCommands(program: Command, core: () => SandboxDesk, out: Out, signals: SignalSource = process): void {
   program
     .command('logs <name>')
-    .description("a sandbox's logs: the container's output or the VM's serial console, the desktop's, the app's own")
+    .description(
+      "a sandbox's logs: the container's output or the VM's serial console, the desktop's, the app's own. The agents' tool calls are `calls`",
+    )
     .option('--source <id>', 'which log (see --list): container, serial, virtiofsd-N, desktop, desktop-xvnc, app, …')
     .option('--tail <n>', `the last N lines (default ${DEFAULT_TAIL})`)
     .option('-f, --follow', 'keep printing new lines until Ctrl-C')
