@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { memoryText } from '../shared/memory-text.js';
 import type { SandboxDesk } from '../api/sandbox-desk.js';
 import { DEFAULT_TAIL } from '../api/log-service.js';
 import { LogRequest } from '../api/contract.js';
@@ -20,7 +21,9 @@ function parseTail(v: string | undefined): number | undefined {
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
 
 export function statsLine(s: SandboxStats): string {
-  return `${s.sandbox}  cpu ${s.cpuPercent.toFixed(1)}%  memory ${mib(s.memoryBytes)}${s.memoryLimitBytes ? ` / ${mib(s.memoryLimitBytes)}` : ''}\n`;
+  const memory =
+    s.memoryOf === 'vm-process' ? memoryText(s, mib) : `${mib(s.memoryBytes)}${s.memoryLimitBytes ? ` / ${mib(s.memoryLimitBytes)}` : ''}`;
+  return `${s.sandbox}  cpu ${s.cpuPercent.toFixed(1)}%  memory ${memory}\n`;
 }
 
 /**
