@@ -46,7 +46,11 @@ export const HELP_EXAMPLES: Record<string, string[]> = {
     'sandbox-desk replay export demo --from 2026-03-01T10:00:00Z --to 2026-03-01T10:05:00Z --out ./clip --format webm',
   ],
   'replay rm': ['sandbox-desk replay rm demo'],
-  'network log': ['sandbox-desk network log demo', 'sandbox-desk network log demo --follow --json'],
+  'network log': [
+    'sandbox-desk network log demo',
+    'sandbox-desk network log demo --follow --json',
+    'sandbox-desk network log demo --denied --process curl --host github.com',
+  ],
   exec: [
     'sandbox-desk exec demo -- ls -la',
     'sandbox-desk exec demo --session a -- cd /tmp      # session a now records /tmp',
