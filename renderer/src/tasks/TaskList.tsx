@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import type { OperationView } from '../../../src/api/contract.js';
+import { describeError } from '../app/api-client.js';
 import { useApi } from '../app/api-context.js';
 import { useEvents, useEventsStatus, usePageHidden } from '../events/events-context.js';
 import { askNotificationPermission, endedText, operationTitle, systemNotify } from '../events/notify.js';
@@ -23,6 +24,8 @@ export function TaskList({ focused = () => document.hasFocus(), notify = systemN
   const hidden = usePageHidden();
   const [ops, setOps] = useState<OperationView[]>([]);
   const [open, setOpen] = useState(false);
+  // A cancel asked from here, per task: its refusal (the core's words) shown on the task.
+  const [cancelling, setCancelling] = useState<Record<string, string | null>>({});
   const seen = useRef(new Map<string, OperationView['state']>());
   const latest = useRef({ focused, notify });
   latest.current = { focused, notify };
@@ -116,6 +119,35 @@ export function TaskList({ focused = () => document.hasFocus(), notify = systemN
                   />
                 )}
                 <div className={`small mono ${o.state === 'failed' ? 'text-bad' : 'muted'}`}>{detail(o)}</div>
+                {/* A create or start sent to the background (a VM's boot) is cancelled from here: the core
+                    undoes what it made. Other kinds have no cancel in the contract. */}
+                {o.state === 'running' && o.sandbox && CANCELLABLE.has(o.kind) && (
+                  <div className="task-actions">
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      data-testid={`task-cancel-${o.id}`}
+                      disabled={o.id in cancelling && cancelling[o.id] === null}
+                      onClick={() => {
+                        setCancelling((c) => ({ ...c, [o.id]: null }));
+                        api.call('cancelOperation', { name: o.sandbox! }).then(
+                          () => undefined,
+                          (err: unknown) => {
+                            const e = describeError(err);
+                            setCancelling((c) => ({ ...c, [o.id]: `${e.message}${e.hint ? ` — ${e.hint}` : ''}` }));
+                          },
+                        );
+                      }}
+                    >
+                      {o.id in cancelling && cancelling[o.id] === null ? 'Cancelling…' : 'Cancel'}
+                    </button>
+                    {cancelling[o.id] && (
+                      <span className="small text-bad" role="alert">
+                        {cancelling[o.id]}
+                      </span>
+                    )}
+                  </div>
+                )}
               </li>
             ))}
           </ul>
@@ -124,6 +156,9 @@ export function TaskList({ focused = () => document.hasFocus(), notify = systemN
     </>
   );
 }
+
+/** The kinds `cancelOperation` stops (a sandbox's create or start, by the sandbox's name). */
+const CANCELLABLE = new Set(['create', 'start']);
 
 /** The line under a task: its latest step while it runs, how long it took once done, why it failed. */
 function detail(o: OperationView): string {
