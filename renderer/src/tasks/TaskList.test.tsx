@@ -149,4 +149,24 @@ describe('TaskList', () => {
     fireEvent.click(screen.getByTestId('task-cancel-st'));
     expect((await screen.findByRole('alert')).textContent).toMatch(/nothing to cancel/);
   });
+
+  it('closes with Escape and with a click outside; the keyboard goes back to the Tasks button', async () => {
+    const api = new FakeApi();
+    render(
+      <ApiProvider api={api}>
+        <button data-testid="elsewhere">a tab</button>
+        <TaskList focused={() => true} notify={() => undefined} />
+      </ApiProvider>,
+    );
+    fireEvent.click(screen.getByTestId('tasks-toggle'));
+    expect(screen.getByTestId('task-list')).toBeTruthy();
+    fireEvent.keyDown(document.activeElement ?? document.body, { key: 'Escape' });
+    expect(screen.queryByTestId('task-list')).toBeNull();
+    expect(document.activeElement).toBe(screen.getByTestId('tasks-toggle'));
+    fireEvent.click(screen.getByTestId('tasks-toggle'));
+    fireEvent.mouseDown(screen.getByTestId('task-list'));
+    expect(screen.getByTestId('task-list')).toBeTruthy(); // a click inside keeps it
+    fireEvent.mouseDown(screen.getByTestId('elsewhere'));
+    expect(screen.queryByTestId('task-list')).toBeNull();
+  });
 });

@@ -27,6 +27,31 @@ export function TaskList({ focused = () => document.hasFocus(), notify = systemN
   // A cancel asked from here, per task: its refusal (the core's words) shown on the task.
   const [cancelling, setCancelling] = useState<Record<string, string | null>>({});
   const seen = useRef(new Map<string, OperationView['state']>());
+  const toggle = useRef<HTMLButtonElement>(null);
+  const panel = useRef<HTMLElement>(null);
+
+  // A popover, not a sheet over the window: Escape or a click outside closes it, and the keyboard
+  // goes back to the Tasks button (closing it left focus on <body>, and an open list covered other tabs).
+  useEffect(() => {
+    if (!open) return;
+    const close = () => {
+      setOpen(false);
+      toggle.current?.focus();
+    };
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') close();
+    };
+    const onDown = (e: MouseEvent) => {
+      const t = e.target as Node | null;
+      if (t && !panel.current?.contains(t) && !toggle.current?.contains(t)) setOpen(false);
+    };
+    document.addEventListener('keydown', onKey);
+    document.addEventListener('mousedown', onDown);
+    return () => {
+      document.removeEventListener('keydown', onKey);
+      document.removeEventListener('mousedown', onDown);
+    };
+  }, [open]);
   const latest = useRef({ focused, notify });
   latest.current = { focused, notify };
 
@@ -83,6 +108,7 @@ export function TaskList({ focused = () => document.hasFocus(), notify = systemN
       <button
         className={`btn btn-small${unread ? ' tasks-failed' : ''}`}
         data-testid="tasks-toggle"
+        ref={toggle}
         aria-expanded={open}
         onClick={() => {
           askNotificationPermission();
@@ -93,11 +119,18 @@ export function TaskList({ focused = () => document.hasFocus(), notify = systemN
         Tasks{label ? ` (${label})` : ''}
       </button>
       {open && (
-        <section className="task-list" data-testid="task-list" aria-label="Tasks">
+        <section className="task-list" data-testid="task-list" aria-label="Tasks" ref={panel}>
           <header className="op-head">
             <strong>Tasks</strong>
             <span className="muted small">long operations of this window, the CLI and agents</span>
-            <button className="btn-icon" aria-label="Close tasks" onClick={() => setOpen(false)}>
+            <button
+              className="btn-icon"
+              aria-label="Close tasks"
+              onClick={() => {
+                setOpen(false);
+                toggle.current?.focus();
+              }}
+            >
               ×
             </button>
           </header>
