@@ -189,6 +189,14 @@ export function ScreenPane({ sandbox, visible, standalone = false, onCreateDeskt
         </div>
       )}
 
+      {running && control.mine && (
+        // Once the screen has the keyboard every key goes to the desktop: say how to get it back, with
+        // the window's own shortcut (Alt+Shift in a browser tab, where Ctrl+Shift+D is the browser's).
+        <div className="small muted screen-keyboard-hint" data-testid="keyboard-hint">
+          The desktop has your keyboard. <kbd>{window.sandboxDesk ? 'Ctrl+Shift+D' : 'Alt+Shift+D'}</kbd> takes it back to the window
+          (details view); <b>Give back</b> returns control to the agent.
+        </div>
+      )}
       {running && (
         <ScreenToolbar
           mode={mode}
