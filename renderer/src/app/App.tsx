@@ -358,6 +358,21 @@ function Desk() {
       {creating && (
         <CreateSandboxDialog
           initialImage={createImage}
+          progress={
+            creatingNow ? (
+              <OperationProgress
+                key={opKey(creatingNow)}
+                sandbox={creatingNow.name}
+                onBackground={() => {
+                  // The dialog goes; its create goes on in the core and still reports here when it ends (onCreated).
+                  toBackground(creatingNow);
+                  setCreating(false);
+                  setCreateImage(undefined);
+                  selectNew(creatingNow.name);
+                }}
+              />
+            ) : undefined
+          }
           onClose={() => {
             setCreating(false);
             setCreateImage(undefined);
@@ -365,20 +380,6 @@ function Desk() {
           onCreated={(r) => {
             setCreateImage(undefined);
             onCreated(r);
-          }}
-        />
-      )}
-      {creatingNow && (
-        <OperationProgress
-          key={opKey(creatingNow)}
-          floating
-          sandbox={creatingNow.name}
-          onBackground={() => {
-            // The dialog goes; its create goes on in the core and still reports here when it ends (onCreated).
-            toBackground(creatingNow);
-            setCreating(false);
-            setCreateImage(undefined);
-            selectNew(creatingNow.name);
           }}
         />
       )}
