@@ -83,7 +83,12 @@ export function FilesPanel({ sandbox, session, visible }: Props) {
         <button type="button" className="btn btn-small" disabled={!here || here === '/'} onClick={() => here && setDir(parentOf(here))}>
           ↑ Up
         </button>
-        <button type="button" className="btn btn-small" onClick={() => setDir(null)} title={`Back to session ${listing?.session ?? session ?? 'default'}'s cwd`}>
+        <button
+          type="button"
+          className="btn btn-small"
+          onClick={() => setDir(null)}
+          title={`Back to session ${listing?.session ?? session ?? 'default'}'s cwd`}
+        >
           cwd
         </button>
         <span className="mono files-path ellipsis" data-testid="files-path" title={here ?? ''}>
