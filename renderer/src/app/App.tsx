@@ -332,7 +332,7 @@ function Desk() {
         )}
         <footer className="statusbar">
           {shortcuts.map((s) => (
-            <span key={s.keys} className="shortcut" data-testid="shortcut">
+            <span key={s.keys} className="shortcut" data-testid="shortcut" title={`${s.keys}: ${s.what}`}>
               <kbd>{s.keys}</kbd> {s.what}
             </span>
           ))}
@@ -343,7 +343,7 @@ function Desk() {
             Images
           </button>
           <span
-            className="muted"
+            className="muted statusbar-mode"
             title={
               browser
                 ? 'The browser keeps Ctrl+Shift+N/T for itself (private window, reopen tab): use Alt+Shift here'
