@@ -38,7 +38,10 @@ describe.each([
     // Every item of the status bar lies inside the window: none pushed past its right edge or clipped.
     const bar = await page.locator('footer.statusbar').evaluate((el) => {
       const r = el.getBoundingClientRect();
-      const items = [...el.children].map((c) => ({ right: c.getBoundingClientRect().right, cut: c.scrollWidth > c.clientWidth + 1 }));
+      const items = Array.from(el.children).map((c) => ({
+        right: c.getBoundingClientRect().right,
+        cut: c.scrollWidth > c.clientWidth + 1,
+      }));
       return { right: r.right, scroll: el.scrollWidth, client: el.clientWidth, items };
     });
     expect(bar.scroll).toBeLessThanOrEqual(bar.client + 1);
