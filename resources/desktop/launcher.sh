@@ -117,14 +117,21 @@ browser=()
 # on-device-model / optimization-guide / translate / media-router services an agent's browser does
 # not use. Pages, DevTools and several tabs work as before. (--in-process-gpu saved 2 MiB more and lost
 # keyboard input to pages: not used.)
+# None of Chromium's own background traffic (issue 36): under network mode allow every connection is on
+# the network log, and an idle browser's component updates, network-time, safe-browsing, sign-in and
+# metrics pings buried the agent's one denied line (test/integration/network-desktop.test.ts).
+quiet_features=AutofillServerCommunication,CertificateTransparencyComponentUpdater,DialMediaRouteProvider,InterestFeedContentSuggestions,NetworkTimeServiceQuerying,SafeBrowsingEnhancedProtection,PrivacySandboxSettings4,NTPPopularSitesBakedInContent,MediaEngagementBypassAutoplayPolicies,OptimizationGuideFetching,LensOverlay,ChromeWhatsNewUI,Glic
+quiet_flags=(--disable-client-side-phishing-detection --disable-domain-reliability --safebrowsing-disable-auto-update
+  --no-pings --disable-default-apps --disable-component-extensions-with-background-pages --metrics-recording-only
+  --disable-breakpad --disable-search-engine-choice-screen --no-service-autorun --disable-field-trial-config)
 memory_flags=(--renderer-process-limit=2
-  --disable-features=SpareRendererForSitePerProcess,OptimizationGuideOnDeviceModel,OptimizationGuideModelDownloading,OptimizationHintsFetching,OptimizationTargetPrediction,OptimizationHints,Translate,MediaRouter)
+  --disable-features=SpareRendererForSitePerProcess,OptimizationGuideOnDeviceModel,OptimizationGuideModelDownloading,OptimizationHintsFetching,OptimizationTargetPrediction,OptimizationHints,Translate,MediaRouter,$quiet_features)
 # DevTools on a pipe, never a port: the relay below is the only way in, as this user.
 if command -v chromium >/dev/null && python3 -c 'import json' 2>/dev/null; then
   browser=(python3 "$dir/cdp-pipe.py" "$dir/cdp.sock" -- chromium --remote-debugging-pipe
     "--user-data-dir=$profile" --no-first-run --no-default-browser-check --disable-background-networking
     --disable-component-update --disable-sync --password-store=basic --disable-dev-shm-usage
-    --hide-crash-restore-bubble "${memory_flags[@]}" --start-maximized about:blank)
+    --hide-crash-restore-bubble "${memory_flags[@]}" "${quiet_flags[@]}" --start-maximized about:blank)
   clean_profile "$profile"
   [ "$chromium_sandbox" = 1 ] || browser+=(--no-sandbox --test-type)
   # Network policy `allow`: the egress relay, said explicitly (enforcement does not depend on it: the

@@ -54,4 +54,35 @@ describe('PluginLoader', () => {
     });
     await loader.dispose();
   });
+
+  it('"plugin … loaded" is logged at debug, not info: every CLI call loads the plugins', async () => {
+    const good = join(dir, 'good-plugin');
+    mkdirSync(good);
+    writeFileSync(
+      join(good, 'package.json'),
+      JSON.stringify({ name: 'good-plugin', version: '1.0.0', type: 'module', sandboxDesk: { provider: './index.js' } }),
+    );
+    writeFileSync(
+      join(good, 'index.js'),
+      `export const apiVersion = 1;
+export function register(ctx) {
+  ctx.registerProvider({ name: 'goodbox', isContainer: true, defaultCwd: '~', supportsStreams: false, description: 'd',
+    provision: async (s) => ({ backendRef: s.resourceName, user: null, image: null }), start: async () => {}, stop: async () => {},
+    remove: async () => {}, status: async () => ({ state: 'missing', incarnation: null }), createEnvironment: async () => { throw new Error('x'); } });
+}
+`,
+    );
+    const lines: Array<[string, string]> = [];
+    const logger = {
+      info: (m: string) => lines.push(['info', m]),
+      warn: (m: string) => lines.push(['warn', m]),
+      debug: (m: string) => lines.push(['debug', m]),
+    };
+    const loader = new PluginLoader(registry, dir, { scanDataDir: false, builtin: false, paths: [good] }, { ...noConfig, logger });
+    await loader.ready;
+    expect((await loader.list()).find((p) => p.name === 'good-plugin')).toMatchObject({ error: null, status: 'loaded' });
+    expect(lines.filter(([level, m]) => level !== 'debug' && /loaded/.test(m))).toEqual([]);
+    expect(lines).toContainEqual(['debug', expect.stringMatching(/plugin good-plugin: loaded/)]);
+    await loader.dispose();
+  });
 });

@@ -150,7 +150,7 @@ export class SandboxDesk {
     this.plugins = new PluginLoader(this.registry, this.store.dataDir, opts.plugins ?? {}, {
       fromConfig: settingsFromConfig(this.config.plugins),
       configError: this.pluginConfigError,
-      logger: opts.pluginLogger ?? { info: (m) => pluginLog.info(m), warn: (m) => pluginLog.warn(m) },
+      logger: opts.pluginLogger ?? { info: (m) => pluginLog.info(m), warn: (m) => pluginLog.warn(m), debug: (m) => pluginLog.debug(m) },
     });
     this.environments = new EnvironmentManager({ sandboxes: this.store.sandboxes });
     this.tracker = new OperationTracker(this.store.operations, this.events, (err) =>

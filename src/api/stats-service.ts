@@ -77,6 +77,7 @@ export class StatsService implements IDisposable {
       cpuPercent: Math.max(0, cpuPercent(prev, next) ?? 0),
       memoryBytes: next.memoryBytes,
       memoryLimitBytes: next.memoryLimitBytes,
+      ...(next.memoryOf ? { memoryOf: next.memoryOf } : {}),
     };
   }
 

@@ -32,6 +32,17 @@ describe('help examples', () => {
     expect(without).toEqual([]);
   });
 
+  it('the agent call log is `calls` (alias `log`), and each of calls/logs says the other is not it', async () => {
+    const calls = await runMain(['calls', '--help']);
+    expect(calls.code).toBe(0);
+    expect(calls.stdout).toMatch(/Usage: sandbox-desk calls\|log/);
+    expect(calls.stdout.replace(/\s+/g, ' ')).toMatch(/A sandbox's own output is `logs`/);
+    const logs = await runMain(['logs', '--help']);
+    expect(logs.stdout.replace(/\s+/g, ' ')).toMatch(/The agents' tool calls are `calls`/);
+    // The old name still runs, as the same command.
+    expect((await runMain(['log', '--help'])).stdout).toMatch(/Usage: sandbox-desk calls\|log/);
+  });
+
   it('reports the commands that have none', () => {
     const p = new Command('x');
     p.command('a');

@@ -46,7 +46,11 @@ export const HELP_EXAMPLES: Record<string, string[]> = {
     'sandbox-desk replay export demo --from 2026-03-01T10:00:00Z --to 2026-03-01T10:05:00Z --out ./clip --format webm',
   ],
   'replay rm': ['sandbox-desk replay rm demo'],
-  'network log': ['sandbox-desk network log demo', 'sandbox-desk network log demo --follow --json'],
+  'network log': [
+    'sandbox-desk network log demo',
+    'sandbox-desk network log demo --follow --json',
+    'sandbox-desk network log demo --denied --process curl --host github.com',
+  ],
   exec: [
     'sandbox-desk exec demo -- ls -la',
     'sandbox-desk exec demo --session a -- cd /tmp      # session a now records /tmp',
@@ -86,8 +90,17 @@ export const HELP_EXAMPLES: Record<string, string[]> = {
   'service run': ['sandbox-desk service run   # in the foreground, for debugging (any command starts it on demand)'],
   'service status': ['sandbox-desk service status --json'],
   'service stop': ['sandbox-desk service stop', 'sandbox-desk service stop --force   # even with sandboxes running (they keep running)'],
-  log: ['sandbox-desk log demo', 'sandbox-desk log demo --session a --jsonl'],
-  logs: ['sandbox-desk logs demo --follow', 'sandbox-desk logs vm --source serial --tail 50', 'sandbox-desk logs demo --list'],
+  calls: [
+    'sandbox-desk calls demo                         # what agents ran in demo (alias: log)',
+    'sandbox-desk calls demo --session a --jsonl',
+    "sandbox-desk logs demo                          # not the same: the sandbox's own output",
+  ],
+  logs: [
+    'sandbox-desk logs demo --follow',
+    'sandbox-desk logs vm --source serial --tail 50',
+    'sandbox-desk logs demo --list',
+    "sandbox-desk calls demo                         # not the same: the agents' tool calls",
+  ],
   stats: ['sandbox-desk stats demo', 'sandbox-desk stats demo --json'],
   token: ['sandbox-desk token create --sandbox demo --label ci'],
   'token create': ['sandbox-desk token create --sandbox demo --label ci'],

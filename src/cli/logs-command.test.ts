@@ -13,6 +13,9 @@ describe('sandbox-desk logs / stats', () => {
     expect((await runMain(['logs', 'demo', '--tail', '99999'])).stderr).toMatch(/tail is more than 10000 lines/);
   });
   it('prints CPU and memory on one line', () => {
+    expect(
+      statsLine({ sandbox: 'vm', at: '', cpuPercent: 1, memoryBytes: 1.5 * 2 ** 30, memoryLimitBytes: 2 ** 30, memoryOf: 'vm-process' }),
+    ).toBe('vm  cpu 1.0%  memory QEMU process 1536.0 MiB (guest 1024.0 MiB)\n');
     expect(statsLine({ sandbox: 'demo', at: '', cpuPercent: 12.34, memoryBytes: 64 * 2 ** 20, memoryLimitBytes: 2 ** 30 })).toBe(
       'demo  cpu 12.3%  memory 64.0 MiB / 1024.0 MiB\n',
     );

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { DeskClient } from '../client/http-client.js';
 import { CLOSE } from '../shared/stream-close-codes.js';
+import { memoryText } from '../shared/memory-text.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import { DEFAULT_LOG_TAIL as DEFAULT_TAIL, type SandboxStats } from '../shared/observability-types.js';
 import type { SignalSource } from './interrupt.js';
@@ -18,7 +19,9 @@ function parseTail(v: string | undefined): number | undefined {
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
 
 export function statsLine(s: SandboxStats): string {
-  return `${s.sandbox}  cpu ${s.cpuPercent.toFixed(1)}%  memory ${mib(s.memoryBytes)}${s.memoryLimitBytes ? ` / ${mib(s.memoryLimitBytes)}` : ''}\n`;
+  const memory =
+    s.memoryOf === 'vm-process' ? memoryText(s, mib) : `${mib(s.memoryBytes)}${s.memoryLimitBytes ? ` / ${mib(s.memoryLimitBytes)}` : ''}`;
+  return `${s.sandbox}  cpu ${s.cpuPercent.toFixed(1)}%  memory ${memory}\n`;
 }
 
 /**
@@ -28,7 +31,9 @@ export function statsLine(s: SandboxStats): string {
 export function addLogsCommands(program: Command, client: () => Promise<DeskClient>, out: Out, signals: SignalSource = process): void {
   program
     .command('logs <name>')
-    .description("a sandbox's logs: the container's output or the VM's serial console, the desktop's, the app's own")
+    .description(
+      "a sandbox's logs: the container's output or the VM's serial console, the desktop's, the app's own. The agents' tool calls are `calls`",
+    )
     .option('--source <id>', 'which log (see --list): container, serial, virtiofsd-N, desktop, desktop-xvnc, app, …')
     .option('--tail <n>', `the last N lines (default ${DEFAULT_TAIL})`)
     .option('-f, --follow', 'keep printing new lines until Ctrl-C')

@@ -48,8 +48,13 @@ export function addMcpCommands(
     });
 
   program
-    .command('log [name]')
-    .description('the call log of the agent bridge (time, sandbox, session, tool, cwd used and observed, exit code, warnings)')
+    // `calls`, not `log`: beside `logs` (a sandbox's output) the two read as one command misspelt.
+    // `log` stays as an alias so scripts keep working.
+    .command('calls [name]')
+    .alias('log')
+    .description(
+      "the agents' call log: every MCP/CLI tool call (time, sandbox, session, tool, cwd used and observed, exit code, warnings); also `log`. A sandbox's own output is `logs`",
+    )
     .option('--session <key>', 'only this session')
     .option('--limit <n>', 'the last N calls', '100')
     .option('--jsonl', 'every matching call, as JSON lines (for export)')

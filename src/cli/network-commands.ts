@@ -2,6 +2,7 @@
  * The network policy's commands: `sandbox network NAME [--mode …] [--allow …] [--deny …]` and
  * `network log NAME [--follow] [--json]`. The create flags (`--network`, `--allow`) are in main.ts.
  */
+import { filtersNetworkLog, matchesNetworkLog, type NetworkLogFilter } from '../shared/network-log-filter.js';
 import type { Command } from 'commander';
 import type { NetworkLogEntry, NetworkMode, NetworkPolicy } from '../api/contract.js';
 import type { DeskClient } from '../client/http-client.js';
@@ -81,20 +82,36 @@ export function addNetworkCommands(program: Command, sandbox: Command, client: (
     .option('--follow', 'keep printing new connections until Ctrl-C')
     .option('--limit <n>', 'how many of the newest to show first (default 100)')
     .option('--json', 'one JSON object per line (with --follow) or a JSON array')
-    .action(async (name: string, o: { follow?: boolean; limit?: string; json?: boolean }) => {
+    .option('--denied', 'only the connections the proxy refused')
+    .option('--process <name>', 'only lines whose process name contains this (e.g. curl)')
+    .option('--host <part>', 'only lines whose host contains this (e.g. github.com)')
+    .action(async (name: string, o: { follow?: boolean; limit?: string; json?: boolean } & NetworkLogFilter) => {
       const limit = o.limit !== undefined ? Number(o.limit) : 100;
       if (!Number.isInteger(limit) || limit < 1)
         throw new SandboxDeskError('invalid_input', `--limit ${JSON.stringify(o.limit)} is not a positive whole number`, {
           hint: 'e.g. --limit 50',
         });
       const c = await client();
-      const first = await c.call('networkLog', { sandbox: name, limit });
+      const filter: NetworkLogFilter = { denied: o.denied, process: o.process, host: o.host };
+      // The newest `limit` lines that match (not the matches among the newest `limit`).
+      const first = filtersNetworkLog(filter)
+        ? (await c.call('networkLog', { sandbox: name, limit: 10_000 })).filter((e) => matchesNetworkLog(e, filter)).slice(-limit)
+        : await c.call('networkLog', { sandbox: name, limit });
       if (!o.follow) {
         if (o.json) printJson(out, first);
-        else out.stdout(first.length ? first.map(logLine).join('') : `No connections logged for ${name} yet.\n`);
+        else
+          out.stdout(
+            first.length
+              ? first.map(logLine).join('')
+              : filtersNetworkLog(filter)
+                ? `No connections of ${name} match --denied/--process/--host.\n`
+                : `No connections logged for ${name} yet.\n`,
+          );
         return;
       }
-      const show = (e: NetworkLogEntry): void => out.stdout(o.json ? `${JSON.stringify(e)}\n` : logLine(e));
+      const show = (e: NetworkLogEntry): void => {
+        if (matchesNetworkLog(e, filter)) out.stdout(o.json ? `${JSON.stringify(e)}\n` : logLine(e));
+      };
       first.forEach(show);
       // Every entry logged after the newest one shown is printed once (newEntries).
       let last = first;

@@ -32,6 +32,16 @@ describe('network log and sandbox network (CLI)', () => {
     const lines: NetworkLogEntry[] = [
       { at, sandbox: 'box', host: 'a.com', port: 443, verdict: 'allowed', kind: 'connect', reason: null, process: null },
       { at, sandbox: 'box', host: 'b.com', port: 80, verdict: 'denied', kind: 'http', reason: 'not on the allow list', process: null },
+      {
+        at,
+        sandbox: 'box',
+        host: 'api.c.com',
+        port: 443,
+        verdict: 'denied',
+        kind: 'connect',
+        reason: 'not on the allow list',
+        process: 'curl',
+      },
     ];
     mkdirSync(dirname(logFileOf(home, 'box')), { recursive: true });
     writeFileSync(logFileOf(home, 'box'), lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
@@ -41,9 +51,23 @@ describe('network log and sandbox network (CLI)', () => {
   it('prints the log oldest first, as lines or JSON', async () => {
     const text = await run(['network', 'log', 'box']);
     expect(text.code).toBe(0);
-    expect(text.stdout).toBe(`${at()}  ALLOW  a.com:443  connect\n${at()}  DENY   b.com:80  http  (not on the allow list)\n`);
+    expect(text.stdout.split('\n').slice(0, 2).join('\n')).toBe(
+      `${at()}  ALLOW  a.com:443  connect\n${at()}  DENY   b.com:80  http  (not on the allow list)`,
+    );
     const json = await run(['network', 'log', 'box', '--json', '--limit', '1']);
-    expect(JSON.parse(json.stdout)).toEqual([expect.objectContaining({ host: 'b.com', verdict: 'denied' })]);
+    expect(JSON.parse(json.stdout)).toEqual([expect.objectContaining({ host: 'api.c.com', verdict: 'denied' })]);
+  });
+
+  it('filters: --denied, --process, --host (the newest matches, not the matches among the newest)', async () => {
+    const hosts = async (...flags: string[]) =>
+      (JSON.parse((await run(['network', 'log', 'box', '--json', ...flags])).stdout) as NetworkLogEntry[]).map((e) => e.host);
+    expect(await hosts('--denied')).toEqual(['b.com', 'api.c.com']);
+    expect(await hosts('--process', 'CURL')).toEqual(['api.c.com']);
+    expect(await hosts('--host', 'c.com')).toEqual(['api.c.com']);
+    expect(await hosts('--host', 'a.com', '--denied')).toEqual([]);
+    expect(await hosts('--denied', '--limit', '1')).toEqual(['api.c.com']);
+    expect(await hosts('--host', 'a.com', '--limit', '1')).toEqual(['a.com']);
+    expect((await run(['network', 'log', 'box', '--process', 'wget'])).stdout).toMatch(/No connections of box match/);
   });
 
   it('shows the policy; a backend that cannot enforce a mode refuses it with the reason (exit 125)', async () => {

@@ -40,6 +40,12 @@ export interface ResourceSample {
   memoryBytes: number;
   /** The memory the sandbox may use (a container's limit, a VM's RAM); null when unbounded or unknown. */
   memoryLimitBytes: number | null;
+  /**
+   * What memoryBytes measures when it is not the sandbox's own use: `vm-process` — the QEMU process's
+   * resident memory (guest RAM it touched plus QEMU's own overhead), so it can exceed the guest's size
+   * (memoryLimitBytes) and must not be read as "x of limit".
+   */
+  memoryOf?: 'vm-process';
 }
 
 export interface ResourceCapability<Ref> {

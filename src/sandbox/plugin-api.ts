@@ -40,6 +40,8 @@ export const PLUGIN_API_VERSION = 1;
 export interface PluginLogger {
   info(message: string): void;
   warn(message: string): void;
+  /** Routine detail (e.g. "plugin x: loaded"), kept out of the app's log at its default level. */
+  debug?(message: string): void;
 }
 
 /** Result of a short local argv run by `ctx.helpers.runArgv` (no shell). */

@@ -38,6 +38,8 @@ export interface StatsEvent extends Base {
   cpuPercent: number;
   memoryBytes: number;
   memoryLimitBytes: number | null;
+  /** As SandboxStats.memoryOf (src/shared/observability-types.ts). */
+  memoryOf?: 'vm-process';
 }
 
 /**

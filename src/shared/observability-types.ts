@@ -27,6 +27,12 @@ export interface SandboxStats {
   cpuPercent: number;
   memoryBytes: number;
   memoryLimitBytes: number | null;
+  /**
+   * What memoryBytes measures when it is not the sandbox's own use: `vm-process` — the QEMU process's
+   * resident memory (guest RAM it touched plus QEMU's own overhead), so it can exceed the guest's size
+   * (memoryLimitBytes) and must not be read as "x of limit".
+   */
+  memoryOf?: 'vm-process';
 }
 
 /** The container engine's own state, for the status line. */

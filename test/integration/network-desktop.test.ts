@@ -29,6 +29,20 @@ describe('the desktop browser under network policy allow (real engine, Chromium 
     srv?.dispose();
   });
 
+  // Runs first, while nobody has used the browser: what is on the log now, Chromium did on its own.
+  it('an idle Chromium makes no connection of its own (no component updates, safe browsing, pings…)', async () => {
+    // allow mode logs every connection the sandbox tries; ~20 s covers Chromium's start-up fetches
+    // (component updater, variations, safe browsing list, domain reliability) that followed the launch.
+    await new Promise((r) => setTimeout(r, 20_000));
+    const own = t.desk.network.log(sb).filter((e) => e.host !== srv.ip.a && e.host !== srv.ip.b);
+    // With the old flags: clients2.google.com (component updates, network time) among them. What is
+    // NOT solved yet (issue 36 item 6, open): Chromium's Google sign-in and GCM check-in
+    // (accounts.google.com, www.google.com, android.clients.google.com) still try to connect; none of
+    // the command-line switches tried stops them. Anything else is a regression.
+    const stillOpen = new Set(['accounts.google.com', 'www.google.com', 'android.clients.google.com']);
+    expect(own.filter((e) => !stillOpen.has(e.host)).map((e) => `${e.host}:${e.port} ${e.verdict} ${e.process ?? '?'}`)).toEqual([]);
+  }, 40_000);
+
   it('reaches the allowed server and is refused on the other, each on the log', async () => {
     const ep = await t.desk.desktop.browserEndpoint(sb);
     const remote = await chromium.connectOverCDP(ep.httpUrl);

@@ -38,3 +38,11 @@ describe('ssh argv', () => {
     expect(controlArgv(t, 'check').slice(-3)).toEqual(['-O', 'check', '127.0.0.1']);
   });
 });
+
+describe('ssh backend label', () => {
+  it('declares itself a remote machine, so the window does not label it "(container)"', async () => {
+    const { SshProvider } = await import('./ssh-provider.js');
+    const p = new SshProvider({ dataDir: '/nonexistent' } as never);
+    expect(p.isolation).toBe('remote');
+  });
+});

@@ -32,6 +32,8 @@ const USER_RE = /^[a-z_][a-z0-9_.-]{0,31}$/i;
 export class SshProvider implements SandboxProvider {
   readonly name = 'ssh';
   readonly isContainer = true;
+  // Another machine: the window must not call it a container (isContainer is about host paths).
+  readonly isolation = 'remote' as const;
   /** Each machine's own home, resolved after connecting. */
   readonly defaultCwd = '~';
   readonly supportsStreams = true;

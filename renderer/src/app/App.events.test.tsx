@@ -48,6 +48,22 @@ describe('pushed state in the window', () => {
     await screen.findByText('running', { selector: '[data-testid="sandbox-state-alpha"]' }, { timeout: 3500 });
   }, 15_000);
 
+  it('a host added to the allow list shows on the details card at once (a policy event re-reads the list)', async () => {
+    const api = new FakeApi({ sandboxes: [sandboxInfo({ name: 'alpha', state: 'running', network: { mode: 'allow', allow: [] } })] });
+    const events = liveApi(api);
+    clients.push(events);
+    render(<App api={api} events={events} />);
+    await screen.findByTestId('sandbox-row-alpha');
+    await goLive();
+    act(() => screen.getByTestId('view-details').click());
+    expect((await screen.findByTestId('details-network')).textContent).toMatch(/nothing allowed yet/);
+    // What the network panel's Allow does: the core changes the policy and publishes it.
+    const policy = await api.call('sandboxNetwork', { name: 'alpha', allow: ['example.com:443'] });
+    act(() => FakeEventSocket.last().event({ topic: 'network', sandbox: 'alpha', kind: 'policy', policy, seq: 1 }));
+    await vi.waitFor(() => expect(screen.getByTestId('details-network').textContent).toMatch(/example\.com:443/), { timeout: 1500 });
+    expect(screen.getByTestId('details-network').textContent).not.toMatch(/nothing allowed/);
+  });
+
   it('a hidden window makes no calls, even when events say something changed; shown, it re-reads', async () => {
     let hidden = false;
     const api = new FakeApi({ sandboxes: [sandboxInfo({ name: 'alpha', state: 'running' })] });

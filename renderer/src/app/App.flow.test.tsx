@@ -50,7 +50,7 @@ describe('the first ten minutes: create, long work, keyboard, empty state', () =
     expect(screen.queryByTestId('notice')).toBeNull();
   });
 
-  it('a create under way floats its steps and Cancel above the dialog, and can go to the background (sidebar row)', async () => {
+  it('a create under way shows its steps and one Cancel inside the dialog (no overlap, no second greyed Cancel), and can go to the background', async () => {
     const api = new FakeApi({ sandboxes: [sandboxInfo({ name: 'alpha' })] });
     let release: () => void = () => undefined;
     api
@@ -79,6 +79,11 @@ describe('the first ten minutes: create, long work, keyboard, empty state', () =
     const panel = await screen.findByTestId('operation-progress', undefined, { timeout: 4000 });
     expect(panel.textContent).toMatch(/3\.0 s process: QEMU is running/);
     expect(within(panel).getByTestId('operation-cancel')).toBeTruthy();
+    // One place: the progress is part of the dialog, and the dialog's own buttons gave way to it.
+    const dialog = screen.getByRole('dialog');
+    expect(dialog.contains(panel)).toBe(true);
+    expect(panel.className).not.toMatch(/floating/);
+    expect(within(dialog).getAllByRole('button', { name: /^Cancel/ })).toHaveLength(1);
     fireEvent.click(within(panel).getByTestId('operation-background'));
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
     expect(screen.queryByTestId('operation-progress')).toBeNull();

@@ -332,7 +332,7 @@ function Desk() {
         )}
         <footer className="statusbar">
           {shortcuts.map((s) => (
-            <span key={s.keys} className="shortcut" data-testid="shortcut">
+            <span key={s.keys} className="shortcut" data-testid="shortcut" title={`${s.keys}: ${s.what}`}>
               <kbd>{s.keys}</kbd> {s.what}
             </span>
           ))}
@@ -343,7 +343,7 @@ function Desk() {
             Images
           </button>
           <span
-            className="muted"
+            className="muted statusbar-mode"
             title={
               browser
                 ? 'The browser keeps Ctrl+Shift+N/T for itself (private window, reopen tab): use Alt+Shift here'
@@ -358,6 +358,21 @@ function Desk() {
       {creating && (
         <CreateSandboxDialog
           initialImage={createImage}
+          progress={
+            creatingNow ? (
+              <OperationProgress
+                key={opKey(creatingNow)}
+                sandbox={creatingNow.name}
+                onBackground={() => {
+                  // The dialog goes; its create goes on in the core and still reports here when it ends (onCreated).
+                  toBackground(creatingNow);
+                  setCreating(false);
+                  setCreateImage(undefined);
+                  selectNew(creatingNow.name);
+                }}
+              />
+            ) : undefined
+          }
           onClose={() => {
             setCreating(false);
             setCreateImage(undefined);
@@ -365,20 +380,6 @@ function Desk() {
           onCreated={(r) => {
             setCreateImage(undefined);
             onCreated(r);
-          }}
-        />
-      )}
-      {creatingNow && (
-        <OperationProgress
-          key={opKey(creatingNow)}
-          floating
-          sandbox={creatingNow.name}
-          onBackground={() => {
-            // The dialog goes; its create goes on in the core and still reports here when it ends (onCreated).
-            toBackground(creatingNow);
-            setCreating(false);
-            setCreateImage(undefined);
-            selectNew(creatingNow.name);
           }}
         />
       )}

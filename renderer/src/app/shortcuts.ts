@@ -12,7 +12,7 @@ const KEYS: Record<string, ShortcutAction> = { N: 'newSandbox', T: 'newTerminal'
 export const SHORTCUTS: Array<{ keys: string; what: string }> = [
   { keys: 'Ctrl+Shift+N', what: 'new sandbox' },
   { keys: 'Ctrl+Shift+T', what: 'new terminal tab' },
-  { keys: 'Ctrl+Shift+D', what: 'details ⇄ workspace' },
+  { keys: 'Ctrl+Shift+D', what: 'details ⇄ workspace · frees the keyboard' },
 ];
 
 /**

@@ -71,6 +71,25 @@ describe('checkpoints panel and toolbar', () => {
     );
   });
 
+  it("'Forked X' stays on the source's panel: the fork's own panel does not show it", async () => {
+    // The list already shows the fork's name (the window's list refreshes on its own clock).
+    const api = new FakeApi({
+      sandboxes: [sandboxInfo({ name: 'alpha', state: 'running' }), sandboxInfo({ name: 'try', state: 'running' })],
+    });
+    api.checkpoints = [cp()];
+    render(<App api={api} />);
+    fireEvent.click(await screen.findByTestId('sandbox-row-alpha'));
+    fireEvent.click(await screen.findByTestId('checkpoint-fork-c1'));
+    fireEvent.change(screen.getByLabelText('Fork name'), { target: { value: 'try' } });
+    fireEvent.click(screen.getByTestId('confirm-fork'));
+    expect((await screen.findByTestId('checkpoint-result')).textContent).toMatch(/Forked try/);
+    fireEvent.click(await screen.findByTestId('sandbox-row-try'));
+    await waitFor(() => expect(screen.getByTestId('checkpoints-panel').textContent).toMatch(/of try yet|before the agent/));
+    expect(screen.queryByTestId('checkpoint-result')).toBeNull();
+    fireEvent.click(screen.getByTestId('sandbox-row-alpha'));
+    expect((await screen.findByTestId('checkpoint-result')).textContent).toMatch(/Forked try/);
+  });
+
   it('the toolbar Checkpoint button saves one; Pause and Resume switch', async () => {
     const api = new FakeApi({ sandboxes: [sandboxInfo({ name: 'alpha', state: 'running' })] });
     render(<App api={api} />);

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import type { CheckpointInfo, SandboxInfo } from '../../../src/api/contract.js';
 import { describeError } from '../app/api-client.js';
 import { useApi } from '../app/api-context.js';
-import { ago } from '../ui/format.js';
+import { Ago } from '../ui/Ago.js';
 import { usePoll } from '../hooks/usePoll.js';
 import { touches } from '../events/topics.js';
 
@@ -43,17 +43,19 @@ export function CheckpointsPanel({ sandbox: s, visible }: Props) {
   const [forkName, setForkName] = useState('');
   const [forkCount, setForkCount] = useState('1');
   const [busy, setBusy] = useState(false);
-  const [result, setResult] = useState<{ text: string; bad: boolean } | null>(null);
+  // The result belongs to the sandbox it was about: the panel stays mounted when the selection moves
+  // (to the fork, say), and "Forked X" must not follow onto X's own panel.
+  const [result, setResult] = useState<{ text: string; bad: boolean; sandbox: string } | null>(null);
 
   async function run(what: string, fn: () => Promise<string>) {
     setBusy(true);
     setResult(null);
     try {
-      setResult({ text: await fn(), bad: false });
+      setResult({ text: await fn(), bad: false, sandbox: s.name });
       setAsking(null);
     } catch (err) {
       const e = describeError(err);
-      setResult({ text: `${what}: ${e.message}${e.hint ? ` — ${e.hint}` : ''}`, bad: true });
+      setResult({ text: `${what}: ${e.message}${e.hint ? ` — ${e.hint}` : ''}`, bad: true, sandbox: s.name });
     } finally {
       setBusy(false);
       void list.refresh();
@@ -91,7 +93,7 @@ export function CheckpointsPanel({ sandbox: s, visible }: Props) {
           {busy && asking === null ? 'Saving…' : 'Take a checkpoint'}
         </button>
       </form>
-      {result && (
+      {result && result.sandbox === s.name && (
         <div
           className={`notice ${result.bad ? 'notice-error' : 'notice-ok'}`}
           role={result.bad ? 'alert' : 'status'}
@@ -130,7 +132,9 @@ export function CheckpointsPanel({ sandbox: s, visible }: Props) {
                       </span>
                     )}
                   </td>
-                  <td title={new Date(c.createdAt).toLocaleString()}>{ago(c.createdAt)}</td>
+                  <td title={new Date(c.createdAt).toLocaleString()}>
+                    <Ago iso={c.createdAt} />
+                  </td>
                   <td>{bytes(c.sizeBytes)}</td>
                   <td>{c.memory ? 'with memory' : 'disk only'}</td>
                   <td className="mono small">{c.sessions.map((x) => `${x.key}: ${x.cwd ?? 'default'}`).join(', ') || '—'}</td>
@@ -173,9 +177,9 @@ export function CheckpointsPanel({ sandbox: s, visible }: Props) {
       {asking?.kind === 'restore' && (
         <div className="confirm checkpoint-confirm" role="alertdialog" aria-label={`Restore ${s.name}`}>
           <span>
-            Restore <b>{s.name}</b> to <b>{asking.cp.label ?? asking.cp.id}</b> ({ago(asking.cp.createdAt)})? Everything changed since is
-            lost, and each session goes back to the directory it had then. What runs now starts again on the restored disk: the desktop if
-            it is running, the sessions' shells, and the open terminals, in their tabs.
+            Restore <b>{s.name}</b> to <b>{asking.cp.label ?? asking.cp.id}</b> (<Ago iso={asking.cp.createdAt} />
+            )? Everything changed since is lost, and each session goes back to the directory it had then. What runs now starts again on the
+            restored disk: the desktop if it is running, the sessions' shells, and the open terminals, in their tabs.
           </span>
           <button
             className="btn btn-danger"

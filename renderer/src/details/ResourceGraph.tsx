@@ -1,4 +1,5 @@
 import { useSandboxStats, type StatsHistory } from '../hooks/useSandboxStats.js';
+import { memoryText } from '../../../src/shared/memory-text.js';
 import { formatBytes } from '../ui/format-bytes.js';
 import { Sparkline } from './Sparkline.js';
 
@@ -41,9 +42,8 @@ export function ResourceGraph({ sandbox, stats, compact = false }: { sandbox: st
         height={28}
         label={`memory of ${sandbox}, last ${stats.memory.length} readings`}
       />
-      <span className="mono">
-        {formatBytes(s.memoryBytes)}
-        {s.memoryLimitBytes ? <span className="muted"> of {formatBytes(s.memoryLimitBytes)}</span> : null}
+      <span className="mono" data-testid={`resources-memory-${sandbox}`}>
+        {memoryText(s, formatBytes)}
       </span>
     </div>
   );

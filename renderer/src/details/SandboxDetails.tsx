@@ -7,7 +7,7 @@ import { CheckpointsPanel } from '../checkpoints/CheckpointsPanel.js';
 import { FileDropZone } from '../files/FileDropZone.js';
 import { FilesPanel } from '../files/FilesPanel.js';
 import { NetworkPanel } from '../network/NetworkPanel.js';
-import { ago } from '../ui/format.js';
+import { Ago } from '../ui/Ago.js';
 import { usePoll } from '../hooks/usePoll.js';
 import { touches } from '../events/topics.js';
 import { SessionsTable } from './SessionsTable.js';
@@ -89,7 +89,12 @@ export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
           </Row>
           <Row label="State">
             <span className={`state-text state-${s.state}`}>{s.state}</span>
-            {s.stateSince && <span className="muted"> {ago(s.stateSince)}</span>}
+            {s.stateSince && (
+              <span className="muted">
+                {' '}
+                <Ago iso={s.stateSince} />
+              </span>
+            )}
             {s.stateDetail && <span className="muted"> — {s.stateDetail}</span>}
           </Row>
           <Row label="Image">{s.image ?? <span className="muted">none</span>}</Row>

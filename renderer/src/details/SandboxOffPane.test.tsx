@@ -19,7 +19,7 @@ describe('the workspace of a stopped sandbox', () => {
     });
     render(<App api={api} />);
     fireEvent.click(await screen.findByTestId('view-workspace'));
-    const pane = await screen.findByTestId('workspace-stopped');
+    const pane = await screen.findByTestId('workspace-stopped', {}, { timeout: 5000 });
     // 10 s, plus however long this run took to get here.
     const [, secs] = /^Stopped (\d+) s ago$/.exec(pane.querySelector('h4')!.textContent ?? '') ?? [];
     expect(Number(secs)).toBeGreaterThanOrEqual(10);
@@ -33,7 +33,7 @@ describe('the workspace of a stopped sandbox', () => {
   it('without a known stop time it reads just "Stopped"', async () => {
     render(<App api={new FakeApi({ sandboxes: [sandboxInfo({ name: 'b', state: 'stopped' })] })} />);
     fireEvent.click(await screen.findByTestId('view-workspace'));
-    expect((await screen.findByTestId('workspace-stopped')).querySelector('h4')!.textContent).toBe('Stopped');
+    expect((await screen.findByTestId('workspace-stopped', {}, { timeout: 5000 })).querySelector('h4')!.textContent).toBe('Stopped');
   });
 
   it('a failed start is shown in the pane, with its hint', async () => {

@@ -3,7 +3,7 @@ import type { SandboxInfo } from '../../../src/api/contract.js';
 import { describeError } from '../app/api-client.js';
 import { useApi } from '../app/api-context.js';
 import { ago } from '../ui/format.js';
-import { useInterval } from '../hooks/useInterval.js';
+import { useNow } from '../hooks/useNow.js';
 
 /**
  * The workspace of a sandbox that does not run: "Stopped 10 s ago" and a Start button right there —
@@ -12,10 +12,9 @@ import { useInterval } from '../hooks/useInterval.js';
  */
 export function SandboxOffPane({ sandbox, onStarted }: { sandbox: SandboxInfo; onStarted?: () => void }) {
   const api = useApi();
-  const [now, setNow] = useState(() => Date.now());
+  const now = useNow();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<{ message: string; hint?: string } | null>(null);
-  useInterval(() => setNow(Date.now()), sandbox.state === 'stopped' && sandbox.stateSince ? 1000 : null);
 
   async function start() {
     setBusy(true);

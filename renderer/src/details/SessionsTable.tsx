@@ -1,5 +1,5 @@
 import type { SandboxInfo, SessionInfo } from '../../../src/api/contract.js';
-import { ago } from '../ui/format.js';
+import { Ago } from '../ui/Ago.js';
 import { WarningBadges } from './WarningBadges.js';
 
 interface Props {
@@ -76,7 +76,7 @@ export function SessionsTable({ sandbox, sessions, onOpenTerminal, selected = nu
                   )}
                 </td>
                 <td className="muted nowrap" title={x.observedAt ?? undefined}>
-                  {ago(x.observedAt)}
+                  <Ago iso={x.observedAt} />
                 </td>
                 <td className="mono layer muted">{sandbox.lastObservedCwd ?? '—'}</td>
                 <td

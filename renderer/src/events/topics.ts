@@ -2,8 +2,14 @@ import type { CoreEvent } from '../../../src/api/contract.js';
 
 /** Which events change which panel's value (usePoll's `live`): one place, so a new topic is added once. */
 export const touches = {
+  // A policy change is part of a sandbox's info (its `network`, shown on the details card): without it
+  // the card kept saying "nothing allowed yet" after a host was added, as long as the stream was live.
   sandboxList: (e: CoreEvent) =>
-    e.topic === 'sandbox' || e.topic === 'engine' || e.topic === 'plugin' || (e.topic === 'operation' && e.operation.sandbox !== null),
+    e.topic === 'sandbox' ||
+    e.topic === 'engine' ||
+    e.topic === 'plugin' ||
+    (e.topic === 'operation' && e.operation.sandbox !== null) ||
+    (e.topic === 'network' && e.kind === 'policy'),
   sessionsOf: (sandbox: string) => (e: CoreEvent) => e.topic === 'session' && e.sandbox === sandbox,
   callLogOf: (sandbox: string) => (e: CoreEvent) => e.topic === 'callLog' && (e.sandbox === sandbox || e.sandbox === null),
   desktopOf: (sandbox: string) => (e: CoreEvent) => (e.topic === 'desktop' || e.topic === 'sandbox') && e.sandbox === sandbox,

@@ -1,6 +1,7 @@
 import { useRef, useState, type DragEvent, type ReactNode } from 'react';
 import { describeError } from '../app/api-client.js';
 import { useApi } from '../app/api-context.js';
+import { Toast } from '../ui/ToastStack.js';
 import { formatBytes, uploadFiles, type UploadProgress } from './file-transfer.js';
 
 interface Props {
@@ -85,41 +86,43 @@ export function FileDropZone({ sandbox, session, dir, onUploaded, className, tes
       {children}
       {over && <div className="drop-hint">Drop to upload into {dir ?? 'the session’s cwd'}</div>}
       {toast && (
-        <div
-          className={`drop-toast notice ${toast.kind === 'error' ? 'notice-error' : toast.kind === 'ok' ? 'notice-ok' : ''}`}
-          role={toast.kind === 'error' ? 'alert' : 'status'}
-          data-testid="upload-toast"
-        >
-          {toast.kind === 'progress' && (
-            <span>
-              Uploading {toast.p.name}
-              {toast.p.count > 1 ? ` (${toast.p.index + 1} of ${toast.p.count})` : ''} — {formatBytes(toast.p.sent)} of{' '}
-              {formatBytes(toast.p.total)}
-              <progress max={toast.p.total || 1} value={toast.p.sent} />
-            </span>
-          )}
-          {toast.kind === 'ok' && (
-            <span>
-              Uploaded to{' '}
-              {toast.paths.map((p) => (
-                <code key={p} data-testid="upload-path">
-                  {p}
-                </code>
-              ))}
-            </span>
-          )}
-          {toast.kind === 'error' && (
-            <>
-              <span>Upload failed: {toast.message}</span>
-              {toast.hint && <span className="small">{toast.hint}</span>}
-            </>
-          )}
-          {toast.kind !== 'progress' && (
-            <button type="button" className="btn-icon" aria-label="Dismiss" onClick={() => show(null)}>
-              ×
-            </button>
-          )}
-        </div>
+        <Toast>
+          <div
+            className={`drop-toast notice ${toast.kind === 'error' ? 'notice-error' : toast.kind === 'ok' ? 'notice-ok' : ''}`}
+            role={toast.kind === 'error' ? 'alert' : 'status'}
+            data-testid="upload-toast"
+          >
+            {toast.kind === 'progress' && (
+              <span>
+                Uploading {toast.p.name}
+                {toast.p.count > 1 ? ` (${toast.p.index + 1} of ${toast.p.count})` : ''} — {formatBytes(toast.p.sent)} of{' '}
+                {formatBytes(toast.p.total)}
+                <progress max={toast.p.total || 1} value={toast.p.sent} />
+              </span>
+            )}
+            {toast.kind === 'ok' && (
+              <span>
+                Uploaded to{' '}
+                {toast.paths.map((p) => (
+                  <code key={p} data-testid="upload-path">
+                    {p}
+                  </code>
+                ))}
+              </span>
+            )}
+            {toast.kind === 'error' && (
+              <>
+                <span>Upload failed: {toast.message}</span>
+                {toast.hint && <span className="small">{toast.hint}</span>}
+              </>
+            )}
+            {toast.kind !== 'progress' && (
+              <button type="button" className="btn-icon" aria-label="Dismiss" onClick={() => show(null)}>
+                ×
+              </button>
+            )}
+          </div>
+        </Toast>
       )}
     </div>
   );

@@ -62,6 +62,8 @@ describe('file panel', () => {
     );
     await waitFor(() => expect(screen.getAllByTestId('files-row')).toHaveLength(2));
     expect(screen.getByTestId('files-path').textContent).toBe('/home/dev');
+    // The heading names the session whose cwd this is, not "the session".
+    expect(screen.getByTestId('files-panel').querySelector('h3')!.textContent).toContain('session term-1’s cwd');
     expect(screen.getAllByTestId('files-row').map((r) => r.textContent)).toEqual([
       expect.stringContaining('src'),
       expect.stringContaining('notes.txt'),
@@ -119,6 +121,29 @@ describe('file panel', () => {
 });
 
 describe('dropping files', () => {
+  it('two toasts at once sit in one stack, one above the other, never on top of each other', async () => {
+    FakeXhr.answer = (url) => ({
+      status: 200,
+      body: { ok: { path: url.includes('a') ? '/home/dev/a.txt' : '/home/dev/b.txt', bytes: 1 } },
+    });
+    render(
+      <ApiProvider api={new FakeApi()}>
+        <FileDropZone sandbox="alpha" testId="zone-1">
+          <div>terminal</div>
+        </FileDropZone>
+        <FileDropZone sandbox="alpha" testId="zone-2">
+          <div>screen</div>
+        </FileDropZone>
+      </ApiProvider>,
+    );
+    await act(async () => dropFiles(screen.getByTestId('zone-1'), [new File(['a'], 'a.txt')]));
+    await act(async () => dropFiles(screen.getByTestId('zone-2'), [new File(['b'], 'b.txt')]));
+    await waitFor(() => expect(screen.getAllByTestId('upload-toast')).toHaveLength(2));
+    // Both in the one stack (a flex column with a gap), not each fixed at the same corner.
+    const stacks = new Set(screen.getAllByTestId('upload-toast').map((t) => t.parentElement));
+    expect([...stacks].map((el) => el?.className)).toEqual(['toast-stack']);
+  });
+
   it("uploads into the session's cwd and the toast says the path the sandbox measured", async () => {
     const api = new FakeApi();
     FakeXhr.answer = () => ({ status: 200, body: { ok: { path: '/home/dev/report.pdf', bytes: 3 } } });

@@ -69,7 +69,8 @@ export function FilesPanel({ sandbox, session, visible }: Props) {
         Files
         <span className="muted small">
           {' '}
-          — anchored at the session’s cwd
+          {/* Named: with several sessions, "the session" does not say which cwd this is. */}— anchored at session{' '}
+          <b data-testid="files-session">{listing?.session ?? session ?? 'default'}</b>’s cwd
           {listing ? (
             <>
               {' '}
@@ -82,7 +83,12 @@ export function FilesPanel({ sandbox, session, visible }: Props) {
         <button type="button" className="btn btn-small" disabled={!here || here === '/'} onClick={() => here && setDir(parentOf(here))}>
           ↑ Up
         </button>
-        <button type="button" className="btn btn-small" onClick={() => setDir(null)} title="Back to the session's cwd">
+        <button
+          type="button"
+          className="btn btn-small"
+          onClick={() => setDir(null)}
+          title={`Back to session ${listing?.session ?? session ?? 'default'}'s cwd`}
+        >
           cwd
         </button>
         <span className="mono files-path ellipsis" data-testid="files-path" title={here ?? ''}>

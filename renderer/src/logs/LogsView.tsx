@@ -1,4 +1,5 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
+import { readableAppLog } from './app-log-format.js';
 import type { LogSourceInfo } from '../../../src/api/contract.js';
 import { useApi } from '../app/api-context.js';
 import { describeError } from '../app/api-client.js';
@@ -106,8 +107,10 @@ export function LogsView({ sandbox, visible, initialSource }: Props) {
     };
   }, [api, sandbox, source, follow, visible, reload]);
 
-  const matches = useMemo(() => findMatches(text, query), [text, query]);
-  const parts = useMemo(() => segments(text, matches), [text, matches]);
+  // The app's own log is JSON lines: shown (and searched, copied) as time, level, message, fields.
+  const shown = useMemo(() => (source === 'app' ? readableAppLog(text) : text), [source, text]);
+  const matches = useMemo(() => findMatches(shown, query), [shown, query]);
+  const parts = useMemo(() => segments(shown, matches), [shown, matches]);
 
   // New text keeps the view at the bottom while the reader is there (scrolling up stops that).
   useLayoutEffect(() => {
@@ -133,8 +136,8 @@ export function LogsView({ sandbox, visible, initialSource }: Props) {
 
   const copy = async () => {
     try {
-      await navigator.clipboard.writeText(text);
-      setCopied(`Copied ${text ? text.split('\n').filter(Boolean).length : 0} lines`);
+      await navigator.clipboard.writeText(shown);
+      setCopied(`Copied ${shown ? shown.split('\n').filter(Boolean).length : 0} lines`);
     } catch (err) {
       setCopied(`Could not copy: ${describeError(err).message}`);
     }

@@ -49,6 +49,45 @@ describe('the Network panel', () => {
     expect(within(rows[1]!).queryByTestId('network-allow-host')).toBeNull();
   });
 
+  it('filters the log: denied only, by process, by host; says how many of how many match', async () => {
+    const api = new FakeApi({ sandboxes: [sandboxInfo({ name: 'box', state: 'running', network: { mode: 'allow', allow: [] } })] });
+    const line = (host: string, verdict: 'allowed' | 'denied', process: string | null) => ({
+      at: new Date().toISOString(),
+      sandbox: 'box',
+      host,
+      port: 443,
+      verdict,
+      kind: 'connect' as const,
+      reason: verdict === 'denied' ? 'not on the allow list' : null,
+      process,
+    });
+    api.networkLogEntries = [
+      line('pypi.org', 'allowed', 'pip (pid 9): pip install'),
+      line('clients2.google.com', 'denied', 'chromium (pid 186)'),
+      line('api.github.com', 'denied', 'curl (pid 40): curl https://api.github.com'),
+    ];
+    render(
+      <ApiProvider api={api}>
+        <NetworkPanel sandbox="box" visible />
+      </ApiProvider>,
+    );
+    const hosts = () => screen.queryAllByTestId('network-row').map((r) => within(r).getAllByRole('cell')[2]!.textContent);
+    await waitFor(() => expect(hosts()).toHaveLength(3));
+    fireEvent.click(screen.getByTestId('network-filter-denied'));
+    expect(hosts()).toEqual(['api.github.com', 'clients2.google.com']);
+    fireEvent.change(screen.getByTestId('network-filter-process'), { target: { value: 'Curl' } });
+    expect(hosts()).toEqual(['api.github.com']);
+    expect(screen.getByTestId('network-filter-count').textContent).toMatch(/1 of 3/);
+    fireEvent.change(screen.getByTestId('network-filter-process'), { target: { value: '' } });
+    fireEvent.change(screen.getByTestId('network-filter-host'), { target: { value: 'google' } });
+    expect(hosts()).toEqual(['clients2.google.com']);
+    fireEvent.change(screen.getByTestId('network-filter-host'), { target: { value: 'nowhere' } });
+    expect(hosts()).toEqual([]);
+    expect(screen.getByTestId('network-filter-empty')).toBeTruthy();
+    fireEvent.click(screen.getByRole('button', { name: 'Clear' }));
+    expect(hosts()).toHaveLength(3);
+  });
+
   it('"Allow this host" adds host:port to the list', async () => {
     const api = setup();
     fireEvent.click(await screen.findByTestId('network-allow-host'));

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import type { CallLogEntry, NetworkLogEntry, NetworkMode, NetworkPolicy } from '../../../src/api/contract.js';
 import { NETWORK_MODES } from '../../../src/api/contract.js';
 import { allowEntryProblem } from '../../../src/shared/network-policy.js';
+import { filtersNetworkLog, matchesNetworkLog, type NetworkLogFilter } from '../../../src/shared/network-log-filter.js';
 import { describeError } from '../app/api-client.js';
 import { useApi } from '../app/api-context.js';
 import { usePoll } from '../hooks/usePoll.js';
@@ -61,6 +62,8 @@ export function NetworkPanel({ sandbox, visible }: Props) {
   const [entry, setEntry] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // Denied only / by process / by host: the agent's one denied line findable among the rest.
+  const [filter, setFilter] = useState<NetworkLogFilter>({});
 
   const change = async (p: { mode?: NetworkMode; allow?: string[]; deny?: string[] }): Promise<void> => {
     setBusy(true);
@@ -76,7 +79,9 @@ export function NetworkPanel({ sandbox, visible }: Props) {
   };
   const problem = entry.trim() === '' ? null : allowEntryProblem(entry);
   const p = policy.data;
-  const newestFirst = [...(log.data ?? [])].reverse();
+  const all = [...(log.data ?? [])].reverse();
+  const filtering = filtersNetworkLog(filter);
+  const newestFirst = filtering ? all.filter((e) => matchesNetworkLog(e, filter)) : all;
 
   return (
     <section className="card card-wide" data-testid="network">
@@ -149,7 +154,49 @@ export function NetworkPanel({ sandbox, visible }: Props) {
           {error ?? policy.error?.message}
         </div>
       )}
-      {log.data && newestFirst.length === 0 && (
+      {all.length > 0 && (
+        <div className="inline-form small network-filter" data-testid="network-filter">
+          <label className="nowrap">
+            <input
+              type="checkbox"
+              data-testid="network-filter-denied"
+              checked={filter.denied ?? false}
+              onChange={(e) => setFilter({ ...filter, denied: e.target.checked })}
+            />{' '}
+            Denied only
+          </label>
+          <input
+            className="input-small"
+            aria-label="Filter by process"
+            data-testid="network-filter-process"
+            placeholder="process, e.g. curl"
+            value={filter.process ?? ''}
+            onChange={(e) => setFilter({ ...filter, process: e.target.value })}
+          />
+          <input
+            className="input-small"
+            aria-label="Filter by host"
+            data-testid="network-filter-host"
+            placeholder="host, e.g. github.com"
+            value={filter.host ?? ''}
+            onChange={(e) => setFilter({ ...filter, host: e.target.value })}
+          />
+          {filtering && (
+            <span className="muted" data-testid="network-filter-count">
+              {newestFirst.length} of {all.length}{' '}
+              <button type="button" className="link" onClick={() => setFilter({})}>
+                Clear
+              </button>
+            </span>
+          )}
+        </div>
+      )}
+      {log.data && all.length > 0 && newestFirst.length === 0 && (
+        <div className="empty-inline muted" data-testid="network-filter-empty">
+          No connection matches the filter.
+        </div>
+      )}
+      {log.data && all.length === 0 && (
         <div className="empty-inline muted" data-testid="network-empty">
           No connections yet{p?.mode === 'allow' ? '' : ' (the log is of the egress proxy: mode allow)'}.
         </div>

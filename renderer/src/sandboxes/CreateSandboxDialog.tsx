@@ -1,6 +1,6 @@
 // Over ~400 lines on purpose: one form whose fields follow the chosen backend (image list, VM fields,
 // Advanced); its parsing and the image choices are in create-form.ts, the suggestions in src/shared.
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { useFocusTrap } from '../ui/focus-trap.js';
 import type { BackendInfo, CreateSandboxResult, ImageInfo, NetworkMode, PluginInfo } from '../../../src/api/contract.js';
 import { closestImageName } from '../../../src/shared/did-you-mean.js';
@@ -22,6 +22,12 @@ interface Props {
   onCreated: (result: CreateSandboxResult) => void;
   /** Prefilled image (e.g. the desktop image, from "Create a desktop sandbox"). */
   initialImage?: string | undefined;
+  /**
+   * The create's own progress (steps and its one Cancel), once the core reports it: shown in the
+   * dialog in place of the dialog's buttons. It used to float over the dialog, beside a second, greyed
+   * Cancel of the dialog's own.
+   */
+  progress?: ReactNode;
 }
 
 /** Which field a server error is about, so it is shown where the user has to act. */
@@ -48,7 +54,7 @@ function vmOptions(vm: Record<'cpus' | 'memory' | 'disk' | 'accel', string>): Re
 }
 
 /** The Create dialog: the few things a sandbox needs, with the server's answer shown in place. */
-export function CreateSandboxDialog({ onClose, onCreated, initialImage }: Props) {
+export function CreateSandboxDialog({ onClose, onCreated, initialImage, progress: opProgress }: Props) {
   const api = useApi();
   const [backends, setBackends] = useState<BackendInfo[] | null>(null);
   const [backendsError, setBackendsError] = useState<string | null>(null);
@@ -440,28 +446,32 @@ export function CreateSandboxDialog({ onClose, onCreated, initialImage }: Props)
         </fieldset>
 
         {errorAt('form')}
-        <div className="modal-actions">
-          {busy && (
-            <span className="progress" role="status">
-              <span className="spinner" aria-hidden="true" /> Creating and starting… {elapsed(busySince)}
-              {progress && (
-                <span
-                  className={progress.level === 'warning' ? 'progress-step progress-warning' : 'progress-step'}
-                  data-testid="create-progress"
-                >
-                  {' '}
-                  — {progress.message}
-                </span>
-              )}
-            </span>
-          )}
-          <button type="button" className="btn" onClick={onClose} disabled={busy}>
-            Cancel
-          </button>
-          <button type="submit" className="btn btn-primary" data-testid="create-submit" disabled={busy || !backend}>
-            {busy ? 'Creating…' : 'Create'}
-          </button>
-        </div>
+        {busy && opProgress ? (
+          <div data-testid="create-op-progress">{opProgress}</div>
+        ) : (
+          <div className="modal-actions">
+            {busy && (
+              <span className="progress" role="status">
+                <span className="spinner" aria-hidden="true" /> Creating and starting… {elapsed(busySince)}
+                {progress && (
+                  <span
+                    className={progress.level === 'warning' ? 'progress-step progress-warning' : 'progress-step'}
+                    data-testid="create-progress"
+                  >
+                    {' '}
+                    — {progress.message}
+                  </span>
+                )}
+              </span>
+            )}
+            <button type="button" className="btn" onClick={onClose} disabled={busy}>
+              Cancel
+            </button>
+            <button type="submit" className="btn btn-primary" data-testid="create-submit" disabled={busy || !backend}>
+              {busy ? 'Creating…' : 'Create'}
+            </button>
+          </div>
+        )}
       </form>
     </div>
   );

@@ -6,6 +6,7 @@ import { ApiProvider } from '../app/api-context.js';
 import { EventsClient } from '../events/events-client.js';
 import { EventsProvider } from '../events/events-context.js';
 import { TaskList } from './TaskList.js';
+import { ApiError } from '../app/api-client.js';
 import { FakeApi } from '../test/fake-api.js';
 import { FakeEventSocket } from '../test/fake-event-socket.js';
 
@@ -116,5 +117,56 @@ describe('TaskList', () => {
     // Read once: the flag goes; the row stays.
     fireEvent.click(screen.getByLabelText('Close tasks'));
     expect(screen.getByTestId('tasks-toggle').textContent).toBe('Tasks');
+  });
+
+  it('a create sent to the background is cancelled from Tasks (cancelOperation by its sandbox); a refusal shows on the task', async () => {
+    const api = new FakeApi();
+    api.operations = [
+      op({ id: 'mk', kind: 'create', target: 'vm-2', sandbox: 'vm-2', message: 'booting' }),
+      op({ id: 'img', kind: 'image-build', target: 'my/img:1', sandbox: null }),
+      op({ id: 'st', kind: 'start', target: 'vm-3', sandbox: 'vm-3' }),
+    ];
+    let cancelled: unknown = null;
+    api.on('cancelOperation', (p) => {
+      cancelled = p;
+      return { kind: 'create', startedAt: '', events: [], done: false, error: null, cancellable: true, cancelled: true };
+    });
+    render(
+      <ApiProvider api={api}>
+        <TaskList focused={() => true} notify={() => undefined} />
+      </ApiProvider>,
+    );
+    fireEvent.click(screen.getByTestId('tasks-toggle'));
+    await screen.findByTestId('task-mk');
+    expect(screen.queryByTestId('task-cancel-img')).toBeNull(); // no cancel in the contract for a build
+    fireEvent.click(screen.getByTestId('task-cancel-mk'));
+    await vi.waitFor(() => expect(cancelled).toEqual({ name: 'vm-2' }));
+
+    api.on('cancelOperation', () => {
+      throw new ApiError('refused', 'nothing to cancel: no create or start of sandbox vm-3 is running');
+    });
+    expect(screen.getByTestId('task-cancel-mk').textContent).toBe('Cancelling…');
+    fireEvent.click(screen.getByTestId('task-cancel-st'));
+    expect((await screen.findByRole('alert')).textContent).toMatch(/nothing to cancel/);
+  });
+
+  it('closes with Escape and with a click outside; the keyboard goes back to the Tasks button', async () => {
+    const api = new FakeApi();
+    render(
+      <ApiProvider api={api}>
+        <button data-testid="elsewhere">a tab</button>
+        <TaskList focused={() => true} notify={() => undefined} />
+      </ApiProvider>,
+    );
+    fireEvent.click(screen.getByTestId('tasks-toggle'));
+    expect(screen.getByTestId('task-list')).toBeTruthy();
+    fireEvent.keyDown(document.activeElement ?? document.body, { key: 'Escape' });
+    expect(screen.queryByTestId('task-list')).toBeNull();
+    expect(document.activeElement).toBe(screen.getByTestId('tasks-toggle'));
+    fireEvent.click(screen.getByTestId('tasks-toggle'));
+    fireEvent.mouseDown(screen.getByTestId('task-list'));
+    expect(screen.getByTestId('task-list')).toBeTruthy(); // a click inside keeps it
+    fireEvent.mouseDown(screen.getByTestId('elsewhere'));
+    expect(screen.queryByTestId('task-list')).toBeNull();
   });
 });

@@ -1,9 +1,10 @@
 import { useEffect, useRef, useState } from 'react';
 import type { OperationView } from '../../../src/api/contract.js';
+import { describeError } from '../app/api-client.js';
 import { useApi } from '../app/api-context.js';
 import { useEvents, useEventsStatus, usePageHidden } from '../events/events-context.js';
 import { askNotificationPermission, endedText, operationTitle, systemNotify } from '../events/notify.js';
-import { ago } from '../ui/format.js';
+import { Ago } from '../ui/Ago.js';
 
 interface Props {
   /** Whether the window has focus (injected in tests; default `document.hasFocus()`). */
@@ -23,7 +24,34 @@ export function TaskList({ focused = () => document.hasFocus(), notify = systemN
   const hidden = usePageHidden();
   const [ops, setOps] = useState<OperationView[]>([]);
   const [open, setOpen] = useState(false);
+  // A cancel asked from here, per task: its refusal (the core's words) shown on the task.
+  const [cancelling, setCancelling] = useState<Record<string, string | null>>({});
   const seen = useRef(new Map<string, OperationView['state']>());
+  const toggle = useRef<HTMLButtonElement>(null);
+  const panel = useRef<HTMLElement>(null);
+
+  // A popover, not a sheet over the window: Escape or a click outside closes it, and the keyboard
+  // goes back to the Tasks button (closing it left focus on <body>, and an open list covered other tabs).
+  useEffect(() => {
+    if (!open) return;
+    const close = () => {
+      setOpen(false);
+      toggle.current?.focus();
+    };
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') close();
+    };
+    const onDown = (e: MouseEvent) => {
+      const t = e.target as Node | null;
+      if (t && !panel.current?.contains(t) && !toggle.current?.contains(t)) setOpen(false);
+    };
+    document.addEventListener('keydown', onKey);
+    document.addEventListener('mousedown', onDown);
+    return () => {
+      document.removeEventListener('keydown', onKey);
+      document.removeEventListener('mousedown', onDown);
+    };
+  }, [open]);
   const latest = useRef({ focused, notify });
   latest.current = { focused, notify };
 
@@ -80,6 +108,7 @@ export function TaskList({ focused = () => document.hasFocus(), notify = systemN
       <button
         className={`btn btn-small${unread ? ' tasks-failed' : ''}`}
         data-testid="tasks-toggle"
+        ref={toggle}
         aria-expanded={open}
         onClick={() => {
           askNotificationPermission();
@@ -90,11 +119,18 @@ export function TaskList({ focused = () => document.hasFocus(), notify = systemN
         Tasks{label ? ` (${label})` : ''}
       </button>
       {open && (
-        <section className="task-list" data-testid="task-list" aria-label="Tasks">
+        <section className="task-list" data-testid="task-list" aria-label="Tasks" ref={panel}>
           <header className="op-head">
             <strong>Tasks</strong>
             <span className="muted small">long operations of this window, the CLI and agents</span>
-            <button className="btn-icon" aria-label="Close tasks" onClick={() => setOpen(false)}>
+            <button
+              className="btn-icon"
+              aria-label="Close tasks"
+              onClick={() => {
+                setOpen(false);
+                toggle.current?.focus();
+              }}
+            >
               ×
             </button>
           </header>
@@ -105,7 +141,7 @@ export function TaskList({ focused = () => document.hasFocus(), notify = systemN
                 <div className="task-head">
                   <span className="task-title">{operationTitle(o)}</span>
                   <span className="muted small">
-                    {o.state === 'running' ? 'running' : o.state} · {ago(o.startedAt)}
+                    {o.state === 'running' ? 'running' : o.state} · <Ago iso={o.startedAt} />
                   </span>
                 </div>
                 {o.state === 'running' && (
@@ -116,6 +152,35 @@ export function TaskList({ focused = () => document.hasFocus(), notify = systemN
                   />
                 )}
                 <div className={`small mono ${o.state === 'failed' ? 'text-bad' : 'muted'}`}>{detail(o)}</div>
+                {/* A create or start sent to the background (a VM's boot) is cancelled from here: the core
+                    undoes what it made. Other kinds have no cancel in the contract. */}
+                {o.state === 'running' && o.sandbox && CANCELLABLE.has(o.kind) && (
+                  <div className="task-actions">
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      data-testid={`task-cancel-${o.id}`}
+                      disabled={o.id in cancelling && cancelling[o.id] === null}
+                      onClick={() => {
+                        setCancelling((c) => ({ ...c, [o.id]: null }));
+                        api.call('cancelOperation', { name: o.sandbox! }).then(
+                          () => undefined,
+                          (err: unknown) => {
+                            const e = describeError(err);
+                            setCancelling((c) => ({ ...c, [o.id]: `${e.message}${e.hint ? ` — ${e.hint}` : ''}` }));
+                          },
+                        );
+                      }}
+                    >
+                      {o.id in cancelling && cancelling[o.id] === null ? 'Cancelling…' : 'Cancel'}
+                    </button>
+                    {cancelling[o.id] && (
+                      <span className="small text-bad" role="alert">
+                        {cancelling[o.id]}
+                      </span>
+                    )}
+                  </div>
+                )}
               </li>
             ))}
           </ul>
@@ -124,6 +189,9 @@ export function TaskList({ focused = () => document.hasFocus(), notify = systemN
     </>
   );
 }
+
+/** The kinds `cancelOperation` stops (a sandbox's create or start, by the sandbox's name). */
+const CANCELLABLE = new Set(['create', 'start']);
 
 /** The line under a task: its latest step while it runs, how long it took once done, why it failed. */
 function detail(o: OperationView): string {

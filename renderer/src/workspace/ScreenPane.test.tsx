@@ -189,12 +189,18 @@ describe('screen pane', () => {
     expect(button.textContent).toBe('Take control');
     fireEvent.click(button);
     await waitFor(() => expect(screen.getByTestId('take-control').textContent).toBe('Give back'));
+    // The keyboard stays on the control button (now Give back), not fallen to <body>.
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByTestId('take-control')));
+    // While the screen has the keyboard, the way out is on the pane.
+    expect(screen.getByTestId('keyboard-hint').textContent).toMatch(/Alt\+Shift\+D takes it back/);
     const viewerId = api.callsOf('screenTicket')[0]!.viewerId;
     expect(api.callsOf('takeControl')).toEqual([{ sandbox: 'alpha', viewerId }]);
     expect(screen.getByTestId('lease-indicator').textContent).toBe('You have control');
     expect(rfbs[0]!.viewOnly).toBe(false);
     fireEvent.click(screen.getByTestId('take-control'));
     await waitFor(() => expect(screen.getByTestId('take-control').textContent).toBe('Take control'));
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByTestId('take-control')));
+    expect(screen.queryByTestId('keyboard-hint')).toBeNull();
     expect(api.callsOf('giveBack')).toEqual([{ sandbox: 'alpha', viewerId }]);
     expect(rfbs[0]!.viewOnly).toBe(true);
   });

@@ -157,12 +157,24 @@ export function ScreenPane({ sandbox, visible, standalone = false, onCreateDeskt
   // act shows a failure in the notice and refresh never rejects: the buttons need not wait.
   const start = () => void act('start', () => api.call('desktopStart', { sandbox }), status.refresh);
   const stop = () => void act('stop', () => api.call('desktopStop', { sandbox }), status.refresh);
-  const toggleControl = () =>
+  // The button is disabled while the call runs, which drops the focus to <body>: once the lease is
+  // read again the same place holds the other button (Give back ⇄ Take control), and the focus goes there.
+  const controlButton = useRef<HTMLButtonElement>(null);
+  const refocusControl = useRef(false);
+  useEffect(() => {
+    if (busy === null && refocusControl.current) {
+      refocusControl.current = false;
+      controlButton.current?.focus();
+    }
+  }, [busy]);
+  const toggleControl = () => {
+    refocusControl.current = true;
     void act(
       'control',
       () => (control.mine ? api.call('giveBack', { sandbox, viewerId }) : api.call('takeControl', { sandbox, viewerId })),
       lease.refresh,
     );
+  };
 
   return (
     <section className="pane screen-pane" data-testid="screen-pane" aria-label="Desktop">
@@ -187,6 +199,7 @@ export function ScreenPane({ sandbox, visible, standalone = false, onCreateDeskt
             <button
               className={`btn btn-small ${control.mine ? 'btn-accent' : 'btn-primary'}`}
               data-testid="take-control"
+              ref={controlButton}
               disabled={busy !== null}
               onClick={toggleControl}
               title={
@@ -218,6 +231,14 @@ export function ScreenPane({ sandbox, visible, standalone = false, onCreateDeskt
         </div>
       )}
 
+      {running && control.mine && (
+        // Once the screen has the keyboard every key goes to the desktop: say how to get it back, with
+        // the window's own shortcut (Alt+Shift in a browser tab, where Ctrl+Shift+D is the browser's).
+        <div className="small muted screen-keyboard-hint" data-testid="keyboard-hint">
+          The desktop has your keyboard. <kbd>{window.sandboxDesk ? 'Ctrl+Shift+D' : 'Alt+Shift+D'}</kbd> takes it back to the window
+          (details view); <b>Give back</b> returns control to the agent.
+        </div>
+      )}
       {running && (
         <ScreenToolbar
           mode={mode}

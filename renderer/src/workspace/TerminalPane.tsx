@@ -3,7 +3,7 @@ import { CwdPath } from '../details/CwdPath.js';
 import { TabOverflowMenu } from './TabOverflowMenu.js';
 import type { SessionInfo, TerminalInfo } from '../../../src/api/contract.js';
 import { useApi } from '../app/api-context.js';
-import { ago } from '../ui/format.js';
+import { Ago } from '../ui/Ago.js';
 import { usePoll } from '../hooks/usePoll.js';
 import { touches } from '../events/topics.js';
 import { TerminalView } from './TerminalView.js';
@@ -202,7 +202,12 @@ export function TerminalPane({ sandbox, visible, tabs, onAdd, onClose, onActivat
           ) : (
             <span className="muted">{startedIn[tabs.active] ? `started in ${startedIn[tabs.active]}` : 'none yet'}</span>
           )}
-          {activeInfo?.observedAt && <span className="muted small"> · {ago(activeInfo.observedAt)}</span>}
+          {activeInfo?.observedAt && (
+            <span className="muted small">
+              {' '}
+              · <Ago iso={activeInfo.observedAt} />
+            </span>
+          )}
           {activeInfo?.source && <span className="muted small"> · {activeInfo.source}</span>}
           {activeInfo?.lastWarnings.map((w, i) => (
             <span key={i} className={`badge ${warningLabel(w).bad ? 'badge-warn' : 'badge-info'}`} title={warningTitle(w)}>

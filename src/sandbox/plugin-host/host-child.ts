@@ -1,3 +1,4 @@
+import { ISOLATIONS, type Isolation } from '../../shared/isolation.js';
 /**
  * The isolated plugin host: a child Node process that loads ONE plugin and answers the app's calls
  * over IPC (see rpc-protocol.ts). A plugin that crashes or hangs here takes only this process down.
@@ -52,6 +53,7 @@ function describeProvider(p: SandboxProvider): ProviderDescriptor {
   return {
     name: read(() => (typeof p.name === 'string' ? p.name : String(p.name)), '(name threw)'),
     isContainer: read(() => p.isContainer !== false, true),
+    ...read(() => (ISOLATIONS.includes(p.isolation as Isolation) ? { isolation: p.isolation } : {}), {}),
     supportsStreams: read(() => p.supportsStreams === true, false),
     defaultCwd,
     description: read(() => (typeof p.description === 'string' ? p.description : ''), ''),

@@ -1,3 +1,4 @@
+import { ISOLATIONS, type Isolation } from '../../shared/isolation.js';
 import { SandboxDeskError } from '../../shared/errors.js';
 import type { CallTimeouts } from '../plugins/plugin-guard.js';
 import type {
@@ -75,6 +76,7 @@ export class RemoteEnvironment implements SandboxEnvironment {
 export class RemoteProvider implements SandboxProvider {
   readonly name: string;
   readonly isContainer: boolean;
+  readonly isolation?: Isolation;
   readonly supportsStreams: boolean;
   readonly description: string;
 
@@ -86,6 +88,7 @@ export class RemoteProvider implements SandboxProvider {
   ) {
     this.name = String(d.name);
     this.isContainer = d.isContainer;
+    if (d.isolation && ISOLATIONS.includes(d.isolation)) this.isolation = d.isolation;
     this.supportsStreams = d.supportsStreams;
     this.description = d.description;
   }

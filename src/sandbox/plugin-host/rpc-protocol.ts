@@ -1,3 +1,4 @@
+import type { Isolation } from '../../shared/isolation.js';
 /**
  * The typed JSON RPC between the app and an isolated plugin host (a child Node process, one per
  * plugin). Everything is plain data: argv arrays and resolved paths, never live objects — which is
@@ -21,6 +22,8 @@ import type {
 export interface ProviderDescriptor {
   name: unknown;
   isContainer: boolean;
+  /** The provider's declared isolation when it is a known one (the window labels the backend by it). */
+  isolation?: Isolation;
   supportsStreams: boolean;
   /** The declared default cwd as read in the child, or the message of the getter's exception. */
   defaultCwd: { value: unknown } | { error: string };

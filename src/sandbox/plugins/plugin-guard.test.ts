@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { thrown } from '../../../test/expect-error.js';
 import type { SandboxEnvironment, SandboxProvider } from '../provider.js';
+import { ISOLATION_LABEL } from '../../shared/isolation.js';
+import { isolationOf } from '../provider.js';
 import { checkedPrefix, GuardedProvider } from './plugin-guard.js';
 
 const WHO = 'backend x (plugin p)';
@@ -95,5 +97,12 @@ describe('GuardedProvider', () => {
       },
     });
     expect([p.supportsStreams, p.isContainer]).toEqual([false, true]);
+  });
+
+  it("forwards a plugin's declared isolation (the ssh backend is a remote machine, not a container); an unknown one falls back", () => {
+    expect(isolationOf(provider({ isolation: 'remote' }))).toBe('remote');
+    expect(ISOLATION_LABEL[isolationOf(provider({ isolation: 'remote' }))]).toBe('remote machine');
+    expect(isolationOf(provider({ isolation: 'moon-base' as never }))).toBe('container');
+    expect(isolationOf(provider({}))).toBe('container');
   });
 });

@@ -1,3 +1,4 @@
+import { ISOLATIONS, type Isolation } from '../../shared/isolation.js';
 import { SandboxDeskError } from '../../shared/errors.js';
 import { guardCheckpoints } from './plugin-guard-checkpoints.js';
 import type {
@@ -245,6 +246,16 @@ export class GuardedProvider implements SandboxProvider {
       return this.inner.isContainer !== false; // unknown: treat host paths as meaningless, the safe side
     } catch {
       return true;
+    }
+  }
+
+  /** The plugin's declared isolation when it is one the app knows (else the default from isContainer). */
+  get isolation(): Isolation | undefined {
+    try {
+      const v = this.inner.isolation;
+      return ISOLATIONS.includes(v as Isolation) ? v : undefined;
+    } catch {
+      return undefined;
     }
   }
 

@@ -105,8 +105,10 @@ export class PluginManager {
         this.hosts.delete(report);
       }
       if (report.error) this.log().warn(`plugin ${report.name}: ${report.error}`);
+      // At debug: every CLI call loads the plugins, and "loaded" at info filled the app's log with one
+      // line per plugin per call. A failure above stays a warning.
       else
-        this.log().info(
+        this.log().debug?.(
           `plugin ${report.name}: loaded (${report.isolation}, from ${report.source}), backends ${report.providers.join(', ')}`,
         );
     }

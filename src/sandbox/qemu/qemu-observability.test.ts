@@ -1,3 +1,4 @@
+import { vmResources } from './qemu-observability.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,5 +56,13 @@ describe('QEMU process counters', () => {
     expect(s!.memoryBytes).toBeGreaterThan(0);
     expect(s!.cpuNs).toBeGreaterThan(0);
     expect(sampleProcess(2 ** 22 + 7, null)).toBeNull();
+  });
+
+  describe('memory label', () => {
+    it("the VM backend's sample says its memory is the QEMU process's (a real process: this test's own)", async () => {
+      const s = await vmResources(() => ({ pid: process.pid, memoryBytes: 2 ** 30 })).sample({ backendRef: 'x' } as never);
+      expect(s?.memoryOf).toBe('vm-process');
+      expect(s?.memoryLimitBytes).toBe(2 ** 30);
+    });
   });
 });
