@@ -42,6 +42,8 @@ function fakeShell(): { pool: ShellPool; runs: RunRequest[] } {
       await sleep(Math.random() * 15);
       return { shell, dropped: null };
     },
+    // No person's terminal is attached to these sessions: their commands go to the session shell.
+    attachedTo: () => null,
   } as unknown as ShellPool;
   return { pool, runs };
 }

@@ -119,7 +119,9 @@ export class SessionIo {
     reopen: { id: string; scrollback: Buffer } | undefined,
   ): Promise<{ terminal: TerminalSession; session: string; cwd: string }> {
     const { rec, env, key, plan } = await this.desk.sessionPlan(input.sandbox, input.session);
-    const open = this.terminals.list(rec.name).find((t) => t.session === key);
+    // A session has one terminal (attached to its shell): a second open gives the same one — except
+    // while a restore reopens the terminal it held (listed `restarting`), which is this very call.
+    const open = reopen ? undefined : this.terminals.list(rec.name).find((t) => t.session === key && !t.restarting);
     if (open) return { terminal: this.terminals.get(open.terminalId), session: key, cwd: open.startedIn };
     this.desk.store.sessions.ensure(rec.name, key, { parent: null, cwd: null, at: new Date().toISOString() });
     const terminal = new TerminalSession(env, {
