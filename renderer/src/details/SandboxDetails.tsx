@@ -1,4 +1,5 @@
 import { useState, type ReactNode } from 'react';
+import { PathText } from '../ui/PathText.js';
 import type { SandboxInfo, SessionInfo } from '../../../src/api/contract.js';
 import { ISOLATION_LABEL } from '../../../src/shared/isolation.js';
 import { useApi } from '../app/api-context.js';
@@ -51,12 +52,12 @@ export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
         <dl className="kv">
           <Row label="Home" hint="The sandbox user's home, measured inside the sandbox (cd ~ && pwd -P).">
             <span data-testid="details-home" className={s.home ? 'mono' : 'muted'}>
-              {s.home ?? NOT_YET}
+              {s.home ? <PathText text={s.home} /> : NOT_YET}
             </span>
           </Row>
           <Row label="Default cwd" hint="Layer c: where a command starts when its session has no record.">
             <span data-testid="details-default-cwd">
-              <span className={s.defaultCwd ? 'mono' : 'muted'}>{s.defaultCwd ?? NOT_YET}</span>
+              <span className={s.defaultCwd ? 'mono' : 'muted'}>{s.defaultCwd ? <PathText text={s.defaultCwd} /> : NOT_YET}</span>
               <span className="muted small">
                 {' '}
                 declared <code>{s.declaredDefaultCwd}</code>
@@ -71,11 +72,11 @@ export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
           </Row>
           <Row label="Last observed" hint="Layer b: the cwd the environment's most recent command ended in, whichever session ran it.">
             <span data-testid="details-last-observed" className={s.lastObservedCwd ? 'mono' : 'muted'}>
-              {s.lastObservedCwd ?? 'nothing observed yet'}
+              {s.lastObservedCwd ? <PathText text={s.lastObservedCwd} /> : 'nothing observed yet'}
             </span>
           </Row>
           <Row label="Temp dir">
-            <span className={s.tempDir ? 'mono' : 'muted'}>{s.tempDir ?? NOT_YET}</span>
+            <span className={s.tempDir ? 'mono' : 'muted'}>{s.tempDir ? <PathText text={s.tempDir} /> : NOT_YET}</span>
           </Row>
         </dl>
       </section>
@@ -97,7 +98,7 @@ export function SandboxDetails({ sandbox: s, visible, onOpenTerminal }: Props) {
             )}
             {s.stateDetail && <span className="muted"> — {s.stateDetail}</span>}
           </Row>
-          <Row label="Image">{s.image ?? <span className="muted">none</span>}</Row>
+          <Row label="Image">{s.image ? <PathText text={s.image} /> : <span className="muted">none</span>}</Row>
           <Row label="User">{s.user ?? <span className="muted">image default</span>}</Row>
           <Row label="Network" hint="The network policy: open, offline, or allow (only the allow list, through the egress proxy).">
             <span data-testid="details-network">
