@@ -80,8 +80,9 @@ export function ScreenPane({ sandbox, visible, standalone = false, onCreateDeskt
   const [, setTick] = useState(0);
   useInterval(() => setTick((t) => t + 1), busy ? 1000 : null);
 
-  // The last action unreadable (an older core): the pill names no agent rather than waiting for one.
-  const control = controlPill(lease.data, viewerId, lastAction.data ?? (lastAction.error ? null : undefined));
+  // Not read yet: undefined (the pill waits); read as "none" (null) or unreadable (an older core): the
+  // pill names no agent rather than waiting for one. (`data ?? …` took a read null for "not read yet".)
+  const control = controlPill(lease.data, viewerId, lastAction.loading ? undefined : (lastAction.data ?? null));
 
   // The agent's clicks, drawn where they land as they happen: from the event stream (each action
   // carries its point), else from the last action as it is re-read. Each mark is drawn once.
