@@ -42,7 +42,13 @@ function show(v: unknown): string {
 }
 
 /** `config get|set|unset|list`: every key of the schema, its value, whether the file sets it, what is valid. */
-export function addConfigCommands(program: Command, file: () => ConfigFile, out: Out): void {
+export function addConfigCommands(
+  program: Command,
+  file: () => ConfigFile,
+  out: Out,
+  /** After a change: the running service learns of it (service-settings.ts). */
+  changed: () => Promise<void> = async () => undefined,
+): void {
   const config = program.command('config').description('read and change config.json (every key has a default; `config list` shows them)');
 
   config
@@ -87,8 +93,9 @@ export function addConfigCommands(program: Command, file: () => ConfigFile, out:
     .command('set <key> <value>')
     .description('set one key; VALUE is JSON when it parses (5000, true, ["a"]), else text; refused unless valid')
     .option('--json', 'machine-readable output')
-    .action((key: string, text: string, o: { json?: boolean }) => {
+    .action(async (key: string, text: string, o: { json?: boolean }) => {
       const r = file().change(key, parseValueText(text));
+      await changed();
       const value = getKey(r.config, key);
       if (o.json) return printJson(out, { key, value, file: r.file, ...(r.moved ? { movedFrom: r.moved } : {}) });
       if (r.moved) out.stderr(`note: moved the config from ${r.moved} to ${r.file}; the old file is no longer read\n`);
@@ -99,8 +106,9 @@ export function addConfigCommands(program: Command, file: () => ConfigFile, out:
     .command('unset <key>')
     .description('remove one key from config.json: its default applies again')
     .option('--json', 'machine-readable output')
-    .action((key: string, o: { json?: boolean }) => {
+    .action(async (key: string, o: { json?: boolean }) => {
       const r = file().change(key, undefined);
+      await changed();
       const value = getKey(r.config, key);
       if (o.json) printJson(out, { key, value, file: r.file });
       else out.stdout(`${key} = ${show(value)} (default)\n`);

@@ -4,6 +4,7 @@ import type { ExecResult, SandboxInfo } from '../api/contract.js';
 import { createRequire } from 'node:module';
 import type { DeskClient } from '../client/http-client.js';
 import { openClient, type OpenClientOptions } from './cli-client.js';
+import { settingsChanged } from './service-settings.js';
 import { withOperationProgress, type ProgressLine } from './operation-progress.js';
 import { cancelOperationOnAbort } from './cancel-operation.js';
 import type { SandboxDesk, SandboxDeskOptions } from '../api/sandbox-desk.js';
@@ -375,8 +376,9 @@ export async function main(
   addServeCommand(program, core, out, agentPolicy);
   addMcpCommands(program, core, out, agentPolicy);
   addTokenCommands(program, client, out);
-  addPluginCommands(program, client, out, () => configFile);
-  addConfigCommands(program, () => configFile, out);
+  const settings = () => settingsChanged(env, out);
+  addPluginCommands(program, client, out, () => configFile, settings);
+  addConfigCommands(program, () => configFile, out, settings);
   addCompletionCommands(program, out, () => paths.dataDir);
   addLogsCommands(program, client, out);
 

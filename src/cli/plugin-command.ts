@@ -28,7 +28,14 @@ export function pluginTable(list: PluginInfo[], disabled: string[] = []): string
   return text + off;
 }
 
-export function addPluginCommands(program: Command, client: () => Promise<DeskClient>, out: Out, config: () => ConfigFile): void {
+export function addPluginCommands(
+  program: Command,
+  client: () => Promise<DeskClient>,
+  out: Out,
+  config: () => ConfigFile,
+  /** After a change: the running service learns of it (service-settings.ts). */
+  changed: () => Promise<void> = async () => undefined,
+): void {
   const plugin = program.command('plugin').description('plugin backends: what is installed, whether it loaded, and turning one on or off');
   plugin
     .command('list')
@@ -49,8 +56,9 @@ export function addPluginCommands(program: Command, client: () => Promise<DeskCl
           : 'stop loading this plugin, built-in ones too (adds it to plugins.disabled)',
       )
       .option('--json', 'machine-readable output')
-      .action((name: string, o: { json?: boolean }) => {
+      .action(async (name: string, o: { json?: boolean }) => {
         const r = changeDisabled(config(), name, verb === 'disable', namesPlugin);
+        if (r.changed) await changed();
         if (o.json) return printJson(out, { plugin: name, enabled: verb === 'enable', changed: r.changed, disabled: r.disabled });
         if (!r.changed) out.stdout(`${name} is already ${verb}d.\n`);
         else
