@@ -186,6 +186,8 @@ describe('CLI', () => {
       args,
       { stdout: (s) => void (stdout += s.toString()), stderr: (s) => void (stderr += s.toString()) },
       (o) => new SandboxDesk({ ...o, dataDir: t.dataDir }),
+      // The service a command without --plugin reaches is the one of this data dir (issue 34).
+      { ...process.env, SANDBOX_DESK_HOME: t.dataDir },
     );
     return { code, stdout, stderr };
   }
