@@ -87,10 +87,17 @@ export class CheckpointService {
   private recovered: Promise<unknown> | null = null;
 
   /** The first checkpoint call of this process cleans up what an interrupted one left (once). */
+  /**
+   * Before each checkpoint call, not once per process: the service lives for days, and a caller killed
+   * mid-commit (or an engine finishing a commit after its cleanup) leaves something behind at any time.
+   * Calls that come while a sweep runs share it.
+   */
   private ensureRecovered(): Promise<unknown> {
-    this.recovered ??= this.recoverInterrupted().catch((err: unknown) => {
-      this.d.log.warn({ err: String(err) }, 'could not clean up interrupted checkpoints');
-    });
+    this.recovered ??= this.recoverInterrupted()
+      .catch((err: unknown) => {
+        this.d.log.warn({ err: String(err) }, 'could not clean up interrupted checkpoints');
+      })
+      .finally(() => (this.recovered = null));
     return this.recovered;
   }
 
@@ -106,8 +113,9 @@ export class CheckpointService {
   async recoverInterrupted(): Promise<string[]> {
     const cleaned: string[] = [];
     for (const rec of this.d.store.checkpoints.listSaving()) {
-      // Another live process (the app while the CLI runs) may be saving it right now: that one is not ours to clean.
-      if (rec.ownerPid !== null && rec.ownerPid !== process.pid && processAlive(rec.ownerPid)) continue;
+      // A live owner — another process, or this one (a long-lived service saving it right now) — is still
+      // making it: not ours to clean. Only the record of a dead owner is an interrupted checkpoint.
+      if (rec.ownerPid !== null && processAlive(rec.ownerPid)) continue;
       try {
         const provider = await this.d.providerOf(rec.backend);
         // The backend names its resources by the id (an image tag, a file): removing by a guessed

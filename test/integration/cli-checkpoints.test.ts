@@ -131,8 +131,11 @@ describe('sandbox-desk checkpoint commands', () => {
       child.on('exit', () => reject(new Error(`the checkpoint ended before its commit step: ${stderr}`)));
     });
     killedIds.push(id);
-    // The engine has the commit (it pauses the container for it): kill the CLI now, mid-commit.
+    // The engine has the commit (it pauses the container for it): kill the process that makes it now,
+    // mid-commit — the service, since the CLI is its client (issue 34) — and the CLI with it.
     await expect.poll(() => paused(container), { timeout: 10_000, interval: 20 }).toBe(true);
+    const service = (cli('service', 'status', '--json').json() as { pid: number }).pid;
+    process.kill(service, 'SIGKILL');
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
     const list = cli('checkpoint', 'list', '--json');
