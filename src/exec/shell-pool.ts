@@ -73,6 +73,13 @@ export class ShellPool {
     const retired = this.retired.get(key);
     this.retired.delete(key);
     if (retired && retired.incarnation !== env.incarnation) dropped = { sandbox, session, lastCwd: retired.lastCwd };
+    // The session's shell was a person's terminal attached to it, in an incarnation that ended (a
+    // restart, a reboot): that shell is gone with it, and the session's next command says so.
+    const attached = this.attached.get(key);
+    if (attached && attached.incarnation !== env.incarnation) {
+      this.attached.delete(key);
+      dropped = { sandbox, session, lastCwd: null };
+    }
     const entry = this.shells.get(key);
     if (entry) {
       if (entry.shell.alive && entry.shell.incarnation === env.incarnation) return { shell: entry.shell, dropped };
