@@ -117,7 +117,12 @@ export class ShellPool {
     const key = ShellPool.key(sandbox, session, user);
     this.attached.set(key, runner);
     return toDisposable(() => {
-      if (this.attached.get(key) === runner) this.attached.delete(key);
+      if (this.attached.get(key) !== runner) return;
+      this.attached.delete(key);
+      // Remembered like a retired shell: when the terminal ended with its incarnation (a restart, a
+      // reboot), the session's next command — in the new one — says environment_recreated; after a
+      // tab closed in the same incarnation it says nothing.
+      this.retired.set(key, { sandbox, session, lastCwd: null, incarnation: runner.incarnation });
     });
   }
 
