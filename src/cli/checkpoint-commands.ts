@@ -1,3 +1,4 @@
+import { byteSize } from '../shared/byte-size.js';
 import type { Command } from 'commander';
 import type { CheckpointInfo } from '../api/contract.js';
 import type { DeskClient } from '../client/http-client.js';
@@ -22,16 +23,7 @@ function countOf(v: string | undefined): number | undefined {
 }
 
 export function formatBytes(n: number | null): string {
-  if (n === null) return '-';
-  if (n < 1024) return `${n} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
+  return n === null ? '-' : byteSize(n);
 }
 
 export function checkpointTable(list: CheckpointInfo[]): string {

@@ -1,3 +1,4 @@
+import { byteSize } from '../../../src/shared/byte-size.js';
 import { useState } from 'react';
 import type { CheckpointInfo, SandboxInfo } from '../../../src/api/contract.js';
 import { describeError } from '../app/api-client.js';
@@ -13,16 +14,7 @@ interface Props {
 
 /** Sizes as the CLI prints them. */
 export function bytes(n: number | null): string {
-  if (n === null) return '—';
-  if (n < 1024) return `${n} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
+  return n === null ? '—' : byteSize(n);
 }
 
 type Asking =

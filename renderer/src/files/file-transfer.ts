@@ -93,14 +93,4 @@ export async function downloadFile(api: ApiClient, target: { sandbox: string; se
 }
 
 /** "3.4 MiB": sizes as a person reads them. */
-export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
-}
+export { byteSize as formatBytes } from '../../../src/shared/byte-size.js';
