@@ -118,6 +118,17 @@ describe('TerminalSession (real PTY, local bash)', () => {
     t.dispose();
   });
 
+  it('a cwd report that arrives while the terminal is being disposed is dropped (its owner may be closing the store)', async () => {
+    const { t, cwds } = await open('/tmp');
+    await expect.poll(() => cwds.at(-1), { timeout: 10_000 }).toBe('/tmp');
+    const ended = new Promise<unknown>((resolve) => t.onExit(resolve));
+    // The prompt after `cd` comes back while dispose is still ending the process tree.
+    t.write('cd /usr/bin\r');
+    t.dispose();
+    await ended;
+    expect(cwds).not.toContain('/usr/bin');
+  });
+
   it('reports its PID, and dispose ends its process tree by it (a job that ignores the hang-up too)', async () => {
     const { t, cwds, screen } = await open('/tmp');
     await expect.poll(() => cwds.length, { timeout: 10_000 }).toBeGreaterThan(0);

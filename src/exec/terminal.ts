@@ -131,7 +131,10 @@ export class TerminalSession implements IDisposable {
       let marked = false;
       this.scanCwd(
         data,
-        (cwd) => this.cwdEmitter.fire(cwd),
+        // A terminal being disposed reports nothing more: its owner may be closing the store the record goes to.
+        (cwd) => {
+          if (!this.disposing) this.cwdEmitter.fire(cwd);
+        },
         (mark) => {
           if (mark.kind === 'run') marked = true;
           else if (mark.kind === 'idle') this.promptIdle = true;

@@ -58,6 +58,8 @@ function hostPathError(path: string, sandbox: string): SandboxDeskError {
  */
 export class SessionIo {
   private readonly terminals = new TerminalRegistry<TerminalSession>();
+  /** Set by `closeAll`: the store is about to close, so a dying terminal's cwd report is dropped. */
+  private closed = false;
 
   constructor(
     private readonly desk: SessionIoHost,
@@ -119,6 +121,7 @@ export class SessionIo {
     reopen: { id: string; scrollback: Buffer } | undefined,
   ): Promise<{ terminal: TerminalSession; session: string; cwd: string }> {
     const { rec, env, key, plan } = await this.desk.sessionPlan(input.sandbox, input.session);
+    if (this.closed) throw new SandboxDeskError('service_unavailable', 'the service is shutting down: no new terminal; open it again once it is back');
     // A session has one terminal (attached to its shell): a second open gives the same one — except
     // while a restore reopens the terminal it held (listed `restarting`), which is this very call.
     const open = reopen ? undefined : this.terminals.list(rec.name).find((t) => t.session === key && !t.restarting);
@@ -132,6 +135,7 @@ export class SessionIo {
       reopen,
     });
     terminal.onCwd((cwd) => {
+      if (this.closed) return;
       // The prompt after an agent's command, or an empty line, reports what is recorded already: recorded once.
       if (this.desk.store.sessions.get(rec.name, key)?.cwd === cwd) return;
       const at = new Date().toISOString();
@@ -354,6 +358,7 @@ export class SessionIo {
 
   /** Ends every terminal (the app is closing). */
   closeAll(): void {
+    this.closed = true;
     this.opts.attach?.closeAll();
     this.terminals.closeAll();
   }
