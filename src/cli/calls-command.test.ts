@@ -46,7 +46,7 @@ describe('calls / log (CLI): read through the client only', () => {
         cwdUsed: '/tmp',
         cwdObserved: i === TOTAL - 1 ? '/var/log' : '/tmp',
         exitCode: i === TOTAL - 1 ? 2 : 0,
-        warnings: i === TOTAL - 1 ? [{ code: 'cwd_changed', message: 'moved' }] : [],
+        warnings: i === TOTAL - 1 ? [{ code: 'cwd_missing', message: 'gone' }] : [],
         error: null,
         durationMs: 5,
       });
@@ -63,7 +63,7 @@ describe('calls / log (CLI): read through the client only', () => {
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(2);
     expect(lines[1]).toBe(
-      `${new Date(Date.UTC(2026, 0, 1, 0, 0, 0, TOTAL - 1)).toISOString()}  odd  last  execute_shell_command  /tmp → /var/log  exit 2  [cwd_changed]`,
+      `${new Date(Date.UTC(2026, 0, 1, 0, 0, 0, TOTAL - 1)).toISOString()}  odd  last  execute_shell_command  /tmp → /var/log  exit 2  [cwd_missing]`,
     );
     // `log` is the same command.
     expect((await run(['log', '--limit', '2'])).stdout).toBe(r.stdout);
