@@ -605,11 +605,16 @@ export const API = {
     result: returns<ControlWait>(),
   },
   terminalOpen: { params: OfSandbox.extend({ session: SessionKey.optional(), ...TerminalSize }), result: returns<TerminalGrant>() },
+  /**
+   * The last `limit` agent calls (default 1000), oldest first; with `beforeId`, the last ones older than
+   * that call: a reader pages back through a log longer than one answer (the CLI's `calls --jsonl`).
+   */
   callLog: {
     params: z.object({
       sandbox: SandboxName.optional(),
       session: SessionKey.optional(),
       limit: z.number().int().min(1).max(10_000).optional(),
+      beforeId: z.number().int().min(1).optional(),
     }),
     result: returns<CallLogEntry[]>(),
   },

@@ -140,7 +140,8 @@ export function createDispatcher(
     },
     sandboxNetwork: (p) => desk.sandboxNetwork(p.name, { mode: p.mode, allow: p.allow, deny: p.deny }),
     networkLog: (p) => desk.network.log(p.sandbox, p.limit),
-    callLog: (p) => desk.network.linkCalls(desk.store.callLog.list({ sandbox: p.sandbox, session: p.session, limit: p.limit })),
+    callLog: (p) =>
+      desk.network.linkCalls(desk.store.callLog.list({ sandbox: p.sandbox, session: p.session, limit: p.limit, beforeId: p.beforeId })),
     terminalResize: (p) => {
       desk.io.terminal(p.terminalId).resize(p.cols, p.rows);
       return { ok: true as const };

@@ -163,9 +163,10 @@ export class SandboxDesk {
     this.shells = new ShellPool({
       idleMs: opts.shellIdleMs ?? this.config.shell.idleMs,
       scopeOf: (env) => this.environments.scopeOf(env),
-      // Kept out of every result; logged, marked as late, so it is not lost silently.
+      // Kept out of every result; logged (info: the default level writes it), marked as late, so it is
+      // not lost silently — a background job's stderr is often the one sign it failed.
       onLateOutput: (where, late) =>
-        this.log.debug(
+        this.log.info(
           { ...where, stream: late.stream, bytes: late.bytes.length, text: late.bytes.toString('utf8').slice(0, 4096) },
           'late output: a background job of an earlier command printed after that command ended',
         ),

@@ -374,7 +374,7 @@ export async function main(
   addImageCommands(program, client, out, (code) => (exitCode = code));
   const agentPolicy = () => ({ allowOtherUsers: core().config.agents.allowOtherUsers });
   addServeCommand(program, core, out, agentPolicy);
-  addMcpCommands(program, core, out, agentPolicy);
+  addMcpCommands(program, client, out);
   addTokenCommands(program, client, out);
   const settings = () => settingsChanged(env, out);
   addPluginCommands(program, client, out, () => configFile, settings);

@@ -1,17 +1,17 @@
 import type { Command } from 'commander';
-import type { SandboxDesk } from '../api/sandbox-desk.js';
-import { DEFAULT_AGENT_POLICY, type AgentPolicy } from '../shared/agent-scope.js';
+import type { DeskClient } from '../client/http-client.js';
+import { SandboxDeskError } from '../shared/errors.js';
+import { readCallLog } from './call-log-reader.js';
 import { printJson, type Out } from './output.js';
 import { collect, sandboxScope } from './token-command.js';
 
 /** `sandbox-desk mcp` (the agent bridge over stdio) and `sandbox-desk log` (its receipts). */
 export function addMcpCommands(
   program: Command,
-  core: () => SandboxDesk,
+  // The service runs the MCP server (its own config's agents policy applies) and keeps the call log:
+  // both commands are its clients and build no core.
+  client: () => Promise<DeskClient>,
   out: Out,
-  // Unused since the service runs the MCP server (its own config's agents policy applies); kept so
-  // main.ts's wiring is unchanged.
-  _agentPolicy: () => AgentPolicy = () => DEFAULT_AGENT_POLICY,
 ): void {
   program
     .command('mcp')
@@ -59,10 +59,20 @@ export function addMcpCommands(
     .option('--limit <n>', 'the last N calls', '100')
     .option('--jsonl', 'every matching call, as JSON lines (for export)')
     .option('--json', 'machine-readable output')
-    .action((name: string | undefined, o: { session?: string; limit: string; jsonl?: boolean; json?: boolean }) => {
-      const log = core().store.callLog;
-      if (o.jsonl) return out.stdout(log.jsonl({ sandbox: name, session: o.session }));
-      const entries = log.list({ sandbox: name, session: o.session, limit: Number(o.limit) || 100 });
+    .action(async (name: string | undefined, o: { session?: string; limit: string; jsonl?: boolean; json?: boolean }) => {
+      const limit = Number(o.limit);
+      if (!Number.isInteger(limit) || limit < 1)
+        throw new SandboxDeskError('invalid_input', `--limit ${JSON.stringify(o.limit)} is not a positive whole number`, {
+          hint: 'e.g. --limit 50, or --jsonl for every call',
+        });
+      const filter = { sandbox: name, session: o.session };
+      const c = await client();
+      if (o.jsonl) {
+        // Every matching call, oldest first, one JSON object a line.
+        const all = await readCallLog(c, filter, Number.POSITIVE_INFINITY);
+        return out.stdout(all.map((e) => JSON.stringify(e)).join('\n') + '\n');
+      }
+      const entries = await readCallLog(c, filter, limit);
       if (o.json) return printJson(out, entries);
       if (entries.length === 0) return out.stdout('No agent calls logged yet.\n');
       for (const e of entries) {

@@ -94,6 +94,9 @@ __sd_agent_run() {
   builtin printf '%s:S:%s:%s:%s:%s\\n' "$__sd_n" "$$" "$__sd_why" "$__sd_fp" "$__sd_n" >&"$__sd_re"
   builtin printf '%s:B:%s\\n' "$__sd_n" "$__sd_n" >&"$__sd_ro"
   builtin unset __sd_n
+  # Bash reports a finished background job ("[1]+ Done …") on its stderr at its next command: said to the
+  # terminal here, before the command's redirections, it is never the command's stderr.
+  builtin jobs -n
   eval "$__sd_c" </dev/null >&"$__sd_ro" 2>&"$__sd_re"
   __sd_aend $? "$__sd_go"
 }

@@ -121,6 +121,37 @@ describe('AttachedShell (real PTY, local bash)', { timeout: 20_000 }, () => {
     expect(shown.length).toBeLessThan(DISPLAY_LIMIT_BYTES + 2000);
   });
 
+  it("a background job's late output: shown in the terminal marked as late, given to the listeners by stream, never the next command's", async () => {
+    const late: Array<{ stream: string; text: string }> = [];
+    const stop = shell.onLateOutput((l) => late.push({ stream: l.stream, text: l.bytes.toString('utf8') }));
+    try {
+      const flag = `/tmp/sd-attached-late-${process.pid}`;
+      const first = await shell.run(req(`rm -f ${flag}; (sleep 0.3; echo OLD-ATT; echo OLDERR-ATT >&2; touch ${flag}) & echo started`));
+      expect(first.stdout.toString()).toBe('started\n');
+      // Both lines are printed (between commands) before the next command is sent.
+      await expect.poll(() => late.map((l) => l.text).join(''), { timeout: 10_000 }).toContain('OLDERR-ATT');
+      await expect.poll(() => late.map((l) => l.text).join(''), { timeout: 10_000 }).toContain('OLD-ATT');
+      const next = await shell.run(req(`rm -f ${flag}; echo NEW; echo NEWERR >&2`));
+      expect(next.stdout.toString()).toBe('NEW\n');
+      expect(next.stderr.toString()).toBe('NEWERR\n');
+      expect(
+        late
+          .filter((l) => l.stream === 'stdout')
+          .map((l) => l.text)
+          .join(''),
+      ).toBe('OLD-ATT\n');
+      expect(
+        late
+          .filter((l) => l.stream === 'stderr')
+          .map((l) => l.text)
+          .join(''),
+      ).toBe('OLDERR-ATT\n');
+      expect(screen()).toMatch(/\[late output of an earlier agent command's background job\][^]*OLD(ERR)?-ATT/);
+    } finally {
+      stop();
+    }
+  });
+
   it('shows a command on one line, control characters neutralised', () => {
     expect(shownCommand('echo a\necho \x1b]52;c;x\x07')).toBe('echo a?echo ?]52;c;x?');
   });

@@ -7,6 +7,7 @@ import { FrameSplitter, type Frame } from './frame-splitter.js';
 import { killTree } from './kill-tree.js';
 import { KILL_GRACE_MS, newNonce } from './oneshot-runner.js';
 import { remoteArgv } from './remote-argv.js';
+import type { LateOutput } from './session-shell.js';
 import type { TerminalMark } from './terminal.js';
 import { encodeField } from './wrapper-script.js';
 
@@ -71,6 +72,9 @@ export class AttachedShell {
   /** The last cwd a command of this shell reported. */
   lastCwd: string | null = null;
   private readonly subscriptions: IDisposable[] = [];
+  private readonly lateListeners = new Set<(late: LateOutput) => void>();
+  /** This stretch between commands already showed the late-output marker in the terminal. */
+  private lateMarked = false;
 
   private constructor(
     private readonly env: SandboxEnvironment,
@@ -177,13 +181,48 @@ export class AttachedShell {
     const cap = this.capture;
     // Taken once the shell was told to run it: its stdout may come before the start frame (another stream).
     if (cap && this.taken) {
+      // Before the command's begin frames the capture hands the bytes to late(), which shows them marked.
+      const early = stream === 'out' ? !cap.begun : !cap.start;
       if (stream === 'out') cap.stdoutPayload(chunk);
       else cap.stderrPayload(chunk);
-      if (!this.quietRun) this.show(chunk);
+      if (!this.quietRun && !early) this.show(chunk);
     } else {
       // Between commands: late output of an earlier command's background job. It belongs to no command
       // (never to the next one); the person sees it.
-      this.show(chunk);
+      this.late(stream === 'out' ? 'stdout' : 'stderr', chunk);
+    }
+  }
+
+  /**
+   * Output of an earlier command's background job (between commands, or before the next one's begin
+   * frames): shown in the terminal under a marker saying so, and given to the late-output listeners
+   * (the core logs it), as a session shell's is. Returns the unsubscribe.
+   */
+  onLateOutput(listener: (late: LateOutput) => void): () => void {
+    this.lateListeners.add(listener);
+    return () => this.lateListeners.delete(listener);
+  }
+
+  private releaseHeldBytes(): void {
+    for (const splitter of [this.out, this.err]) {
+      splitter.expect();
+      splitter.push(Buffer.alloc(0));
+    }
+  }
+
+  private late(stream: 'stdout' | 'stderr', chunk: Buffer): void {
+    if (!this.lateMarked) {
+      this.lateMarked = true;
+      this.terminal.showAgentOutput(Buffer.from(`\r\n\x1b[2m[late output of an earlier agent command's background job]\x1b[0m\r\n`));
+    }
+    this.show(chunk);
+    const bytes = Buffer.from(chunk);
+    for (const l of this.lateListeners) {
+      try {
+        l({ stream, bytes });
+      } catch {
+        // a listener's failure must not take the relay's data handler down
+      }
     }
   }
 
@@ -223,7 +262,8 @@ export class AttachedShell {
   private async runNow(req: AttachedRunRequest): Promise<AttachedRun> {
     const t0 = Date.now();
     const nonce = newNonce();
-    const cap = new CommandCapture(nonce, req.maxOutputBytes);
+    // Bytes before this command's begin frames are an earlier one's background job's: never this command's.
+    const cap = new CommandCapture(nonce, req.maxOutputBytes, (stream, chunk) => this.late(stream, chunk));
     this.lastUsedAt = Date.now();
     let killed: RawRun['killed'] = null;
     let waitedMs = 0;
@@ -244,6 +284,9 @@ export class AttachedShell {
         if (this.capture === cap) {
           this.capture = null;
           this.taken = false;
+          // Its frames all came: the splitters stop holding back bytes that might begin its nonce, so a
+          // background job's short late line reaches the terminal now, not with the next command.
+          if (cap.complete) this.releaseHeldBytes();
         }
         if (phase === 'running' && !this.quietRun) this.terminal.endAgentRun();
         this.quietRun = false;
@@ -268,6 +311,7 @@ export class AttachedShell {
             this.taken = true;
             this.shownBytes = 0;
             this.cutShown = false;
+            this.lateMarked = false;
             if (!req.quiet) {
               this.terminal.beginAgentRun();
               this.terminal.showAgentOutput(Buffer.from(`\r\n\x1b[2m[agent]\x1b[0m $ ${shownCommand(req.command)}\r\n`, 'utf8'));

@@ -25,6 +25,8 @@ describe("a background job's late output is never the next command's (issue 34)"
       // The job has printed both lines (between commands) before the next command is sent.
       const until = Date.now() + 5000;
       while (!existsSync(done) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      // Reported as it comes, not held back until the next command's output arrives.
+      await expect.poll(() => Buffer.concat(late.map((l) => l.bytes)).length, { timeout: 5000 }).toBe('OLD\nOLDERR\n'.length);
       const next = await shell.run(req('echo NEW; echo NEWERR >&2'));
       expect(next.stdout.toString()).toBe('NEW\n');
       expect(next.stderr.toString()).toBe('NEWERR\n');

@@ -137,6 +137,9 @@ export class SessionShell {
         this.capture = null;
         this.onSettled = null;
         this.lastUsedAt = Date.now();
+        // Its frames all came: the splitters stop holding back bytes that might begin its nonce, so a
+        // background job's short late line is reported now, not when the next command's output comes.
+        if (cap.complete) this.releaseHeldBytes();
         const raw = cap.result(exit, killed);
         if (raw.end && !killed && raw.end.state === 'ok' && !raw.end.notUtf8) this.lastCwd = raw.end.cwd;
         resolve(raw);
@@ -181,6 +184,13 @@ export class SessionShell {
   onLateOutput(listener: (late: LateOutput) => void): () => void {
     this.lateListeners.add(listener);
     return () => this.lateListeners.delete(listener);
+  }
+
+  private releaseHeldBytes(): void {
+    for (const splitter of [this.out, this.err]) {
+      splitter.expect();
+      splitter.push(Buffer.alloc(0));
+    }
   }
 
   private late(stream: 'stdout' | 'stderr', chunk: Buffer): void {

@@ -8,6 +8,8 @@ export interface AttachedRunner {
   readonly alive: boolean;
   readonly incarnation: string;
   run(req: RunRequest & { workdir?: boolean }): Promise<RawRun & { waitedMs: number }>;
+  /** Its late output (a terminal shows it too): logged like a session shell's while it is the session's shell. */
+  onLateOutput?(listener: (late: LateOutput) => void): () => void;
 }
 
 export interface ShellPoolOptions {
@@ -116,7 +118,9 @@ export class ShellPool {
   attach(sandbox: string, session: string, user: string | undefined, runner: AttachedRunner): IDisposable {
     const key = ShellPool.key(sandbox, session, user);
     this.attached.set(key, runner);
+    const unlisten = runner.onLateOutput?.((late) => this.opts.onLateOutput?.({ sandbox, session }, late));
     return toDisposable(() => {
+      unlisten?.();
       if (this.attached.get(key) !== runner) return;
       this.attached.delete(key);
       // Remembered like a retired shell: when the terminal ended with its incarnation (a restart, a

@@ -47,24 +47,28 @@ export class CallLogStore {
     );
   }
 
-  /** Newest last; filtered by sandbox and session when given. */
-  list(filter: { sandbox?: string | undefined; session?: string | undefined; limit?: number | undefined } = {}): CallLogEntry[] {
+  /** The last `limit`, newest last; filtered by sandbox and session when given, and to ids below `beforeId` (paging back). */
+  list(
+    filter: {
+      sandbox?: string | undefined;
+      session?: string | undefined;
+      limit?: number | undefined;
+      beforeId?: number | undefined;
+    } = {},
+  ): CallLogEntry[] {
     const rows = this.db
       .prepare(
         `SELECT * FROM (SELECT * FROM call_log
            WHERE (@sandbox IS NULL OR sandbox = @sandbox) AND (@session IS NULL OR session = @session)
+             AND (@before IS NULL OR id < @before)
            ORDER BY id DESC LIMIT @limit) ORDER BY id`,
       )
-      .all({ sandbox: filter.sandbox ?? null, session: filter.session ?? null, limit: filter.limit ?? 1000 }) as Row[];
+      .all({
+        sandbox: filter.sandbox ?? null,
+        session: filter.session ?? null,
+        before: filter.beforeId ?? null,
+        limit: filter.limit ?? 1000,
+      }) as Row[];
     return rows.map(fromRow);
-  }
-
-  /** JSON lines, oldest first: for export. */
-  jsonl(filter: { sandbox?: string | undefined; session?: string | undefined } = {}): string {
-    return (
-      this.list({ ...filter, limit: 1_000_000 })
-        .map((e) => JSON.stringify(e))
-        .join('\n') + '\n'
-    );
   }
 }

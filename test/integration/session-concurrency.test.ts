@@ -5,7 +5,8 @@
  * is observed at once; an over-large result fits one 8 MiB message on MCP stdio and HTTP alike.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExecResult } from '../../src/shared/exec-result.js';
 import { tempDesk, uniqueName, type TestDesk } from './helpers.js';
@@ -126,6 +127,78 @@ describe('one session, one truthful shell under concurrency (real docker sandbox
     expect(next.stdout).toBe('NEW\n');
     expect(next.stderr).toBe('NEWERR\n');
   }, 30_000);
+
+  it("over the CLI and MCP (the service's session shells): late output is not the next command's; the service logs it, marked late", async () => {
+    const env = { ...process.env, SANDBOX_DESK_HOME: t.dataDir };
+    const cli = (...args: string[]) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((ok) => {
+        const child = spawn(process.execPath, [BIN, ...args], { env });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+        child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+        child.on('close', (code) => ok({ code, stdout, stderr }));
+      });
+    // The job prints both lines between the two commands: waited for by a probe in another session.
+    const jobDone = async (tag: string) => {
+      const r = await exec(`probe-${tag}`, `for i in $(seq 100); do test -e /tmp/late-${tag}-done && break; sleep 0.05; done; echo ok`);
+      expect(r.stdout).toBe('ok\n');
+    };
+    const job = (tag: string) => `(sleep 1; echo OLD-${tag}; echo OLDERR-${tag} >&2; touch /tmp/late-${tag}-done) & echo started`;
+
+    const overCli = async () => {
+      expect(await cli('exec', sb, '--session', 'late-cli', '--', job('cli'))).toMatchObject({ code: 0, stdout: 'started\n' });
+      await jobDone('cli');
+      expect(await cli('exec', sb, '--session', 'late-cli', '--', 'echo NEW; echo NEWERR >&2')).toEqual({
+        code: 0,
+        stdout: 'NEW\n',
+        stderr: 'NEWERR\n',
+      });
+    };
+    const overMcp = async () => {
+      const mcp = new RawStdioMcp(t.dataDir);
+      try {
+        await mcp.init();
+        mcp.send(execCall(21, { sandbox: sb, session: 'late-mcp', command: job('mcp') }));
+        await mcp.answers(1);
+        await jobDone('mcp');
+        mcp.send(execCall(22, { sandbox: sb, session: 'late-mcp', command: 'echo NEW; echo NEWERR >&2' }));
+        const [line] = await mcp.answers(1);
+        expect((JSON.parse(line!.toString()) as ToolAnswer).result.structuredContent).toMatchObject({
+          stdout: 'NEW\n',
+          stderr: 'NEWERR\n',
+        });
+      } finally {
+        mcp.close();
+      }
+    };
+    // Side by side (two sessions of one service): the file stays fast.
+    await Promise.all([overCli(), overMcp()]);
+
+    // Not lost: the service's log has each stream's late bytes, with the session they came from.
+    const late = (): Array<{ session: string; stream: string; text: string }> =>
+      readFileSync(join(t.dataDir, 'logs', 'sandbox-desk.log'), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('late output'))
+        .map((l) => JSON.parse(l) as { session: string; stream: string; text: string });
+    const has = (session: string, stream: string, text: string) =>
+      late().some((l) => l.session === session && l.stream === stream && l.text.includes(text));
+    const deadline = Date.now() + 5000;
+    const want = (): boolean =>
+      has('late-cli', 'stdout', 'OLD-cli') &&
+      has('late-cli', 'stderr', 'OLDERR-cli') &&
+      has('late-mcp', 'stdout', 'OLD-mcp') &&
+      has('late-mcp', 'stderr', 'OLDERR-mcp');
+    while (!want() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(late().filter((l) => l.session.startsWith('late-'))).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ session: 'late-cli', stream: 'stdout', text: 'OLD-cli\n' }),
+        expect.objectContaining({ session: 'late-cli', stream: 'stderr', text: 'OLDERR-cli\n' }),
+        expect.objectContaining({ session: 'late-mcp', stream: 'stdout', text: 'OLD-mcp\n' }),
+        expect.objectContaining({ session: 'late-mcp', stream: 'stderr', text: 'OLDERR-mcp\n' }),
+      ]),
+    );
+  }, 40_000);
 
   it('a cwd with a newline in its name is observed exactly, at once', async () => {
     const t0 = performance.now();
