@@ -7,7 +7,8 @@ import { projectRoot } from '../../platform/project-root.js';
  * The desktop image's managed Chromium policy (issue 36). Chromium ignores a policy file it cannot parse
  * without a word on screen, and a policy name it does not know the same way: the file must stay strict
  * JSON (no comments, no trailing commas), hold values of the types Chromium expects, and be copied
- * where Chromium reads it. test/integration/network-desktop.test.ts proves the effect on the network log.
+ * where Chromium reads it (a derived --desktop image gets the same file: desktop-image.ts's
+ * chromiumPolicyRun). test/integration/network-desktop.test.ts proves the effect on the network log.
  */
 const dir = join(projectRoot(), 'resources/images/desktop');
 
