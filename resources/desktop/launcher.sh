@@ -120,7 +120,11 @@ browser=()
 # None of Chromium's own background traffic (issue 36): under network mode allow every connection is on
 # the network log, and an idle browser's component updates, network-time, safe-browsing, sign-in and
 # metrics pings buried the agent's one denied line (test/integration/network-desktop.test.ts).
-quiet_features=AutofillServerCommunication,CertificateTransparencyComponentUpdater,DialMediaRouteProvider,InterestFeedContentSuggestions,NetworkTimeServiceQuerying,SafeBrowsingEnhancedProtection,PrivacySandboxSettings4,NTPPopularSitesBakedInContent,MediaEngagementBypassAutoplayPolicies,OptimizationGuideFetching,LensOverlay,ChromeWhatsNewUI,Glic
+# AimEnabled: the omnibox's AI-mode eligibility check (www.google.com/async/folae) at every start;
+# PreconnectToSearch: a warm connection to the search engine's host before anything is typed. The
+# image's managed policy (resources/images/desktop/chromium-policy.json) turns off what only a policy
+# reaches (sign-in, spell-check downloads, safe browsing…).
+quiet_features=AutofillServerCommunication,CertificateTransparencyComponentUpdater,DialMediaRouteProvider,InterestFeedContentSuggestions,NetworkTimeServiceQuerying,SafeBrowsingEnhancedProtection,PrivacySandboxSettings4,NTPPopularSitesBakedInContent,MediaEngagementBypassAutoplayPolicies,OptimizationGuideFetching,LensOverlay,ChromeWhatsNewUI,Glic,AimEnabled,PreconnectToSearch
 quiet_flags=(--disable-client-side-phishing-detection --disable-domain-reliability --safebrowsing-disable-auto-update
   --no-pings --disable-default-apps --disable-component-extensions-with-background-pages --metrics-recording-only
   --disable-breakpad --disable-search-engine-choice-screen --no-service-autorun --disable-field-trial-config)

@@ -245,6 +245,11 @@ describe('images against the real engine', () => {
     const listed = (await t.desk.images.list()).images.find((i) => i.ref === r.sandbox.image)!;
     expect(listed).toMatchObject({ desktop: true, derivedFrom: src, usedBy: [name] });
     expect((await t.desk.exec({ sandbox: name, command: 'cat /etc/sdtest-marker.txt; id -un' })).stdout).toBe('derived\nagent\n');
+    // The desktop image's managed Chromium policy came along (issue 36: its browser sends nothing of its own).
+    const policy = await t.desk.exec({ sandbox: name, command: 'cat /etc/chromium/policies/managed/sandbox-desk.json' });
+    expect(JSON.parse(policy.stdout)).toEqual(
+      JSON.parse(readFileSync(resolve(import.meta.dirname, '../../resources/images/desktop/chromium-policy.json'), 'utf8')),
+    );
     const status = await t.desk.desktop.start(name);
     expect(status).toMatchObject({ running: true, missing: [] });
     const shot = await t.desk.desktop.screenshot(name);

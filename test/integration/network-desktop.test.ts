@@ -35,12 +35,24 @@ describe('the desktop browser under network policy allow (real engine, Chromium 
     // (component updater, variations, safe browsing list, domain reliability) that followed the launch.
     await new Promise((r) => setTimeout(r, 20_000));
     const own = t.desk.network.log(sb).filter((e) => e.host !== srv.ip.a && e.host !== srv.ip.b);
-    // With the old flags: clients2.google.com (component updates, network time) among them. What is
-    // NOT solved yet (issue 36 item 6, open): Chromium's Google sign-in and GCM check-in
-    // (accounts.google.com, www.google.com, android.clients.google.com) still try to connect; none of
-    // the command-line switches tried stops them. Anything else is a regression.
-    const stillOpen = new Set(['accounts.google.com', 'www.google.com', 'android.clients.google.com']);
-    expect(own.filter((e) => !stillOpen.has(e.host)).map((e) => `${e.host}:${e.port} ${e.verdict} ${e.process ?? '?'}`)).toEqual([]);
+    // Nothing, except two requests no command-line switch and no managed policy of this Chromium stops
+    // (each measured on its own, with a net log and the request's traffic annotation, issue 36):
+    //  - accounts.google.com /ListAccounts: the identity manager lists the Google accounts in the
+    //    profile's cookie jar once the network is up, even with sign-in disabled by policy
+    //    (BrowserSignin 0) — the same request CEF's issue #4276 reports cannot be turned off;
+    //  - android.clients.google.com /checkin: the GCM client's device check-in, started as soon as any
+    //    part of the browser registers a push handler; only a source patch removes it.
+    // Both are refused under any policy that does not allow them. Anything else is a regression: before
+    // the launcher's AimEnabled switch www.google.com (/async/folae, the omnibox's AI-mode check) was here.
+    const unstoppable = new Set(['accounts.google.com:443', 'android.clients.google.com:443']);
+    const chromiumNetwork =
+      /^chromium \(pid \d+\): \/usr\/lib\/chromium\/chromium --type=utility --utility-sub-type=network\.mojom\.NetworkService /;
+    const line = (e: (typeof own)[number]) => `${e.host}:${e.port} ${e.verdict} ${e.process ?? '?'}`;
+    expect(
+      own
+        .filter((e) => !unstoppable.has(`${e.host}:${e.port}`) || e.verdict !== 'denied' || !chromiumNetwork.test(e.process ?? ''))
+        .map(line),
+    ).toEqual([]);
   }, 40_000);
 
   it('reaches the allowed server and is refused on the other, each on the log', async () => {

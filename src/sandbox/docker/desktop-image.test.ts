@@ -2,7 +2,15 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../../platform/project-root.js';
-import { DESKTOP_RUN, derivedDockerfile, derivedTag, ensureDesktopImage, isDebianLike, parseOsRelease } from './desktop-image.js';
+import {
+  DESKTOP_RUN,
+  chromiumPolicyRun,
+  derivedDockerfile,
+  derivedTag,
+  ensureDesktopImage,
+  isDebianLike,
+  parseOsRelease,
+} from './desktop-image.js';
 import type { DockerImages } from './docker-images.js';
 
 describe('the derived desktop image', () => {
@@ -17,6 +25,18 @@ describe('the derived desktop image', () => {
     expect(text.indexOf('USER root')).toBeLessThan(text.indexOf('RUN apt-get'));
     expect(text.trim().split('\n').at(-1)).toBe('USER agent');
     expect(derivedDockerfile('x', null)).toMatch(/USER root\n$/);
+  });
+
+  it("carries the desktop image's managed Chromium policy, written where Chromium reads it (issue 36)", () => {
+    const text = derivedDockerfile('my/img:1', 'agent');
+    const m = /^ && printf '%s\\n' '(.+)' > \/etc\/chromium\/policies\/managed\/sandbox-desk\.json$/m.exec(text);
+    const file = readFileSync(join(projectRoot(), 'resources/images/desktop/chromium-policy.json'), 'utf8');
+    expect(JSON.parse(m![1]!)).toEqual(JSON.parse(file));
+    // After the packages (Chromium's), as root.
+    expect(text.indexOf('/etc/chromium/policies/managed')).toBeGreaterThan(text.indexOf(DESKTOP_RUN));
+    expect(text.indexOf('/etc/chromium/policies/managed')).toBeLessThan(text.lastIndexOf('USER agent'));
+    // A single quote would end the shell's quoting early: refused rather than written broken.
+    expect(() => chromiumPolicyRun('{"HomepageLocation":"it\'s"}')).toThrow(/single quote/);
   });
 
   it('is named by the base image id and the Dockerfile: same inputs, same tag', () => {

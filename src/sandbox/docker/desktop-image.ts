@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { resourcePath } from '../../platform/project-root.js';
 import { SandboxDeskError } from '../../shared/errors.js';
 import type { ImageTaskEvent } from '../../shared/image-types.js';
 import { IMAGE_LABELS, type DockerImages } from './docker-images.js';
@@ -22,6 +23,19 @@ export const DESKTOP_RUN = `RUN apt-get update \\
  && useradd --create-home --home-dir /home/sdesk-display --shell /usr/sbin/nologin --uid 1001 --user-group sdesk-display \\
  && chmod 0700 /home/sdesk-display`;
 
+/**
+ * The desktop image's managed Chromium policy (resources/images/desktop/chromium-policy.json: its
+ * browser sends nothing of its own, issue 36) as a RUN that writes it where Chromium reads it. Written
+ * into the Dockerfile rather than copied from a build context, so the derived image's tag (a hash of
+ * the Dockerfile) changes when the policy does. Compact JSON holds no single quote: checked, since
+ * the shell's single quotes carry it.
+ */
+export function chromiumPolicyRun(policyJson = readFileSync(resourcePath('images', 'desktop', 'chromium-policy.json'), 'utf8')): string {
+  const compact = JSON.stringify(JSON.parse(policyJson));
+  if (compact.includes("'")) throw new Error('the Chromium policy holds a single quote: it cannot be written with printf here');
+  return `RUN mkdir -p /etc/chromium/policies/managed \\\n && printf '%s\\n' '${compact}' > /etc/chromium/policies/managed/sandbox-desk.json`;
+}
+
 /** The Dockerfile the app writes for `--desktop` on `base`: FROM it, the desktop's parts, its user back. */
 export function derivedDockerfile(base: string, baseUser: string | null): string {
   return [
@@ -30,6 +44,7 @@ export function derivedDockerfile(base: string, baseUser: string | null): string
     '',
     'USER root',
     DESKTOP_RUN,
+    chromiumPolicyRun(),
     '',
     // The base's own user stays the one commands run as (the provider reads USER, then this label).
     `USER ${baseUser || 'root'}`,
