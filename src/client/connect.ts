@@ -62,7 +62,21 @@ export function checkSocketOwner(socketPath: string, uid = process.getuid?.() ??
 }
 
 /** The service's info over its socket, or null when nobody answers there (no socket, a stale one). */
-export function probeService(socketPath: string, timeoutMs = 5000): Promise<ServiceInfo | null> {
+export async function probeService(socketPath: string, timeoutMs = 5000): Promise<ServiceInfo | null> {
+  // A service killed a moment ago resets connections while its threads are still exiting; a moment later
+  // its socket refuses (stale: null). A service that refused us on purpose answers with a line instead.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await probeOnce(socketPath, timeoutMs);
+    } catch (err) {
+      const reset = err instanceof SandboxDeskError && (err.cause as NodeJS.ErrnoException | undefined)?.code === 'ECONNRESET';
+      if (attempt >= 4 || !reset) throw err;
+      await new Promise((r) => setTimeout(r, 100 * (attempt + 1)));
+    }
+  }
+}
+
+function probeOnce(socketPath: string, timeoutMs: number): Promise<ServiceInfo | null> {
   if (checkSocketOwner(socketPath) === 'absent') return Promise.resolve(null);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
@@ -86,7 +100,7 @@ export function probeService(socketPath: string, timeoutMs = 5000): Promise<Serv
     req.on('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'ECONNREFUSED' || err.code === 'ENOENT') return resolve(null);
       // A peer the service refused gets one line and a closed socket: say that line.
-      reject(new SandboxDeskError('refused', `cannot talk to the service at ${socketPath}: ${err.message}`));
+      reject(new SandboxDeskError('refused', `cannot talk to the service at ${socketPath}: ${err.message}`, { cause: err }));
     });
     req.end();
   });
