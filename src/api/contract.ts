@@ -283,8 +283,8 @@ export interface ForkResult {
 export interface CreateSandboxResult {
   sandbox: SandboxInfo;
   warnings: ExecWarning[];
-  /** True: a ready sandbox of a warm pool was claimed (issue 37); false: made now. */
-  warm: boolean;
+  /** True: a ready sandbox of a warm pool was claimed (issue 37); false: made now. The core always says which. */
+  warm?: boolean;
   /** Why no pool served this create (absent when warm). */
   warmReason?: string;
 }

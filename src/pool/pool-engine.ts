@@ -96,8 +96,9 @@ export class DockerPoolEngine implements PoolEngine {
       NanoCpus: Math.round((l.cpus ?? cpus().length) * 1e9),
       CpuShares: l.cpuShares,
       Memory: memory,
-      // A limited sandbox gets no swap beyond its memory (as docker-options.ts makes it); an unlimited one any.
-      MemorySwap: l.memoryMiB === null ? -1 : memory,
+      // A limited sandbox gets no swap beyond its memory (as docker-options.ts makes it); an unlimited one as
+      // much again. Never -1: under cgroup v1 runc then writes the new memory limit above the old swap limit first, and fails.
+      MemorySwap: l.memoryMiB === null ? memory * 2 : memory,
     });
   }
 

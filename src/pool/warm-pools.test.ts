@@ -116,6 +116,7 @@ function pools(): WarmPools {
     changed: () => undefined,
     retryMs: 60_000,
     checkEveryMs: 60_000,
+    refillDelayMs: 0,
   });
   made.push(p);
   return p;

@@ -58,6 +58,8 @@ export interface WarmPoolsDeps {
   retryMs?: number;
   /** How often the service looks at its pools for dead or stale sandboxes (default 30 s). */
   checkEveryMs?: number;
+  /** A claim's refill waits this long, so it does not compete with the claimer's first commands (default 3 s). */
+  refillDelayMs?: number;
 }
 
 /** What a create asks of a pool. */
@@ -115,6 +117,7 @@ export class WarmPools {
   private disposed = false;
   private timers: NodeJS.Timeout[] = [];
   private idle: Promise<void> = Promise.resolve();
+  private readonly later = new Set<Promise<void>>();
 
   constructor(private readonly deps: WarmPoolsDeps) {}
 
@@ -179,7 +182,7 @@ export class WarmPools {
     try {
       return await this.claimFrom(engine, pool.key, pool.template, req);
     } finally {
-      this.kick();
+      this.kickLater(this.deps.refillDelayMs ?? 3000);
     }
   }
 
@@ -285,10 +288,12 @@ export class WarmPools {
       });
     const keep = template ? all.filter((t) => !sameTemplate(templateOf(t), template)) : [];
     this.deps.saveTemplates(keep);
+    // A fill under way finishes first (the loop's next sweep would remove it; here it is removed at once).
+    await this.idle;
     const keys = new Set(keep.map((t) => templateKey(templateOf(t))));
     let removed = 0;
     for (const m of this.deps.store.pools.list()) {
-      if (keys.has(m.template) || this.busy.has(m.sandbox)) continue;
+      if (keys.has(m.template)) continue;
       await this.removeSandbox(m.sandbox);
       removed++;
     }
@@ -309,9 +314,24 @@ export class WarmPools {
     this.kick();
   }
 
-  /** Resolves when the refill loop has nothing left to do (tests, benchmarks). */
-  settled(): Promise<void> {
-    return this.idle;
+  /** Resolves when the refill loop has nothing left to do, a refill a claim asked for included (tests, benchmarks). */
+  async settled(): Promise<void> {
+    while (this.later.size > 0 && !this.disposed) await Promise.all([...this.later]);
+    await this.idle;
+  }
+
+  private kickLater(ms: number): void {
+    if (ms <= 0) return this.kick();
+    const later = new Promise<void>((resolve) => {
+      const t = setTimeout(() => {
+        this.kick();
+        resolve();
+      }, ms);
+      t.unref();
+      this.timers.push(t);
+    });
+    this.later.add(later);
+    void later.then(() => this.later.delete(later));
   }
 
   /** Asks the refill loop to look again (a claim took one, a setting changed). */
