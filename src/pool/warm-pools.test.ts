@@ -24,7 +24,7 @@ class FakeDocker implements PoolEngine {
   failCreate: Error | null = null;
   /** rename never answers while set: the service "dies" mid-claim. */
   hangRename = false;
-  private n = 0;
+  n = 0;
 
   async imageId(image: string): Promise<string | null> {
     return this.images.get(image) ?? null;
@@ -46,40 +46,43 @@ class FakeDocker implements PoolEngine {
   }
 
   provider(): SandboxProvider {
-    const d = this;
-    return {
-      name: 'docker',
-      isContainer: true,
-      defaultCwd: '~',
-      supportsStreams: true,
-      description: 'fake',
-      async provision(spec: ProvisionSpec) {
-        if (d.failCreate) throw d.failCreate;
-        const id = `c${++d.n}`;
-        d.containers.set(id, {
-          id,
-          name: spec.resourceName,
-          running: false,
-          imageId: d.images.get(spec.image ?? BASE)!,
-          labels: spec.labels,
-        });
-        return { backendRef: id, user: 'sandbox', image: spec.image };
-      },
-      async start(ref: SandboxRef) {
-        d.containers.get(ref.backendRef!)!.running = true;
-      },
-      async stop() {},
-      async remove(ref: SandboxRef) {
-        d.containers.delete(ref.backendRef!);
-      },
-      async status() {
-        return { state: 'running', incarnation: 'i' };
-      },
-      async createEnvironment(): Promise<SandboxEnvironment> {
-        throw new Error('not used');
-      },
-    } as unknown as SandboxProvider;
+    return providerOf(this);
   }
+}
+
+function providerOf(d: FakeDocker): SandboxProvider {
+  return {
+    name: 'docker',
+    isContainer: true,
+    defaultCwd: '~',
+    supportsStreams: true,
+    description: 'fake',
+    async provision(spec: ProvisionSpec) {
+      if (d.failCreate) throw d.failCreate;
+      const id = `c${++d.n}`;
+      d.containers.set(id, {
+        id,
+        name: spec.resourceName,
+        running: false,
+        imageId: d.images.get(spec.image ?? BASE)!,
+        labels: spec.labels,
+      });
+      return { backendRef: id, user: 'sandbox', image: spec.image };
+    },
+    async start(ref: SandboxRef) {
+      d.containers.get(ref.backendRef!)!.running = true;
+    },
+    async stop() {},
+    async remove(ref: SandboxRef) {
+      d.containers.delete(ref.backendRef!);
+    },
+    async status() {
+      return { state: 'running', incarnation: 'i' };
+    },
+    async createEnvironment(): Promise<SandboxEnvironment> {
+      throw new Error('not used');
+    },
+  } as unknown as SandboxProvider;
 }
 
 let dir: string;

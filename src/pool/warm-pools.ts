@@ -76,7 +76,8 @@ export type ClaimOutcome = { warm: true; record: SandboxRecord } | { warm: false
 
 /** A full disk: refilling stops (it would fail again and again) until `pool set` restarts it. */
 export function isDiskFull(err: unknown): boolean {
-  const text = err instanceof Error ? `${err.message} ${String((err as { cause?: unknown }).cause ?? '')}` : String(err);
+  const cause = err instanceof Error ? (err as { cause?: unknown }).cause : undefined;
+  const text = `${err instanceof Error ? err.message : String(err)} ${cause instanceof Error ? cause.message : ''}`;
   return /no space left on device|ENOSPC|disk quota exceeded/i.test(text);
 }
 
@@ -252,7 +253,11 @@ export class WarmPools {
     const env = await this.deps.environments.connect(rec, provider);
     if (desktop) {
       await moveDesktopDir(env, member, name);
-      await this.deps.desktop.adopt(name);
+      // Taken up (its recording started as configured) beside the create's answer, not before it: the
+      // desktop already runs, and the first screen stream finds it on its own.
+      void this.deps.desktop
+        .adopt(name)
+        .catch((err: unknown) => this.deps.log.warn({ sandbox: name, err: errText(err) }, 'pool: the claimed desktop was not taken up'));
     }
   }
 

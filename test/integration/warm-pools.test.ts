@@ -52,6 +52,9 @@ afterAll(async () => {
 describe('warm pools (real Docker)', () => {
   it('a matching create claims the ready sandbox: warm, named, listed, its command’s cwd measured; the pooled one was never listed', async () => {
     expect(await t.desk.listSandboxes()).toEqual([]);
+    // A pooled sandbox is nobody's: no call reaches it by its name.
+    const member = t.desk.store.pools.list()[0]!.sandbox;
+    await expect(t.desk.exec({ sandbox: member, command: 'true' })).rejects.toThrow(/no sandbox named/);
     const name = uniqueName('warm');
     const r = await t.desk.createSandbox({ name, backend: 'docker', image: TAG, defaultCwd: '/tmp' });
     expect(r).toMatchObject({ warm: true, sandbox: { name, state: 'running', defaultCwd: '/tmp' } });
