@@ -200,7 +200,8 @@ export class WarmPools {
         continue;
       }
       const c = await engine.inspect(rec.backendRef);
-      if (!c?.running) {
+      // The container's own image, too, where it is the template's (a desktop's is the derived image).
+      if (!c?.running || (!template.desktop && c.imageId !== current)) {
         skipped++;
         continue;
       }
@@ -417,7 +418,8 @@ export class WarmPools {
         if (!imageIds.has(pool.key)) imageIds.set(pool.key, await engine.imageId(pool.template.image));
         const rec = this.deps.store.sandboxes.get(m.sandbox);
         const c = rec?.backendRef ? await engine.inspect(rec.backendRef) : null;
-        if (m.imageId !== imageIds.get(pool.key)) why = 'its image was rebuilt';
+        const current = imageIds.get(pool.key);
+        if (m.imageId !== current || (c && !pool.template.desktop && c.imageId !== current)) why = 'its image was rebuilt';
         else if (!c?.running) why = c ? 'it stopped' : 'its container is gone';
       }
       if (!why) continue;
