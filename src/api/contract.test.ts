@@ -16,6 +16,7 @@ describe('the contract', () => {
           'backends',
           'plugins',
           'listSandboxes',
+          'poolList',
           'listImages',
           'engineInfo',
           'eventsTicket',

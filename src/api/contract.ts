@@ -18,6 +18,7 @@ export type { AgentTokenInfo } from '../shared/agent-scope.js';
 import type { ImageInfo, ImageTask } from '../shared/image-types.js';
 import type { EngineInfo, LogSourceInfo, LogText, SandboxStats } from '../shared/observability-types.js';
 import type { CoreEvent, OperationView } from '../shared/core-events.js';
+import type { PoolsView } from '../shared/pool-types.js';
 export type { CoreEvent, CoreEventTopic, OperationView } from '../shared/core-events.js';
 import { ALLOW_ENTRY_HINT, NETWORK_MODES, allowEntryProblem, type NetworkLogEntry, type NetworkPolicy } from '../shared/network-policy.js';
 export type { NetworkLogEntry, NetworkMode, NetworkPolicy } from '../shared/network-policy.js';
@@ -282,6 +283,10 @@ export interface ForkResult {
 export interface CreateSandboxResult {
   sandbox: SandboxInfo;
   warnings: ExecWarning[];
+  /** True: a ready sandbox of a warm pool was claimed (issue 37); false: made now. The core always says which. */
+  warm?: boolean;
+  /** Why no pool served this create (absent when warm). */
+  warmReason?: string;
 }
 
 export type { ExecResult as ExecResponse };
@@ -292,6 +297,18 @@ export type { ExecResult as ExecResponse };
 // the types. Nothing else crosses the boundary.
 
 const Named = z.object({ name: SandboxName });
+/** A warm pool's template as `pool set` / `pool drain` name it (config.ts holds the same shape). */
+const PoolTemplateParams = z.strictObject({
+  image: z.string().min(1).max(512).optional(),
+  cpus: z.number().positive().max(1024).optional(),
+  memoryMiB: z
+    .number()
+    .int()
+    .min(16)
+    .max(1024 * 1024)
+    .optional(),
+  desktop: z.boolean().default(false),
+});
 const OfSandbox = z.object({ sandbox: SandboxName });
 const Placement = z.enum(['auto', 'sandbox', 'host']);
 const ViewerId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'viewerId is 1-64 letters, digits, _ or -');
@@ -531,6 +548,20 @@ export const API = {
   /** Removes an agent token by id or label; not_found when there is none. */
   agentTokenRemove: { params: z.object({ id: z.string().min(1, 'token id is empty').max(200) }), result: returns<{ removed: string }>() },
   listSandboxes: { params: z.object({}), result: returns<SandboxInfo[]>() },
+  // ---- warm pools (issue 37) ----
+  /** The warm pools: each template's size, ready and filling counts, state and warning; the memory budget. */
+  poolList: { params: z.object({}), result: returns<PoolsView>() },
+  /** Sets a pool's size (0 removes it); refused when the pools would hold more than pools.memoryBudgetMiB. */
+  poolSet: { params: PoolTemplateParams.extend({ size: z.number().int().min(0).max(32) }), result: returns<PoolsView>() },
+  /** Empties a pool (or, with all, every pool) now and removes it from the config. */
+  poolDrain: {
+    params: z
+      .object({ template: PoolTemplateParams.optional(), all: z.boolean().optional() })
+      .refine((p) => p.all === true || p.template !== undefined, {
+        message: 'say which pool to drain (its template: image, cpus, memory, desktop) or all',
+      }),
+    result: returns<{ removed: number }>(),
+  },
   inspectSandbox: { params: Named, result: returns<SandboxInfo>() },
   createSandbox: { params: CreateSandboxRequest, result: returns<CreateSandboxResult>() },
   startSandbox: { params: Named, result: returns<SandboxInfo>() },

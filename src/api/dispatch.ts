@@ -138,6 +138,9 @@ export function createDispatcher(
       const { terminal, session, cwd } = await desk.io.openTerminal(p);
       return { ...streams.terminalTicket(terminal.id), terminalId: terminal.id, session, cwd };
     },
+    poolList: () => desk.pools.list(),
+    poolSet: (p) => desk.pools.set(p),
+    poolDrain: (p) => desk.pools.drain(p.all ? undefined : p.template),
     sandboxNetwork: (p) => desk.sandboxNetwork(p.name, { mode: p.mode, allow: p.allow, deny: p.deny }),
     networkLog: (p) => desk.network.log(p.sandbox, p.limit),
     callLog: (p) =>

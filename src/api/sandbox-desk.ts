@@ -20,9 +20,11 @@ import { settingsFromConfig, type PluginSettingsInput } from '../sandbox/plugins
 import type { PluginReport } from '../sandbox/plugins/plugin-manager.js';
 import type { PluginLogger } from '../sandbox/plugin-api.js';
 import { resolveDataDir } from '../platform/data-dir.js';
-import { DEFAULT_CONFIG, loadConfig, type Config } from '../platform/config.js';
+import { DEFAULT_CONFIG, loadConfig, withKey, writeConfigFile, type Config } from '../platform/config.js';
 import { silentLogger, type Logger } from '../platform/log.js';
-import { homePaths, resolvePaths } from '../platform/paths.js';
+import { homePaths, resolvePaths, type AppPaths } from '../platform/paths.js';
+import { WarmPools } from '../pool/warm-pools.js';
+import { DockerPoolEngine, type PoolEngine } from '../pool/pool-engine.js';
 import type { SandboxRecord } from '../store/sandbox-store.js';
 import { DEFAULT_SESSION } from '../store/session-store.js';
 import { Store } from '../store/store.js';
@@ -91,6 +93,8 @@ export interface SandboxDeskOptions {
   pluginLogger?: PluginLogger;
   /** The app's log file the `app` log source reads (default: the one src/platform/paths.ts names for this home). */
   logFile?: string;
+  /** The config file `pool set` writes (default: the one src/platform/paths.ts names for this home). */
+  configPaths?: Pick<AppPaths, 'configFile' | 'legacyConfigFile'>;
 }
 
 /**
@@ -140,6 +144,10 @@ export class SandboxDesk {
   /** Replay (issue 16): recordings of screens, terminals and events, on one clock (replay-service.ts). */
   readonly replay: ReplayService;
   private readonly replayJournal: ReplayJournal;
+  /** Warm pools (issue 37, src/pool/): claims here; refilling only where `pools.start()` is called (the service). */
+  readonly pools: WarmPools;
+  private poolsConfig: Config['pools'];
+  private poolEngine: PoolEngine | null | undefined;
 
   constructor(opts: SandboxDeskOptions = {}) {
     this.store = Store.open(opts.dataDir ?? resolveDataDir());
@@ -298,6 +306,37 @@ export class SandboxDesk {
       operations: (sandbox) => this.tracker.list(200).filter((o) => o.sandbox === sandbox),
       changed: (sandbox) => this.events.publish({ topic: 'replay', sandbox }),
     });
+    this.poolsConfig = this.config.pools;
+    const configPaths = opts.configPaths ?? (opts.dataDir ? homePaths(opts.dataDir) : resolvePaths());
+    this.pools = new WarmPools({
+      store: this.store,
+      engine: () => {
+        if (this.poolEngine === undefined) {
+          const p = this.registry.has('docker') ? this.registry.get('docker') : null;
+          this.poolEngine = p instanceof DockerProvider ? new DockerPoolEngine(p.endpoint) : null;
+        }
+        return this.poolEngine;
+      },
+      provider: () => this.providerOf('docker'),
+      specOf: (rec) => provisionSpec(rec, this.store.instanceId),
+      environments: this.environments,
+      desktop: {
+        start: (n) => this.desktop.start(n, { record: false }),
+        adopt: (n) => this.desktop.start(n),
+      },
+      applyNetwork: async (n, policy) => {
+        await this.network.change(n, { mode: policy.mode, allow: policy.allow }, true);
+      },
+      config: () => this.poolsConfig,
+      saveTemplates: (templates) => {
+        const next = withKey(loadConfig(configPaths).raw, 'pools.templates', templates);
+        writeConfigFile(configPaths.configFile, next.raw);
+        this.poolsConfig = next.config.pools;
+        return this.poolsConfig;
+      },
+      log: this.log.child({ scope: 'pools' }),
+      changed: () => this.events.publish({ topic: 'pool' }),
+    });
     this.wirePushedState();
   }
 
@@ -399,6 +438,23 @@ export class SandboxDesk {
     const warnings: ExecWarning[] = [];
     const declared = this.environments.declareDefaultCwd(provider, req.defaultCwd, warnings);
     const networkPolicy = this.network.initial(provider, req.network, req.allow);
+    // A ready sandbox of a warm pool when one has exactly this template (src/pool/); else why not.
+    const claim = await this.pools.claim({
+      ask: { ...req, backend: provider.name },
+      name: req.name,
+      declaredDefaultCwd: declared,
+      typedDefaultCwd: req.defaultCwd ?? null,
+      user: req.user ?? null,
+      network: networkPolicy,
+    });
+    if (claim.warm) {
+      this.events.publish({ topic: 'sandbox', sandbox: req.name, reason: 'created' });
+      return {
+        sandbox: await this.inspectSandbox(req.name),
+        warnings: [...warnings, ...this.environments.takeWarnings(req.name)],
+        warm: true,
+      };
+    }
     const record = newSandboxRecord({ ...req, backend: provider.name, declaredDefaultCwd: declared });
     // The row reserves the name first; if provisioning fails — or the create is cancelled at any step,
     // the boot included — what was made is removed again, so nothing half-made stays.
@@ -425,7 +481,12 @@ export class SandboxDesk {
       throw err;
     }
     this.events.publish({ topic: 'sandbox', sandbox: req.name, reason: 'created' });
-    return { sandbox: await this.inspectSandbox(req.name), warnings: [...warnings, ...this.environments.takeWarnings(req.name)] };
+    return {
+      sandbox: await this.inspectSandbox(req.name),
+      warnings: [...warnings, ...this.environments.takeWarnings(req.name)],
+      warm: false,
+      warmReason: claim.reason,
+    };
   }
 
   /** Starts a sandbox and connects to it, inside an operation (its progress and its signal). */
@@ -452,7 +513,9 @@ export class SandboxDesk {
 
   private record(name: string): SandboxRecord {
     validate(SandboxName, name);
-    const rec = this.store.sandboxes.get(name);
+    const found = this.store.sandboxes.get(name);
+    // A pooled sandbox is nobody's until claimed: only the pool's own work (a fill's desktop start) reaches it.
+    const rec = found && this.store.pools.isMember(name) && !this.pools.isBusy(name) ? undefined : found;
     if (!rec) {
       const guess = didYouMean(
         name,
@@ -706,6 +769,7 @@ export class SandboxDesk {
 
   /** Closes terminals, forwards, shells, backends and the database; the process can exit afterwards. */
   async close(): Promise<void> {
+    await this.pools.dispose();
     this.io.closeAll();
     this.images.dispose();
     this.stats.dispose();

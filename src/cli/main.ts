@@ -31,6 +31,7 @@ import { addDesktopCommands } from './desktop-commands.js';
 import { addCheckpointCommands } from './checkpoint-commands.js';
 import { addReplayCommands } from './replay-commands.js';
 import { addImageCommands } from './image-command.js';
+import { addPoolCommands } from './pool-commands.js';
 import { addMcpCommands } from './mcp-command.js';
 import { addLogsCommands } from './logs-command.js';
 import { addServeCommand } from './serve-command.js';
@@ -240,7 +241,10 @@ export async function main(
         );
         if (o.json) return printJson(out, { ...r, sandbox: withBackendDetails(r.sandbox) });
         printWarnings(out, r.warnings);
-        out.stdout(`Created sandbox ${r.sandbox.name} (${r.sandbox.backend}, ${r.sandbox.state}).\n` + sandboxDetails(r.sandbox));
+        out.stdout(
+          `Created sandbox ${r.sandbox.name} (${r.sandbox.backend}, ${r.sandbox.state}${r.warm ? ', warm: claimed from a pool' : ''}).\n` +
+            sandboxDetails(r.sandbox),
+        );
       },
     );
 
@@ -372,6 +376,7 @@ export async function main(
   );
   addCpCommand(program, client, out);
   addImageCommands(program, client, out, (code) => (exitCode = code));
+  addPoolCommands(program, client, out);
   const agentPolicy = () => ({ allowOtherUsers: core().config.agents.allowOtherUsers });
   addServeCommand(program, core, out, agentPolicy);
   addMcpCommands(program, client, out);

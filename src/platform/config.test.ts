@@ -35,6 +35,7 @@ describe('config schema', () => {
       log: { level: 'info', maxBytes: 10 * 1024 * 1024, files: 3 },
       clipboard: { maxBytes: 1024 * 1024 },
       replay: { record: true, maxBytesPerSandbox: 1024 * 1024 * 1024 },
+      pools: { memoryBudgetMiB: 2048, templates: [] },
       agents: { allowOtherUsers: false },
     });
     expect(CONFIG_KEYS).toContain('agents.allowOtherUsers');

@@ -21,6 +21,40 @@ const isolation = z
 
 const pluginName = z.string().min(1);
 
+/**
+ * One warm pool (issue 37): a template — image, limits, desktop on/off — and how many ready sandboxes
+ * of it to keep. `memoryMiB` is the sandbox's memory limit; without it the pooled sandbox is capped at
+ * the idle size below while it waits and the cap is lifted when it is claimed.
+ */
+export const PoolTemplateSchema = z.strictObject({
+  image: z.string().min(1).optional(),
+  cpus: z.number().positive().max(1024).optional(),
+  memoryMiB: z.number().int().min(16).optional(),
+  desktop: z.boolean().default(false),
+  size: z.number().int().min(0).max(32),
+});
+export type PoolTemplateConfig = z.output<typeof PoolTemplateSchema>;
+
+/** Memory a pooled sandbox is capped at while it waits: its own limit, else 1024 MiB with a desktop, 256 without. */
+export function idleMemoryMiB(t: Pick<PoolTemplateConfig, 'memoryMiB' | 'desktop'>): number {
+  return t.memoryMiB ?? (t.desktop ? 1024 : 256);
+}
+
+/** What the pools hold in memory at most (every pool full, every sandbox at its idle cap), in MiB. */
+export function poolsMemoryMiB(templates: readonly PoolTemplateConfig[]): number {
+  return templates.reduce((sum, t) => sum + t.size * idleMemoryMiB(t), 0);
+}
+
+/** The budget refusal, or null: the one message `pool set` and config load both give. */
+export function poolBudgetProblem(templates: readonly PoolTemplateConfig[], budgetMiB: number): string | null {
+  const total = poolsMemoryMiB(templates);
+  if (total <= budgetMiB) return null;
+  return `the pools would hold ${total} MiB (${templates
+    .filter((t) => t.size > 0)
+    .map((t) => `${t.size} × ${idleMemoryMiB(t)} MiB`)
+    .join(' + ')}), more than pools.memoryBudgetMiB ${budgetMiB} MiB: make a pool smaller, or raise the budget`;
+}
+
 export const ConfigSchema = z.strictObject({
   shell: z.strictObject({ idleMs: ms('a session shell unused this long is closed', 10 * 60_000) }).prefault({}),
   exec: z
@@ -128,6 +162,26 @@ export const ConfigSchema = z.strictObject({
         .min(1024 * 1024)
         .describe('recordings kept per sandbox, in bytes (an integer >= 1048576, e.g. 1073741824); the oldest parts are removed first')
         .default(1024 * 1024 * 1024),
+    })
+    .prefault({}),
+  pools: z
+    .strictObject({
+      memoryBudgetMiB: z
+        .number()
+        .int()
+        .min(0)
+        .describe('memory all warm pools may hold while they wait, in MiB (an integer, e.g. 2048); bigger pools are refused')
+        .default(2048),
+      templates: z
+        .array(PoolTemplateSchema)
+        .describe(
+          'warm pools, off when empty: a JSON array of {image?, cpus?, memoryMiB?, desktop?, size}, e.g. [{"size":2}] (`sandbox-desk pool set` edits it)',
+        )
+        .default([]),
+    })
+    .superRefine((p, ctx) => {
+      const problem = poolBudgetProblem(p.templates, p.memoryBudgetMiB);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['templates'], message: problem });
     })
     .prefault({}),
   agents: z

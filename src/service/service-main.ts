@@ -75,7 +75,7 @@ export async function runService(opts: RunServiceOptions = {}): Promise<string> 
     // We hold the lock: whatever socket is there is a dead service's.
     if (existsSync(paths.socketPath)) unlinkSync(paths.socketPath);
 
-    desk = new SandboxDesk({ dataDir, config, logger });
+    desk = new SandboxDesk({ dataDir, config, logger, configPaths: appPaths });
     const startedAt = new Date().toISOString();
     const version = ownVersion(env);
     const clients = new Set<Socket>();
@@ -146,6 +146,8 @@ export async function runService(opts: RunServiceOptions = {}): Promise<string> 
     chmodSync(paths.socketPath, 0o600);
     logger.info({ pid: process.pid, socket: paths.socketPath, version, idleExitMs: idle.idleMs }, 'service started');
     say(`serving ${dataDir} on ${paths.socketPath} (pid ${process.pid})`);
+    // The service owns the warm pools (issue 37): it finishes what a previous one left, then refills in the background.
+    openDesk.pools.start().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'warm pools could not start'));
 
     const onSignal = (signal: string) => () => stop(`${signal} received`);
     const onTerm = onSignal('SIGTERM');

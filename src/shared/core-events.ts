@@ -158,7 +158,13 @@ export type CoreEvent =
   | NetworkEvent
   | AgentActionEvent
   | AgentRefusedEvent
-  | ReplayChangedEvent;
+  | ReplayChangedEvent
+  | PoolChangedEvent;
+
+/** A warm pool's counts or state changed (a fill, a claim, a setting; issue 37). Publisher: src/pool/warm-pools.ts via SandboxDesk. */
+export interface PoolChangedEvent extends Base {
+  topic: 'pool';
+}
 /** A file or folder appeared in a sandbox through the app (an upload, a new folder); a file panel showing its folder re-lists. */
 export interface FilesChangedEvent extends Base {
   topic: 'files';

@@ -119,6 +119,18 @@ const MIGRATIONS: string[] = [
   // The screen size the desktop had when a person took control from the agent ("WxH"), restored when
   // control goes back (issue 36): kept with the lease, so it outlives what the lease outlives.
   `ALTER TABLE leases ADD COLUMN agent_geometry TEXT;`,
+  // Warm pools (issue 37): a pooled sandbox is a row of `sandboxes` (hidden from every list) with one
+  // here naming its template. A claim deletes this row and renames the sandbox in one transaction, so a
+  // sandbox is either the user's or the pool's, never both. `image_id`: the image it was made from, so
+  // one of an image rebuilt since is never handed out.
+  `CREATE TABLE pool_members (
+     sandbox TEXT PRIMARY KEY REFERENCES sandboxes(name) ON DELETE CASCADE,
+     template TEXT NOT NULL,
+     state TEXT NOT NULL,
+     image_id TEXT,
+     created_at TEXT NOT NULL
+   );
+   CREATE INDEX pool_members_by_template ON pool_members (template, state, created_at);`,
 ];
 
 /** The schema version this build writes: the number of migrations. */

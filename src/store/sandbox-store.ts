@@ -85,8 +85,13 @@ export class SandboxStore {
     return row ? fromRow(row) : undefined;
   }
 
+  /** The user's sandboxes: a pooled one waiting to be claimed (pool_members) is nobody's yet and is left out. */
   list(): SandboxRecord[] {
-    return (this.db.prepare(`SELECT * FROM sandboxes ORDER BY created_at, name`).all() as Row[]).map(fromRow);
+    return (
+      this.db
+        .prepare(`SELECT * FROM sandboxes WHERE name NOT IN (SELECT sandbox FROM pool_members) ORDER BY created_at, name`)
+        .all() as Row[]
+    ).map(fromRow);
   }
 
   setProvisioned(name: string, fields: { backendRef: string | null; user: string | null; image: string | null }): void {

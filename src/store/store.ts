@@ -9,6 +9,7 @@ import { SessionStore } from './session-store.js';
 import { OperationStore } from './operation-store.js';
 import { EventJournal } from './event-journal.js';
 import { StoreChanges } from './store-changes.js';
+import { PoolStore } from './pool-store.js';
 
 /** The app's persisted state: one SQLite database in the data directory. */
 export class Store {
@@ -26,6 +27,8 @@ export class Store {
   readonly changes = new StoreChanges();
   /** Network policy per sandbox (its own table, see network-policy-store.ts). */
   readonly networkPolicies: NetworkPolicyStore;
+  /** Warm pools' members (src/pool/): hidden sandbox rows waiting to be claimed. */
+  readonly pools: PoolStore;
   /** Unique to this data directory; used to keep backend resource names of two data dirs apart. */
   readonly instanceId: string;
 
@@ -42,6 +45,7 @@ export class Store {
     this.operations = new OperationStore(db);
     this.journal = new EventJournal(db);
     this.networkPolicies = new NetworkPolicyStore(db);
+    this.pools = new PoolStore(db);
     this.instanceId = instanceId(db);
     this.watchWrites();
   }

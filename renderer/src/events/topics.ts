@@ -29,4 +29,6 @@ export const touches = {
     e.sandbox === sandbox,
   replayCallsOf: (sandbox: string) => (e: CoreEvent) => e.topic === 'callLog' && (e.sandbox === sandbox || e.sandbox === null),
   images: (e: CoreEvent) => e.topic === 'operation' && e.operation.kind.startsWith('image-'),
+  /** The sidebar's warm pools: a fill, a claim, a setting (a claim is also a new sandbox). */
+  pools: (e: CoreEvent) => e.topic === 'pool' || (e.topic === 'sandbox' && e.reason === 'created'),
 };

@@ -2,6 +2,7 @@ import { useRef, type KeyboardEvent } from 'react';
 import type { SandboxInfo } from '../../../src/api/contract.js';
 import type { Poll } from '../hooks/usePoll.js';
 import { SandboxResources } from '../details/ResourceGraph.js';
+import { PoolSection } from './PoolSection.js';
 
 interface Props {
   poll: Poll<SandboxInfo[]>;
@@ -109,6 +110,7 @@ export function SandboxList({ poll, selected, onSelect, onCreate, newShortcut }:
           </li>
         ))}
       </ul>
+      <PoolSection />
     </aside>
   );
 }

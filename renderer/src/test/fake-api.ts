@@ -1,3 +1,4 @@
+import type { PoolsView } from '../../../src/shared/pool-types.js';
 import type {
   AgentActionView,
   ApiClient,
@@ -241,6 +242,9 @@ export class FakeApi implements ApiClient {
     return s;
   }
 
+  /** What poolList answers (the sidebar's pool section). */
+  pools: PoolsView = { memoryBudgetMiB: 2048, memoryMiB: 0, refilling: true, pools: [] };
+
   /** What listOperations answers (the task list). */
   operations: OperationView[] = [];
 
@@ -248,6 +252,9 @@ export class FakeApi implements ApiClient {
     backends: () => this.backends,
     plugins: () => this.plugins,
     listSandboxes: () => this.sandboxes.map((s) => ({ ...s })),
+    poolList: () => structuredClone(this.pools),
+    poolSet: () => structuredClone(this.pools),
+    poolDrain: () => ({ removed: 0 }),
     inspectSandbox: (p) => this.find(p.name),
     createSandbox: (p) => {
       if (this.sandboxes.some((s) => s.name === p.name)) throw new ApiError('name_taken', `a sandbox named ${p.name} already exists`);

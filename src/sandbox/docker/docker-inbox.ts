@@ -18,6 +18,18 @@ import { join } from 'node:path';
 
 export const INBOX_SANDBOX_DIR = '/run/sandbox-desk-inbox';
 
+/**
+ * The name a container was made under, when it was renamed since (a warm pool's sandbox takes its
+ * user's name at the claim): its inbox folder keeps the first name's. Set by the app at creation; a
+ * sandbox cannot change its container's labels.
+ */
+export const CREATED_AS_LABEL = 'io.sandbox-desk.created-as';
+
+/** The name the container's inbox folder is named after: the one it was made under. */
+export function inboxNameOf(inspected: { Name: string; Config?: { Labels?: Record<string, string> | null } }): string {
+  return inspected.Config?.Labels?.[CREATED_AS_LABEL] ?? inspected.Name.replace(/^\//, '');
+}
+
 /** Short on purpose: a Unix socket path must stay under 108 bytes whatever the data dir. */
 export function inboxDirOf(dataDir: string, resourceName: string): string {
   return join(dataDir, 'inbox', createHash('sha256').update(resourceName).digest('hex').slice(0, 12));

@@ -31,7 +31,7 @@ import { DockerEventFeed } from './docker-event-feed.js';
 import type { IDisposable } from '../../shared/lifecycle.js';
 import { DockerNetworkPolicy } from './docker-network.js';
 import type { NetworkCapability } from '../provider.js';
-import { ensureInboxDir, inboxDirOf, inboxFromMounts } from './docker-inbox.js';
+import { ensureInboxDir, inboxDirOf, inboxFromMounts, inboxNameOf } from './docker-inbox.js';
 
 export const DEFAULT_DOCKER_IMAGE = 'sandbox-desk/base:latest';
 /** Images may name the user commands should run as, when they do not set USER. */
@@ -265,7 +265,7 @@ export class DockerProvider implements SandboxProvider {
     if (!ref.backendRef) return;
     // A container made from a checkpoint image whose checkpoint was removed keeps that image alive: it goes with it.
     const inspected = await this.call(() => this.container(ref).inspect()).then(
-      (i) => ({ image: i.Image, name: i.Name.replace(/^\//, '') }),
+      (i) => ({ image: i.Image, name: inboxNameOf(i) }),
       () => undefined,
     );
     // Its inbox folder goes with it (kept, it would be one more folder in the data dir per sandbox ever made).
@@ -335,7 +335,7 @@ export class DockerProvider implements SandboxProvider {
     const extraEnv = await this.call(() => this.net.proxyEnvFor(opts.sandbox.backendRef!));
     // From the container's real mounts: a container made before inboxes (or by another data dir) has none.
     const inspected = await this.call(() => this.container(opts.sandbox).inspect());
-    const name = inspected.Name.replace(/^\//, '');
+    const name = inboxNameOf(inspected);
     const inbox = inboxFromMounts(inspected.Mounts, this.inboxRoot ? inboxDirOf(this.inboxRoot, name) : undefined);
     return new DockerEnvironment(
       opts.sandbox.backendRef!,
