@@ -249,6 +249,11 @@ export class SandboxDesk {
         this.log.warn({ sandbox }, message);
         this.replay.warn(sandbox, message);
       },
+      // The service was killed while it recorded: the stretch it missed is a `recording` event on the timeline.
+      onRecordingGap: (sandbox, gap) => {
+        this.log.warn({ sandbox, ...gap }, 'screen recording resumed after its recorder died');
+        this.replay.markGap(sandbox, gap);
+      },
       // The screen's size not remembered or not put back around a person's control: said in the app's log.
       onControlWarning: (sandbox, message) => this.log.warn({ sandbox }, message),
       accel: async (name) => vmAccel(await this.providerOf(this.record(name).backend), sandboxRef(this.record(name))),

@@ -12,6 +12,7 @@ import { resolvePaths } from '../platform/paths.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import { ownVersion, SERVICE_PROTOCOL, type ServiceBusy, type ServiceInfo } from '../shared/service-info.js';
 import { servicePaths } from '../shared/service-paths.js';
+import { adoptRunningDesktops } from './adopt-desktops.js';
 import { IdleExit, idleExitMs } from './idle-exit.js';
 import { relayMcp } from './mcp-relay.js';
 import { relayServe } from './serve-relay.js';
@@ -146,6 +147,15 @@ export async function runService(opts: RunServiceOptions = {}): Promise<string> 
     chmodSync(paths.socketPath, 0o600);
     logger.info({ pid: process.pid, socket: paths.socketPath, version, idleExitMs: idle.idleMs }, 'service started');
     say(`serving ${dataDir} on ${paths.socketPath} (pid ${process.pid})`);
+    // Desktops already running (a service killed before this one, or started by nobody we know) are recorded from now on.
+    void adoptRunningDesktops({
+      listSandboxes: () => openDesk.listSandboxes(),
+      desktopStatus: (name) => openDesk.desktop.status(name),
+      warn: (sandbox, err) =>
+        logger.warn({ sandbox, err: err instanceof Error ? err.message : String(err) }, 'could not look at its desktop'),
+    }).catch((err: unknown) =>
+      logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not list sandboxes to adopt their desktops'),
+    );
 
     const onSignal = (signal: string) => () => stop(`${signal} received`);
     const onTerm = onSignal('SIGTERM');
