@@ -61,6 +61,7 @@ import type { OperationView } from '../shared/core-events.js';
 import { NetworkService, type NetworkChange } from './network-service.js';
 import type { NetworkPolicy } from '../shared/network-policy.js';
 import { ReplayJournal } from './replay-journal.js';
+import { RunningCommands } from './running-commands.js';
 import { ReplayService } from './replay-service.js';
 import { screenRecordings } from './replay-screen-binding.js';
 import { commandEvent, wireReplay } from './replay-wiring.js';
@@ -140,6 +141,8 @@ export class SandboxDesk {
   /** Replay (issue 16): recordings of screens, terminals and events, on one clock (replay-service.ts). */
   readonly replay: ReplayService;
   private readonly replayJournal: ReplayJournal;
+  /** The commands running now, so that the next process can report those a killed one left (running-commands.ts). */
+  private readonly runningCommands: RunningCommands;
 
   constructor(opts: SandboxDeskOptions = {}) {
     this.store = Store.open(opts.dataDir ?? resolveDataDir());
@@ -179,6 +182,9 @@ export class SandboxDesk {
     this.maxOutputBytes = opts.maxOutputBytes ?? this.config.exec.maxOutputBytes;
     const recordingsDir = join(this.store.dataDir, 'recordings');
     this.replayJournal = new ReplayJournal(recordingsDir, () => this.config.replay.record);
+    // Commands a killed process (a `kill -9` of the service) left running: interrupted events in the replay.
+    this.runningCommands = new RunningCommands(recordingsDir);
+    for (const { sandbox, event } of this.runningCommands.sweep()) this.replayJournal.append(sandbox, event);
     this.io = new SessionIo(this, {
       scrollbackBytes: this.config.terminal.scrollbackBytes,
       attach: new SessionAttach(this.shells, (m) => this.log.warn(m)),
@@ -631,6 +637,7 @@ export class SandboxDesk {
     const ctx = commandContext({ rec, provider, env, environments: envs, store: this.store, shells: this.shells });
     const started = new Date();
     const startedAt = started.toISOString();
+    const ended = journal ? this.runningCommands.begin({ sandbox: rec.name, session, command: req.command, startedAt }) : () => undefined;
     try {
       const out = await runCommand(ctx, {
         command: req.command,
@@ -661,6 +668,8 @@ export class SandboxDesk {
         await envs.environmentFor(rec, provider, false);
       }
       throw err;
+    } finally {
+      ended();
     }
   }
 
