@@ -102,7 +102,7 @@ describe('a desktop driven only through the CLI is on the Replay timeline; kill 
     const child = spawn(process.execPath, [BIN, 'serve', '--json', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
     serve = child;
     let out = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     const line = await until(
       'serve to print its URL',
       () => out,
@@ -198,7 +198,7 @@ describe('a desktop driven only through the CLI is on the Replay timeline; kill 
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let cutOut = '';
-    cutOff.stdout!.setEncoding('utf8').on('data', (d: string) => (cutOut += d));
+    cutOff.stdout.setEncoding('utf8').on('data', (d: string) => (cutOut += d));
     const cutExit = new Promise<number | null>((r) => cutOff.once('exit', r));
     // The service has the command (it noted it as running): now kill it.
     await until(

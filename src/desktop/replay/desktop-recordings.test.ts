@@ -135,7 +135,8 @@ describe('DesktopRecordings', () => {
     // The dead recorder's segment: last written 30 s ago (after its lock was taken).
     const seg = join(screen, 'seg-001700000000000.rfbrec');
     writeFileSync(seg, 'x');
-    const lastWrite = new Date(Date.now() - 30_000);
+    // Whole seconds: every filesystem keeps them exactly.
+    const lastWrite = new Date(Math.floor(Date.now() / 1000 - 30) * 1000);
     utimesSync(join(screen, '.recorder.lock'), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
     utimesSync(seg, lastWrite, lastWrite);
     const before = Date.now();
