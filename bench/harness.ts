@@ -3,12 +3,12 @@
  * `export const name = '...'` and `export default async function run(): Promise<Metric[]>`;
  * bench/run.ts prints and stores what it returns.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { cpus, tmpdir, totalmem } from 'node:os';
-import { dirname, join, normalize } from 'node:path';
+import { dirname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { ExecResult } from '../src/api/contract.js';
@@ -190,4 +190,66 @@ export async function benchPage(html: string, fileFor: (path: string) => string 
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   return { origin: `http://127.0.0.1:${(server.address() as { port: number }).port}`, close: () => server.close() };
+}
+
+// ---- the CLI and its service on a data dir of the benchmark's own ------------------------------
+
+export interface CliHome {
+  home: string;
+  /** SANDBOX_DESK_HOME set, no XDG_RUNTIME_DIR: the service's socket is under `home`, the service this benchmark's own. */
+  env: NodeJS.ProcessEnv;
+  /** The CLI's argv (`node bin/sandbox-desk.js`) before its arguments. */
+  argv: string[];
+  /** Runs the CLI to completion; throws with its stderr when it fails. */
+  cli(...args: string[]): { stdout: string; ms: number };
+  /** The running service's pid (from its lock). */
+  servicePid(): number;
+  /** Sandboxes to remove at the end. */
+  made: string[];
+}
+
+/**
+ * Runs `fn` against the CLI as a user runs it, on a fresh data dir (its own service, started on
+ * demand by the first call); afterwards removes the sandboxes in `made`, stops the service and
+ * deletes the dir.
+ */
+export async function withCliHome<T>(fn: (h: CliHome) => Promise<T>): Promise<T> {
+  const home = mkdtempSync(join(tmpdir(), 'sdesk-bench-cli-'));
+  const env: NodeJS.ProcessEnv = { ...process.env, SANDBOX_DESK_HOME: home, XDG_RUNTIME_DIR: '' };
+  const argv = [resolve(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'sandbox-desk.js')];
+  const pids = new Set<number>();
+  const h: CliHome = {
+    home,
+    env,
+    argv,
+    made: [],
+    cli: (...args) => {
+      const t0 = performance.now();
+      const r = spawnSync(process.execPath, [...argv, ...args], { env, encoding: 'utf8', timeout: 120_000 });
+      if (r.status !== 0) throw new Error(`sandbox-desk ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+      return { stdout: r.stdout, ms: performance.now() - t0 };
+    },
+    servicePid: () => {
+      const pid = (JSON.parse(readFileSync(join(home, 'service.lock'), 'utf8')) as { pid: number }).pid;
+      pids.add(pid);
+      return pid;
+    },
+  };
+  try {
+    return await fn(h);
+  } finally {
+    for (const sb of h.made) {
+      const r = spawnSync(process.execPath, [...argv, 'sandbox', 'rm', sb, '--force'], { env, encoding: 'utf8', timeout: 120_000 });
+      if (r.status !== 0) console.error(`cleanup: could not remove ${sb}: ${r.stderr}`);
+    }
+    spawnSync(process.execPath, [...argv, 'service', 'stop', '--force'], { env, encoding: 'utf8', timeout: 60_000 });
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
+    rmSync(home, { recursive: true, force: true });
+  }
 }

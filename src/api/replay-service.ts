@@ -106,6 +106,17 @@ export class ReplayService {
     this.host.changed(sandbox);
   }
 
+  /**
+   * The screen was not recorded from `gap.from` to `gap.to`: the process recording it (pid) died, and
+   * a new one resumed. A `recording` event at the gap's start, so the timeline shows where and why.
+   */
+  markGap(sandbox: string, gap: { from: string; to: string; pid: number }): void {
+    const secs = Math.max(0, (Date.parse(gap.to) - Date.parse(gap.from)) / 1000).toFixed(1);
+    const summary = `screen not recorded from ${gap.from} to ${gap.to} (${secs} s): the process recording it (pid ${gap.pid}) ended without stopping; recording resumed`;
+    this.host.journal.append(sandbox, { at: gap.from, kind: 'recording', summary, durationMs: Date.parse(gap.to) - Date.parse(gap.from) });
+    this.host.changed(sandbox);
+  }
+
   private terminals(sandbox: string): ReplayTerminalInfo[] {
     const dir = join(this.dir(sandbox), 'terminals');
     let names: string[];

@@ -63,6 +63,7 @@ import type { OperationView } from '../shared/core-events.js';
 import { NetworkService, type NetworkChange } from './network-service.js';
 import type { NetworkPolicy } from '../shared/network-policy.js';
 import { ReplayJournal } from './replay-journal.js';
+import { RunningCommands } from './running-commands.js';
 import { ReplayService } from './replay-service.js';
 import { screenRecordings } from './replay-screen-binding.js';
 import { commandEvent, wireReplay } from './replay-wiring.js';
@@ -148,6 +149,8 @@ export class SandboxDesk {
   readonly pools: WarmPools;
   private poolsConfig: Config['pools'];
   private poolEngine: PoolEngine | null | undefined;
+  /** The commands running now, so that the next process can report those a killed one left (running-commands.ts). */
+  private readonly runningCommands: RunningCommands;
 
   constructor(opts: SandboxDeskOptions = {}) {
     this.store = Store.open(opts.dataDir ?? resolveDataDir());
@@ -188,6 +191,9 @@ export class SandboxDesk {
     this.maxOutputBytes = opts.maxOutputBytes ?? this.config.exec.maxOutputBytes;
     const recordingsDir = join(this.store.dataDir, 'recordings');
     this.replayJournal = new ReplayJournal(recordingsDir, () => this.config.replay.record);
+    // Commands a killed process (a `kill -9` of the service) left running: interrupted events in the replay.
+    this.runningCommands = new RunningCommands(recordingsDir);
+    for (const { sandbox, event } of this.runningCommands.sweep()) this.replayJournal.append(sandbox, event);
     this.io = new SessionIo(this, {
       scrollbackBytes: this.config.terminal.scrollbackBytes,
       attach: new SessionAttach(this.shells, (m) => this.log.warn(m)),
@@ -257,6 +263,11 @@ export class SandboxDesk {
       onRecordingWarning: (sandbox, message) => {
         this.log.warn({ sandbox }, message);
         this.replay.warn(sandbox, message);
+      },
+      // The service was killed while it recorded: the stretch it missed is a `recording` event on the timeline.
+      onRecordingGap: (sandbox, gap) => {
+        this.log.warn({ sandbox, ...gap }, 'screen recording resumed after its recorder died');
+        this.replay.markGap(sandbox, gap);
       },
       // The screen's size not remembered or not put back around a person's control: said in the app's log.
       onControlWarning: (sandbox, message) => this.log.warn({ sandbox }, message),
@@ -690,6 +701,7 @@ export class SandboxDesk {
     const ctx = commandContext({ rec, provider, env, environments: envs, store: this.store, shells: this.shells });
     const started = new Date();
     const startedAt = started.toISOString();
+    const ended = journal ? this.runningCommands.begin({ sandbox: rec.name, session, command: req.command, startedAt }) : () => undefined;
     try {
       const out = await runCommand(ctx, {
         command: req.command,
@@ -720,6 +732,8 @@ export class SandboxDesk {
         await envs.environmentFor(rec, provider, false);
       }
       throw err;
+    } finally {
+      ended();
     }
   }
 

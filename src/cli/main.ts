@@ -336,21 +336,25 @@ export async function main(
         process.once('SIGTERM', onSignal);
         try {
           const c = await client();
-          const r = await c.call(
-            'exec',
-            {
-              sandbox: name,
-              command: words.join(' '),
-              session: o.session,
-              parent: o.parent,
-              workdir: o.workdir,
-              stepId: o.step,
-              timeoutSeconds: o.timeout === undefined ? undefined : parseTimeout(o.timeout),
-              mode: o.shell ? 'shell' : 'oneshot',
-              user: o.user,
-            },
-            { signal: abort.signal },
-          );
+          const r = await c
+            .call(
+              'exec',
+              {
+                sandbox: name,
+                command: words.join(' '),
+                session: o.session,
+                parent: o.parent,
+                workdir: o.workdir,
+                stepId: o.step,
+                timeoutSeconds: o.timeout === undefined ? undefined : parseTimeout(o.timeout),
+                mode: o.shell ? 'shell' : 'oneshot',
+                user: o.user,
+              },
+              { signal: abort.signal },
+            )
+            .catch((err: unknown) => {
+              throw abort.signal.aborted ? err : execCutOff(err, o.session);
+            });
           if (o.json) {
             printJson(out, r satisfies ExecResult);
           } else {
@@ -454,3 +458,23 @@ function coreOptions(o: { plugin?: string[]; pluginIsolation?: string }): Sandbo
 }
 
 export { EXIT_OWN_ERROR };
+
+/**
+ * An `exec` whose service went away before answering (it was killed, or crashed): the command was
+ * interrupted (or never began), so its cwd was not observed and its session's record keeps the last
+ * observed cwd — said as such, with the same facts an interrupted result has, rather than as a bare
+ * transport fault. Other errors pass unchanged.
+ */
+function execCutOff(err: unknown, session: string | undefined): unknown {
+  if (!(err instanceof SandboxDeskError) || err.code !== 'service_unavailable') return err;
+  const key = session ?? 'default';
+  return new SandboxDeskError(
+    'service_unavailable',
+    `the command was interrupted: ${err.message}; its cwd was not observed, and session ${key} keeps its last observed cwd`,
+    {
+      hint: 'run it again (the next command starts a new service, which re-adopts the running sandbox); `sandbox-desk replay events NAME` shows it as interrupted',
+      details: { interrupted: true, cwdObserved: false, session: key },
+      cause: err,
+    },
+  );
+}

@@ -46,7 +46,7 @@ import {
 import { PointerProbe, pointerProbeWords } from './screen/pointer-probe.js';
 import { DesktopWatch, type DesktopStatusChange } from './desktop-watch.js';
 import type { RectArea } from './rfb/framebuffer.js';
-import { DesktopRecordings } from './replay/desktop-recordings.js';
+import { DesktopRecordings, type RecordingGap } from './replay/desktop-recordings.js';
 import { ControlHandover, GEOMETRY_RE, type HandoverLimits } from './control-handover.js';
 import { waitForControl, type ControlWait } from './control-wait.js';
 
@@ -80,6 +80,8 @@ export interface DesktopHost {
   record?: boolean;
   /** A screen recording stopped on its own or could not start (a full disk); the desktop goes on. */
   onRecordingWarning?(sandbox: string, message: string): void;
+  /** A recording resumed after its recorder died (the service was killed): the unrecorded stretch. */
+  onRecordingGap?(sandbox: string, gap: RecordingGap): void;
   /** A VM sandbox's accel (kvm/tcg), for `status`; absent or null: not a VM. */
   accel?(sandbox: string): Promise<'kvm' | 'tcg' | null>;
   /** The screen could not be remembered or put back around a person's control (control-handover.ts). */
@@ -225,6 +227,7 @@ export class DesktopService {
           enabled: host.record ?? true,
           live: (sandbox) => this.screen(sandbox).live(),
           onWarning: (sandbox, message) => host.onRecordingWarning?.(sandbox, message),
+          onGap: (sandbox, gap) => host.onRecordingGap?.(sandbox, gap),
         })
       : null;
     this.recordings?.onDidChange((e) => this.recordingChanged.fire(e));

@@ -12,6 +12,7 @@ import { resolvePaths } from '../platform/paths.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import { ownVersion, SERVICE_PROTOCOL, type ServiceBusy, type ServiceInfo } from '../shared/service-info.js';
 import { servicePaths } from '../shared/service-paths.js';
+import { adoptRunningDesktops } from './adopt-desktops.js';
 import { IdleExit, idleExitMs } from './idle-exit.js';
 import { relayMcp } from './mcp-relay.js';
 import { relayServe } from './serve-relay.js';
@@ -148,6 +149,15 @@ export async function runService(opts: RunServiceOptions = {}): Promise<string> 
     say(`serving ${dataDir} on ${paths.socketPath} (pid ${process.pid})`);
     // The service owns the warm pools (issue 37): it finishes what a previous one left, then refills in the background.
     openDesk.pools.start().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'warm pools could not start'));
+    // Desktops already running (a service killed before this one, or started by nobody we know) are recorded from now on.
+    void adoptRunningDesktops({
+      listSandboxes: () => openDesk.listSandboxes(),
+      desktopStatus: (name) => openDesk.desktop.status(name),
+      warn: (sandbox, err) =>
+        logger.warn({ sandbox, err: err instanceof Error ? err.message : String(err) }, 'could not look at its desktop'),
+    }).catch((err: unknown) =>
+      logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not list sandboxes to adopt their desktops'),
+    );
 
     const onSignal = (signal: string) => () => stop(`${signal} received`);
     const onTerm = onSignal('SIGTERM');

@@ -76,6 +76,8 @@ export interface ReplayEvent {
   cwdUsed?: string | null;
   cwdObserved?: string | null;
   exitCode?: number | null;
+  /** A command whose process ended before it did (the service was killed): no exit code, its cwd not observed. */
+  interrupted?: boolean;
   durationMs?: number | null;
   warnings?: string[];
   error?: string | null;

@@ -1,11 +1,11 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SandboxDeskError } from '../../shared/errors.js';
 import { RfbClient } from '../rfb/rfb-client.js';
 import { fakeRfbServer } from '../rfb/test/fake-rfb-server.js';
-import { DesktopRecordings } from './desktop-recordings.js';
+import { DesktopRecordings, type RecordingGap } from './desktop-recordings.js';
 
 const dirs: string[] = [];
 const open: DesktopRecordings[] = [];
@@ -104,7 +104,6 @@ describe('DesktopRecordings', () => {
     });
     const screen = r.screenDir('sb');
     rmSync(screen, { recursive: true, force: true });
-    const { mkdirSync } = await import('node:fs');
     mkdirSync(screen, { recursive: true });
     // pid 1 is always alive: another process records.
     writeFileSync(join(screen, '.recorder.lock'), JSON.stringify({ pid: 1, since: '2026-01-01T00:00:00.000Z' }));
@@ -115,5 +114,39 @@ describe('DesktopRecordings', () => {
     writeFileSync(join(screen, '.recorder.lock'), JSON.stringify({ pid: 2 ** 22 + 12345, since: '2026-01-01T00:00:00.000Z' }));
     r.ensure('sb');
     expect(asked).toBe(1);
+  });
+
+  it('a lock left by a recorder that died (kill -9): recording resumes and the gap is said, from its last write to now', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'recscreen-recordings-'));
+    dirs.push(dir);
+    const gaps: Array<{ sandbox: string; gap: RecordingGap }> = [];
+    const r = new DesktopRecordings({
+      dir,
+      enabled: true,
+      live: async () => (await liveClient()).client,
+      retryMs: 20,
+      onGap: (sandbox, gap) => gaps.push({ sandbox, gap }),
+    });
+    open.push(r);
+    const screen = r.screenDir('sb');
+    mkdirSync(screen, { recursive: true });
+    const dead = 2 ** 22 + 12346;
+    writeFileSync(join(screen, '.recorder.lock'), JSON.stringify({ pid: dead, since: '2026-01-01T00:00:00.000Z' }));
+    // The dead recorder's segment: last written 30 s ago (after its lock was taken).
+    const seg = join(screen, 'seg-001700000000000.rfbrec');
+    writeFileSync(seg, 'x');
+    // Whole seconds: every filesystem keeps them exactly.
+    const lastWrite = new Date(Math.floor(Date.now() / 1000 - 30) * 1000);
+    utimesSync(join(screen, '.recorder.lock'), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    utimesSync(seg, lastWrite, lastWrite);
+    const before = Date.now();
+    r.ensure('sb');
+    expect(r.status('sb').on).toBe(true);
+    expect(gaps).toEqual([{ sandbox: 'sb', gap: { pid: dead, from: lastWrite.toISOString(), to: expect.any(String) } }]);
+    expect(Date.parse(gaps[0]!.gap.to)).toBeGreaterThanOrEqual(before);
+    // Taking over from itself (a lock of this process) or starting afresh is no gap.
+    await r.stop('sb');
+    r.ensure('sb');
+    expect(gaps).toHaveLength(1);
   });
 });

@@ -36,6 +36,19 @@ export interface DesktopRecordingsHost {
    * replay's events and the log. The desktop, and serving, go on either way.
    */
   onWarning?(sandbox: string, message: string): void;
+  /**
+   * Recording resumed after the process that recorded this screen died without stopping it (a
+   * `kill -9` of the service): the screen was not recorded from its last write to now.
+   */
+  onGap?(sandbox: string, gap: RecordingGap): void;
+}
+
+/** A stretch a dead recorder left unrecorded: from its last write to the resumed recording's start. */
+export interface RecordingGap {
+  from: string;
+  to: string;
+  /** The recorder that died (its lock's pid). */
+  pid: number;
 }
 
 const OFF = '.no-record';
@@ -82,8 +95,10 @@ export class DesktopRecordings implements IDisposable {
     if (this.active.has(sandbox) || !this.wanted(sandbox)) return;
     const dir = this.screenDir(sandbox);
     let recorder: ScreenRecorder;
+    let taken: ReturnType<typeof takeLock>;
     try {
-      if (!takeLock(dir)) return;
+      taken = takeLock(dir);
+      if (!taken) return;
     } catch (err) {
       // The screen dir or its lock cannot be written (disk full, read-only): no recording, said once;
       // this runs inside `desktop status` and `desktop start`, which must not fail for it.
@@ -109,6 +124,7 @@ export class DesktopRecordings implements IDisposable {
     );
     this.connect(sandbox, a);
     this.changed.fire({ sandbox });
+    if (taken.deadHolder) this.host.onGap?.(sandbox, { ...taken.deadHolder, to: new Date().toISOString() });
   }
 
   private connect(sandbox: string, a: Active): void {
@@ -235,10 +251,15 @@ export class DesktopRecordings implements IDisposable {
   }
 }
 
-/** Takes the screen dir's lock for this process; false when a live process holds it. */
-function takeLock(dir: string): boolean {
+/**
+ * Takes the screen dir's lock for this process; false when a live process holds it. A lock left by a
+ * process that is gone means that process was recording when it died: its pid and the time of its
+ * last write (the newest segment's mtime) come back as `deadHolder`, the start of a gap.
+ */
+function takeLock(dir: string): false | { deadHolder: { pid: number; from: string } | null } {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, LOCK);
+  let deadHolder: { pid: number; from: string } | null = null;
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(file, 'wx');
@@ -251,14 +272,28 @@ function takeLock(dir: string): boolean {
       } finally {
         closeSync(fd);
       }
-      return true;
+      return { deadHolder };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       if (lockHolder(dir)) return false;
+      deadHolder = deadRecorder(dir, file);
       rmSync(file, { force: true }); // left by a process that is gone
     }
   }
   return false;
+}
+
+/** The dead recorder a left-over lock names, and when it last wrote; null for a lock of this process or without a pid. */
+function deadRecorder(dir: string, lockFile: string): { pid: number; from: string } | null {
+  try {
+    const { pid } = JSON.parse(readFileSync(lockFile, 'utf8')) as { pid: unknown };
+    if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0 || pid === process.pid) return null;
+    let last = statSync(lockFile).mtimeMs;
+    for (const name of readdirSync(dir)) if (segmentStart(name) !== undefined) last = Math.max(last, statSync(join(dir, name)).mtimeMs);
+    return { pid, from: new Date(last).toISOString() };
+  } catch {
+    return null;
+  }
 }
 
 function lockHolder(dir: string): { pid: number; since: string } | null {

@@ -125,6 +125,11 @@ function span(segs: SegmentIndex[]): { start: number; end: number } | null {
   return first && last ? { start: first.timeMs, end: last.timeMs } : null;
 }
 
+/** Each segment's record times (ms), oldest first: what a coverage figure (bench/recording-coverage.ts) is computed from. */
+export function screenRecordTimes(dir: string): number[][] {
+  return segments(dir).map((s) => s.records.map((r) => r.timeMs));
+}
+
 /** What is in a screen dir; null when nothing (replayable) is. */
 export function screenRecordingInfo(dir: string): ReplayScreenInfo | null {
   const segs = segments(dir);
