@@ -7,9 +7,21 @@ import { readFileSync } from 'node:fs';
 export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  // A process killed a moment ago (kill -9 of a service) stays a zombie until its parent reaps it: its
+  // files, sockets and locks are already released, so for whoever asks it is gone.
+  return !['Z', 'X'].includes(processState(pid) ?? '');
+}
+
+/** The state letter of `pid` (/proc/<pid>/stat, field 3: R, S, D, Z, X, …), or null without /proc. */
+function processState(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? null;
+  } catch {
+    return null;
   }
 }
 
