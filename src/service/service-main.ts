@@ -15,7 +15,7 @@ import { servicePaths } from '../shared/service-paths.js';
 import { IdleExit, idleExitMs } from './idle-exit.js';
 import { relayMcp } from './mcp-relay.js';
 import { relayServe } from './serve-relay.js';
-import { admitSameUser } from './peer-cred.js';
+import { admitSameUser, loadPeerCredAddon } from './peer-cred.js';
 import { acquireServiceLock } from './service-lock.js';
 
 /** States in which a sandbox needs its service (its shells, terminals, recordings, operations live here). */
@@ -127,7 +127,18 @@ export async function runService(opts: RunServiceOptions = {}): Promise<string> 
       desk,
       socket: {
         path: paths.socketPath,
-        admit: (socket) => admitSameUser(socket, uid),
+        // Fail closed, and say so in the log: a refused or uncheckable peer gets one line on its socket too.
+        admit: (socket) =>
+          admitSameUser(socket, uid).then(
+            (refusal) => {
+              if (refusal !== null) logger.warn({ refusal }, 'connection refused by the peer-uid check');
+              return refusal;
+            },
+            (err: unknown) => {
+              logger.error({ err }, 'connection refused: its peer uid cannot be checked');
+              throw err;
+            },
+          ),
         routes,
         upgrade: (req, socket, head) => relayMcp(openDesk, req, socket, head) || relayServe(openDesk, req, socket, head),
         onConnection: (socket) => {
@@ -146,6 +157,13 @@ export async function runService(opts: RunServiceOptions = {}): Promise<string> 
     chmodSync(paths.socketPath, 0o600);
     logger.info({ pid: process.pid, socket: paths.socketPath, version, idleExitMs: idle.idleMs }, 'service started');
     say(`serving ${dataDir} on ${paths.socketPath} (pid ${process.pid})`);
+    try {
+      loadPeerCredAddon();
+    } catch (err) {
+      // Not fatal to the service, fatal to every connection (each is refused with this reason): say it now.
+      logger.error({ err }, 'every connection will be refused: the peer-uid check cannot run');
+      say(`every connection will be refused: ${(err as Error).message}`);
+    }
 
     const onSignal = (signal: string) => () => stop(`${signal} received`);
     const onTerm = onSignal('SIGTERM');
