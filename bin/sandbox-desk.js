@@ -8,5 +8,16 @@ if (!existsSync(fileURLToPath(entry))) {
   process.stderr.write('sandbox-desk: the CLI is not built yet — run `npm run build` (or `npm run setup`) in the checkout\n');
   process.exit(125);
 }
-const { main } = await import(entry.href);
-process.exitCode = await main(process.argv.slice(2));
+const argv = process.argv.slice(2);
+// `exec NAME [plain flags] -- …` skips the full parser's module graph (src/cli/fast-exec.ts); any other
+// shape — or a log that must be written — gives null and goes through the full CLI below.
+let code = null;
+if (argv[0] === 'exec') {
+  const { fastExec } = await import(new URL('../dist/src/cli/fast-exec.js', import.meta.url).href);
+  code = await fastExec(argv);
+}
+if (code === null) {
+  const { main } = await import(entry.href);
+  code = await main(argv);
+}
+process.exitCode = code;

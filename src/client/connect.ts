@@ -4,7 +4,7 @@ import { request as httpRequest } from 'node:http';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { SandboxDeskError } from '../shared/errors.js';
-import { ownVersion, packageRoot, type ServiceInfo } from '../shared/service-info.js';
+import { clientVersionTag, ownVersion, packageRoot, type ServiceInfo } from '../shared/service-info.js';
 import { dataDirFromEnv, servicePaths, type ServicePaths } from '../shared/service-paths.js';
 import { createHttpClient, type DeskClient } from './http-client.js';
 import { versionHandshake } from './version-handshake.js';
@@ -200,4 +200,63 @@ export async function connect(opts: ConnectOptions = {}): Promise<ServiceClient>
     await stopService(paths.socketPath, false, timeoutMs);
     info = null;
   }
+}
+
+/** A call that never reached a service: nothing listens on the socket (none started yet, or a dead one's). */
+function neverArrived(err: unknown): boolean {
+  const cause = err instanceof SandboxDeskError ? (err.cause as NodeJS.ErrnoException | undefined) : undefined;
+  return (
+    err instanceof SandboxDeskError && err.code === 'service_unavailable' && (cause?.code === 'ENOENT' || cause?.code === 'ECONNREFUSED')
+  );
+}
+
+/** The service refused a request for naming another version (the header check): nothing ran. */
+function refusedForVersion(err: unknown): boolean {
+  return err instanceof SandboxDeskError && err.code === 'version_mismatch' && typeof err.details?.service === 'object';
+}
+
+/**
+ * `connect`, without its round-trip when a service already answers: the client's first request goes
+ * straight to the socket, tagged with the version it expects (the service refuses another before doing
+ * anything). Only when that request never arrived (no service yet, a stale socket) or was refused for
+ * its version does it `connect` — start, handshake, restart or refuse as there — and send it again;
+ * either way it did not run. A `sandbox-desk exec` is then one HTTP request on the socket.
+ */
+export async function connectLazily(opts: ConnectOptions = {}): Promise<ServiceClient> {
+  const env = opts.env ?? process.env;
+  const paths = clientServicePaths(opts);
+  if (checkSocketOwner(paths.socketPath) === 'absent') return connect(opts);
+  const direct = createHttpClient({ socketPath: paths.socketPath, expects: clientVersionTag(ownVersion(env)) });
+  let checked: Promise<ServiceClient> | null = null;
+  // A call the service answered proves it runs our version: raw requests may then go direct too.
+  let verified = false;
+  // After a fallback, every request goes through the client `connect` made (the service is ours now).
+  const viaConnect = (): Promise<ServiceClient> => (checked ??= connect(opts));
+  const retried = async <T>(first: () => Promise<T>, again: (c: ServiceClient) => Promise<T>): Promise<T> => {
+    if (checked) return again(await checked);
+    try {
+      const r = await first();
+      verified = true;
+      return r;
+    } catch (err) {
+      if (!neverArrived(err) && !refusedForVersion(err)) throw err;
+      return again(await viaConnect());
+    }
+  };
+  return {
+    call: (method, params, o) =>
+      retried(
+        () => direct.call(method, params, o),
+        (c) => c.call(method, params, o),
+      ),
+    // A raw route answers a version refusal as a response, not an error, and a streamed body cannot be
+    // sent twice: a raw request goes direct only once a call has proved the service is ours.
+    request: (path, init) => (verified && !checked ? direct.request(path, init) : viaConnect().then((c) => c.request(path, init))),
+    // The same socket either way; a stream's grant comes from a call, which has reached the service.
+    openStream: (grant) => direct.openStream(grant),
+    async close() {
+      await direct.close();
+      if (checked) await (await checked.catch(() => null))?.close();
+    },
+  };
 }

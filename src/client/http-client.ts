@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import type WebSocket from 'ws';
 import type { ApiClient, ApiMethod, ApiParams, ApiResult, StreamGrant } from '../api/contract.js';
 import { SandboxDeskError, type ErrorCode } from '../shared/errors.js';
+import { CLIENT_VERSION_HEADER } from '../shared/service-info.js';
 
 /** Per call: `signal` drops the call's connection when aborted (the server then interrupts an `exec`). */
 export interface CallOptions {
@@ -31,7 +32,9 @@ export interface DeskClient extends ApiClient {
   close(): Promise<void>;
 }
 
-export type ClientTarget = { socketPath: string } | { origin: string; token: string };
+export type ClientTarget =
+  /** `expects`: the `<version>/<protocol>` tag sent on each request (the service refuses another: version_mismatch). */
+  { socketPath: string; expects?: string } | { origin: string; token: string };
 
 /** Where to reach the server, said in errors: the socket's path or the origin. */
 function describe(target: ClientTarget): string {
@@ -97,7 +100,11 @@ export function createHttpClient(target: ClientTarget): DeskClient {
   const local = 'socketPath' in target;
   // The loopback server checks Host against its own address (DNS-rebinding guard); a socket has none.
   const host = local ? 'localhost' : new URL(target.origin).host;
-  const auth: Record<string, string> = local ? {} : { Authorization: `Bearer ${target.token}` };
+  const auth: Record<string, string> = local
+    ? target.expects
+      ? { [CLIENT_VERSION_HEADER]: target.expects }
+      : {}
+    : { Authorization: `Bearer ${target.token}` };
   let closed = false;
 
   function options(path: string, method: string, headers: Record<string, string>): RequestOptions {

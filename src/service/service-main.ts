@@ -10,7 +10,14 @@ import { ensureDataDir } from '../platform/data-dir.js';
 import { openLog } from '../platform/log.js';
 import { resolvePaths } from '../platform/paths.js';
 import { SandboxDeskError } from '../shared/errors.js';
-import { ownVersion, SERVICE_PROTOCOL, type ServiceBusy, type ServiceInfo } from '../shared/service-info.js';
+import {
+  CLIENT_VERSION_HEADER,
+  clientVersionTag,
+  ownVersion,
+  SERVICE_PROTOCOL,
+  type ServiceBusy,
+  type ServiceInfo,
+} from '../shared/service-info.js';
 import { servicePaths } from '../shared/service-paths.js';
 import { IdleExit, idleExitMs } from './idle-exit.js';
 import { relayMcp } from './mcp-relay.js';
@@ -101,6 +108,19 @@ export async function runService(opts: RunServiceOptions = {}): Promise<string> 
         res.end(JSON.stringify(body));
         return true;
       };
+      // A client that names the service it expects and finds another is refused before anything runs;
+      // it then handshakes (src/client/connect.ts) with the info sent here: restart or refuse.
+      const expects = req.headers[CLIENT_VERSION_HEADER];
+      if (typeof expects === 'string' && expects !== clientVersionTag(version)) {
+        const info: ServiceInfo = { version, pid: process.pid, protocol: SERVICE_PROTOCOL, dataDir, startedAt, busy: await busy() };
+        return send(409, {
+          error: {
+            code: 'version_mismatch',
+            message: `this service runs ${clientVersionTag(version)}; the client expects ${expects.slice(0, 100)}`,
+            details: { service: info },
+          },
+        });
+      }
       if (url.pathname === '/service/info' && req.method === 'GET') {
         const info: ServiceInfo = { version, pid: process.pid, protocol: SERVICE_PROTOCOL, dataDir, startedAt, busy: await busy() };
         return send(200, info);
