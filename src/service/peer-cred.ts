@@ -36,7 +36,7 @@ export function loadPeerCredAddon(path = peerCredAddonPath()): PeerCredAddon {
   try {
     loaded = createRequire(import.meta.url)(path) as PeerCredAddon;
   } catch (e) {
-    throw new Error(`the peer-uid check (${path}) does not load: ${(e as Error).message}; run \`npm run build\``);
+    throw new Error(`the peer-uid check (${path}) does not load: ${(e as Error).message}; run \`npm run build\``, { cause: e });
   }
   return loaded;
 }
