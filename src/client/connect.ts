@@ -1,12 +1,11 @@
-import { spawn } from 'node:child_process';
 import { closeSync, lstatSync, mkdirSync, openSync, readFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { SandboxDeskError } from '../shared/errors.js';
 import { clientVersionTag, ownVersion, packageRoot, type ServiceInfo } from '../shared/service-info.js';
 import { dataDirFromEnv, servicePaths, type ServicePaths } from '../shared/service-paths.js';
 import { createHttpClient, type DeskClient } from './http-client.js';
+import { socketRequest, SocketRequestError } from './socket-request.js';
 import { versionHandshake } from './version-handshake.js';
 
 export type ServiceClient = DeskClient;
@@ -62,34 +61,25 @@ export function checkSocketOwner(socketPath: string, uid = process.getuid?.() ??
 }
 
 /** The service's info over its socket, or null when nobody answers there (no socket, a stale one). */
-export function probeService(socketPath: string, timeoutMs = 5000): Promise<ServiceInfo | null> {
-  if (checkSocketOwner(socketPath) === 'absent') return Promise.resolve(null);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { socketPath, path: '/service/info', agent: false, headers: { Host: 'localhost' }, timeout: timeoutMs },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (d: string) => (text += d));
-        res.on('end', () => {
-          try {
-            const v = JSON.parse(text) as ServiceInfo;
-            if (res.statusCode === 200) return resolve(v);
-          } catch {
-            /* below */
-          }
-          reject(new SandboxDeskError('refused', `the service at ${socketPath} answered ${res.statusCode}: ${text.trim().slice(0, 200)}`));
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'ECONNREFUSED' || err.code === 'ENOENT') return resolve(null);
-      // A peer the service refused gets one line and a closed socket: say that line.
-      reject(new SandboxDeskError('refused', `cannot talk to the service at ${socketPath}: ${err.message}`));
-    });
-    req.end();
-  });
+export async function probeService(socketPath: string, timeoutMs = 5000): Promise<ServiceInfo | null> {
+  if (checkSocketOwner(socketPath) === 'absent') return null;
+  let res;
+  try {
+    res = await socketRequest({ socketPath, method: 'GET', path: '/service/info', timeoutMs });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (!(err instanceof SocketRequestError) && (code === 'ECONNREFUSED' || code === 'ENOENT')) return null;
+    // A peer the service refused gets one line and a closed socket: say that line.
+    throw new SandboxDeskError('refused', `cannot talk to the service at ${socketPath}: ${(err as Error).message}`, { cause: err });
+  }
+  const text = res.body.toString('utf8');
+  try {
+    const v = JSON.parse(text) as ServiceInfo;
+    if (res.status === 200) return v;
+  } catch {
+    /* below */
+  }
+  throw new SandboxDeskError('refused', `the service at ${socketPath} answered ${res.status}: ${text.trim().slice(0, 200)}`);
 }
 
 /** Asks the service to stop (its sandboxes keep running); resolves once its socket no longer answers. */
@@ -137,8 +127,14 @@ async function waitFor(timeoutMs: number, ready: () => Promise<boolean>, message
 /**
  * Starts `sandbox-desk service run` detached (it outlives this client), its output appended to the
  * service log. Racing clients may each start one: the lock lets one win, the others exit at once.
+ * `node:child_process` is loaded only here: a CLI call to a running service never needs it.
  */
-export function startService(paths: ServicePaths, env: NodeJS.ProcessEnv, runner: ServiceRunner = { execPath: process.execPath }): void {
+export async function startService(
+  paths: ServicePaths,
+  env: NodeJS.ProcessEnv,
+  runner: ServiceRunner = { execPath: process.execPath },
+): Promise<void> {
+  const { spawn } = await import('node:child_process');
   mkdirSync(dirname(paths.logFile), { recursive: true, mode: 0o700 });
   const log = openSync(paths.logFile, 'a', 0o600);
   try {
@@ -178,7 +174,7 @@ export async function connect(opts: ConnectOptions = {}): Promise<ServiceClient>
         throw new SandboxDeskError('backend_unavailable', `no Sandbox Desk service runs for ${paths.dataDir}`, {
           hint: 'any sandbox-desk command starts it, or run `sandbox-desk service run`',
         });
-      startService(paths, env, opts.runner);
+      await startService(paths, env, opts.runner);
       let found: ServiceInfo | null = null;
       await waitFor(
         timeoutMs,
