@@ -121,7 +121,8 @@ export class SessionIo {
     reopen: { id: string; scrollback: Buffer } | undefined,
   ): Promise<{ terminal: TerminalSession; session: string; cwd: string }> {
     const { rec, env, key, plan } = await this.desk.sessionPlan(input.sandbox, input.session);
-    if (this.closed) throw new SandboxDeskError('service_unavailable', 'the service is shutting down: no new terminal; open it again once it is back');
+    if (this.closed)
+      throw new SandboxDeskError('service_unavailable', 'the service is shutting down: no new terminal; open it again once it is back');
     // A session has one terminal (attached to its shell): a second open gives the same one — except
     // while a restore reopens the terminal it held (listed `restarting`), which is this very call.
     const open = reopen ? undefined : this.terminals.list(rec.name).find((t) => t.session === key && !t.restarting);
