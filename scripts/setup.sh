@@ -25,7 +25,8 @@ APT_PACKAGES=(docker.io debootstrap qemu-system-x86 qemu-utils genisoimage e2fsp
               ca-certificates git python3 make g++ xz-utils util-linux procps podman ffmpeg)
 # asciinema: the replay tests check that the recorded terminals (.cast) are what asciinema reads.
 APT_PACKAGES+=(asciinema)
-# gcc + libc6-dev (the Linux headers with it): the egress proxy's data path, src/sandbox/network/egress-pump.c,
+# gcc + libc6-dev (the Linux headers with it): the egress proxy's data path, src/sandbox/network/egress-pump.c, and the
+# service's peer-uid addon (src/service/native/, against the node-api-headers devDependency),
 # compiled by `npm run build` (scripts/build-native.mjs).
 APT_PACKAGES+=(gcc libc6-dev)
 # fonts-dejavu-core: the text of the card a replay export draws over a gap (sharp → librsvg → fontconfig);

@@ -24,8 +24,9 @@ export interface OpenClientOptions {
  */
 export async function openClient(o: OpenClientOptions): Promise<DeskClient> {
   if (!o.ownCore) {
-    const { connect } = await import('../client/connect.js');
-    return connect({ env: o.env });
+    // Lazily checked: a command's first call goes straight to the socket (no /service/info round-trip).
+    const { connectLazily } = await import('../client/connect.js');
+    return connectLazily({ env: o.env });
   }
   // Loaded on first use, like the core itself: --version, --help and Tab never pay for the server.
   const { LocalServer } = await import('../api/local-server.js');

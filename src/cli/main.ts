@@ -1,6 +1,6 @@
 import { addNetworkCommands, checkEntries, collect, parseNetworkMode } from './network-commands.js';
 import { Command, CommanderError, Option } from 'commander';
-import type { ExecResult, SandboxInfo } from '../api/contract.js';
+import type { SandboxInfo } from '../api/contract.js';
 import { createRequire } from 'node:module';
 import type { DeskClient } from '../client/http-client.js';
 import { openClient, type OpenClientOptions } from './cli-client.js';
@@ -38,12 +38,13 @@ import { addServeCommand } from './serve-command.js';
 import { addServiceCommands } from './service-command.js';
 import { addTokenCommands } from './token-command.js';
 import { cancelOnInterrupt } from './interrupt.js';
-import { parseKeyValues, parseMounts, parseTimeout, wantsJsonOutput } from './parse-args.js';
+import { parseKeyValues, parseMounts, wantsJsonOutput } from './parse-args.js';
 import { addCompletionCommands } from './completion.js';
 import { addStandardAliases } from './command-aliases.js';
 import { addHelpExamples } from './help-examples.js';
 import { displayKey } from './display-key.js';
 import { usageError } from './usage-errors.js';
+import { runExec, type ExecFlags } from './exec-command.js';
 
 interface JsonFlag {
   json?: boolean;
@@ -312,63 +313,9 @@ export async function main(
     .option('--no-shell', "run one-shot instead of in the session's persistent shell")
     .addOption(new Option('--user <user>', 'run as this user').hideHelp())
     .option('--json', 'print one JSON object with the result')
-    .action(
-      async (
-        name: string,
-        words: string[],
-        o: JsonFlag & {
-          session?: string;
-          parent?: string;
-          workdir?: string;
-          step?: string;
-          timeout?: string;
-          shell: boolean;
-          user?: string;
-        },
-      ) => {
-        if (words.length === 0)
-          throw new SandboxDeskError('invalid_input', 'no command given', {
-            hint: 'put the command after --, e.g. sandbox-desk exec NAME -- pwd',
-          });
-        const abort = new AbortController();
-        const onSignal = (): void => abort.abort();
-        process.once('SIGINT', onSignal);
-        process.once('SIGTERM', onSignal);
-        try {
-          const c = await client();
-          const r = await c
-            .call(
-              'exec',
-              {
-                sandbox: name,
-                command: words.join(' '),
-                session: o.session,
-                parent: o.parent,
-                workdir: o.workdir,
-                stepId: o.step,
-                timeoutSeconds: o.timeout === undefined ? undefined : parseTimeout(o.timeout),
-                mode: o.shell ? 'shell' : 'oneshot',
-                user: o.user,
-              },
-              { signal: abort.signal },
-            )
-            .catch((err: unknown) => {
-              throw abort.signal.aborted ? err : execCutOff(err, o.session);
-            });
-          if (o.json) {
-            printJson(out, r satisfies ExecResult);
-          } else {
-            out.stdout(Buffer.from(r.stdout, r.encoding.stdout));
-            out.stderr(Buffer.from(r.stderr, r.encoding.stderr));
-            printWarnings(out, r.warnings);
-          }
-          exitCode = r.exitCode;
-        } finally {
-          process.removeListener('SIGINT', onSignal);
-          process.removeListener('SIGTERM', onSignal);
-        }
-      },
-    );
+    .action(async (name: string, words: string[], o: ExecFlags) => {
+      exitCode = await runExec(client, out, name, words, o);
+    });
 
   addCheckpointCommands(program, sandbox, client, out, progressPrinter);
   addDesktopCommands(
@@ -458,23 +405,3 @@ function coreOptions(o: { plugin?: string[]; pluginIsolation?: string }): Sandbo
 }
 
 export { EXIT_OWN_ERROR };
-
-/**
- * An `exec` whose service went away before answering (it was killed, or crashed): the command was
- * interrupted (or never began), so its cwd was not observed and its session's record keeps the last
- * observed cwd — said as such, with the same facts an interrupted result has, rather than as a bare
- * transport fault. Other errors pass unchanged.
- */
-function execCutOff(err: unknown, session: string | undefined): unknown {
-  if (!(err instanceof SandboxDeskError) || err.code !== 'service_unavailable') return err;
-  const key = session ?? 'default';
-  return new SandboxDeskError(
-    'service_unavailable',
-    `the command was interrupted: ${err.message}; its cwd was not observed, and session ${key} keeps its last observed cwd`,
-    {
-      hint: 'run it again (the next command starts a new service, which re-adopts the running sandbox); `sandbox-desk replay events NAME` shows it as interrupted',
-      details: { interrupted: true, cwdObserved: false, session: key },
-      cause: err,
-    },
-  );
-}

@@ -1,12 +1,11 @@
-import { spawn } from 'node:child_process';
 import { closeSync, lstatSync, mkdirSync, openSync, readFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { SandboxDeskError } from '../shared/errors.js';
-import { ownVersion, packageRoot, type ServiceInfo } from '../shared/service-info.js';
+import { clientVersionTag, ownVersion, packageRoot, type ServiceInfo } from '../shared/service-info.js';
 import { dataDirFromEnv, servicePaths, type ServicePaths } from '../shared/service-paths.js';
 import { createHttpClient, type DeskClient } from './http-client.js';
+import { socketRequest, SocketRequestError } from './socket-request.js';
 import { versionHandshake } from './version-handshake.js';
 
 export type ServiceClient = DeskClient;
@@ -76,34 +75,25 @@ export async function probeService(socketPath: string, timeoutMs = 5000): Promis
   }
 }
 
-function probeOnce(socketPath: string, timeoutMs: number): Promise<ServiceInfo | null> {
-  if (checkSocketOwner(socketPath) === 'absent') return Promise.resolve(null);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { socketPath, path: '/service/info', agent: false, headers: { Host: 'localhost' }, timeout: timeoutMs },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (d: string) => (text += d));
-        res.on('end', () => {
-          try {
-            const v = JSON.parse(text) as ServiceInfo;
-            if (res.statusCode === 200) return resolve(v);
-          } catch {
-            /* below */
-          }
-          reject(new SandboxDeskError('refused', `the service at ${socketPath} answered ${res.statusCode}: ${text.trim().slice(0, 200)}`));
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'ECONNREFUSED' || err.code === 'ENOENT') return resolve(null);
-      // A peer the service refused gets one line and a closed socket: say that line.
-      reject(new SandboxDeskError('refused', `cannot talk to the service at ${socketPath}: ${err.message}`, { cause: err }));
-    });
-    req.end();
-  });
+async function probeOnce(socketPath: string, timeoutMs: number): Promise<ServiceInfo | null> {
+  if (checkSocketOwner(socketPath) === 'absent') return null;
+  let res;
+  try {
+    res = await socketRequest({ socketPath, method: 'GET', path: '/service/info', timeoutMs });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (!(err instanceof SocketRequestError) && (code === 'ECONNREFUSED' || code === 'ENOENT')) return null;
+    // A peer the service refused gets one line and a closed socket: say that line.
+    throw new SandboxDeskError('refused', `cannot talk to the service at ${socketPath}: ${(err as Error).message}`, { cause: err });
+  }
+  const text = res.body.toString('utf8');
+  try {
+    const v = JSON.parse(text) as ServiceInfo;
+    if (res.status === 200) return v;
+  } catch {
+    /* below */
+  }
+  throw new SandboxDeskError('refused', `the service at ${socketPath} answered ${res.status}: ${text.trim().slice(0, 200)}`);
 }
 
 /** Asks the service to stop (its sandboxes keep running); resolves once its socket no longer answers. */
@@ -151,8 +141,14 @@ async function waitFor(timeoutMs: number, ready: () => Promise<boolean>, message
 /**
  * Starts `sandbox-desk service run` detached (it outlives this client), its output appended to the
  * service log. Racing clients may each start one: the lock lets one win, the others exit at once.
+ * `node:child_process` is loaded only here: a CLI call to a running service never needs it.
  */
-export function startService(paths: ServicePaths, env: NodeJS.ProcessEnv, runner: ServiceRunner = { execPath: process.execPath }): void {
+export async function startService(
+  paths: ServicePaths,
+  env: NodeJS.ProcessEnv,
+  runner: ServiceRunner = { execPath: process.execPath },
+): Promise<void> {
+  const { spawn } = await import('node:child_process');
   mkdirSync(dirname(paths.logFile), { recursive: true, mode: 0o700 });
   const log = openSync(paths.logFile, 'a', 0o600);
   try {
@@ -192,7 +188,7 @@ export async function connect(opts: ConnectOptions = {}): Promise<ServiceClient>
         throw new SandboxDeskError('backend_unavailable', `no Sandbox Desk service runs for ${paths.dataDir}`, {
           hint: 'any sandbox-desk command starts it, or run `sandbox-desk service run`',
         });
-      startService(paths, env, opts.runner);
+      await startService(paths, env, opts.runner);
       let found: ServiceInfo | null = null;
       await waitFor(
         timeoutMs,
@@ -214,4 +210,63 @@ export async function connect(opts: ConnectOptions = {}): Promise<ServiceClient>
     await stopService(paths.socketPath, false, timeoutMs);
     info = null;
   }
+}
+
+/** A call that never reached a service: nothing listens on the socket (none started yet, or a dead one's). */
+function neverArrived(err: unknown): boolean {
+  const cause = err instanceof SandboxDeskError ? (err.cause as NodeJS.ErrnoException | undefined) : undefined;
+  return (
+    err instanceof SandboxDeskError && err.code === 'service_unavailable' && (cause?.code === 'ENOENT' || cause?.code === 'ECONNREFUSED')
+  );
+}
+
+/** The service refused a request for naming another version (the header check): nothing ran. */
+function refusedForVersion(err: unknown): boolean {
+  return err instanceof SandboxDeskError && err.code === 'version_mismatch' && typeof err.details?.service === 'object';
+}
+
+/**
+ * `connect`, without its round-trip when a service already answers: the client's first request goes
+ * straight to the socket, tagged with the version it expects (the service refuses another before doing
+ * anything). Only when that request never arrived (no service yet, a stale socket) or was refused for
+ * its version does it `connect` — start, handshake, restart or refuse as there — and send it again;
+ * either way it did not run. A `sandbox-desk exec` is then one HTTP request on the socket.
+ */
+export async function connectLazily(opts: ConnectOptions = {}): Promise<ServiceClient> {
+  const env = opts.env ?? process.env;
+  const paths = clientServicePaths(opts);
+  if (checkSocketOwner(paths.socketPath) === 'absent') return connect(opts);
+  const direct = createHttpClient({ socketPath: paths.socketPath, expects: clientVersionTag(ownVersion(env)) });
+  let checked: Promise<ServiceClient> | null = null;
+  // A call the service answered proves it runs our version: raw requests may then go direct too.
+  let verified = false;
+  // After a fallback, every request goes through the client `connect` made (the service is ours now).
+  const viaConnect = (): Promise<ServiceClient> => (checked ??= connect(opts));
+  const retried = async <T>(first: () => Promise<T>, again: (c: ServiceClient) => Promise<T>): Promise<T> => {
+    if (checked) return again(await checked);
+    try {
+      const r = await first();
+      verified = true;
+      return r;
+    } catch (err) {
+      if (!neverArrived(err) && !refusedForVersion(err)) throw err;
+      return again(await viaConnect());
+    }
+  };
+  return {
+    call: (method, params, o) =>
+      retried(
+        () => direct.call(method, params, o),
+        (c) => c.call(method, params, o),
+      ),
+    // A raw route answers a version refusal as a response, not an error, and a streamed body cannot be
+    // sent twice: a raw request goes direct only once a call has proved the service is ours.
+    request: (path, init) => (verified && !checked ? direct.request(path, init) : viaConnect().then((c) => c.request(path, init))),
+    // The same socket either way; a stream's grant comes from a call, which has reached the service.
+    openStream: (grant) => direct.openStream(grant),
+    async close() {
+      await direct.close();
+      if (checked) await (await checked.catch(() => null))?.close();
+    },
+  };
 }

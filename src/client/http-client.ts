@@ -4,14 +4,18 @@
  * loopback TCP with a Bearer token (the browser mode's server). The CLI and the SDK use nothing else.
  *
  * It imports only src/shared/ and the contract (test/architecture/layer-map.ts: layer `client`), so a
- * program that talks to the service never loads the core.
+ * program that talks to the service never loads the core. A call to the service's socket goes over
+ * socket-request.ts (`node:net`); Node's HTTP client is loaded only for the raw routes and a TCP server,
+ * since loading it costs a one-call CLI (`sandbox-desk exec`) more than the call itself.
  */
-import { Agent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import type { Agent, IncomingMessage, RequestOptions } from 'node:http';
 import type { Readable } from 'node:stream';
 import { createRequire } from 'node:module';
 import type WebSocket from 'ws';
 import type { ApiClient, ApiMethod, ApiParams, ApiResult, StreamGrant } from '../api/contract.js';
 import { SandboxDeskError, type ErrorCode } from '../shared/errors.js';
+import { CLIENT_VERSION_HEADER } from '../shared/service-info.js';
+import { socketRequest, SocketRequestError } from './socket-request.js';
 
 /** Per call: `signal` drops the call's connection when aborted (the server then interrupts an `exec`). */
 export interface CallOptions {
@@ -31,7 +35,9 @@ export interface DeskClient extends ApiClient {
   close(): Promise<void>;
 }
 
-export type ClientTarget = { socketPath: string } | { origin: string; token: string };
+export type ClientTarget =
+  /** `expects`: the `<version>/<protocol>` tag sent on each request (the service refuses another: version_mismatch). */
+  { socketPath: string; expects?: string } | { origin: string; token: string };
 
 /** Where to reach the server, said in errors: the socket's path or the origin. */
 function describe(target: ClientTarget): string {
@@ -92,25 +98,32 @@ export async function readJsonAnswer<T>(res: IncomingMessage, what: string): Pro
 }
 
 export function createHttpClient(target: ClientTarget): DeskClient {
-  // keep-alive: a CLI command that makes several calls (create + progress polls) pays one connect.
-  const agent = new Agent({ keepAlive: true });
+  // keep-alive: a CLI command that makes several raw requests (or calls to a TCP server) pays one connect.
+  let agent: Agent | null = null;
   const local = 'socketPath' in target;
   // The loopback server checks Host against its own address (DNS-rebinding guard); a socket has none.
   const host = local ? 'localhost' : new URL(target.origin).host;
-  const auth: Record<string, string> = local ? {} : { Authorization: `Bearer ${target.token}` };
+  const auth: Record<string, string> = local
+    ? target.expects
+      ? { [CLIENT_VERSION_HEADER]: target.expects }
+      : {}
+    : { Authorization: `Bearer ${target.token}` };
   let closed = false;
 
-  function options(path: string, method: string, headers: Record<string, string>): RequestOptions {
+  function options(agent: Agent, path: string, method: string, headers: Record<string, string>): RequestOptions {
     const base: RequestOptions = { agent, path, method, headers: { Host: host, ...auth, ...headers } };
     if (local) return { ...base, socketPath: target.socketPath };
     const u = new URL(target.origin);
     return { ...base, hostname: u.hostname, port: u.port };
   }
 
-  const request: DeskClient['request'] = (path, init = {}) => {
-    if (closed) return Promise.reject(unavailable(target, 'client is closed'));
+  const request: DeskClient['request'] = async (path, init = {}) => {
+    if (closed) throw unavailable(target, 'client is closed');
+    const http = await import('node:http');
+    agent ??= new http.Agent({ keepAlive: true });
+    const a = agent;
     return new Promise<IncomingMessage>((resolve, reject) => {
-      const req = httpRequest(options(path, init.method ?? 'GET', init.headers ?? {}), (res) => {
+      const req = http.request(options(a, path, init.method ?? 'GET', init.headers ?? {}), (res) => {
         // A connection that drops while the body streams: the reader sees an error, never a silent end.
         res.on('aborted', () =>
           res.destroy(abortedBy(init.signal) ?? unavailable(target, 'closed the connection before the answer was complete')),
@@ -142,30 +155,62 @@ export function createHttpClient(target: ClientTarget): DeskClient {
     });
   };
 
+  /** A call's status and body: over `node:net` to the socket (socket-request.ts), over `node:http` to a TCP server. */
+  async function post(method: string, payload: Buffer, signal: AbortSignal | undefined): Promise<{ status: number; text: string }> {
+    const path = `/api/call/${method}`;
+    if (!local) {
+      const res = await request(path, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) },
+        body: payload,
+        ...(signal ? { signal } : {}),
+      });
+      try {
+        return { status: res.statusCode ?? 0, text: (await readAll(res)).toString('utf8') };
+      } catch (err) {
+        throw err instanceof SandboxDeskError ? err : unavailable(target, `dropped the answer to ${method}`, err);
+      }
+    }
+    if (closed) throw unavailable(target, 'client is closed');
+    try {
+      const res = await socketRequest({
+        socketPath: target.socketPath,
+        method: 'POST',
+        path,
+        headers: { Host: host, ...auth, 'Content-Type': 'application/json' },
+        body: payload,
+        ...(signal ? { signal } : {}),
+      });
+      return { status: res.status, text: res.body.toString('utf8') };
+    } catch (err) {
+      if (err instanceof SocketRequestError) {
+        if (err.failure === 'aborted') throw abortedBy(signal) ?? unavailable(target, `dropped the answer to ${method}`, err);
+        if (err.failure === 'malformed')
+          throw unavailable(target, `answered ${method} with something that is not HTTP (${err.message})`, err);
+        throw unavailable(target, `closed the connection before answering ${method} (${err.message})`, err);
+      }
+      const code = (err as NodeJS.ErrnoException).code;
+      const what =
+        code === 'ENOENT' || code === 'ECONNREFUSED'
+          ? `is not running (${code})`
+          : `closed the connection before answering (${code ?? (err as Error).message})`;
+      throw unavailable(target, what, err);
+    }
+  }
+
   async function call<M extends ApiMethod>(method: M, params: ApiParams<M>, opts: CallOptions = {}): Promise<ApiResult<M>> {
     const payload = Buffer.from(JSON.stringify(params ?? {}));
-    const res = await request(`/api/call/${method}`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) },
-      body: payload,
-      ...(opts.signal ? { signal: opts.signal } : {}),
-    });
-    let text: string;
-    try {
-      text = (await readAll(res)).toString('utf8');
-    } catch (err) {
-      throw err instanceof SandboxDeskError ? err : unavailable(target, `dropped the answer to ${method}`, err);
-    }
+    const { status, text } = await post(method, payload, opts.signal);
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
-      throw unavailable(target, `answered ${method} with something that is not Sandbox Desk's JSON (HTTP ${res.statusCode})`);
+      throw unavailable(target, `answered ${method} with something that is not Sandbox Desk's JSON (HTTP ${status})`);
     }
     const error = errorFrom(body);
     if (error) throw error;
     if (body && typeof body === 'object' && 'ok' in body) return (body as { ok: ApiResult<M> }).ok;
-    throw unavailable(target, `answered ${method} with something that is not Sandbox Desk's JSON (HTTP ${res.statusCode})`);
+    throw unavailable(target, `answered ${method} with something that is not Sandbox Desk's JSON (HTTP ${status})`);
   }
 
   function openStream(grant: StreamGrant): WebSocket {
@@ -186,7 +231,7 @@ export function createHttpClient(target: ClientTarget): DeskClient {
     openStream,
     async close() {
       closed = true;
-      agent.destroy();
+      agent?.destroy();
     },
   };
 }

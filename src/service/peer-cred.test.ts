@@ -3,9 +3,9 @@ import { createServer, connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admitSameUser, peerCredentials } from './peer-cred.js';
+import { admitSameUser, loadPeerCredAddon, peerCredAddonPath, peerCredentials } from './peer-cred.js';
 
-// The real helper (dist/native/peer-cred, built by `npm run build` / pretest) on a real Unix socket.
+// The real addon (dist/native/peer-cred.node, built by `npm run build` / pretest) on a real Unix socket.
 describe('peer credentials of a Unix socket connection', () => {
   let dir: string;
   let accepted: Promise<Socket>;
@@ -25,9 +25,14 @@ describe('peer credentials of a Unix socket connection', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('is asked in this process: the addon is found beside the build and loads', () => {
+    expect(peerCredAddonPath()).toMatch(/[/\\]dist[/\\]native[/\\]peer-cred\.node$/);
+    expect(typeof loadPeerCredAddon().peerCredentials).toBe('function');
+  });
+
   it('names the connecting process and its uid, and leaves its bytes unread', async () => {
     const socket = await accepted;
-    expect(await peerCredentials(socket)).toEqual({ uid: process.getuid?.(), pid: process.pid });
+    expect(peerCredentials(socket)).toEqual({ uid: process.getuid?.(), pid: process.pid });
     client.write('first bytes');
     socket.resume();
     const got = await new Promise<string>((resolve) => socket.once('data', (d: Buffer) => resolve(d.toString())));
@@ -42,10 +47,29 @@ describe('peer credentials of a Unix socket connection', () => {
     );
   });
 
-  it('a descriptor that is not a socket: an error, not a guess', async () => {
+  it('a descriptor that is not a socket: an error, not a guess', () => {
+    const fd = openSync(dir, 'r');
+    try {
+      expect(() => loadPeerCredAddon().peerCredentials(fd)).toThrow(/fd \d+ has no peer credentials: Socket operation on non-socket/);
+      expect(() => loadPeerCredAddon().peerCredentials(-1)).toThrow(/expected a file descriptor/);
+      expect(() => (loadPeerCredAddon().peerCredentials as (x: unknown) => unknown)('3')).toThrow(/expected a file descriptor/);
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it('fails closed: a stream with no socket fd, or no addon, rejects the admission', async () => {
     const fd = openSync(dir, 'r');
     const stream = createReadStream('', { fd, autoClose: false });
-    await expect(peerCredentials(stream as unknown as Socket)).rejects.toThrow(/no peer credentials/);
-    closeSync(fd);
+    try {
+      await expect(admitSameUser(stream as unknown as Socket)).rejects.toThrow(/no file descriptor to ask for its peer/);
+    } finally {
+      closeSync(fd);
+    }
+    const socket = await accepted;
+    const missing = () => {
+      throw new Error('the peer-uid check (dist/native/peer-cred.node) is not built: run `npm run build`');
+    };
+    await expect(admitSameUser(socket, process.getuid?.(), missing)).rejects.toThrow(/is not built: run `npm run build`/);
   });
 });

@@ -10,13 +10,20 @@ import { ensureDataDir } from '../platform/data-dir.js';
 import { openLog } from '../platform/log.js';
 import { resolvePaths } from '../platform/paths.js';
 import { SandboxDeskError } from '../shared/errors.js';
-import { ownVersion, SERVICE_PROTOCOL, type ServiceBusy, type ServiceInfo } from '../shared/service-info.js';
+import {
+  CLIENT_VERSION_HEADER,
+  clientVersionTag,
+  ownVersion,
+  SERVICE_PROTOCOL,
+  type ServiceBusy,
+  type ServiceInfo,
+} from '../shared/service-info.js';
 import { servicePaths } from '../shared/service-paths.js';
 import { adoptRunningDesktops } from './adopt-desktops.js';
 import { IdleExit, idleExitMs } from './idle-exit.js';
 import { relayMcp } from './mcp-relay.js';
 import { relayServe } from './serve-relay.js';
-import { admitSameUser } from './peer-cred.js';
+import { admitSameUser, loadPeerCredAddon } from './peer-cred.js';
 import { acquireServiceLock } from './service-lock.js';
 
 /** States in which a sandbox needs its service (its shells, terminals, recordings, operations live here). */
@@ -102,6 +109,19 @@ export async function runService(opts: RunServiceOptions = {}): Promise<string> 
         res.end(JSON.stringify(body));
         return true;
       };
+      // A client that names the service it expects and finds another is refused before anything runs;
+      // it then handshakes (src/client/connect.ts) with the info sent here: restart or refuse.
+      const expects = req.headers[CLIENT_VERSION_HEADER];
+      if (typeof expects === 'string' && expects !== clientVersionTag(version)) {
+        const info: ServiceInfo = { version, pid: process.pid, protocol: SERVICE_PROTOCOL, dataDir, startedAt, busy: await busy() };
+        return send(409, {
+          error: {
+            code: 'version_mismatch',
+            message: `this service runs ${clientVersionTag(version)}; the client expects ${expects.slice(0, 100)}`,
+            details: { service: info },
+          },
+        });
+      }
       if (url.pathname === '/service/info' && req.method === 'GET') {
         const info: ServiceInfo = { version, pid: process.pid, protocol: SERVICE_PROTOCOL, dataDir, startedAt, busy: await busy() };
         return send(200, info);
@@ -128,7 +148,18 @@ export async function runService(opts: RunServiceOptions = {}): Promise<string> 
       desk,
       socket: {
         path: paths.socketPath,
-        admit: (socket) => admitSameUser(socket, uid),
+        // Fail closed, and say so in the log: a refused or uncheckable peer gets one line on its socket too.
+        admit: (socket) =>
+          admitSameUser(socket, uid).then(
+            (refusal) => {
+              if (refusal !== null) logger.warn({ refusal }, 'connection refused by the peer-uid check');
+              return refusal;
+            },
+            (err: unknown) => {
+              logger.error({ err }, 'connection refused: its peer uid cannot be checked');
+              throw err;
+            },
+          ),
         routes,
         upgrade: (req, socket, head) => relayMcp(openDesk, req, socket, head) || relayServe(openDesk, req, socket, head),
         onConnection: (socket) => {
@@ -158,6 +189,13 @@ export async function runService(opts: RunServiceOptions = {}): Promise<string> 
     }).catch((err: unknown) =>
       logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not list sandboxes to adopt their desktops'),
     );
+    try {
+      loadPeerCredAddon();
+    } catch (err) {
+      // Not fatal to the service, fatal to every connection (each is refused with this reason): say it now.
+      logger.error({ err }, 'every connection will be refused: the peer-uid check cannot run');
+      say(`every connection will be refused: ${(err as Error).message}`);
+    }
 
     const onSignal = (signal: string) => () => stop(`${signal} received`);
     const onTerm = onSignal('SIGTERM');

@@ -5,6 +5,18 @@ import { fileURLToPath } from 'node:url';
 /** The socket protocol's version: a client speaks to a service of the same protocol only. */
 export const SERVICE_PROTOCOL = 1;
 
+/**
+ * The header a client puts on each request to say which service it expects: `<version>/<protocol>`.
+ * The service answers a request whose header names another with `version_mismatch` (HTTP 409) before
+ * it does anything, its own ServiceInfo in the error's details — so a CLI call needs no separate
+ * `/service/info` round-trip first (issue 34: one request per `exec`).
+ */
+export const CLIENT_VERSION_HEADER = 'x-sandbox-desk-client';
+
+export function clientVersionTag(version: string, protocol = SERVICE_PROTOCOL): string {
+  return `${version}/${protocol}`;
+}
+
 /** Where `sandbox-desk mcp` upgrades its connection to relay its stdio (src/service/mcp-relay.ts). */
 export const MCP_RELAY_PATH = '/service/mcp';
 export const MCP_RELAY_PROTOCOL = 'sandbox-desk-mcp';

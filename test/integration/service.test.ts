@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientServicePaths, connect, probeService, type ServiceClient } from '../../src/client/connect.js';
-import type { ServiceInfo } from '../../src/shared/service-info.js';
+import { createHttpClient } from '../../src/client/http-client.js';
+import { clientVersionTag, ownVersion, type ServiceInfo } from '../../src/shared/service-info.js';
 import { rejectsWith } from '../expect-error.js';
 import { uniqueName } from './helpers.js';
 
@@ -123,6 +124,22 @@ describe('the service with a docker sandbox (one data dir for the file)', () => 
   it('another version while a sandbox runs: refused with version_mismatch and what to do', async () => {
     const e = await rejectsWith(connect({ env: { ...env, SANDBOX_DESK_TEST_VERSION: '0.0.0-other' } }), 'version_mismatch');
     expect(e.hint).toBe('stop your sandboxes or run `sandbox-desk service stop --force`');
+  });
+
+  it('a call tagged with another version is refused before it runs (no /service/info round-trip needed)', async () => {
+    const marker = `/tmp/sdesk-tagged-${process.pid}`;
+    const tagged = createHttpClient({ socketPath: clientServicePaths({ env }).socketPath, expects: '0.0.0-other/1' });
+    try {
+      const e = await rejectsWith(tagged.call('exec', { sandbox, command: `touch ${marker}` }), 'version_mismatch');
+      expect(e.message).toMatch(/^this service runs \S+\/1; the client expects 0\.0\.0-other\/1$/);
+      expect((e.details?.service as ServiceInfo).pid).toBe((await info(env)).pid);
+    } finally {
+      await tagged.close();
+    }
+    expect((await client.call('exec', { sandbox, command: `test -e ${marker}; echo $?` })).stdout).toBe('1\n');
+    // Its own version tag passes: what every CLI call sends.
+    const own = createHttpClient({ socketPath: clientServicePaths({ env }).socketPath, expects: clientVersionTag(ownVersion(env)) });
+    expect((await own.call('exec', { sandbox, command: 'echo ok' }).finally(() => own.close())).stdout).toBe('ok\n');
   });
 
   it('kill -9 of the service: the next client starts a new one that re-adopts the running sandbox', async () => {
