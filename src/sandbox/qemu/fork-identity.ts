@@ -52,9 +52,9 @@ const INSTANCE_ID_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /**
  * The remote script (one line for ssh, values quoted). It runs as the seed's user, who has
- * passwordless sudo. The MAC changes last: with arp_notify the guest announces its new address
- * (gratuitous ARP), which QEMU's user network learns, and the neighbour cache is flushed so the guest
- * asks again; the connection that ran the script may drop then, which the caller tolerates.
+ * passwordless sudo. The MAC changes last, detached, after the script has answered: with arp_notify
+ * the guest announces its new address (gratuitous ARP), which QEMU's user network learns, and the
+ * neighbour cache is flushed so the guest asks again.
  */
 export function forkIdentityScript(id: ForkIdentity): string {
   const host = shellQuote(id.hostname);
@@ -77,8 +77,9 @@ export function forkIdentityScript(id: ForkIdentity): string {
     'i=$(ip -o -4 route show default | cut -d" " -f5)',
     'test -n "$i" || i=$(ls /sys/class/net | grep -v "^lo$" | head -n1)',
     'sudo -n sysctl -qw "net.ipv4.conf.$i.arp_notify=1" || true',
-    `sudo -n ip link set dev "$i" address ${mac}`,
-    'sudo -n ip neigh flush dev "$i" || true',
+    // Detached, a moment after this connection has closed cleanly: a MAC change under a live connection
+    // stalls it until SSH's keepalive gives up (about a minute); the caller polls for the new MAC instead.
+    `sudo -n setsid sh -c "sleep 1; ip link set dev $i address ${mac}; ip neigh flush dev $i" </dev/null >/dev/null 2>&1 &`,
     'echo identity-ok',
   ].join('\n');
 }
