@@ -22,7 +22,9 @@ describe('fork identity', () => {
     expect(spawnSync('sh', ['-n', '-c', script]).status).toBe(0);
     expect(spawnSync('sh', ['-n', '-c', IDENTITY_PROBE]).status).toBe(0);
     expect(script).toContain("printf '%s\\n' 'ssh-ed25519 AAAAC3 sdesk-vm-f-1' | sudo -n tee $k.pub");
-    expect(script).toContain('sudo -n setsid sh -c "sleep 1; ip link set dev $i address 52:54:00:01:02:03; ip neigh flush dev $i" </dev/null');
+    expect(script).toContain(
+      'sudo -n setsid sh -c "sleep 1; ip link set dev $i address 52:54:00:01:02:03; ip neigh flush dev $i" </dev/null',
+    );
     expect(script).toContain('cat > $k.sdesk-new');
     expect(script.trim().split('\n').at(-1)).toBe('echo identity-ok');
   });
