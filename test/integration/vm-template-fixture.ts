@@ -6,7 +6,7 @@
  * first builds, the others wait for it. A build that fails leaves the files to boot cold (slower, still
  * correct) — only qemu-template.test.ts insists on the template.
  */
-import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import { QemuProvider } from '../../src/sandbox/qemu/qemu-provider.js';
@@ -67,6 +67,10 @@ export async function useSharedVmTemplate(dataDir: string): Promise<string | nul
   if (!dir) return null;
   const root = templatesRoot(join(dataDir, 'qemu'));
   mkdirSync(root, { recursive: true, mode: 0o700 });
+  // The template's guest authorises the app key of the data dir it was built in: this data dir uses it too.
+  const home = join(dir, '..', '..');
+  for (const f of ['id_ed25519', 'id_ed25519.pub'])
+    if (!existsSync(join(dataDir, 'qemu', f))) copyFileSync(join(home, f), join(dataDir, 'qemu', f));
   const link = join(root, templateSlug(SHARED_TEMPLATE.image, SHARED_TEMPLATE));
   if (!existsSync(link)) symlinkSync(dir, link);
   return templateRef(SHARED_TEMPLATE.image, SHARED_TEMPLATE);

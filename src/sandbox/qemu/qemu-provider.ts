@@ -223,6 +223,7 @@ export class QemuProvider implements SandboxProvider {
         off: templateChoice === 'off',
         user,
         mountCount: spec.mounts.length,
+        appKey: (await ensureKeyPair(join(this.root, 'id_ed25519'), 'sandbox-desk')).publicKey,
       });
       if (decision.use === null && decision.stale) this.templates.rebuildInBackground(decision.stale.meta);
       const instanceId = `sdesk-${randomBytes(8).toString('hex')}`;

@@ -51,6 +51,7 @@ const request = (options: Record<string, string>, over: Partial<Parameters<typeo
   off: false,
   user: 'agent',
   mountCount: 0,
+  appKey: 'ssh-ed25519 AAAAkey1 sandbox-desk',
   ...over,
 });
 
@@ -75,6 +76,9 @@ describe('which template a create can use', () => {
     expect(reason(request({}, { user: 'root' }))).toMatch(/user is agent, not root/);
     expect(reason(request({ accel: 'kvm' }))).toMatch(/--accel kvm .* saved under TCG/);
     expect(reason(request({}, { off: true }))).toMatch(/template=off/);
+    const other = decideTemplate([entry(meta({ appKey: 'ssh-ed25519 AAAAkey2 x' }))], request({}));
+    expect(other.use === null && other.reason).toMatch(/authorises another app key \(it was made in another data dir\)/);
+    expect(decideTemplate([entry(meta({ appKey: 'ssh-ed25519 AAAAkey1 other-comment' }))], request({})).use).not.toBeNull();
     expect(reason(request({}, { image: 'debian-desktop' }))).toMatch(
       /no template of debian-desktop \(make one: sandbox-desk image template build/,
     );

@@ -42,6 +42,11 @@ export interface TemplateMeta {
   imageHash: string;
   options: TemplateOptions;
   user: string;
+  /**
+   * The app's SSH public key the guest authorises (`ssh-ed25519 AAAA…`): a template copied from another
+   * data dir (another app key) would never let this app in. Absent in templates made before it.
+   */
+  appKey?: string;
   cpuType: string | null;
   accel: 'kvm' | 'tcg';
   files: Record<(typeof TEMPLATE_FILES)[number], { sha256: string; size: number }>;
@@ -177,6 +182,8 @@ export interface TemplateRequest {
   off: boolean;
   user: string;
   mountCount: number;
+  /** This data dir's app public key (`ssh-ed25519 AAAA…`). */
+  appKey: string;
 }
 
 export type TemplateDecision =
@@ -218,8 +225,13 @@ export function decideTemplate(templates: TemplateEntry[], req: TemplateRequest)
   if (req.opts.cpuType !== exact.meta.cpuType)
     return cold(`the template runs CPU model ${exact.meta.cpuType ?? 'the default'}, not ${req.opts.cpuType ?? 'the default'}`);
   if (req.user !== exact.meta.user) return cold(`the template's user is ${exact.meta.user}, not ${req.user}`);
+  if (exact.meta.appKey !== undefined && keyPart(exact.meta.appKey) !== keyPart(req.appKey))
+    return cold(`template ${exact.meta.ref} authorises another app key (it was made in another data dir); rebuild it here`);
   return { use: exact };
 }
+
+/** `ssh-ed25519 AAAA…` without the comment. */
+const keyPart = (key: string): string => key.trim().split(/\s+/).slice(0, 2).join(' ');
 
 // ---- one build at a time per template -----------------------------------------------------------
 

@@ -119,6 +119,7 @@ export class VmTemplates {
         imageHash: hash,
         options: opts,
         user: cfg.user,
+        appKey: readFileSync(join(this.host.root, 'id_ed25519.pub'), 'utf8').trim(),
         cpuType: cfg.cpuType,
         accel: run?.accel ?? 'tcg',
         files: sums,
