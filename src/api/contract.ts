@@ -397,6 +397,20 @@ export const BuildImageRequest = z
   });
 export type BuildImageRequest = z.input<typeof BuildImageRequest>;
 
+/** `image template build`: a VM image booted once and saved with its memory (src/sandbox/qemu/vm-template.ts). */
+export const BuildVmTemplateRequest = z.object({
+  image: ImageRef,
+  memory: z
+    .number()
+    .int('memory must be a whole number of MiB')
+    .min(128)
+    .max(1024 * 1024)
+    .optional(),
+  cpus: z.number().int('cpus must be a whole number').min(1).max(64).optional(),
+  desktop: z.boolean().optional(),
+});
+export type BuildVmTemplateRequest = z.input<typeof BuildVmTemplateRequest>;
+
 export interface ImageListing {
   images: ImageInfo[];
   /** What could not be listed and why (e.g. the Docker engine is down). */
@@ -662,6 +676,8 @@ export const API = {
   /** Starts a build and returns its task at once; poll `imageTask`, stop it with `cancelImageTask`. */
   buildImage: { params: BuildImageRequest, result: returns<ImageTask>() },
   pullImage: { params: z.object({ ref: ImageRef }), result: returns<ImageTask>() },
+  /** Builds (or rebuilds) the VM template of an image and options, as a task; creates then restore from it. */
+  buildVmTemplate: { params: BuildVmTemplateRequest, result: returns<ImageTask>() },
   imageTask: { params: z.object({ id: z.string().min(1) }), result: returns<ImageTask>() },
   cancelImageTask: { params: z.object({ id: z.string().min(1) }), result: returns<ImageTask>() },
   /** A sandbox's logs (backend, desktop, the app's own), each saying whether it exists. */

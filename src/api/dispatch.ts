@@ -166,6 +166,7 @@ export function createDispatcher(
         ? desk.images.buildVm(p.vmName).task
         : desk.images.buildDocker({ tag: p.tag!, context: p.context, file: p.file }).task,
     pullImage: (p) => desk.images.pull(p.ref).task,
+    buildVmTemplate: (p) => desk.images.buildVmTemplate(p).task,
     imageTask: (p) => desk.images.tasks.get(p.id),
     cancelImageTask: (p) => desk.images.tasks.cancel(p.id),
     logSources: (p) => desk.logs.sources(p.sandbox),

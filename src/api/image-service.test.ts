@@ -84,3 +84,37 @@ describe('image service', () => {
     await expect(svc.remove('debian-desktop')).rejects.toThrow(/image debian-desktop is used by sandbox vm1/);
   });
 });
+
+describe('VM templates in the image list', () => {
+  it('are listed as kind vm-template with their image, inspected with template.json, and removed by image rm', async () => {
+    const { QemuProvider } = await import('../sandbox/qemu/qemu-provider.js');
+    const qemu = new QemuProvider({ dataDir: dir });
+    const tdir = join(dir, 'qemu', 'templates', 'debian-test--512m-1cpu');
+    mkdirSync(tdir, { recursive: true });
+    writeFileSync(join(tdir, 'memory.bin'), 'm');
+    writeFileSync(join(tdir, 'disk.qcow2'), 'd');
+    const meta = {
+      version: 1,
+      ref: 'debian-test@512m-1cpu',
+      image: 'debian-test',
+      imageHash: 'ab'.repeat(32),
+      options: { memoryMiB: 512, cpus: 1, desktop: false },
+      user: 'agent',
+      cpuType: null,
+      accel: 'tcg',
+      files: {},
+      createdAt: '2026-12-05T10:00:00.000Z',
+      buildSeconds: 300,
+    };
+    writeFileSync(join(tdir, 'template.json'), JSON.stringify(meta));
+    const svc = new ImageService({ dataDir: dir, instanceId: 'i', sandboxes: () => [], docker: () => null, qemu: () => qemu });
+    const { images } = await svc.list();
+    expect(images.filter((i) => i.kind === 'vm-template')).toEqual([
+      expect.objectContaining({ ref: 'debian-test@512m-1cpu', derivedFrom: 'debian-test', usedBy: [], path: tdir, desktop: false }),
+    ]);
+    expect((await svc.inspect('debian-test@512m-1cpu')).details).toMatchObject({ imageHash: meta.imageHash, buildSeconds: 300 });
+    expect(await svc.remove('debian-test@512m-1cpu')).toEqual({ removed: 'debian-test@512m-1cpu' });
+    expect((await svc.list()).images.some((i) => i.kind === 'vm-template')).toBe(false);
+    svc.dispose();
+  });
+});

@@ -7,6 +7,7 @@ import { DockerProvider } from '../sandbox/docker/docker-provider.js';
 import { engineUnreachable, isUnreachable } from '../sandbox/docker/docker-errors.js';
 import { IMAGE_LABELS, normalizeTag, type DockerImages, type DockerImageSummary } from '../sandbox/docker/docker-images.js';
 import { readJson } from '../sandbox/qemu/vm-files.js';
+import type { QemuProvider } from '../sandbox/qemu/qemu-provider.js';
 import { BUILDABLE_VM_IMAGES, buildVmImage, diskUsage, listVmImages, removeVmImage } from '../sandbox/qemu/vm-image-catalog.js';
 import type { SandboxRecord } from '../store/sandbox-store.js';
 import { ImageTasks } from './image-tasks.js';
@@ -20,6 +21,8 @@ export interface ImageServiceDeps {
   sandboxes: () => SandboxRecord[];
   /** The docker backend (the built-in one), or null when this core has none. */
   docker: () => DockerProvider | null;
+  /** The qemu backend (its VM templates), or null when this core has none. */
+  qemu?: () => QemuProvider | null;
   /** The VM image builder script (tests give another). */
   vmBuildScript?: string;
 }
@@ -134,13 +137,61 @@ export class ImageService implements IDisposable {
         derivedFrom: null,
       };
     });
-    return [...named, ...paths];
+    return [...named, ...paths, ...this.vmTemplates()];
+  }
+
+  /** VM templates: nothing depends on their files (a VM gets a copy of the disk), so none is "used by". */
+  private vmTemplates(): ImageInfo[] {
+    const templates = this.deps.qemu?.()?.templates;
+    if (!templates) return [];
+    return templates.list().map((t) => ({
+      kind: 'vm-template',
+      ref: t.meta.ref,
+      id: t.meta.imageHash.slice(0, 12),
+      tags: [],
+      sizeBytes: t.sizeBytes,
+      createdAt: t.meta.createdAt,
+      usedBy: [],
+      desktop: t.meta.options.desktop,
+      origin: 'app',
+      path: t.dir,
+      derivedFrom: t.meta.image,
+    }));
+  }
+
+  private qemuTemplates() {
+    const t = this.deps.qemu?.()?.templates;
+    if (!t) throw new SandboxDeskError('backend_unavailable', 'this Sandbox Desk has no qemu backend: VM templates need it');
+    return t;
+  }
+
+  /** Builds the VM template of an image and options (a boot, then its memory saved), as a task. */
+  buildVmTemplate(
+    req: { image: string; memory?: number; cpus?: number; desktop?: boolean },
+    listen: Listen = {},
+  ): { task: ImageTask; done: Promise<ImageTask> } {
+    const templates = this.qemuTemplates();
+    return this.tasks.start(
+      'vm-template',
+      req.image,
+      async (run) => {
+        const meta = await templates.build(
+          { image: req.image, memoryMiB: req.memory, cpus: req.cpus, desktop: req.desktop },
+          { signal: run.signal, progress: (e) => run.emit({ kind: 'output', text: e.message }) },
+        );
+        return { ref: meta.ref, id: meta.imageHash.slice(0, 12) };
+      },
+      listen,
+    );
   }
 
   /** One image with what the engine or image.json says about it. */
   async inspect(ref: string): Promise<ImageInfo & { details: Record<string, unknown> }> {
     const { images } = await this.list();
     const found = findImage(images, ref);
+    if (found?.kind === 'vm-template') {
+      return { ...found, details: readJson<Record<string, unknown>>(join(found.path!, 'template.json')) ?? {} };
+    }
     if (found?.kind === 'vm') {
       return { ...found, details: found.origin === 'named' ? readImageJson(found.path!) : {} };
     }
@@ -174,6 +225,10 @@ export class ImageService implements IDisposable {
       throw new SandboxDeskError('refused', `image ${ref} is used by sandbox ${found.usedBy.join(', ')}`, {
         hint: `remove ${found.usedBy.length > 1 ? 'those sandboxes' : 'that sandbox'} first (\`sandbox-desk sandbox rm ${found.usedBy[0]}\`)`,
       });
+    }
+    if (found?.kind === 'vm-template') {
+      this.qemuTemplates().remove(found.ref);
+      return { removed: ref };
     }
     if (found?.kind === 'vm') {
       if (found.origin !== 'named')

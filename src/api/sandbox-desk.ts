@@ -36,6 +36,7 @@ import { vmAccel } from './vm-accel.js';
 import { LogService } from './log-service.js';
 import { StatsService } from './stats-service.js';
 import { DockerProvider } from '../sandbox/docker/docker-provider.js';
+import { QemuProvider } from '../sandbox/qemu/qemu-provider.js';
 import { CheckpointService } from './checkpoint-service.js';
 import { newSandboxRecord, provisionSpec, sandboxInfo, toSessionInfo, unavailableInfo } from './sandbox-info.js';
 import {
@@ -214,6 +215,10 @@ export class SandboxDesk {
       docker: () => {
         const p = this.registry.has('docker') ? this.registry.get('docker') : null;
         return p instanceof DockerProvider ? p : null;
+      },
+      qemu: () => {
+        const p = this.registry.has('qemu') ? this.registry.get('qemu') : null;
+        return p instanceof QemuProvider ? p : null;
       },
     });
     this.checkpoints = new CheckpointService({

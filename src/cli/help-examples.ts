@@ -134,6 +134,13 @@ export const HELP_EXAMPLES: Record<string, string[]> = {
   ],
   'image rm': ['sandbox-desk image rm my/tool:1'],
   'image pull': ['sandbox-desk image pull debian:bookworm-slim'],
+  'image template': ['sandbox-desk image template build debian-test', 'sandbox-desk image template rm debian-test@1024m-2cpu'],
+  'image template build': [
+    'sandbox-desk image template build debian-test',
+    'sandbox-desk image template build debian-test --memory 2048 --cpus 2',
+    'sandbox-desk sandbox create vm1 --backend qemu --image debian-test --json   # then: "fromTemplate": true',
+  ],
+  'image template rm': ['sandbox-desk image template rm debian-test@1024m-2cpu'],
   completion: [
     'sandbox-desk completion bash > ~/.local/share/bash-completion/completions/sandbox-desk',
     'sandbox-desk completion zsh > "${fpath[1]}/_sandbox-desk"',

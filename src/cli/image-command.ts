@@ -21,6 +21,16 @@ export function humanSize(bytes: number): string {
   return `${i === 0 ? v : v.toFixed(v >= 100 ? 0 : 1)} ${units[i]}`;
 }
 
+/** A whole-number flag, or a clear error naming it. */
+function wholeNumber(raw: string | undefined, flag: string, what: string): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw.trim()))
+    throw new SandboxDeskError('invalid_input', `${flag} ${JSON.stringify(raw)} is not a whole number`, {
+      hint: `give a number of ${what}`,
+    });
+  return Number(raw);
+}
+
 export function imageTable(images: ImageInfo[]): string {
   if (images.length === 0) return 'No images yet. Build one: sandbox-desk image build --tag NAME FOLDER\n';
   const rows = [
@@ -197,6 +207,42 @@ export function addImageCommands(program: Command, client: () => Promise<DeskCli
         followTask(c, await c.call('buildImage', { tag: o.tag!, context, file }), l),
       );
       if (t && !o.json) out.stdout(`Built ${t.target} (${t.result?.id?.slice(7, 19)}).\n`);
+    });
+
+  const template = image
+    .command('template')
+    .description(
+      'VM templates: a VM image booted once and saved with its memory; `sandbox create --backend qemu` of that image and options is then restored from it (seconds instead of a boot)',
+    );
+
+  template
+    .command('build <image>')
+    .description(
+      'boot IMAGE once with these options, wait until it is ready, save its memory as the template (rebuilds an existing one)\n' +
+        'example: sandbox-desk image template build debian-test --memory 1024 --cpus 2',
+    )
+    .option('--memory <MiB>', 'guest memory; a create is restored only with the same (default: the image’s advice, or 1024)')
+    .option('--cpus <n>', 'virtual CPUs; a create is restored only with the same (default 2)')
+    .option('--desktop', 'with the bot desktop installed and ready (as sandbox create --desktop)')
+    .option('--json', 'one JSON object per line: {"event":…} as it happens, then {"task":…}')
+    .action(async (ref: string, o: JsonFlag & { memory?: string; cpus?: string; desktop?: boolean }) => {
+      const memory = wholeNumber(o.memory, '--memory', 'MiB, e.g. --memory 1024');
+      const cpus = wholeNumber(o.cpus, '--cpus', 'CPUs, e.g. --cpus 2');
+      const c = await client();
+      const t = await follow(out, o.json, setExit, async (l) =>
+        followTask(c, await c.call('buildVmTemplate', { image: ref, memory, cpus, desktop: o.desktop }), l),
+      );
+      if (t && !o.json) out.stdout(`Built VM template ${t.result?.ref}.\n`);
+    });
+
+  template
+    .command('rm <template>')
+    .description('remove a VM template (as listed by image list, e.g. debian-test@1024m-2cpu); VMs made from it keep running')
+    .option('--json', 'machine-readable output')
+    .action(async (ref: string, o: JsonFlag) => {
+      const r = await (await client()).call('removeImage', { ref });
+      if (o.json) printJson(out, r);
+      else out.stdout(`Removed ${r.removed}.\n`);
     });
 
   image

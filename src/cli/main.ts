@@ -81,6 +81,16 @@ function withBackendDetails(info: SandboxInfo): SandboxInfo & Record<string, unk
 }
 
 /**
+ * A VM's create: `fromTemplate` (restored from a VM template) and, when not, `templateNote` (why it
+ * booted cold); nothing for backends without templates.
+ */
+function templateOutcome(info: SandboxInfo): { fromTemplate?: boolean; templateNote?: string | null } {
+  const d = info.details;
+  if (!d || typeof d.fromTemplate !== 'boolean') return {};
+  return d.fromTemplate ? { fromTemplate: true } : { fromTemplate: false, templateNote: (d.templateNote as string | null) ?? null };
+}
+
+/**
  * The core, loaded on first use rather than imported at the top: it pulls in the whole module graph
  * (Docker client, SQLite, node-pty, the MCP SDK…), which `__complete` (a Tab press), `--version` and
  * `--help` never touch — they build the command tree and stop. `require` of an ES module is synchronous
@@ -240,8 +250,10 @@ export async function main(
             ),
           ),
         );
-        if (o.json) return printJson(out, { ...r, sandbox: withBackendDetails(r.sandbox) });
+        if (o.json) return printJson(out, { ...r, ...templateOutcome(r.sandbox), sandbox: withBackendDetails(r.sandbox) });
         printWarnings(out, r.warnings);
+        const outcome = templateOutcome(r.sandbox);
+        if (outcome.fromTemplate) out.stderr(`Restored from VM template ${String(r.sandbox.details?.template)}.\n`);
         out.stdout(
           `Created sandbox ${r.sandbox.name} (${r.sandbox.backend}, ${r.sandbox.state}${r.warm ? ', warm: claimed from a pool' : ''}).\n` +
             sandboxDetails(r.sandbox),

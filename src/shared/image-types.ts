@@ -3,7 +3,8 @@
  * images (named directories with image.json, or disk files a VM boots from). Wire types only.
  */
 
-export type ImageKind = 'docker' | 'vm';
+/** `vm-template`: a VM booted once and saved with its memory, which creates are restored from. */
+export type ImageKind = 'docker' | 'vm' | 'vm-template';
 
 export interface ImageInfo {
   kind: ImageKind;
@@ -25,9 +26,9 @@ export interface ImageInfo {
   desktop: boolean | null;
   /** Why it is listed: made by the app (sandbox-desk/* or labelled), used by a sandbox, or found by name. */
   origin: 'app' | 'used' | 'named';
-  /** VM: the directory of a named image, or the disk file; Docker: null. */
+  /** VM: the directory of a named image, or the disk file; a VM template: its folder; Docker: null. */
   path: string | null;
-  /** Docker: the image it was derived from (`--desktop`), when the app made it. */
+  /** Docker: the image it was derived from (`--desktop`), when the app made it; a VM template: its image. */
   derivedFrom: string | null;
 }
 
@@ -48,7 +49,7 @@ export interface ImageTaskEvent {
 /** A build or pull the core runs on behalf of a client, polled by id (the window) or listened to (CLI). */
 export interface ImageTask {
   id: string;
-  kind: 'build' | 'vm-build' | 'pull';
+  kind: 'build' | 'vm-build' | 'vm-template' | 'pull';
   /** The tag or VM image name being made. */
   target: string;
   startedAt: string;

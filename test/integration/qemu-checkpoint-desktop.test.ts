@@ -16,6 +16,7 @@ import { QemuProvider } from '../../src/sandbox/qemu/qemu-provider.js';
 import { imageSearchPath } from '../../src/sandbox/qemu/vm-image.js';
 import { runArgv } from '../../src/sandbox/run-argv.js';
 import { uniqueName } from './helpers.js';
+import { useSharedVmTemplate } from './vm-template-fixture.js';
 
 const SKIP = process.env.SANDBOX_DESK_SKIP_SLOW === '1';
 const BOOT = 1_600_000;
@@ -69,6 +70,8 @@ describe.skipIf(SKIP)('qemu restore brings the desktop back as it was (slow: rea
       labels: {},
       resourceName: name,
     };
+    // Booting is not what this file tests: its VM is restored from the run's shared template (seconds).
+    await useSharedVmTemplate(dataDir);
     const made = await provider.provision(s);
     ref = { name, backendRef: made.backendRef, image: 'debian-test', user: made.user, mounts: [], env: {}, options: s.options };
     await provider.start(ref);

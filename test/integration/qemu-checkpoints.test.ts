@@ -13,6 +13,7 @@ import { QemuProvider } from '../../src/sandbox/qemu/qemu-provider.js';
 import { imageSearchPath } from '../../src/sandbox/qemu/vm-image.js';
 import { runArgv } from '../../src/sandbox/run-argv.js';
 import { qemuProcessesOf, uniqueName } from './helpers.js';
+import { useSharedVmTemplate } from './vm-template-fixture.js';
 
 const SKIP = process.env.SANDBOX_DESK_SKIP_SLOW === '1';
 const BOOT = 1_600_000;
@@ -74,6 +75,8 @@ describe.skipIf(SKIP)('qemu checkpoints, restore, fork, pause (slow: real VMs)',
   beforeAll(async () => {
     const found = imageSearchPath(dataDir).some((d) => existsSync(join(d, 'debian-test', 'image.json')));
     if (!found) throw new Error('the qemu tests need the debian-test VM image: run `npm run setup` (it builds it)');
+    // Booting is not what this file tests: its VM is restored from the run's shared template (seconds).
+    await useSharedVmTemplate(dataDir);
     const s = spec(name);
     const made = await provider.provision(s);
     ref = refOf(s, made.backendRef!, made.user);

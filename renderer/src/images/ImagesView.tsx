@@ -94,7 +94,7 @@ export function ImagesView({ onClose }: Props) {
                     {i.ref}
                     {i.derivedFrom && <div className="muted small">desktop variant of {i.derivedFrom}</div>}
                   </td>
-                  <td>{i.kind === 'vm' ? 'VM' : 'Docker'}</td>
+                  <td>{i.kind === 'vm' ? 'VM' : i.kind === 'vm-template' ? 'VM template' : 'Docker'}</td>
                   <td>{humanSize(i.sizeBytes)}</td>
                   <td className="muted small">{i.createdAt ? new Date(i.createdAt).toLocaleString() : '-'}</td>
                   <td>{i.desktop === null ? <span className="muted">unknown</span> : i.desktop ? 'yes' : 'no'}</td>

@@ -361,6 +361,7 @@ export class FakeApi implements ApiClient {
       return { removed: p.ref };
     },
     buildImage: (p) => this.newTask('build', p.tag ?? p.vmName ?? '?'),
+    buildVmTemplate: (p) => this.newTask('vm-template', p.image),
     pullImage: () => {
       throw new ApiError('registry_unreachable', 'no container registry is reachable from this machine', 'build the image here instead');
     },

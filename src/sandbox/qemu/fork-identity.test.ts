@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { forkIdentityScript, IDENTITY_PROBE, MAC_RE, randomMac, vmHostname } from './fork-identity.js';
+import { forkIdentityScript, IDENTITY_PROBE, MAC_RE, MACHINE_ID_RE, randomMac, randomMachineId, vmHostname } from './fork-identity.js';
 
 describe('fork identity', () => {
   it('MACs are in QEMU’s 52:54:00 range and differ between forks', () => {
@@ -22,8 +22,23 @@ describe('fork identity', () => {
     expect(spawnSync('sh', ['-n', '-c', script]).status).toBe(0);
     expect(spawnSync('sh', ['-n', '-c', IDENTITY_PROBE]).status).toBe(0);
     expect(script).toContain("printf '%s\\n' 'ssh-ed25519 AAAAC3 sdesk-vm-f-1' | sudo -n tee $k.pub");
-    expect(script).toContain('sudo -n ip link set dev "$i" address 52:54:00:01:02:03');
+    expect(script).toContain(
+      'sudo -n setsid sh -c "sleep 1; ip link set dev $i address 52:54:00:01:02:03; ip neigh flush dev $i" </dev/null',
+    );
     expect(script).toContain('cat > $k.sdesk-new');
     expect(script.trim().split('\n').at(-1)).toBe('echo identity-ok');
+  });
+
+  it('a copy also gets its own machine-id and cloud-init instance id; values that are not ids are refused', () => {
+    const base = { hostname: 'sdesk-f-1', mac: '52:54:00:01:02:03', hostPublicKey: 'ssh-ed25519 AAAAC3 k' };
+    const mid = randomMachineId();
+    expect(mid).toMatch(MACHINE_ID_RE);
+    expect(randomMachineId()).not.toBe(mid);
+    const script = forkIdentityScript({ ...base, machineId: mid, instanceId: 'sdesk-0123456789abcdef' });
+    expect(spawnSync('sh', ['-n', '-c', script]).status).toBe(0);
+    expect(script).toContain(`printf '%s\\n' ${mid} | sudo -n tee /etc/machine-id >/dev/null`);
+    expect(script).toContain("printf '%s\\n' sdesk-0123456789abcdef | sudo -n tee /var/lib/cloud/data/instance-id");
+    expect(() => forkIdentityScript({ ...base, machineId: '$(reboot)' })).toThrow(/not a machine id/);
+    expect(() => forkIdentityScript({ ...base, instanceId: 'a;b' })).toThrow(/not a cloud-init instance id/);
   });
 });

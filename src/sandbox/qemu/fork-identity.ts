@@ -30,13 +30,31 @@ export interface ForkIdentity {
   mac: string;
   /** `ssh-ed25519 AAAA… comment`: the public half; the private half is the script's stdin. */
   hostPublicKey: string;
+  /**
+   * /etc/machine-id (32 lowercase hex): a copy of a memory state would otherwise share it with its
+   * source (journald, DHCP client ids and D-Bus key on it). Absent: left as it is.
+   */
+  machineId?: string;
+  /**
+   * The instance id of the copy's own seed, written where cloud-init keeps the last one it ran for, so
+   * the guest's record agrees with its seed (a later reboot does not re-run the per-instance steps).
+   */
+  instanceId?: string;
 }
+
+/** A random machine id (systemd's format: 128 bits as 32 lowercase hex digits). */
+export function randomMachineId(): string {
+  return randomBytes(16).toString('hex');
+}
+
+export const MACHINE_ID_RE = /^[0-9a-f]{32}$/;
+const INSTANCE_ID_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /**
  * The remote script (one line for ssh, values quoted). It runs as the seed's user, who has
- * passwordless sudo. The MAC changes last: with arp_notify the guest announces its new address
- * (gratuitous ARP), which QEMU's user network learns, and the neighbour cache is flushed so the guest
- * asks again; the connection that ran the script may drop then, which the caller tolerates.
+ * passwordless sudo. The MAC changes last, detached, after the script has answered: with arp_notify
+ * the guest announces its new address (gratuitous ARP), which QEMU's user network learns, and the
+ * neighbour cache is flushed so the guest asks again.
  */
 export function forkIdentityScript(id: ForkIdentity): string {
   const host = shellQuote(id.hostname);
@@ -54,13 +72,32 @@ export function forkIdentityScript(id: ForkIdentity): string {
     `sudo -n hostname ${host}`,
     `printf '%s\\n' ${host} | sudo -n tee /etc/hostname >/dev/null`,
     `sudo -n sed -i "s/^127\\.0\\.1\\.1[[:space:]].*/127.0.1.1 "${host}" "${host}"/" /etc/hosts`,
+    ...machineIdLines(id.machineId),
+    ...instanceIdLines(id.instanceId),
     'i=$(ip -o -4 route show default | cut -d" " -f5)',
     'test -n "$i" || i=$(ls /sys/class/net | grep -v "^lo$" | head -n1)',
     'sudo -n sysctl -qw "net.ipv4.conf.$i.arp_notify=1" || true',
-    `sudo -n ip link set dev "$i" address ${mac}`,
-    'sudo -n ip neigh flush dev "$i" || true',
+    // Detached, a moment after this connection has closed cleanly: a MAC change under a live connection
+    // stalls it until SSH's keepalive gives up (about a minute); the caller polls for the new MAC instead.
+    `sudo -n setsid sh -c "sleep 1; ip link set dev $i address ${mac}; ip neigh flush dev $i" </dev/null >/dev/null 2>&1 &`,
     'echo identity-ok',
   ].join('\n');
+}
+
+function machineIdLines(machineId: string | undefined): string[] {
+  if (machineId === undefined) return [];
+  if (!MACHINE_ID_RE.test(machineId)) throw new Error(`not a machine id: ${JSON.stringify(machineId)}`);
+  // D-Bus keeps its own copy on older systems; it must agree with /etc/machine-id.
+  return [
+    `printf '%s\\n' ${machineId} | sudo -n tee /etc/machine-id >/dev/null`,
+    `if [ -f /var/lib/dbus/machine-id ]; then printf '%s\\n' ${machineId} | sudo -n tee /var/lib/dbus/machine-id >/dev/null; fi`,
+  ];
+}
+
+function instanceIdLines(instanceId: string | undefined): string[] {
+  if (instanceId === undefined) return [];
+  if (!INSTANCE_ID_RE.test(instanceId)) throw new Error(`not a cloud-init instance id: ${JSON.stringify(instanceId)}`);
+  return [`if [ -d /var/lib/cloud/data ]; then printf '%s\\n' ${instanceId} | sudo -n tee /var/lib/cloud/data/instance-id >/dev/null; fi`];
 }
 
 /** The guest's answer to this probe is "hostname mac": what a fork is checked against afterwards. */

@@ -50,6 +50,8 @@ import { waitUntilReady } from './vm-readiness.js';
 import { QemuCheckpoints } from './vm-checkpoints.js';
 import { PAUSED_STATES, vmRunState } from './vm-migration.js';
 import { randomMac } from './fork-identity.js';
+import { VmTemplates } from './vm-template.js';
+import { decideTemplate, imageHash, listTemplates, TEMPLATE_USE, type TemplateUse } from './vm-template-store.js';
 import { checkMounts, guestMounts, sharesFor, startShares, stopShares } from './virtiofs.js';
 
 /** One boot of one VM: a restarted QEMU has another pid or start time. */
@@ -110,6 +112,8 @@ export class QemuProvider implements SandboxProvider {
   private readonly exits = new QemuExitWatch();
   /** Checkpoints with memory, restore, fork, pause (vm-checkpoints.ts); it borrows the VM plumbing below. */
   readonly checkpoints: QemuCheckpoints;
+  /** VM templates: memory states a create is restored from instead of booting (vm-template.ts). */
+  readonly templates: VmTemplates;
 
   constructor(private readonly ctx: ProviderContext) {
     this.root = join(ctx.dataDir, 'qemu');
@@ -121,6 +125,14 @@ export class QemuProvider implements SandboxProvider {
       liveRun: (files) => this.liveRun(files),
       hardStop: (files, run) => this.hardStop(files, run),
       start: (ref, ctx) => this.start(ref, ctx),
+    });
+    this.templates = new VmTemplates({
+      root: this.root,
+      provision: (spec, ctx) => this.provision(spec, ctx),
+      start: (ref, ctx) => this.start(ref, ctx),
+      remove: (ref) => this.remove(ref, { force: true }),
+      checkpoints: this.checkpoints,
+      freshOverlay: (cfg, disk) => makeOverlay({ ...cfg.base, format: cfg.base.format }, disk, cfg.diskGiB),
     });
   }
 
@@ -162,7 +174,7 @@ export class QemuProvider implements SandboxProvider {
 
   async provision(spec: ProvisionSpec, ctx: LifecycleContext = {}): Promise<ProvisionResult> {
     requireHostTools();
-    const opts = parseVmOptions(spec.options);
+    const { template: templateChoice, ...opts } = parseVmOptions(spec.options);
     const user = spec.user ?? DEFAULT_USER;
     if (!USER_RE.test(user))
       throw new SandboxDeskError('invalid_input', `VM user ${JSON.stringify(user)} is not a valid Linux user name`, {
@@ -199,22 +211,22 @@ export class QemuProvider implements SandboxProvider {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     try {
       progress({ step: 'disk', message: `creating a copy-on-write overlay of ${base.disk}` });
-      const made = await runArgv([
-        'qemu-img',
-        'create',
-        '-q',
-        '-f',
-        'qcow2',
-        '-b',
-        base.disk,
-        '-F',
-        base.format,
-        files.disk,
-        ...(opts.diskGiB ? [`${opts.diskGiB}G`] : []),
-      ]);
-      if (made.code !== 0)
-        throw new SandboxDeskError('image_invalid', `qemu-img could not make an overlay of ${base.disk}: ${made.stderr.trim()}`);
-
+      await makeOverlay(base, files.disk, opts.diskGiB);
+      // A template that fits is restored at the first start instead of a boot; if none fits, the create says why.
+      const image = base.name ?? base.disk;
+      const templates = templateChoice === 'off' ? [] : listTemplates(this.root);
+      const decision = decideTemplate(templates, {
+        image,
+        // Hashing an image takes a moment the first time: only when a template of it exists.
+        imageHash: templates.some((t) => t.meta.image === image) ? await imageHash(this.root, base) : '',
+        opts: { ...opts, template: templateChoice },
+        off: templateChoice === 'off',
+        user,
+        mountCount: spec.mounts.length,
+        appKey: (await ensureKeyPair(join(this.root, 'id_ed25519'), 'sandbox-desk')).publicKey,
+      });
+      if (decision.use === null && decision.stale) this.templates.rebuildInBackground(decision.stale.meta);
+      const instanceId = `sdesk-${randomBytes(8).toString('hex')}`;
       ctx.signal?.throwIfAborted();
       progress({ step: 'seed', message: 'writing the cloud-init seed (user, SSH keys)' });
       const appKey = await ensureKeyPair(join(this.root, 'id_ed25519'), 'sandbox-desk');
@@ -223,7 +235,7 @@ export class QemuProvider implements SandboxProvider {
       // Pinned before the first boot: the guest is given this host key, so no connection ever trusts blindly.
       writeFileSync(files.knownHosts, `${hostKeyAlias} ${hostKey.publicKey.split(' ').slice(0, 2).join(' ')}\n`, { mode: 0o600 });
       await writeSeedIso(files.seed, {
-        instanceId: `sdesk-${randomBytes(8).toString('hex')}`,
+        instanceId,
         hostname: `sdesk-${spec.name}`
           .toLowerCase()
           .replace(/[^a-z0-9-]/g, '-')
@@ -234,8 +246,15 @@ export class QemuProvider implements SandboxProvider {
         mounts: guestMounts(sharesFor(files, spec.mounts)),
         ...(opts.desktop ? { desktopInstall: { path: DESKTOP_INSTALL_SCRIPT_PATH, script: desktopInstallScript() } } : {}),
       });
-      // The private host key lives on in the seed only; the host needs just the public half.
-      rmSync(files.hostKey, { force: true });
+      // The private host key lives on in the seed only; the host needs just the public half (a VM made
+      // from a template keeps it until its first start has given it to the restored guest).
+      if (decision.use === null) rmSync(files.hostKey, { force: true });
+      const use: TemplateUse =
+        decision.use === null
+          ? { state: 'cold', reason: decision.reason }
+          : { state: 'pending', ref: decision.use.meta.ref, dir: decision.use.dir, imageHash: decision.use.meta.imageHash, instanceId };
+      if (use.state === 'cold' && templateChoice !== 'off') progress({ step: 'template', message: `booting cold: ${use.reason}` });
+      writeJson(join(dir, TEMPLATE_USE), use);
       ctx.signal?.throwIfAborted();
 
       const cfg: VmConfig = {
@@ -300,6 +319,11 @@ export class QemuProvider implements SandboxProvider {
 
     requireHostTools();
     checkBaseUnchanged(cfg.base);
+    const use = readJson<TemplateUse>(join(files.dir, TEMPLATE_USE));
+    if (use?.state === 'pending') {
+      await closeMaster(this.target(files, cfg, 0));
+      if (await this.templates.startFromTemplate(files, cfg, use, ctx)) return;
+    }
     // Up front, before a boot: an install from the mirror cannot work without a route to it.
     if (desktopPending) checkDesktopNetwork(readVmNetwork(files.dir).mode, ref.name);
     ensureSocketDir(files);
@@ -475,7 +499,9 @@ export class QemuProvider implements SandboxProvider {
     const cfg = readJson<VmConfig>(files.config);
     if (!ref.backendRef || !cfg) return { state: 'missing', incarnation: null, detail: `the VM directory ${files.dir} is gone` };
     const run = readJson<VmRun>(files.run);
+    const use = readJson<TemplateUse>(join(files.dir, TEMPLATE_USE));
     const details = (r: VmRun | null, alive: boolean) => ({
+      ...(use ? templateDetails(use) : {}),
       accel: r?.accel ?? cfg.accel,
       sshPort: alive ? (r?.sshPort ?? null) : null,
       pid: alive ? (r?.pid ?? null) : null,
@@ -539,4 +565,32 @@ export class QemuProvider implements SandboxProvider {
     },
     release: async () => undefined,
   };
+}
+
+/** A copy-on-write overlay of the base image: a cold VM's disk (the image's size unless --disk says more). */
+async function makeOverlay(base: { disk: string; format: string }, disk: string, diskGiB: number | null): Promise<void> {
+  rmSync(disk, { force: true });
+  const made = await runArgv([
+    'qemu-img',
+    'create',
+    '-q',
+    '-f',
+    'qcow2',
+    '-b',
+    base.disk,
+    '-F',
+    base.format,
+    disk,
+    ...(diskGiB ? [`${diskGiB}G`] : []),
+  ]);
+  if (made.code !== 0)
+    throw new SandboxDeskError('image_invalid', `qemu-img could not make an overlay of ${base.disk}: ${made.stderr.trim()}`);
+}
+
+/** What `inspect` and `create --json` say about templates: made from one, or why not. */
+function templateDetails(use: TemplateUse): Record<string, string | number | boolean | null> {
+  if (use.state === 'used') return { fromTemplate: true, template: use.ref, templateRestoreSeconds: use.restoreSeconds };
+  if (use.state === 'pending')
+    return { fromTemplate: false, template: use.ref, templateNote: 'restored from the template at its first start' };
+  return { fromTemplate: false, template: null, templateNote: use.reason };
 }

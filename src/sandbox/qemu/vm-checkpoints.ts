@@ -29,7 +29,7 @@ import type {
 } from '../provider.js';
 import { runArgv } from '../run-argv.js';
 import { writeSeedIso } from './cloud-init-seed.js';
-import { forkIdentityScript, IDENTITY_PROBE, randomMac, vmHostname } from './fork-identity.js';
+import { forkIdentityScript, IDENTITY_PROBE, randomMachineId, randomMac, vmHostname } from './fork-identity.js';
 import { freeLoopbackPort } from './free-port.js';
 import { qemuArgv } from './qemu-argv.js';
 import { isPortClash, isVmProcess, launchQemu, processStartTime } from './qemu-process.js';
@@ -81,7 +81,7 @@ function usedBytes(path: string): number {
   }
 }
 
-async function copyFile(from: string, to: string): Promise<void> {
+export async function copyFile(from: string, to: string): Promise<void> {
   const r = await runArgv(['cp', '--reflink=auto', '--sparse=always', from, to], { timeoutMs: 30 * 60_000 });
   if (r.code !== 0) {
     rmSync(to, { force: true });
@@ -259,8 +259,9 @@ export class QemuCheckpoints implements CheckpointCapability {
       // Its own identity, so forks never collide: host key (pinned), hostname, MAC, instance id, port.
       const appKey = await ensureKeyPair(join(this.host.root, 'id_ed25519'), 'sandbox-desk');
       const hostKey = await ensureKeyPair(files.hostKey, hostKeyAlias);
+      const instanceId = `sdesk-${randomBytes(8).toString('hex')}`;
       await writeSeedIso(files.seed, {
-        instanceId: `sdesk-${randomBytes(8).toString('hex')}`,
+        instanceId,
         hostname,
         user: cfg.user,
         authorizedKey: appKey.publicKey,
@@ -279,31 +280,63 @@ export class QemuCheckpoints implements CheckpointCapability {
         await this.host.start(ref, ctx);
         return { backendRef: dir, user: cfg.user, image: ref.image };
       }
-      // The loaded guest still holds the source's host key: first pin that one (known, never trusted blindly).
-      const sourceKey = sourceHostKey(join(artifact.ref, CK.knownHosts));
-      writeFileSync(files.knownHosts, `${hostKeyAlias} ${sourceKey}\n`, { mode: 0o600 });
-      await this.bootFromMemory(files, cfg, meta, artifact, ctx);
-      const run = this.host.liveRun(files)!;
-      const target = this.host.target(files, cfg, run.sshPort);
-      progress({ step: 'identity', message: `giving the fork its own host key, hostname ${hostname} and MAC ${cfg.mac}` });
-      const script = forkIdentityScript({ hostname, mac: cfg.mac!, hostPublicKey: hostKey.publicKey });
+      await this.startCopy(files, cfg, artifact, meta, { hostname, hostKey, instanceId, machineId: randomMachineId() }, ctx);
+      return { backendRef: dir, user: cfg.user, image: ref.image };
+    } catch (err) {
+      const run = this.host.liveRun(files);
+      if (run) await this.host.hardStop(files, run);
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  /**
+   * A copy of a memory state becomes its own machine (a fork, or a VM made from a template): QEMU loads
+   * the state into the VM in `files` (its disk, seed and vm.json in place), then, over SSH pinned to
+   * the *source's* known host key (never trusted blindly), the guest is given the copy's own host key,
+   * hostname, MAC, machine-id and cloud-init instance id; known_hosts is re-pinned to the new key and
+   * the answer checked, and the guest clock is set. The private host key file is removed afterwards (the
+   * seed keeps it for later boots). On failure the VM is stopped; the caller removes or reuses its files.
+   */
+  async startCopy(
+    files: VmFiles,
+    cfg: VmConfig,
+    artifact: CheckpointArtifact,
+    meta: CheckpointMeta,
+    identity: { hostname: string; hostKey: { privateKey: string; publicKey: string }; instanceId: string; machineId: string },
+    ctx: LifecycleContext,
+  ): Promise<void> {
+    const progress = ctx.progress ?? noProgress;
+    const { hostname, hostKey } = identity;
+    // The loaded guest still holds the source's host key: first pin that one (known, never trusted blindly).
+    const sourceKey = sourceHostKey(join(artifact.ref, CK.knownHosts));
+    writeFileSync(files.knownHosts, `${cfg.hostKeyAlias} ${sourceKey}\n`, { mode: 0o600 });
+    await this.bootFromMemory(files, cfg, meta, artifact, ctx);
+    const run = this.host.liveRun(files)!;
+    const target = this.host.target(files, cfg, run.sshPort);
+    try {
+      progress({ step: 'identity', message: `giving the copy its own host key, hostname ${hostname}, MAC ${cfg.mac} and machine-id` });
+      const script = forkIdentityScript({
+        hostname,
+        mac: cfg.mac!,
+        hostPublicKey: hostKey.publicKey,
+        machineId: identity.machineId,
+        instanceId: identity.instanceId,
+      });
       const r = await runArgv(['ssh', ...sshOptions(target), '-o', 'ControlPath=none', '-T', `${target.loginUser}@127.0.0.1`, script], {
         input: hostKey.privateKey,
         timeoutMs: 90_000,
       });
       // The MAC change may cut the connection after the last step: the check below is what counts.
       if (r.code !== 0 && !r.stdout.includes('identity-ok') && r.code !== 255) {
-        throw new SandboxDeskError('boot_failed', `could not give the fork its own identity: ${r.stderr.trim() || `exit ${r.code}`}`);
+        throw new SandboxDeskError('boot_failed', `could not give the copy its own identity: ${r.stderr.trim() || `exit ${r.code}`}`);
       }
-      writeFileSync(files.knownHosts, ownPin, { mode: 0o600 });
+      writeFileSync(files.knownHosts, `${cfg.hostKeyAlias} ${hostKey.publicKey.split(' ').slice(0, 2).join(' ')}\n`, { mode: 0o600 });
       rmSync(files.hostKey, { force: true });
       await this.checkIdentity(target, hostname, cfg.mac!, Date.now() + cfg.bootTimeoutS * 1000);
       await this.fixClock(target, progress);
-      return { backendRef: dir, user: cfg.user, image: ref.image };
     } catch (err) {
-      const run = this.host.liveRun(files);
-      if (run) await this.host.hardStop(files, run);
-      rmSync(dir, { recursive: true, force: true });
+      await this.host.hardStop(files, run);
       throw err;
     }
   }

@@ -26,7 +26,7 @@ export interface VmFiles {
 }
 
 /** What a VM is; fixed at creation: its options, plus the base image, the user and the host key alias. */
-export interface VmConfig extends Omit<VmOptions, 'desktop' | 'desktopTimeoutS'> {
+export interface VmConfig extends Omit<VmOptions, 'desktop' | 'desktopTimeoutS' | 'template'> {
   version: 1;
   /** `--desktop` (absent in VMs made before it): the first boot installs the desktop's packages. */
   desktop?: boolean;

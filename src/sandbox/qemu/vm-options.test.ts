@@ -31,7 +31,13 @@ describe('parseVmOptions', () => {
       cpuType: 'qemu64',
       desktop: false,
       desktopTimeoutS: 3600,
+      template: 'auto',
     });
+  });
+
+  it('template is auto or off; anything else says what it means', () => {
+    expect(parseVmOptions({ template: 'off' }).template).toBe('off');
+    expect(() => parseVmOptions({ template: 'yes' })).toThrow(/template="yes" is not auto or off/);
   });
 
   it('reads --desktop (the CLI sends desktop=true)', () => {

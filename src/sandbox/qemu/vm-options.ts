@@ -26,6 +26,8 @@ export interface VmOptions {
   desktop: boolean;
   /** With `desktop`: how long the first boot's package install may take (apt under TCG is slow). */
   desktopTimeoutS: number;
+  /** `off`: boot cold even when a VM template fits (vm-template.ts); `auto`: use one when it fits. */
+  template: 'auto' | 'off';
 }
 
 export const VM_OPTION_KEYS = [
@@ -40,6 +42,7 @@ export const VM_OPTION_KEYS = [
   'cpuType',
   'desktop',
   'desktopTimeout',
+  'template',
 ] as const;
 
 const DEFAULTS = { cpus: 2, memoryMiB: 1024, bootTimeoutS: 300, stopTimeoutS: 30, kvmProbeS: 10, desktopTimeoutS: 3600 };
@@ -85,7 +88,14 @@ export function parseVmOptions(options: Record<string, string>): VmOptions {
       hint: 'pass --desktop (or --option desktop=true) to add the bot desktop to a Debian/Ubuntu cloud image',
     });
   }
+  const template = options.template ?? 'auto';
+  if (template !== 'auto' && template !== 'off') {
+    throw new SandboxDeskError('invalid_input', `qemu option template=${JSON.stringify(template)} is not auto or off`, {
+      hint: 'auto restores the VM from a template when one fits (image template build); off always boots it cold',
+    });
+  }
   return {
+    template,
     cpuType,
     desktop: desktop === 'true',
     cpus: int(options, 'cpus', 1, 64, 'CPUs') ?? DEFAULTS.cpus,

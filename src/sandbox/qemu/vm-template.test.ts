@@ -1,0 +1,179 @@
+/**
+ * The template paths of the qemu provider with QEMU itself faked away: provision against a small real
+ * disk (qemu-img, ssh-keygen and the seed tools are real, nothing boots), and the first start of a VM
+ * made for a template with the memory load replaced (the host's startCopy), so a damaged template, a
+ * stale one and a load that fails are each seen in milliseconds.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { runArgv } from '../run-argv.js';
+import { QemuProvider } from './qemu-provider.js';
+import { readJson, vmFiles, type VmConfig } from './vm-files.js';
+import {
+  imageHash,
+  sha256File,
+  TEMPLATE_USE,
+  templateRef,
+  templatesRoot,
+  templateSlug,
+  type TemplateMeta,
+  type TemplateUse,
+} from './vm-template-store.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const OPTS = { memoryMiB: 512, cpus: 1, desktop: false };
+
+/** A data dir, a tiny qcow2 "image" by path, and a template of it whose files hash as template.json says. */
+async function setup(over: Partial<TemplateMeta> = {}) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sdesk-tpl-'));
+  dirs.push(dataDir);
+  const image = join(dataDir, 'tiny.qcow2');
+  expect((await runArgv(['qemu-img', 'create', '-q', '-f', 'qcow2', image, '64M'])).code).toBe(0);
+  const provider = new QemuProvider({ dataDir });
+  const root = join(dataDir, 'qemu');
+  const dir = join(templatesRoot(root), templateSlug(image, OPTS));
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'disk.qcow2'), readFileSync(image));
+  writeFileSync(join(dir, 'memory.bin'), Buffer.alloc(8192, 1));
+  writeFileSync(join(dir, 'checkpoint.json'), JSON.stringify({ version: 1, accel: 'tcg', memory: true }));
+  writeFileSync(join(dir, 'known_hosts'), 'sdesk-vm-.template-x ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBogus\n');
+  const meta: TemplateMeta = {
+    version: 1,
+    ref: templateRef(image, OPTS),
+    image,
+    imageHash: await imageHash(root, { disk: image, kernel: null, initrd: null }),
+    options: OPTS,
+    user: 'agent',
+    cpuType: null,
+    accel: 'tcg',
+    files: {
+      'disk.qcow2': { sha256: await sha256File(join(dir, 'disk.qcow2')), size: readFileSync(join(dir, 'disk.qcow2')).length },
+      'memory.bin': { sha256: await sha256File(join(dir, 'memory.bin')), size: 8192 },
+    },
+    createdAt: new Date().toISOString(),
+    buildSeconds: 1,
+    ...over,
+  };
+  writeFileSync(join(dir, 'template.json'), JSON.stringify(meta));
+  const provision = async (name: string) => {
+    const made = await provider.provision({
+      name,
+      image,
+      user: null,
+      mounts: [],
+      env: {},
+      options: { memory: '512', cpus: '1', accel: 'tcg' },
+      labels: {},
+      resourceName: name,
+    });
+    const files = vmFiles(made.backendRef!);
+    return { files, cfg: readJson<VmConfig>(files.config)!, use: () => readJson<TemplateUse>(join(files.dir, TEMPLATE_USE))! };
+  };
+  return { provider, dir, meta, provision };
+}
+
+// qemu-img and ssh-keygen run for real: seconds on a loaded 2-core host.
+describe('VM templates in the qemu provider (QEMU faked)', { timeout: 30_000 }, () => {
+  it('a create that fits a template is provisioned for it: its own host key kept for the restore, the seed’s instance id noted', async () => {
+    const { provision, meta, dir } = await setup();
+    const vm = await provision('fits');
+    expect(vm.use()).toMatchObject({ state: 'pending', ref: meta.ref, dir, imageHash: meta.imageHash });
+    expect(existsSync(vm.files.hostKey)).toBe(true);
+  });
+
+  it('image changed since the template: the create goes cold saying so, and the template is rebuilt', async () => {
+    const { provider, provision, meta } = await setup({ imageHash: 'an-older-image' });
+    const rebuild = vi.spyOn(provider.templates, 'rebuildInBackground').mockImplementation(() => undefined);
+    const vm = await provision('stale');
+    expect(vm.use()).toMatchObject({
+      state: 'cold',
+      reason: expect.stringMatching(/changed since its template .* was made; it is rebuilt/),
+    });
+    expect(rebuild).toHaveBeenCalledWith(expect.objectContaining({ ref: meta.ref }));
+    expect(existsSync(vm.files.hostKey)).toBe(false); // a cold VM's private key lives in its seed only
+    expect(
+      (await provider.status({ name: 'stale', backendRef: vm.files.dir, image: null, user: null, mounts: [], env: {}, options: {} }))
+        .details,
+    ).toMatchObject({ fromTemplate: false, templateNote: expect.stringMatching(/changed/) });
+  });
+
+  it('a corrupt memory file is detected before QEMU sees it: cold boot said, disk back to a fresh overlay, template removed and rebuilt', async () => {
+    const { provider, provision, dir, meta } = await setup();
+    const vm = await provision('corrupt');
+    writeFileSync(join(dir, 'memory.bin'), Buffer.alloc(8192, 2)); // same size, other bytes
+    const startCopy = vi.spyOn(provider.checkpoints, 'startCopy');
+    const rebuild = vi.spyOn(provider.templates, 'rebuildInBackground').mockImplementation(() => undefined);
+    const warnings: string[] = [];
+    const pending = vm.use() as Extract<TemplateUse, { state: 'pending' }>;
+    const ok = await provider.templates.startFromTemplate(vm.files, vm.cfg, pending, {
+      progress: (e) => e.level === 'warning' && warnings.push(e.message),
+    });
+    expect(ok).toBe(false);
+    expect(startCopy).not.toHaveBeenCalled();
+    expect(vm.use()).toMatchObject({
+      state: 'cold',
+      reason: expect.stringMatching(/is damaged: its memory\.bin does not match the SHA-256 .*booting cold, and the template is rebuilt/),
+    });
+    expect(warnings.join('\n')).toMatch(/damaged/);
+    expect(existsSync(dir)).toBe(false);
+    expect(rebuild).toHaveBeenCalledWith(expect.objectContaining({ ref: meta.ref }));
+    // A fresh overlay of the image (its backing file), the VM's own key pinned, its private key gone.
+    const info = await runArgv(['qemu-img', 'info', '--output=json', vm.files.disk]);
+    expect(JSON.parse(info.stdout)['backing-filename']).toBe(meta.image);
+    expect(readFileSync(vm.files.knownHosts, 'utf8')).toMatch(new RegExp(`^${vm.cfg.hostKeyAlias.replace(/\./g, '\\.')} ssh-ed25519 `));
+    expect(existsSync(vm.files.hostKey)).toBe(false);
+  });
+
+  it('QEMU refusing the saved state counts as damage too; an SSH failure afterwards does not remove the template', async () => {
+    const { provider, provision, dir } = await setup();
+    vi.spyOn(provider.templates, 'rebuildInBackground').mockImplementation(() => undefined);
+    const a = await provision('load-fails');
+    vi.spyOn(provider.checkpoints, 'startCopy').mockRejectedValueOnce(new Error('loading the saved memory failed: bad section'));
+    expect(await provider.templates.startFromTemplate(a.files, a.cfg, a.use() as never, {})).toBe(false);
+    expect(a.use()).toMatchObject({ state: 'cold', reason: expect.stringMatching(/bad section.*rebuilt in the background/) });
+    expect(existsSync(dir)).toBe(false);
+
+    const again = await setup();
+    const b = await again.provision('ssh-fails');
+    vi.spyOn(again.provider.checkpoints, 'startCopy').mockRejectedValueOnce(new Error('SSH did not answer after the restore'));
+    expect(await again.provider.templates.startFromTemplate(b.files, b.cfg, b.use() as never, {})).toBe(false);
+    expect(b.use()).toMatchObject({
+      state: 'cold',
+      reason: expect.stringMatching(/could not restore template .*SSH did not answer.*booting cold$/),
+    });
+    expect(existsSync(again.dir)).toBe(true);
+  });
+
+  it('a restore that works records it: fromTemplate in the details, with the time it took', async () => {
+    const { provider, provision, meta } = await setup();
+    const vm = await provision('works');
+    const startCopy = vi.spyOn(provider.checkpoints, 'startCopy').mockResolvedValueOnce(undefined);
+    const pending = vm.use() as Extract<TemplateUse, { state: 'pending' }>;
+    expect(await provider.templates.startFromTemplate(vm.files, vm.cfg, pending, {})).toBe(true);
+    const identity = startCopy.mock.calls[0]![4];
+    // The guest gets the instance id its own seed carries.
+    expect(identity).toMatchObject({ hostname: 'sdesk-works', instanceId: pending.instanceId });
+    expect(readFileSync(vm.files.seed).includes(Buffer.from(pending.instanceId))).toBe(true);
+    expect(identity.machineId).toMatch(/^[0-9a-f]{32}$/);
+    expect(vm.use()).toMatchObject({ state: 'used', ref: meta.ref });
+    // The template's disk was copied into the VM: nothing keeps depending on the template's files.
+    expect(readFileSync(vm.files.disk)).toEqual(readFileSync(join(dirs.at(-1)!, 'tiny.qcow2')));
+  });
+
+  it('a template is removable; one being built is not', async () => {
+    const { provider, meta, dir } = await setup();
+    mkdirSync(`${dir}.building`);
+    writeFileSync(join(`${dir}.building`, 'pid'), String(process.pid));
+    expect(() => provider.templates.remove(meta.ref)).toThrow(/being rebuilt right now/);
+    rmSync(`${dir}.building`, { recursive: true });
+    provider.templates.remove(meta.ref);
+    expect(provider.templates.list()).toEqual([]);
+    expect(() => provider.templates.remove(meta.ref)).toThrow(/no VM template/);
+  });
+});
