@@ -51,7 +51,7 @@ export const MACHINE_ID_RE = /^[0-9a-f]{32}$/;
 const INSTANCE_ID_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /**
- * The remote script (one line for ssh, values quoted). It runs as the seed's user, who has
+ * The remote command (values quoted): one `sudo -n sh -c` of a root script; the seed's user has
  * passwordless sudo. The MAC changes last, detached, after the script has answered: with arp_notify
  * the guest announces its new address (gratuitous ARP), which QEMU's user network learns, and the
  * neighbour cache is flushed so the guest asks again.
@@ -60,28 +60,31 @@ export function forkIdentityScript(id: ForkIdentity): string {
   const host = shellQuote(id.hostname);
   const mac = shellQuote(id.mac);
   const pub = shellQuote(id.hostPublicKey.trim());
-  return [
+  // One sudo for the whole script, as root: each `sudo` in a TCG guest costs seconds (PAM, logging),
+  // and a copy's identity is on the path of every create from a template. stdin (the key) is inherited.
+  const asRoot = [
     'set -e',
     'k=/etc/ssh/ssh_host_ed25519_key',
-    'sudo -n sh -c "umask 077; cat > $k.sdesk-new"',
-    'sudo -n mv -f $k.sdesk-new $k',
-    `printf '%s\\n' ${pub} | sudo -n tee $k.pub >/dev/null`,
-    'sudo -n rm -f /etc/ssh/ssh_host_rsa_key /etc/ssh/ssh_host_rsa_key.pub /etc/ssh/ssh_host_ecdsa_key /etc/ssh/ssh_host_ecdsa_key.pub',
+    '(umask 077; cat > $k.sdesk-new)',
+    'mv -f $k.sdesk-new $k',
+    `printf '%s\\n' ${pub} > $k.pub`,
+    'rm -f /etc/ssh/ssh_host_rsa_key /etc/ssh/ssh_host_rsa_key.pub /etc/ssh/ssh_host_ecdsa_key /etc/ssh/ssh_host_ecdsa_key.pub',
     // sshd re-reads its host keys on SIGHUP (it re-executes itself); open sessions stay.
-    'if [ -s /run/sshd.pid ]; then sudo -n kill -HUP "$(cat /run/sshd.pid)"; fi',
-    `sudo -n hostname ${host}`,
-    `printf '%s\\n' ${host} | sudo -n tee /etc/hostname >/dev/null`,
-    `sudo -n sed -i "s/^127\\.0\\.1\\.1[[:space:]].*/127.0.1.1 "${host}" "${host}"/" /etc/hosts`,
+    'if [ -s /run/sshd.pid ]; then kill -HUP "$(cat /run/sshd.pid)"; fi',
+    `hostname ${host}`,
+    `printf '%s\\n' ${host} > /etc/hostname`,
+    `sed -i "s/^127\\.0\\.1\\.1[[:space:]].*/127.0.1.1 "${host}" "${host}"/" /etc/hosts`,
     ...machineIdLines(id.machineId),
     ...instanceIdLines(id.instanceId),
     'i=$(ip -o -4 route show default | cut -d" " -f5)',
     'test -n "$i" || i=$(ls /sys/class/net | grep -v "^lo$" | head -n1)',
-    'sudo -n sysctl -qw "net.ipv4.conf.$i.arp_notify=1" || true',
+    'sysctl -qw "net.ipv4.conf.$i.arp_notify=1" || true',
     // Detached, a moment after this connection has closed cleanly: a MAC change under a live connection
     // stalls it until SSH's keepalive gives up (about a minute); the caller polls for the new MAC instead.
-    `sudo -n setsid sh -c "sleep 1; ip link set dev $i address ${mac}; ip neigh flush dev $i" </dev/null >/dev/null 2>&1 &`,
+    `setsid sh -c "sleep 1; ip link set dev $i address ${mac}; ip neigh flush dev $i" </dev/null >/dev/null 2>&1 &`,
     'echo identity-ok',
   ].join('\n');
+  return `sudo -n sh -c ${shellQuote(asRoot)}`;
 }
 
 function machineIdLines(machineId: string | undefined): string[] {
@@ -89,15 +92,15 @@ function machineIdLines(machineId: string | undefined): string[] {
   if (!MACHINE_ID_RE.test(machineId)) throw new Error(`not a machine id: ${JSON.stringify(machineId)}`);
   // D-Bus keeps its own copy on older systems; it must agree with /etc/machine-id.
   return [
-    `printf '%s\\n' ${machineId} | sudo -n tee /etc/machine-id >/dev/null`,
-    `if [ -f /var/lib/dbus/machine-id ]; then printf '%s\\n' ${machineId} | sudo -n tee /var/lib/dbus/machine-id >/dev/null; fi`,
+    `printf '%s\\n' ${machineId} > /etc/machine-id`,
+    `if [ -f /var/lib/dbus/machine-id ]; then printf '%s\\n' ${machineId} > /var/lib/dbus/machine-id; fi`,
   ];
 }
 
 function instanceIdLines(instanceId: string | undefined): string[] {
   if (instanceId === undefined) return [];
   if (!INSTANCE_ID_RE.test(instanceId)) throw new Error(`not a cloud-init instance id: ${JSON.stringify(instanceId)}`);
-  return [`if [ -d /var/lib/cloud/data ]; then printf '%s\\n' ${instanceId} | sudo -n tee /var/lib/cloud/data/instance-id >/dev/null; fi`];
+  return [`if [ -d /var/lib/cloud/data ]; then printf '%s\\n' ${instanceId} > /var/lib/cloud/data/instance-id; fi`];
 }
 
 /** The guest's answer to this probe is "hostname mac": what a fork is checked against afterwards. */
