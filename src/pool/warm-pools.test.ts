@@ -161,6 +161,16 @@ afterEach(async () => {
 });
 
 describe('warm pools', () => {
+  it("settled() holds the process open while it waits: the refill timers are unref'd, and a script awaiting it must not see its event loop empty (Node exits 13)", async () => {
+    const p = await filled(1);
+    const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timeouts();
+    const waiting = p.settled();
+    expect(timeouts()).toBe(before + 1);
+    await waiting;
+    expect(timeouts()).toBe(before);
+  });
+
   it('off by default: a create goes cold and says why; nothing is made', async () => {
     const p = pools();
     await p.start();

@@ -322,8 +322,16 @@ export class WarmPools {
 
   /** Resolves when the refill loop has nothing left to do, a refill a claim asked for included (tests, benchmarks). */
   async settled(): Promise<void> {
-    while (this.later.size > 0 && !this.disposed) await Promise.all([...this.later]);
-    await this.idle;
+    // The refill timers are unref'd (they must not keep a CLI or a closing service alive), so whoever
+    // waits here holds the process open until they fire: without it a script awaiting settled() (the
+    // warm benchmark) saw its event loop empty and Node exit 13 with the promise unsettled.
+    const hold = setInterval(() => undefined, 60_000);
+    try {
+      while (this.later.size > 0 && !this.disposed) await Promise.all([...this.later]);
+      await this.idle;
+    } finally {
+      clearInterval(hold);
+    }
   }
 
   private kickLater(ms: number): void {
