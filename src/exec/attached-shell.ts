@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
-import type { Event, IDisposable } from '../shared/lifecycle.js';
+import { Emitter, type Event, type IDisposable } from '../shared/lifecycle.js';
 import { ATTACH_TRIGGER, RELAY_SCRIPT } from './attach-scripts.js';
 import { CommandCapture, type RawRun, type RunRequest } from './command-capture.js';
 import { FrameSplitter, type Frame } from './frame-splitter.js';
@@ -72,7 +72,8 @@ export class AttachedShell {
   /** The last cwd a command of this shell reported. */
   lastCwd: string | null = null;
   private readonly subscriptions: IDisposable[] = [];
-  private readonly lateListeners = new Set<(late: LateOutput) => void>();
+  /** Late output's listeners; one that throws is ignored: it must not take the data handler (and the app) down. */
+  private readonly lateOutput = new Emitter<LateOutput>(() => undefined);
   /** This stretch between commands already showed the late-output marker in the terminal. */
   private lateMarked = false;
 
@@ -199,8 +200,8 @@ export class AttachedShell {
    * (the core logs it), as a session shell's is. Returns the unsubscribe.
    */
   onLateOutput(listener: (late: LateOutput) => void): () => void {
-    this.lateListeners.add(listener);
-    return () => this.lateListeners.delete(listener);
+    const subscription = this.lateOutput.event(listener);
+    return () => subscription.dispose();
   }
 
   private releaseHeldBytes(): void {
@@ -216,14 +217,7 @@ export class AttachedShell {
       this.terminal.showAgentOutput(Buffer.from(`\r\n\x1b[2m[late output of an earlier agent command's background job]\x1b[0m\r\n`));
     }
     this.show(chunk);
-    const bytes = Buffer.from(chunk);
-    for (const l of this.lateListeners) {
-      try {
-        l({ stream, bytes });
-      } catch {
-        // a listener's failure must not take the relay's data handler down
-      }
-    }
+    this.lateOutput.fire({ stream, bytes: Buffer.from(chunk) });
   }
 
   private show(chunk: Buffer): void {

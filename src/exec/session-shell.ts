@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
+import { Emitter } from '../shared/lifecycle.js';
 import { CommandCapture, type RawRun, type RunRequest } from './command-capture.js';
 import { FrameSplitter, type Frame } from './frame-splitter.js';
 import { killTree } from './kill-tree.js';
@@ -24,7 +25,8 @@ export class SessionShell {
   private queue: Promise<unknown> = Promise.resolve();
   private exited = false;
   private exitStatus: number | null = null;
-  private readonly lateListeners = new Set<(late: LateOutput) => void>();
+  /** Late output's listeners; one that throws is ignored: it must not take the data handler (and the app) down. */
+  private readonly lateOutput = new Emitter<LateOutput>(() => undefined);
   /** The last cwd this shell reported for a finished command: the snapshot a rescue may use. */
   lastCwd: string | null = null;
   lastUsedAt = Date.now();
@@ -182,8 +184,8 @@ export class SessionShell {
    * (A terminal attached to the session may show it; the core logs it.) Returns the unsubscribe.
    */
   onLateOutput(listener: (late: LateOutput) => void): () => void {
-    this.lateListeners.add(listener);
-    return () => this.lateListeners.delete(listener);
+    const subscription = this.lateOutput.event(listener);
+    return () => subscription.dispose();
   }
 
   private releaseHeldBytes(): void {
@@ -194,14 +196,7 @@ export class SessionShell {
   }
 
   private late(stream: 'stdout' | 'stderr', chunk: Buffer): void {
-    const bytes = Buffer.from(chunk);
-    for (const l of this.lateListeners) {
-      try {
-        l({ stream, bytes });
-      } catch {
-        // a listener's failure must not take the stream's data handler (and the app) down
-      }
-    }
+    this.lateOutput.fire({ stream, bytes: Buffer.from(chunk) });
   }
 
   private routePayload(stream: 'out' | 'err', chunk: Buffer): void {
