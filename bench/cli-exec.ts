@@ -6,10 +6,15 @@
  *
  * The floor: `node -e 0` (bare Node start-up) is timed in the same rounds, since the CLI is a Node
  * program — when Node's own start-up exceeds `docker exec` here, ratio ≥ 1 is out of reach for any
- * Node CLI, and the figures show it.
+ * Node CLI, and the figures show it. And the service's share: the same `exec … true` request sent to
+ * the service's socket from this (already running) process, also in the same rounds. What the CLI
+ * costs beyond those two is its own: loading its code, the connection, printing, exiting.
  */
 import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
+import { clientServicePaths } from '../src/client/connect.js';
+import { socketRequest } from '../src/client/socket-request.js';
+import { CLIENT_VERSION_HEADER, clientVersionTag, ownVersion } from '../src/shared/service-info.js';
 import { dockerSandbox, metric, percentile, withTempDesk, type Metric } from './harness.js';
 
 export const name = 'cli-exec';
@@ -45,19 +50,36 @@ export default async function run(): Promise<Metric[]> {
 
     // Interleaved: one of each per round, so a burst of load lands on both.
     const viaNode = () => timed(process.execPath, ['-e', '0'], process.env);
+    // The service's share: the CLI's one request, from here (the first CLI call started the service).
+    const { socketPath } = clientServicePaths({ env });
+    const execRequest = {
+      socketPath,
+      method: 'POST',
+      path: '/api/call/exec',
+      headers: { 'Content-Type': 'application/json', [CLIENT_VERSION_HEADER]: clientVersionTag(ownVersion()) },
+      body: Buffer.from(JSON.stringify({ sandbox: sb, command: 'true', mode: 'shell' })),
+    };
+    const viaSocket = async (): Promise<number> => {
+      const t0 = performance.now();
+      const res = await socketRequest(execRequest);
+      const ms = performance.now() - t0;
+      if (res.status !== 200) throw new Error(`the service answered ${res.status}: ${res.body.toString('utf8')}`);
+      return ms;
+    };
     viaCli('exec', sb, '--', 'true');
     viaDocker();
+    await viaSocket();
     const cliMs: number[] = [];
     const dockerMs: number[] = [];
     const nodeMs: number[] = [];
+    const serviceMs: number[] = [];
     for (let i = 0; i < RUNS; i++) {
       cliMs.push(viaCli('exec', sb, '--', 'true').ms);
       dockerMs.push(viaDocker().ms);
       nodeMs.push(viaNode().ms);
+      serviceMs.push(await viaSocket());
     }
-    cliMs.sort((a, b) => a - b);
-    dockerMs.sort((a, b) => a - b);
-    nodeMs.sort((a, b) => a - b);
+    for (const s of [cliMs, dockerMs, nodeMs, serviceMs]) s.sort((a, b) => a - b);
     const p50 = (s: number[]) => percentile(s, 50);
     const exec = metric('cli-exec-true-p50', 'ms', p50(cliMs), p50(dockerMs));
     console.log(
@@ -72,12 +94,13 @@ export default async function run(): Promise<Metric[]> {
     console.log(`cli-exec-env: export in one CLI call, echo in the next — ${kept ? 'KEPT' : `LOST (the next call saw ${echoed})`}`);
 
     console.log(
-      `p50: sandbox-desk exec ${p50(cliMs).toFixed(0)} ms, docker exec ${p50(dockerMs).toFixed(0)} ms, node -e 0 ${p50(nodeMs).toFixed(0)} ms (the floor of any Node CLI)`,
+      `p50: sandbox-desk exec ${p50(cliMs).toFixed(0)} ms, docker exec ${p50(dockerMs).toFixed(0)} ms, node -e 0 ${p50(nodeMs).toFixed(0)} ms (the floor of any Node CLI), the service's answer ${p50(serviceMs).toFixed(0)} ms — the CLI's own ${(p50(cliMs) - p50(nodeMs) - p50(serviceMs)).toFixed(0)} ms`,
     );
     return [
       exec,
       metric('docker-exec-true-p50', 'ms', p50(dockerMs)),
       metric('node-e-0-p50', 'ms', p50(nodeMs)),
+      metric('service-exec-true-p50', 'ms', p50(serviceMs)),
       metric('cli-exec-env-kept', 'count', kept ? 1 : 0),
     ];
   });

@@ -285,6 +285,8 @@ export interface CreateSandboxResult {
   warnings: ExecWarning[];
   /** True: a ready sandbox of a warm pool was claimed (issue 37); false: made now. The core always says which. */
   warm?: boolean;
+  /** The pool that served it, as `pool list` describes its template (only when warm): the window says it. */
+  warmPool?: string;
   /** Why no pool served this create (absent when warm). */
   warmReason?: string;
 }

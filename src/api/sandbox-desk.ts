@@ -12,6 +12,7 @@ import { commandContext, planSession, type SessionPlan } from '../session/sessio
 import { SessionIo } from '../session/session-io.js';
 import { createChildSession } from '../session/session-lineage.js';
 import { ShellPool } from '../exec/shell-pool.js';
+import { SessionShell } from '../exec/session-shell.js';
 import { SessionTurns, type SessionTurn } from '../session/session-turns.js';
 import { DesktopService } from '../desktop/desktop-service.js';
 import type { LifecycleContext, ProgressEvent, SandboxEnvironment, SandboxProvider } from '../sandbox/provider.js';
@@ -25,6 +26,7 @@ import { silentLogger, type Logger } from '../platform/log.js';
 import { homePaths, resolvePaths, type AppPaths } from '../platform/paths.js';
 import { WarmPools } from '../pool/warm-pools.js';
 import { DockerPoolEngine, type PoolEngine } from '../pool/pool-engine.js';
+import { askedTemplate, describeTemplate } from '../pool/pool-template.js';
 import type { SandboxRecord } from '../store/sandbox-store.js';
 import { DEFAULT_SESSION } from '../store/session-store.js';
 import { Store } from '../store/store.js';
@@ -336,8 +338,19 @@ export class SandboxDesk {
       provider: () => this.providerOf('docker'),
       specOf: (rec) => provisionSpec(rec, this.store.instanceId),
       environments: this.environments,
+      shells: {
+        open: async (env) => {
+          const { shell, openedWith } = await openShellAhead(env);
+          return {
+            handTo: (n, claimed) => this.shells.adopt(n, DEFAULT_SESSION, claimed.user ?? undefined, claimed, shell, openedWith),
+            close: () => shell.close(),
+          };
+        },
+      },
       desktop: {
-        start: (n) => this.desktop.start(n, { record: false }),
+        start: (n) => this.desktop.startPooled(n),
+        handedOver: (member, n, env, ahead) => this.desktop.handedOver(member, n, env, ahead),
+        openAhead: (member) => this.desktop.openAhead(member),
         adopt: (n) => this.desktop.start(n),
       },
       applyNetwork: async (n, policy) => {
@@ -465,10 +478,13 @@ export class SandboxDesk {
     });
     if (claim.warm) {
       this.events.publish({ topic: 'sandbox', sandbox: req.name, reason: 'created' });
+      // The claim matched exactly the template this create asks for: its description names the pool.
+      const asked = askedTemplate({ ...req, backend: provider.name });
       return {
         sandbox: await this.inspectSandbox(req.name),
         warnings: [...warnings, ...this.environments.takeWarnings(req.name)],
         warm: true,
+        ...('template' in asked ? { warmPool: describeTemplate(asked.template) } : {}),
       };
     }
     const record = newSandboxRecord({ ...req, backend: provider.name, declaredDefaultCwd: declared });
@@ -487,7 +503,7 @@ export class SandboxDesk {
           this.store.sandboxes.setProvisioned(req.name, made);
           provisioned = true;
           // One operation from the first step to ready: a cancel during the boot undoes the create too.
-          if (req.start) await this.boot(this.record(req.name), provider, op);
+          if (req.start) await this.boot(this.record(req.name), provider, op, true);
         },
         opts.signal,
       );
@@ -506,12 +522,43 @@ export class SandboxDesk {
   }
 
   /** Starts a sandbox and connects to it, inside an operation (its progress and its signal). */
-  private async boot(rec: SandboxRecord, provider: SandboxProvider, op: LifecycleContext): Promise<void> {
+  private async boot(rec: SandboxRecord, provider: SandboxProvider, op: LifecycleContext, created = false): Promise<void> {
     await this.network.beforeStart(rec, provider);
     await provider.start(sandboxRef(rec), op);
     op.signal?.throwIfAborted();
     this.environments.drop(rec.name, 'restarting');
-    await this.environments.connect(rec, provider);
+    if (created && provider instanceof DockerProvider) await this.connectWithShell(rec, provider);
+    else await this.environments.connect(rec, provider);
+  }
+
+  /**
+   * A new container's default session shell, opened while its home is measured: both start a process
+   * in the container, and one after the other they were most of what a cold create's first command
+   * cost beyond `docker run` (bench/warm.ts). The shell needs only the exec prefix, so it starts from an
+   * environment whose home is not measured yet ('/' stands in; nothing reads it); the session takes it
+   * only when the measured environment starts shells exactly the same way (ShellPool.adopt).
+   */
+  private async connectWithShell(rec: SandboxRecord, provider: DockerProvider): Promise<void> {
+    const ref = sandboxRef(rec);
+    const early = provider
+      .status(ref)
+      .then(async (st) => {
+        if (st.state !== 'running' || !st.incarnation) return null;
+        return openShellAhead(
+          await provider.createEnvironment({ cwd: '/', sandbox: ref, cachedHome: { home: '/', incarnation: st.incarnation } }),
+        );
+      })
+      // Not opened: the first command opens it, as without this.
+      .catch(() => null);
+    let env: SandboxEnvironment;
+    try {
+      env = await this.environments.connect(rec, provider);
+    } catch (err) {
+      void early.then((s) => s?.shell.close());
+      throw err;
+    }
+    const s = await early;
+    if (s && !this.shells.adopt(rec.name, DEFAULT_SESSION, env.user ?? undefined, env, s.shell, s.openedWith)) s.shell.close();
   }
 
   /** Removes whatever a cancelled or failed create made (container, VM directory and process, the row). */
@@ -808,4 +855,13 @@ export interface OperationOptions {
   onProgress?: (event: ProgressEvent) => void;
   /** Aborting it cancels the operation like `cancelOperation` does (the CLI's Ctrl-C). */
   signal?: AbortSignal;
+}
+
+/**
+ * A default-session shell opened before its session exists (a pooled sandbox, a cold create's connect),
+ * with the prefix it was started with: ShellPool.adopt takes it only if the session would start it the same way.
+ */
+async function openShellAhead(env: SandboxEnvironment): Promise<{ shell: SessionShell; openedWith: string[] }> {
+  const user = env.user ?? undefined;
+  return { shell: await SessionShell.open(env, user), openedWith: env.execPrefix({ user, interactive: false }) ?? [] };
 }

@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientServicePaths } from '../client/connect.js';
 import { homePaths } from '../platform/paths.js';
@@ -87,6 +88,16 @@ describe('sandbox-desk exec NAME -- … (the built CLI, a stand-in service)', ()
       `import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) { appendFileSync(process.env.MODLOG, url + '\\n'); return next(url, context); }\n`,
     );
     writeFileSync(join(home, 'register.mjs'), `import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n`);
+    // The bin and its bundle are CommonJS, which Node 20's loader hooks do not see once past the entry:
+    // at exit, every file in require's cache and every built-in module this thread loaded, as URLs.
+    writeFileSync(
+      join(home, 'modlog.cjs'),
+      `process.on('exit', () => {
+  const files = Object.keys(require.cache).map((f) => require('node:url').pathToFileURL(f).href);
+  const builtins = process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => 'node:' + m.slice(13));
+  require('node:fs').appendFileSync(process.env.MODLOG, [...files, ...builtins].join('\\n') + '\\n');
+});\n`,
+    );
     const paths = clientServicePaths({ env });
     mkdirSync(paths.runtimeDir, { recursive: true, mode: 0o700 });
     server = createServer((req, res) => {
@@ -110,12 +121,13 @@ describe('sandbox-desk exec NAME -- … (the built CLI, a stand-in service)', ()
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
       rmSync(env.MODLOG!, { force: true });
       seen.length = 0;
-      execFile(process.execPath, ['--import', join(home, 'register.mjs'), bin, ...args], { env, timeout: 20_000 }, (err, stdout, stderr) =>
+      const hooks = ['--import', join(home, 'register.mjs'), '--require', join(home, 'modlog.cjs')];
+      execFile(process.execPath, [...hooks, bin, ...args], { env, timeout: 20_000 }, (err, stdout, stderr) =>
         resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr }),
       );
     });
 
-  it('sends one request — the exec, tagged with the version it expects — from one bundled file, without node:http, commander, zod, pino or core', async () => {
+  it('sends one request — the exec, tagged with the version it expects — from one bundled CommonJS file, without node:http, node:crypto, commander, zod, pino or core', async () => {
     answer = () => ({
       status: 200,
       body: {
@@ -137,16 +149,18 @@ describe('sandbox-desk exec NAME -- … (the built CLI, a stand-in service)', ()
     expect(seen[0]!.headers['x-sandbox-desk-client']).toBe(clientVersionTag(ownVersion(env)));
     expect(JSON.parse(seen[0]!.body)).toEqual({ sandbox: 'box', command: 'echo hi', session: 's1', mode: 'shell' });
 
-    const loaded = readFileSync(env.MODLOG!, 'utf8').trim().split('\n');
-    // Two files of the project — the launcher and the fast path bundled into one (scripts/bundle-cli.mjs) —
-    // instead of the 14 small modules tsc makes of it.
-    expect(loaded.filter((u) => u.startsWith('file:'))).toEqual([
-      new URL(`file://${bin}`).href,
-      new URL(`file://${join(projectRoot(), 'dist', 'src', 'cli', 'fast-exec.bundle.js')}`).href,
+    const loaded = [...new Set(readFileSync(env.MODLOG!, 'utf8').trim().split('\n'))];
+    // Two files of the project — the launcher and the fast path bundled into one CommonJS file
+    // (scripts/bundle-cli.mjs) — instead of the 14 small ES modules tsc makes of it.
+    const ours = pathToFileURL(home).href;
+    expect(loaded.filter((u) => u.startsWith('file:') && !u.startsWith(ours))).toEqual([
+      pathToFileURL(bin).href,
+      pathToFileURL(join(projectRoot(), 'dist', 'src', 'cli', 'fast-exec.bundle.cjs')).href,
     ]);
-    // Node's HTTP client costs a cold process more than the request (socket-request.ts); starting a
-    // service is not this path's business unless none runs.
-    expect(loaded.filter((u) => /^node:(http|https|child_process)$/.test(u))).toEqual([]);
+    // Node's HTTP client costs a cold process more than the request (socket-request.ts), node:crypto
+    // ~6 ms for one hash of the data dir (sha256-hex.ts uses @noble/hashes instead); starting a service is not this path's
+    // business unless none runs.
+    expect(loaded.filter((u) => /^node:(http|https|crypto|child_process)$/.test(u))).toEqual([]);
     // Nothing from node_modules at all (commander, zod, pino, ws…), not the full CLI, not the contract's
     // schemas, not the config schema, not the core.
     const heavy = loaded.filter((u) =>
@@ -187,5 +201,56 @@ describe('sandbox-desk exec NAME -- … (the built CLI, a stand-in service)', ()
     expect(seen.map((s) => `${s.method} ${s.url} ${s.body}`)).toEqual([
       'POST /api/call/exec {"sandbox":"box","command":"true","mode":"oneshot"}',
     ]);
+  });
+
+  /** Node with `args` in the test's environment (plus `extra`), against the same stand-in service. */
+  const node = (args: string[], extra: NodeJS.ProcessEnv = {}) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      seen.length = 0;
+      execFile(process.execPath, args, { env: { ...env, ...extra }, timeout: 20_000 }, (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr }),
+      );
+    });
+  const bundle = join(projectRoot(), 'dist', 'src', 'cli', 'fast-exec.bundle.cjs');
+
+  it("carries package.json's version inlined: the bundle runs from a folder with no package.json above it", async () => {
+    answer = () => ({
+      status: 200,
+      body: { ok: { stdout: '', stderr: '', encoding: { stdout: 'utf8', stderr: 'utf8' }, exitCode: 0, cwd: '/', warnings: [] } },
+    });
+    // A copy under the temp dir: were the version read at run time, its search for package.json would fail.
+    const copy = join(home, 'no-package', 'fast-exec.bundle.cjs');
+    mkdirSync(join(home, 'no-package'));
+    copyFileSync(bundle, copy);
+    const r = await node([
+      '-e',
+      `require(${JSON.stringify(copy)}).fastExec(['exec', 'box', '--', 'true']).then((c) => (process.exitCode = c))`,
+    ]);
+    expect(r).toEqual({ code: 0, stdout: '', stderr: '' });
+    const { version } = JSON.parse(readFileSync(join(projectRoot(), 'package.json'), 'utf8')) as { version: string };
+    expect(seen.map((s) => s.headers['x-sandbox-desk-client'])).toEqual([clientVersionTag(version)]);
+  });
+
+  it("with no service running, starts one with its own checkout's bin (the package root from the CommonJS bundle's path)", async () => {
+    // A data dir with no socket; spawn is replaced (before the CLI loads) by one that records what it was
+    // asked to run and exits: the service itself is not this test's business.
+    const empty = join(home, 'no-service');
+    mkdirSync(empty);
+    writeFileSync(
+      join(home, 'spawn-recorder.cjs'),
+      `require('node:child_process').spawn = (file, args) => {
+  require('node:fs').writeFileSync(process.env.SPAWNLOG, JSON.stringify([file, ...args]));
+  process.exit(0);
+};
+require('node:module').syncBuiltinESMExports();\n`,
+    );
+    const spawnLog = join(home, 'spawn.json');
+    const r = await node(['--require', join(home, 'spawn-recorder.cjs'), bin, 'exec', 'box', '--', 'true'], {
+      SANDBOX_DESK_HOME: empty,
+      XDG_RUNTIME_DIR: empty,
+      SPAWNLOG: spawnLog,
+    });
+    expect(r).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect(JSON.parse(readFileSync(spawnLog, 'utf8'))).toEqual([process.execPath, bin, 'service', 'run']);
   });
 });

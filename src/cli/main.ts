@@ -45,6 +45,7 @@ import { addHelpExamples } from './help-examples.js';
 import { displayKey } from './display-key.js';
 import { usageError } from './usage-errors.js';
 import { runExec, type ExecFlags } from './exec-command.js';
+import { poolsWereConfigured, warmOutcomePhrase } from '../shared/warm-outcome.js';
 
 interface JsonFlag {
   json?: boolean;
@@ -84,6 +85,12 @@ function withBackendDetails(info: SandboxInfo): SandboxInfo & Record<string, unk
  * A VM's create: `fromTemplate` (restored from a VM template) and, when not, `templateNote` (why it
  * booted cold); nothing for backends without templates.
  */
+/** ", warm from the pool of IMAGE" / ", cold (why)" for the create line: the same words as the window's notice. */
+export function howCreated(r: { warm?: boolean; warmPool?: string; warmReason?: string }): string {
+  const phrase = warmOutcomePhrase(r, poolsWereConfigured(r));
+  return phrase ? `, ${phrase}` : '';
+}
+
 function templateOutcome(info: SandboxInfo): { fromTemplate?: boolean; templateNote?: string | null } {
   const d = info.details;
   if (!d || typeof d.fromTemplate !== 'boolean') return {};
@@ -255,8 +262,7 @@ export async function main(
         const outcome = templateOutcome(r.sandbox);
         if (outcome.fromTemplate) out.stderr(`Restored from VM template ${String(r.sandbox.details?.template)}.\n`);
         out.stdout(
-          `Created sandbox ${r.sandbox.name} (${r.sandbox.backend}, ${r.sandbox.state}${r.warm ? ', warm: claimed from a pool' : ''}).\n` +
-            sandboxDetails(r.sandbox),
+          `Created sandbox ${r.sandbox.name} (${r.sandbox.backend}, ${r.sandbox.state}${howCreated(r)}).\n` + sandboxDetails(r.sandbox),
         );
       },
     );

@@ -1,6 +1,11 @@
-import { describe, expect, it } from 'vitest';
-import { thrown } from '../../test/expect-error.js';
-import { xdotoolArgs } from './agent-actions.js';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { rejectsWith, thrown } from '../../test/expect-error.js';
+import type { SandboxEnvironment } from '../sandbox/provider.js';
+import { pointerLocation, xdotoolArgs } from './agent-actions.js';
+import { desktopLayout } from './desktop-runtime.js';
 
 describe('xdotoolArgs', () => {
   it('builds argv words, never a shell line', () => {
@@ -35,5 +40,48 @@ describe('xdotoolArgs', () => {
     const err = thrown(() => xdotoolArgs(action));
     expect(err.code).toBe('invalid_input');
     expect(err.message).toMatch(msg);
+  });
+});
+
+describe('pointerLocation', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sdesk-pointer-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A "sandbox" whose xdotool fails with `stderr` the first `failures` times, then reads 12,34. */
+  function sandboxWithXdotool(failures: number, stderr: string): { env: SandboxEnvironment; calls: () => number } {
+    const bin = mkdtempSync(join(dir, 'bin-'));
+    const count = join(bin, 'count');
+    writeFileSync(count, '');
+    writeFileSync(
+      join(bin, 'xdotool'),
+      `#!/bin/sh\necho x >> '${count}'\nif [ "$(wc -l < '${count}')" -le ${failures} ]; then printf '%s\\n' '${stderr}' >&2; exit 1; fi\nprintf 'X=12\\nY=34\\nSCREEN=0\\nWINDOW=7\\n'\n`,
+    );
+    chmodSync(join(bin, 'xdotool'), 0o755);
+    const env = {
+      execPrefix: () => ['env', `PATH=${bin}:${process.env.PATH}`],
+      joinsArgv: false,
+      getTempDir: () => '/tmp',
+    } as unknown as SandboxEnvironment;
+    return { env, calls: () => readFileSync(count, 'utf8').split('\n').filter(Boolean).length };
+  }
+
+  it('reads again when a window closed under the pointer mid-read (BadWindow), as in a live Xfce desktop', async () => {
+    const { env, calls } = sandboxWithXdotool(2, 'X Error of failed request:  BadWindow (invalid Window parameter)');
+    await expect(pointerLocation(env, desktopLayout(env, 'p', 1))).resolves.toEqual({ x: 12, y: 34 });
+    expect(calls()).toBe(3);
+  });
+
+  it('does not retry other failures, and says what xdotool said', async () => {
+    const { env, calls } = sandboxWithXdotool(9, 'Error: Cannot open display :1');
+    const err = await rejectsWith(pointerLocation(env, desktopLayout(env, 'p', 1)), 'backend_unavailable');
+    expect(err.message).toMatch(/getmouselocation failed: Error: Cannot open display/);
+    expect(calls()).toBe(1);
+  });
+
+  it('gives up after a bounded number of reads when the window race never ends', async () => {
+    const { env, calls } = sandboxWithXdotool(99, 'X Error of failed request:  BadWindow (invalid Window parameter)');
+    const err = await rejectsWith(pointerLocation(env, desktopLayout(env, 'p', 1)), 'backend_unavailable');
+    expect(err.message).toMatch(/BadWindow/);
+    expect(calls()).toBe(5);
   });
 });

@@ -70,15 +70,28 @@ export async function runXdotool(env: SandboxEnvironment, layout: DesktopLayout,
     throw new SandboxDeskError('backend_unavailable', `xdotool ${action.kind} failed: ${r.stderr.trim() || `exit ${r.code}`}`);
 }
 
-/** Where the X pointer is, read inside the sandbox. */
+/**
+ * Where the X pointer is, read inside the sandbox. `xdotool getmouselocation` also looks up the client
+ * window under the pointer (XQueryTree, then WM_STATE with XGetProperty); a window that closes between
+ * those two requests (a tooltip, a menu, Xfce mapping its panel) fails the whole read with BadWindow
+ * although the pointer was read fine. That race is the desktop's, not an error: read again.
+ */
 export async function pointerLocation(env: SandboxEnvironment, layout: DesktopLayout, user?: string): Promise<{ x: number; y: number }> {
-  const r = await runIn(env, ['env', ...displayEnv(layout), 'xdotool', 'getmouselocation', '--shell'], { user });
-  const x = /X=(\d+)/.exec(r.stdout.toString())?.[1];
-  const y = /Y=(\d+)/.exec(r.stdout.toString())?.[1];
-  if (r.code !== 0 || x === undefined || y === undefined)
-    throw new SandboxDeskError('backend_unavailable', `xdotool getmouselocation failed: ${r.stderr.trim()}`);
-  return { x: Number(x), y: Number(y) };
+  for (let attempt = 1; ; attempt++) {
+    const r = await runIn(env, ['env', ...displayEnv(layout), 'xdotool', 'getmouselocation', '--shell'], { user });
+    const x = /X=(\d+)/.exec(r.stdout.toString())?.[1];
+    const y = /Y=(\d+)/.exec(r.stdout.toString())?.[1];
+    if (r.code === 0 && x !== undefined && y !== undefined) return { x: Number(x), y: Number(y) };
+    if (attempt < POINTER_READ_ATTEMPTS && WINDOW_RACE.test(r.stderr)) {
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+      continue;
+    }
+    throw new SandboxDeskError('backend_unavailable', `xdotool getmouselocation failed: ${r.stderr.trim() || `exit ${r.code}`}`);
+  }
 }
+const POINTER_READ_ATTEMPTS = 5;
+/** X errors that mean "a window went away while it was being looked at". */
+const WINDOW_RACE = /\bBad(Window|Drawable)\b/;
 
 /**
  * Checks every name with X's own keysym database (XStringToKeysym, python3 + libX11, no display

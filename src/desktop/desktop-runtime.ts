@@ -146,14 +146,27 @@ export function parseProbe(out: string): DesktopProbe {
   return probe;
 }
 
-const COPY = `
+/*
+ * The whole start in one exec: the launcher and the DevTools relay copied in from stdin (the first N bytes
+ * are the launcher, the rest the relay: dd bs=1 reads exactly N, head -c may read past them from a pipe),
+ * the launcher started detached, then its readiness file waited for. One exec, not three: each is a
+ * process spawned on the app's event loop and the engine's work at full CPU weight (a pool's fill beside
+ * a viewed desktop; a cold start's wait). Exit 3: the folder is another account's; 4: the copy failed;
+ * 5: the launch failed; 2: the launcher said why it failed; 1: not ready in time.
+ */
+const START = `
+dir=$1 script=$2 relay=$3 size=$4 disp=$5 geometry=$6 mode=$7 limit=$8
+mask=$(umask)
 umask 077
-if [ -e "$1" ] && [ ! -O "$1" ]; then echo "$1 belongs to $(stat -c %U "$1"), not to $(id -un)"; exit 3; fi
-mkdir -p "$1" && chmod 0700 "$1" && dd bs=1 count="$4" of="$2" status=none && cat > "$3"
-`;
-
-const WAIT_READY = `
-dir=$1; limit=$2
+if [ -e "$dir" ] && [ ! -O "$dir" ]; then echo "$dir belongs to $(stat -c %U "$dir"), not to $(id -un)"; exit 3; fi
+mkdir -p "$dir" && chmod 0700 "$dir" && dd bs=1 count="$size" of="$script" status=none && cat > "$relay" || exit 4
+umask "$mask"
+# A desktop killed behind the app's back (docker kill, a VM reset) leaves its readiness file: gone before
+# the launch, or the wait below would take the dead desktop's word before the new launcher removes it.
+rm -f "$dir/ready" "$dir/failed"
+# setsid -f: the launcher leads its own process group, so stop can end all of it; its output goes to a
+# file, not to this exec's pipes (which would keep the exec open).
+(cd "$dir" && setsid -f bash "$script" "$dir" "$disp" "$geometry" "$mode" </dev/null >"$dir/launcher.log" 2>&1) || exit 5
 for ((i = 0; i < limit * 50; i++)); do
   [ -e "$dir/ready" ] && exit 0
   [ -e "$dir/failed" ] && { cat "$dir/failed"; exit 2; }
@@ -164,7 +177,7 @@ echo "the desktop did not become ready within $limit s"; tail -n 5 "$dir/xvnc.lo
 
 /**
  * Copies the launcher into the sandbox and starts it detached, in a session of its own, then waits
- * (inside the sandbox, one exec) for its readiness file.
+ * (inside the sandbox, the same exec) for its readiness file.
  */
 export async function startDesktopProcess(
   env: SandboxEnvironment,
@@ -173,55 +186,38 @@ export async function startDesktopProcess(
 ): Promise<void> {
   const launcher = readFileSync(resourcePath('desktop', 'launcher.sh'));
   const relay = readFileSync(resourcePath('desktop', 'cdp-pipe.py'));
-  const script = posix.join(layout.dir, 'launcher.sh');
-  // Both files in one exec: the first N bytes are the launcher, the rest the DevTools relay (dd bs=1
-  // reads exactly N; head -c may read past them from a pipe).
-  const copy = await runIn(
-    env,
-    ['bash', '-c', COPY, 'sandbox-desk', layout.dir, script, posix.join(layout.dir, 'cdp-pipe.py'), String(launcher.length)],
-    {
-      user: opts.user,
-      input: Buffer.concat([launcher, relay]),
-    },
-  );
-  if (copy.code === 3) {
-    throw new SandboxDeskError('backend_unavailable', `cannot start the desktop: ${copy.stdout.toString('utf8').trim()}`, {
-      hint: 'a desktop of the other kind (isolated vs --grant-shell-display) did not stop cleanly: run `sandbox-desk desktop stop` first',
-    });
-  }
-  if (copy.code !== 0)
-    throw new SandboxDeskError('backend_unavailable', `could not copy the desktop launcher into the sandbox: ${copy.stderr.trim()}`);
-  // setsid -f: the launcher leads its own process group, so stop can end all of it; its output goes
-  // to a file, not to this exec's pipes (which would keep the exec open).
-  const start = await runIn(
+  const limit = opts.readyTimeoutS ?? 30;
+  const r = await runIn(
     env,
     [
       'bash',
       '-c',
-      'cd "$1" && setsid -f bash "$2" "$1" "$3" "$4" "$5" </dev/null >"$1/launcher.log" 2>&1',
+      START,
       'sandbox-desk',
       layout.dir,
-      script,
+      posix.join(layout.dir, 'launcher.sh'),
+      posix.join(layout.dir, 'cdp-pipe.py'),
+      String(launcher.length),
       String(layout.display),
       opts.geometry,
       opts.mode,
+      String(limit),
     ],
-    { user: opts.user },
+    { user: opts.user, input: Buffer.concat([launcher, relay]), timeoutMs: (limit + 10) * 1000 },
   );
-  if (start.code !== 0) throw new SandboxDeskError('backend_unavailable', `could not start the desktop: ${start.stderr.trim()}`);
-  const wait = await runIn(env, ['bash', '-c', WAIT_READY, 'sandbox-desk', layout.dir, String(opts.readyTimeoutS ?? 30)], {
-    user: opts.user,
-    timeoutMs: ((opts.readyTimeoutS ?? 30) + 10) * 1000,
-  });
-  if (wait.code !== 0) {
-    throw new SandboxDeskError(
-      'backend_unavailable',
-      `the desktop failed to start: ${wait.stdout.toString('utf8').trim() || wait.stderr.trim()}`,
-      {
-        hint: 'see the launcher logs in the sandbox: ' + layout.dir,
-      },
-    );
+  const said = r.stdout.toString('utf8').trim();
+  if (r.code === 0) return;
+  if (r.code === 3) {
+    throw new SandboxDeskError('backend_unavailable', `cannot start the desktop: ${said}`, {
+      hint: 'a desktop of the other kind (isolated vs --grant-shell-display) did not stop cleanly: run `sandbox-desk desktop stop` first',
+    });
   }
+  if (r.code === 4)
+    throw new SandboxDeskError('backend_unavailable', `could not copy the desktop launcher into the sandbox: ${r.stderr.trim()}`);
+  if (r.code === 5) throw new SandboxDeskError('backend_unavailable', `could not start the desktop: ${r.stderr.trim()}`);
+  throw new SandboxDeskError('backend_unavailable', `the desktop failed to start: ${said || r.stderr.trim() || `exit ${r.code}`}`, {
+    hint: 'see the launcher logs in the sandbox: ' + layout.dir,
+  });
 }
 
 const STOP = `

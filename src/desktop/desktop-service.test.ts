@@ -1,8 +1,15 @@
-import { describe, expect, it } from 'vitest';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SandboxEnvironment, SandboxProvider } from '../sandbox/provider.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import type { LeaseStore } from '../store/lease-store.js';
+import { resourcePath } from '../platform/project-root.js';
+import { DESKTOP_BINARIES } from './desktop-runtime.js';
 import { DesktopService } from './desktop-service.js';
+import type { DesktopStream } from './desktop-stream.js';
 
 /**
  * Which account the desktop runs as, decided from what the backend says when asked for the display
@@ -53,6 +60,31 @@ function service(
   });
 }
 
+/** A "sandbox" that is a folder of this machine (its home and temp dir), reached through `prefix`. */
+function folderSandbox(dir: string, prefix: string[]): SandboxEnvironment {
+  return {
+    user: null,
+    home: dir,
+    defaultCwd: dir,
+    cwd: null,
+    mounts: [],
+    incarnation: 'i1',
+    getTempDir: () => dir,
+    execPrefix: () => prefix,
+  };
+}
+
+/** A DesktopService over `env` whose lease the agent holds. */
+function agentDesk(env: () => SandboxEnvironment): DesktopService {
+  const leases = {
+    get: () => ({ holder: 'agent', viewerId: null, epoch: 0, since: new Date(0).toISOString(), reason: null }),
+  } as unknown as LeaseStore;
+  return new DesktopService({
+    environment: async () => env(),
+    provider: () => ({ name: 'fakebackend', supportsStreams: true }) as SandboxProvider,
+    leases,
+  });
+}
 describe('desktop account', () => {
   it('a sandbox without the display user: the desktop would run as the sandbox user, and status says shared and why', async () => {
     const s = await service({ code: 126, stdout: 'unable to find user sdesk-display: no matching entries in passwd file' }).status('sb');
@@ -174,5 +206,206 @@ describe('while a person holds control (issue 36): looking is not acting', () =>
     await expect(desk.act('sb', { kind: 'click', x: 1, y: 1 })).rejects.toMatchObject({ code: 'desktop_not_running' });
     expect(refusals).toEqual([]);
     await desk.close();
+  });
+});
+
+/**
+ * Opening a screen stream to a desktop whose account is known (issue 37: a warm desktop's first frame).
+ * This machine is the "sandbox": the exec prefix runs the words here and logs each exec's first word
+ * (bash: the probe; python3: the inbox relay), and the "desktop" is a fake Xvnc on the layout's Unix
+ * socket with the files the real probe looks for (launcher.pid naming a live process, ready).
+ */
+// Each test starts a few python3 and bash processes: seconds on a loaded 2-core machine.
+describe('screen streams of a desktop whose account is known', { timeout: 20_000 }, () => {
+  let dir: string;
+  let log: string;
+  let env: SandboxEnvironment;
+  let desk: DesktopService;
+  let fakes: Server[];
+  let peers: Socket[];
+
+  const execs = (): string[] => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : []);
+  const desktopDir = (sandbox: string): string => join(dir, `sandbox-desk-desktop-${sandbox}`);
+
+  /** A desktop that the probe reads as running: an Xvnc greeting on rfb.sock, a live pid, ready. */
+  async function fakeDesktop(sandbox: string): Promise<void> {
+    const d = desktopDir(sandbox);
+    mkdirSync(d, { recursive: true });
+    writeFileSync(join(d, 'launcher.pid'), String(process.pid));
+    writeFileSync(join(d, 'ready'), '');
+    const fake = createServer((s) => {
+      peers.push(s);
+      s.on('error', () => undefined);
+      s.write('RFB 003.008\n');
+    });
+    fakes.push(fake);
+    await new Promise<void>((r) => fake.listen(join(d, 'rfb.sock'), r));
+  }
+
+  const greeting = (s: DesktopStream): Promise<string> =>
+    new Promise((resolve, reject) => {
+      let got = '';
+      s.stdout.on('data', (d: Buffer) => {
+        got += d.toString();
+        if (got.includes('\n')) resolve(got);
+      });
+      s.once('close', () => reject(new Error(`closed after ${JSON.stringify(got)}`)));
+    });
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'dsvc-stream-'));
+    log = join(dir, 'execs.log');
+    fakes = [];
+    peers = [];
+    // The "sandbox" sees the host folder at the same path.
+    env = { ...folderSandbox(dir, ['sh', '-c', 'printf "%s\\n" "$1" >> "$0"; exec "$@"', log]), inbox: { hostDir: dir, sandboxDir: dir } };
+    desk = agentDesk(() => env);
+  });
+
+  afterEach(async () => {
+    await desk.close();
+    for (const p of peers) p.destroy();
+    for (const f of fakes) await new Promise((r) => f.close(r));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a handed-over desktop (its account learnt at the fill) opens its first stream with the relay alone, no probe', async () => {
+    await fakeDesktop('claimed');
+    mkdirSync(desktopDir('pool-m'));
+    await desk.status('pool-m'); // what the pool's start of the member learns: the account
+    expect(desk.handedOver('pool-m', 'claimed', env)).toBe(true);
+    rmSync(log, { force: true });
+    const stream = await desk.openScreenStream('claimed');
+    expect(await greeting(stream)).toBe('RFB 003.008\n');
+    stream.kill();
+    expect(execs()).toEqual(['python3']);
+  });
+
+  it('a handed-over desktop that is gone is probed when its stream fails, and reads desktop_not_running as before', async () => {
+    await fakeDesktop('claimed');
+    await desk.status('claimed');
+    // The desktop ends behind the service's back: its socket and readiness go.
+    for (const f of fakes.splice(0)) await new Promise((r) => f.close(r));
+    rmSync(join(desktopDir('claimed'), 'ready'));
+    rmSync(log, { force: true });
+    await expect(desk.openScreenStream('claimed')).rejects.toMatchObject({
+      code: 'desktop_not_running',
+      message: 'the desktop of sandbox claimed is not running',
+    });
+    expect(execs()).toEqual(['python3', 'bash']);
+  });
+
+  it('nothing known here (another process filled the pool): the claim is told to take it up by a probe', () => {
+    expect(desk.handedOver('pool-elsewhere', 'claimed', env)).toBe(false);
+  });
+
+  it('a stream opened ahead at the fill is the first stream after the claim (no exec at all), once', async () => {
+    await fakeDesktop('pool-m');
+    const ahead = await desk.openAhead('pool-m');
+    // The claim moves the folder and leaves the old name a link (desktop-handover.ts).
+    symlinkSync(desktopDir('pool-m'), desktopDir('claimed'));
+    expect(desk.handedOver('pool-m', 'claimed', env, ahead)).toBe(true);
+    rmSync(log, { force: true });
+    const first = await desk.openScreenStream('claimed');
+    expect(first).toBe(ahead);
+    // The greeting waited unread since the fill: the taker starts a fresh RFB session.
+    expect(await greeting(first)).toBe('RFB 003.008\n');
+    expect(execs()).toEqual([]);
+    const second = await desk.openScreenStream('claimed');
+    expect(second).not.toBe(ahead);
+    expect(await greeting(second)).toBe('RFB 003.008\n');
+    expect(execs()).toEqual(['python3']);
+    first.kill();
+    second.kill();
+  });
+
+  it('a stream opened ahead that ended while waiting (the desktop died) is not handed out: the next open probes', async () => {
+    await fakeDesktop('claimed');
+    const ahead = await desk.openAhead('claimed');
+    desk.handedOver('claimed', 'claimed', env, ahead);
+    const closed = new Promise<void>((r) => ahead.once('close', () => r()));
+    for (const p of peers) p.destroy();
+    for (const f of fakes.splice(0)) await new Promise((r) => f.close(r));
+    rmSync(join(desktopDir('claimed'), 'ready'));
+    await closed;
+    await expect(desk.openScreenStream('claimed')).rejects.toMatchObject({ code: 'desktop_not_running' });
+  });
+});
+
+describe("a pool member's desktop start (startPooled)", { timeout: 20_000 }, () => {
+  let dir: string;
+  let log: string;
+  let env: SandboxEnvironment;
+  let desk: DesktopService;
+
+  /** Which of the desktop's scripts each exec ran, in order (the prefix writes one word per exec). */
+  const execs = (): string[] => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : []);
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'dsvc-pooled-'));
+    log = join(dir, 'execs.log');
+    // The "sandbox" is this machine, its desktop's binaries stubs (the probe asks for them); the launch
+    // itself is faked (no Xvnc here) by a `setsid` that only writes the launcher's readiness file, which the
+    // real start script then finds.
+    const bin = join(dir, 'bin');
+    mkdirSync(bin);
+    for (const b of DESKTOP_BINARIES) writeFileSync(join(bin, b), '#!/bin/sh\n', { mode: 0o755 });
+    writeFileSync(join(bin, 'setsid'), '#!/bin/sh\n: > "$4/ready"\n', { mode: 0o755 });
+    const prefix = `export PATH="${bin}:$PATH"
+case "$3" in
+  *"printf 'whoami"*) t=probe ;; *setsid*) t=start ;; *"sudo -n"*) t=isolation ;; *) t=$1 ;;
+esac
+printf '%s\\n' "$t" >> "$0"
+exec "$@"`;
+    env = folderSandbox(dir, ['sh', '-c', prefix, log]);
+    desk = agentDesk(() => env);
+  });
+
+  afterEach(async () => {
+    await desk.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs the probe and the start (copy, launch, readiness wait: one exec) only: no status round, nothing told (no operation, no event), and the account known for the claim', async () => {
+    const told: string[] = [];
+    desk.onStatusChanged((c) => told.push(`${c.sandbox} ${c.cause}`));
+    expect(await desk.startPooled('pool-m')).toEqual({ running: true, reason: null });
+    // Each exec is a process spawned on the service's event loop plus the engine's work beside a viewed desktop.
+    expect(execs()).toEqual(['probe', 'start']);
+    expect(told).toEqual([]);
+    // The one exec copied both files whole from its stdin (the launcher's length splits them) into a 0700 folder.
+    const d = join(dir, 'sandbox-desk-desktop-pool-m');
+    expect(readFileSync(join(d, 'launcher.sh'))).toEqual(readFileSync(resourcePath('desktop', 'launcher.sh')));
+    expect(readFileSync(join(d, 'cdp-pipe.py'))).toEqual(readFileSync(resourcePath('desktop', 'cdp-pipe.py')));
+    expect(statSync(d).mode & 0o777).toBe(0o700);
+    // What the claim needs is learnt all the same: the account, so the claimer's first stream needs no probe.
+    expect(desk.handedOver('pool-m', 'claimed', env)).toBe(true);
+    expect(told).toEqual(['claimed started']);
+  });
+
+  it('a launcher that fails says why, from the same exec', async () => {
+    writeFileSync(join(dir, 'bin', 'setsid'), '#!/bin/sh\necho "Xvnc: no free display" > "$4/failed"\n', { mode: 0o755 });
+    await expect(desk.startPooled('pool-m')).rejects.toMatchObject({
+      code: 'backend_unavailable',
+      message: 'the desktop failed to start: Xvnc: no free display',
+    });
+    expect(execs()).toEqual(['probe', 'start']);
+  });
+
+  it("a readiness file left by a desktop killed behind the app's back does not count: the start waits for its own launcher's word", async () => {
+    // The killed desktop's folder, with its `ready`; this launcher fails, a moment after it was started.
+    const layoutDir = join(dir, 'sandbox-desk-desktop-pool-m');
+    mkdirSync(layoutDir, { mode: 0o700 });
+    writeFileSync(join(layoutDir, 'ready'), '');
+    writeFileSync(join(dir, 'bin', 'setsid'), '#!/bin/sh\n(sleep 0.3; echo "Xvnc: no free display" > "$4/failed") &\n', { mode: 0o755 });
+    await expect(desk.startPooled('pool-m')).rejects.toMatchObject({ message: 'the desktop failed to start: Xvnc: no free display' });
+  });
+
+  it("a person's start of the same desktop goes on to a status round and tells it (what a pool member is spared)", async () => {
+    const told: string[] = [];
+    desk.onStatusChanged((c) => told.push(`${c.sandbox} ${c.cause}`));
+    await desk.start('mine', { record: false });
+    expect(execs()).toEqual(['probe', 'start', 'probe']);
+    expect(told).toEqual(['mine starting', 'mine started']);
   });
 });

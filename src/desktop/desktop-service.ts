@@ -145,6 +145,8 @@ export class DesktopService {
   /** Which account reaches each sandbox's desktop, learnt by a probe; dropped when an action fails. */
   private readonly accounts = new Map<string, { env: SandboxEnvironment; user: string | undefined }>();
   private readonly placements = new Map<string, PlacementSetting>();
+  /** Screen streams handed over with claimed pooled desktops, until their first viewer takes them (openAhead). */
+  private readonly ahead = new Map<string, { env: SandboxEnvironment; stream: DesktopStream; timer: NodeJS.Timeout; closed: boolean }>();
   /**
    * The live agent connection of each sandbox's running desktop. Kept here, per sandbox, until the
    * EnvironmentManager's per-incarnation DisposableStore lands (branch layers): it belongs there.
@@ -215,6 +217,7 @@ export class DesktopService {
       if (this.stopping.has(sandbox)) return; // this process is stopping it: stop() says so
       if (how === 'crashed') this.crashes.set(sandbox, { how, at: new Date().toISOString(), detail });
       this.dropConnection(sandbox);
+      this.dropAhead(sandbox);
       this.accounts.delete(sandbox);
       this.statusChanged.fire({ sandbox, cause: how, running: false, reason: detail });
     });
@@ -487,12 +490,46 @@ export class DesktopService {
         `cannot start a desktop in sandbox ${sandbox}: ${missingReason(probe.missing, t.placement.where)}`,
       );
     }
-    const mode: DesktopMode = opts.grantShellDisplay ? 'granted' : noDisplayUser ? 'shared' : 'isolated';
-    const user = mode === 'isolated' ? DISPLAY_USER : undefined;
-    const tcg = await this.underTcg(sandbox);
-    await startDesktopProcess(env, layout, { geometry, mode, user, ...(tcg ? { readyTimeoutS: TCG_EXEC_MS / 1000 } : {}) });
-    this.accounts.set(sandbox, { env, user });
+    await this.launch(
+      sandbox,
+      { env, layout },
+      { geometry, mode: opts.grantShellDisplay ? 'granted' : noDisplayUser ? 'shared' : 'isolated' },
+    );
     return this.startRecording(sandbox);
+  }
+
+  /** Starts the desktop's processes (not running: probed just before) and remembers the account it runs as. */
+  private async launch(
+    sandbox: string,
+    t: { env: SandboxEnvironment; layout: DesktopLayout },
+    opts: { geometry: string; mode: DesktopMode },
+  ): Promise<void> {
+    const user = opts.mode === 'isolated' ? DISPLAY_USER : undefined;
+    const tcg = await this.underTcg(sandbox);
+    await startDesktopProcess(t.env, t.layout, { ...opts, user, ...(tcg ? { readyTimeoutS: TCG_EXEC_MS / 1000 } : {}) });
+    this.accounts.set(sandbox, { env: t.env, user });
+  }
+
+  /**
+   * A pooled member's desktop, started for the pool (src/pool/) while a person may be watching another
+   * desktop: only the work the pool needs — one probe, the launch, its readiness wait. `start` goes on to
+   * a status round (a second probe, and the isolation check as the sandbox user: two `docker exec`s the
+   * pool throws away, each a process spawned on this event loop plus the engine's work at full CPU
+   * weight), tells 'starting'/'started' (an operation row and a pushed event for a sandbox no list
+   * shows) and follows the desktop (while a client listens, the watch's relay to a member nobody views).
+   * The claim tells and follows it under its new name (`handedOver`); the account learnt here goes with it.
+   */
+  async startPooled(member: string): Promise<{ running: boolean; reason: string | null }> {
+    const t = await this.target(member);
+    const { env, layout, probe, noDisplayUser } = await this.locate(member, t);
+    if (probe.running) return { running: true, reason: null };
+    if (probe.missing.some((b) => b !== 'chromium')) return { running: false, reason: missingReason(probe.missing, t.placement.where) };
+    await this.launch(
+      member,
+      { env, layout },
+      { geometry: this.host.defaultGeometry ?? '1280x800', mode: noDisplayUser ? 'shared' : 'isolated' },
+    );
+    return { running: true, reason: null };
   }
 
   /**
@@ -512,6 +549,7 @@ export class DesktopService {
       this.watch.unwatch(sandbox);
       await this.recordings?.stop(sandbox);
       this.dropConnection(sandbox);
+      this.dropAhead(sandbox);
       await this.closeBridge(sandbox);
       const { env, layout, user } = await this.locate(sandbox, await this.target(sandbox));
       await stopDesktopProcess(env, layout, user);
@@ -579,8 +617,122 @@ export class DesktopService {
    * The caller owns the process: its stdin/stdout are the RFB bytes.
    */
   async openScreenStream(sandbox: string): Promise<DesktopStream> {
-    const { env, layout, user } = await this.running(sandbox);
-    return this.tied(env, await this.streams.open(env, layout.socket, user));
+    const t = await this.target(sandbox);
+    const ahead = this.takeAhead(sandbox, t.env);
+    if (ahead) return this.tied(t.env, ahead);
+    const { env, stream } = await this.openStream(sandbox, t);
+    return this.tied(env, stream);
+  }
+
+  /**
+   * A new stream to the desktop, not yet tied to its incarnation. Where the account is known (this
+   * process started the desktop, probed it, or the pool handed it over) there is no probe before the
+   * relay — on a warm desktop's create → first frame the probe was a whole exec — and the desktop is
+   * probed only when the relay cannot reach it, so a stopped one still reads as desktop_not_running.
+   */
+  private async openStream(
+    sandbox: string,
+    t: { env: SandboxEnvironment; layout: DesktopLayout },
+  ): Promise<{ env: SandboxEnvironment; stream: DesktopStream }> {
+    const known = this.accounts.get(sandbox);
+    if (!known || known.env !== t.env) {
+      const { env, layout, user } = await this.running(sandbox);
+      return { env, stream: await this.streams.open(env, layout.socket, user) };
+    }
+    let opened: { stream: DesktopStream; via: 'inbox' | 'stdio' };
+    try {
+      opened = await this.streams.openSaying(t.env, t.layout.socket, known.user);
+    } catch (err) {
+      // The socket is not there (or not for this account): probed, so a stopped desktop reads as
+      // desktop_not_running as it did, and one restarted as another account is reached as that one.
+      this.accounts.delete(sandbox);
+      const l = await this.locate(sandbox, t).catch(() => null);
+      if (l && !l.probe.running) throw this.notRunning(sandbox);
+      if (!l || l.user === known.user) throw err;
+      return { env: l.env, stream: await this.streams.open(l.env, l.layout.socket, l.user) };
+    }
+    if (opened.via === 'inbox') return { env: t.env, stream: opened.stream };
+    // The stdio relay starts whether or not the socket is there: probed as without a known account.
+    try {
+      const l = await this.running(sandbox);
+      if (l.user === known.user) return { env: t.env, stream: opened.stream };
+      opened.stream.kill();
+      return { env: l.env, stream: await this.streams.open(l.env, l.layout.socket, l.user) };
+    } catch (err) {
+      opened.stream.kill();
+      throw err;
+    }
+  }
+
+  /**
+   * A pooled sandbox's running desktop handed over at a claim (src/pool/): started by the pool under the
+   * member's name, now the user's under `to`. What this process learnt at its start — the account it
+   * runs as — follows the name, so the first screen stream opens without a probe; it is told as started
+   * and recorded as configured. False (nothing known here: another process filled the pool): the caller
+   * takes it up with `start`, which probes.
+   */
+  handedOver(from: string, to: string, env: SandboxEnvironment, ahead?: DesktopStream): boolean {
+    const known = this.accounts.get(from);
+    this.accounts.delete(from);
+    if (!known) {
+      ahead?.kill();
+      return false;
+    }
+    this.accounts.set(to, { env, user: known.user });
+    if (ahead) this.keepAhead(to, env, ahead);
+    this.crashes.delete(to);
+    this.statusChanged.fire({ sandbox: to, cause: 'started', running: true, reason: null });
+    if (this.adoptRunning) this.recordings?.ensure(to);
+    this.follow(to);
+    return true;
+  }
+
+  /**
+   * A screen stream to a pooled member's desktop, opened at the fill (before the member is paused) and
+   * handed over with it at the claim (`handedOver`), so the claimer's first stream costs no exec: its relay
+   * is connected to Xvnc already, and the RFB greeting waits unread, so whoever takes it starts a fresh
+   * RFB session (the first frame is the screen as it is then). Not tied to the member's incarnation: that
+   * ends at the claim, and the claimed one's store takes the stream when it is used.
+   */
+  async openAhead(member: string): Promise<DesktopStream> {
+    // Right after the pool's start of the desktop: its account is known, so no probe (openStream).
+    return (await this.openStream(member, await this.target(member))).stream;
+  }
+
+  /** A handed-over stream waits at most this long for the first viewer; then it is closed (no idle relay left behind). */
+  static readonly AHEAD_KEEP_MS = 60_000;
+
+  private keepAhead(sandbox: string, env: SandboxEnvironment, stream: DesktopStream): void {
+    this.dropAhead(sandbox);
+    const timer = setTimeout(() => this.dropAhead(sandbox), DesktopService.AHEAD_KEEP_MS);
+    timer.unref();
+    const entry = { env, stream, timer, closed: false };
+    stream.once('close', () => {
+      entry.closed = true;
+      if (this.ahead.get(sandbox) === entry) this.dropAhead(sandbox);
+    });
+    this.ahead.set(sandbox, entry);
+  }
+
+  /** The handed-over stream, once, if it is still open and for this incarnation. */
+  private takeAhead(sandbox: string, env: SandboxEnvironment): DesktopStream | null {
+    const a = this.ahead.get(sandbox);
+    if (!a) return null;
+    this.ahead.delete(sandbox);
+    clearTimeout(a.timer);
+    if (a.closed || a.env !== env) {
+      a.stream.kill();
+      return null;
+    }
+    return a.stream;
+  }
+
+  private dropAhead(sandbox: string): void {
+    const a = this.ahead.get(sandbox);
+    if (!a) return;
+    this.ahead.delete(sandbox);
+    clearTimeout(a.timer);
+    a.stream.kill();
   }
 
   /** Registers an exec stream in its incarnation's store: a restart or stop ends it; its own end forgets it. */
@@ -989,6 +1141,7 @@ export class DesktopService {
     this.actionRefused.dispose();
     for (const name of [...this.screens.keys()]) this.closeScreen(name);
     for (const name of [...this.bridges.keys()]) await this.closeBridge(name);
+    for (const name of [...this.ahead.keys()]) this.dropAhead(name);
     this.streams.dispose();
   }
 }

@@ -90,21 +90,35 @@ export class DesktopStreams implements IDisposable {
   constructor(private readonly connectMs = INBOX_CONNECT_MS) {}
 
   async open(env: SandboxEnvironment, socket: string, user: string | undefined): Promise<DesktopStream> {
+    return (await this.openSaying(env, socket, user)).stream;
+  }
+
+  /**
+   * open(), and which path the stream took. Through the inbox the relay has connected to the desktop's
+   * socket before it is returned (a socket that is not there throws desktop_not_running); the stdio relay
+   * is returned as soon as it is spawned, whether or not the socket is there.
+   */
+  async openSaying(
+    env: SandboxEnvironment,
+    socket: string,
+    user: string | undefined,
+  ): Promise<{ stream: DesktopStream; via: StreamOpened['via'] }> {
     const why = this.whyNotInbox(env);
-    if (why) return this.stdio(env, socket, user, why);
+    if (why) return { stream: this.stdio(env, socket, user, why), via: 'stdio' };
     const inbox = env.inbox!;
     let listening: Inbox;
     try {
       listening = await this.inboxIn(inbox.hostDir);
     } catch (err) {
-      return this.stdio(env, socket, user, this.remember(env, `cannot listen in ${inbox.hostDir}: ${(err as Error).message}`));
+      const reason = this.remember(env, `cannot listen in ${inbox.hostDir}: ${(err as Error).message}`);
+      return { stream: this.stdio(env, socket, user, reason), via: 'stdio' };
     }
     const r = await this.throughInbox(env, listening, `${inbox.sandboxDir}/${listening.socketName}`, socket, user);
     if ('stream' in r) {
       this.opened.fire({ via: 'inbox' });
-      return r.stream;
+      return { stream: r.stream, via: 'inbox' };
     }
-    return this.stdio(env, socket, user, this.remember(env, r.fallback));
+    return { stream: this.stdio(env, socket, user, this.remember(env, r.fallback)), via: 'stdio' };
   }
 
   private whyNotInbox(env: SandboxEnvironment): string | null {

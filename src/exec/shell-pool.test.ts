@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LocalProvider } from '../sandbox/local/local-provider.js';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
 import { DisposableStore } from '../shared/lifecycle.js';
+import { SessionShell } from './session-shell.js';
 import { ShellPool } from './shell-pool.js';
 
 async function localEnv(): Promise<SandboxEnvironment> {
@@ -26,6 +27,31 @@ describe('ShellPool (real local bash)', () => {
     expect(a1.shell).toBe(a2.shell);
     expect(b.shell).not.toBe(a1.shell);
     expect(pool.size).toBe(2);
+  });
+
+  it('adopt: a shell opened ahead becomes the session’s (its first command runs in it, in the directory it names); refused for another incarnation, another exec prefix or a session that has one', async () => {
+    const scopes = new Map<SandboxEnvironment, DisposableStore>();
+    pool = new ShellPool({ idleMs: 60_000, scopeOf: (e) => scopes.get(e) ?? null });
+    const env = await localEnv();
+    scopes.set(env, new DisposableStore());
+    const prefix = env.execPrefix({ interactive: false })!;
+    const ahead = await SessionShell.open(env, undefined);
+    const other = Object.assign(Object.create(env) as SandboxEnvironment, { incarnation: 'next' });
+    expect(pool.adopt('s', 'a', undefined, other, ahead, prefix)).toBe(false);
+    expect(pool.adopt('s', 'a', undefined, env, ahead, [...prefix, 'sudo'])).toBe(false);
+    expect(pool.hasLive('s', 'a', undefined)).toBe(false);
+    expect(pool.adopt('s', 'a', undefined, env, ahead, prefix)).toBe(true);
+    expect(pool.hasLive('s', 'a', undefined)).toBe(true);
+    const got = await pool.acquire('s', 'a', undefined, env);
+    expect(got).toEqual({ shell: ahead, dropped: null });
+    expect((await got.shell.run(req('pwd'))).end).toMatchObject({ exitCode: 0, cwd: '/tmp' });
+    // A session that has its shell keeps it.
+    const second = await SessionShell.open(env, undefined);
+    expect(pool.adopt('s', 'a', undefined, env, second, prefix)).toBe(false);
+    second.close();
+    // Adopted means registered in the incarnation's store: it ends with it.
+    scopes.get(env)!.dispose();
+    expect(pool.hasLive('s', 'a', undefined)).toBe(false);
   });
 
   it('closes shells idle for longer than the configured time, never a busy one', async () => {

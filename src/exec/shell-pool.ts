@@ -108,6 +108,33 @@ export class ShellPool {
     }
   }
 
+  /**
+   * Takes a shell opened ahead (a warm pool's, while its sandbox waited under another name) as the
+   * session's shell, so the session's first command pays no shell start. Only a live shell of this
+   * incarnation, started exactly as this environment would start it (same `docker exec` prefix: user,
+   * proxy variables), where the session has none yet; false (the caller closes it) otherwise. The
+   * shell carries no cwd of its own: every command names the directory it starts in.
+   */
+  adopt(
+    sandbox: string,
+    session: string,
+    user: string | undefined,
+    env: SandboxEnvironment,
+    shell: SessionShell,
+    openedWith: string[],
+  ): boolean {
+    const key = ShellPool.key(sandbox, session, user);
+    if (!shell.alive || shell.incarnation !== env.incarnation || this.shells.has(key) || this.opening.has(key)) return false;
+    if (JSON.stringify(env.execPrefix({ user, interactive: false })) !== JSON.stringify(openedWith)) return false;
+    const scope = this.opts.scopeOf?.(env) ?? null;
+    const added: Entry = { sandbox, session, shell, scope, registration: null };
+    shell.onLateOutput((late) => this.opts.onLateOutput?.({ sandbox, session }, late));
+    shell.lastUsedAt = Date.now();
+    this.shells.set(key, added);
+    if (scope) added.registration = scope.add(toDisposable(() => this.retire(key, added)));
+    return true;
+  }
+
   /** true when the session has a shell that is up: a command can go straight to it. */
   hasLive(sandbox: string, session: string, user: string | undefined): boolean {
     const key = ShellPool.key(sandbox, session, user);

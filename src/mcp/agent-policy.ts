@@ -7,7 +7,9 @@ import { ANY_SANDBOX, DEFAULT_AGENT_POLICY, type AgentPolicy, type AgentScope } 
  *  - only the sandboxes of its scope (others are invisible in sandbox_list and refused by name);
  *  - commands as the sandbox's own user only, unless the config allows others (`agents.allowOtherUsers`);
  *  - no host mounts and no lease or control: no tool offers them (sandbox creation and the lease are
- *    the UI's, behind its token).
+ *    the UI's, behind its token);
+ *  - no host-level settings: warm pools are listed (pool_list) but set and drained only by a person
+ *    (a pool holds host memory and is saved in the config), like tokens, images and plugins.
  */
 export class AgentGuard {
   constructor(

@@ -14,6 +14,7 @@ import type { SandboxDesk } from '../api/sandbox-desk.js';
 import type { Frame } from '../desktop/desktop-service.js';
 import type { DesktopStatus } from '../shared/desktop-types.js';
 import type { NetworkLogEntry } from '../shared/network-policy.js';
+import type { PoolsView } from '../shared/pool-types.js';
 import type { ExecResult } from '../shared/exec-result.js';
 import type { ReplayEvent } from '../shared/replay-types.js';
 import { createMcpServer } from './mcp-server.js';
@@ -121,6 +122,36 @@ const connection: NetworkLogEntry = {
   reason: 'not on the allow list',
   process: null,
 };
+// A full pool and one that stopped on a full disk: what `pool list` shows, with nothing faked in the tool.
+const poolsView: PoolsView = {
+  memoryBudgetMiB: 2048,
+  memoryMiB: 1280,
+  refilling: true,
+  pools: [
+    {
+      key: '0a1b2c3d4e',
+      template: { image: 'sandbox-desk/base:latest', cpus: null, memoryMiB: null, desktop: false },
+      description: 'sandbox-desk/base:latest',
+      size: 1,
+      ready: 1,
+      filling: 0,
+      state: 'full',
+      warning: null,
+      memoryMiB: 256,
+    },
+    {
+      key: '5f6a7b8c9d',
+      template: { image: 'sandbox-desk/desktop:latest', cpus: 2, memoryMiB: 2048, desktop: true },
+      description: 'sandbox-desk/desktop:latest, cpus 2, memory 2048 MiB, desktop',
+      size: 1,
+      ready: 0,
+      filling: 0,
+      state: 'stopped',
+      warning: 'the disk is full (no space left on device)',
+      memoryMiB: 1024,
+    },
+  ],
+};
 const events: ReplayEvent[] = [{ at: '2026-01-02T03:04:05.000Z', kind: 'command', summary: 'ls', session: 'default' }];
 
 /** The part of the core the tested tools reach; `since` is what replay_events passed on. */
@@ -149,6 +180,7 @@ function fakeDesk() {
     checkpoints: { list: async () => [checkpointInfo] },
     sandboxNetwork: async () => ({ mode: 'allow', allow: ['pypi.org'] }),
     network: { log: () => [connection] },
+    pools: { list: () => poolsView },
     replay: {
       events: (sandbox: string, range: { since?: string; until?: string }) => {
         seen.push(range);
@@ -311,6 +343,52 @@ describe('execute_shell_command: an over-large result (issue 34)', () => {
       expect(sc.stdout.length).toBeGreaterThan(500_000);
       expect(JSON.parse(r.content[0]!.text!)).toEqual(sc);
       expect((sc.warnings as { code: string }[]).map((w) => w.code)).toContain('output_truncated');
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('warm pools over MCP (issue 37): pool_list, read-only', () => {
+  /** A scoped agent's server: the scope must not hide the pools (they are nobody's sandboxes). */
+  async function scopedClient() {
+    const { desk } = fakeDesk();
+    const logged: { tool: string; sandbox: string | null; error: string | null }[] = [];
+    (desk.store as unknown as { callLog: { append: (e: (typeof logged)[number]) => void } }).callLog.append = (e) => void logged.push(e);
+    const client = new Client({ name: 'unit', version: '1.0.0' });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await createMcpServer(desk, { scope: { tools: 'mcp', sandboxes: ['demo'] } }).connect(a);
+    await client.connect(b);
+    return { client, logged };
+  }
+
+  it('pool_list answers each pool (template, ready/size, state, a stopped pool’s warning) and the budget as structuredContent', async () => {
+    const { client, logged } = await scopedClient();
+    try {
+      // The official client validates structuredContent against the outputSchema: a pass is that check too.
+      const r = (await client.callTool({ name: 'pool_list', arguments: {} })) as Result;
+      expect(r.isError, r.content[0]?.text).toBeFalsy();
+      expect(r.structuredContent).toEqual(poolsView);
+      expect(JSON.parse(r.content[0]!.text!)).toEqual(poolsView);
+      expect(logged).toEqual([expect.objectContaining({ tool: 'pool_list', sandbox: null, error: null })]);
+      // Arguments are refused by the strict input schema (an agent cannot slip a size in).
+      const sized = (await client.callTool({ name: 'pool_list', arguments: { size: 3 } })) as Result;
+      expect(sized.isError).toBe(true);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('no tool sets or drains a pool or creates a sandbox: those are the person’s (CLI, UI token)', async () => {
+    const { client } = await scopedClient();
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toContain('pool_list');
+      expect(names.filter((n) => /^pool_/.test(n))).toEqual(['pool_list']);
+      expect(names.filter((n) => /create_sandbox|sandbox_create|pool_set|pool_drain/.test(n))).toEqual([]);
+      const set = (await client.callTool({ name: 'pool_set', arguments: { size: 2 } })) as Result;
+      expect(set.isError).toBe(true);
+      expect(set.content[0]!.text).toMatch(/pool_set not found/);
     } finally {
       await client.close();
     }

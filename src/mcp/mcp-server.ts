@@ -3,6 +3,7 @@
 // limits and the transports are modules of their own beside it.
 import { registerReplayTools } from './replay-tools.js';
 import { registerControlTools } from './control-tools.js';
+import { registerPoolTools } from './pool-tools.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -742,6 +743,7 @@ export function createMcpServer(desk: SandboxDesk, opts: McpOptions = {}): McpSe
   registerCheckpointTools(server, desk, { tool, guard });
   registerReplayTools(server, desk, { tool, guard });
   registerControlTools(server, desk, { tool, guard });
+  registerPoolTools(server, desk, { tool, guard });
 
   return server;
 }

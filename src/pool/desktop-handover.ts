@@ -1,37 +1,41 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { SandboxDeskError } from '../shared/errors.js';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
 import { desktopLayout } from '../desktop/desktop-runtime.js';
-
-const run = promisify(execFile);
+import type { PoolEngine } from './pool-engine.js';
 
 /*
- * A running desktop's folder inside the sandbox is named after the sandbox (desktop-runtime.ts). A
- * claimed sandbox changes its name, so the folder moves with it: renamed (Xvnc's and Chromium's sockets
- * move with their folder), and the old name left as a link to the new one, because the desktop's own
- * processes (Xfce starting an app with XAUTHORITY in its environment) still know the old path.
- * Idempotent: a folder already moved is left alone. Run at the claim, before anyone else has the sandbox.
+ * A running desktop's folder inside the sandbox is named after the sandbox (desktop-runtime.ts:
+ * `<tmp>/sandbox-desk-desktop-<name>`). A claimed sandbox changes its name, so the folder moves with
+ * it: renamed (Xvnc's and Chromium's sockets move with their folder), and the old name left as a link
+ * to the new one, because the desktop's own processes (Xfce starting an app with XAUTHORITY in its
+ * environment) still know the old path. Idempotent: a folder already moved is left alone. Run at the
+ * claim, before anyone else has the sandbox, through the engine's API (a `docker exec` CLI process
+ * alone cost the claimer hundreds of milliseconds on a busy machine).
  */
 const SCRIPT = `old=$1 new=$2
 if [ -d "$old" ] && [ ! -L "$old" ] && [ ! -e "$new" ]; then mv -- "$old" "$new" && ln -s -- "$new" "$old" || exit 1; fi
 [ -d "$new" ]`;
 
-export async function moveDesktopDir(env: SandboxEnvironment, from: string, to: string): Promise<void> {
-  const prefix = env.execPrefix({ user: 'root', interactive: false });
-  if (!prefix) throw new SandboxDeskError('backend_unavailable', 'the sandbox cannot run commands: its desktop cannot be handed over');
+export async function moveDesktopDir(
+  engine: PoolEngine,
+  containerId: string,
+  env: SandboxEnvironment,
+  from: string,
+  to: string,
+): Promise<void> {
   // The display number is not part of the folder's name; 0 stands in.
   const oldDir = desktopLayout(env, from, 0).dir;
   const newDir = desktopLayout(env, to, 0).dir;
+  let why: string;
   try {
-    await run(prefix[0]!, [...prefix.slice(1), 'sh', '-c', SCRIPT, 'sh', oldDir, newDir], { timeout: 15_000 });
+    const r = await engine.run(containerId, ['sh', '-c', SCRIPT, 'sh', oldDir, newDir], { user: 'root', timeoutMs: 15_000 });
+    if (r.code === 0) return;
+    why = `exit ${r.code}${r.output.trim() ? `: ${r.output.trim()}` : ''}`;
   } catch (err) {
-    throw new SandboxDeskError(
-      'backend_unavailable',
-      `the pooled desktop's folder could not follow the sandbox's new name (${oldDir} → ${newDir})`,
-      {
-        cause: err,
-      },
-    );
+    why = err instanceof Error ? err.message : String(err);
   }
+  throw new SandboxDeskError(
+    'backend_unavailable',
+    `the pooled desktop's folder could not follow the sandbox's new name (${oldDir} → ${newDir}): ${why}`,
+  );
 }

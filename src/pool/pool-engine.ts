@@ -1,6 +1,7 @@
 import { cpus, totalmem } from 'node:os';
 import Docker from 'dockerode';
 import type { DockerEndpoint } from '../sandbox/docker/docker-endpoint.js';
+import { runInContainer } from '../sandbox/docker/docker-api-exec.js';
 
 /** Labels every pooled container carries (set at creation; Docker never changes a container's labels). */
 export const POOL_LABEL = 'io.sandbox-desk.pool';
@@ -11,7 +12,10 @@ export { CREATED_AS_LABEL } from '../sandbox/docker/docker-inbox.js';
 export interface PooledContainer {
   id: string;
   name: string;
+  /** Its processes exist (a paused container's too: frozen, not ended). */
   running: boolean;
+  /** Frozen by the cgroup freezer (`docker pause`): how an idle pooled desktop waits, using no CPU. */
+  paused: boolean;
   imageId: string;
   labels: Record<string, string>;
 }
@@ -38,6 +42,15 @@ export interface PoolEngine {
   setLimits(id: string, limits: PoolLimits): Promise<void>;
   /** Idempotent: a container already so named is left alone. */
   rename(id: string, name: string): Promise<void>;
+  /** Freezes the container (`docker pause`); one already paused is left alone. */
+  pause(id: string): Promise<void>;
+  /** Thaws the container; one not paused is left alone (a claim finished again after a crash). */
+  unpause(id: string): Promise<void>;
+  /**
+   * Runs a short command in the container through the engine's API (no `docker` CLI process to start:
+   * at a claim every exec costs the claimer's wait). Its exit code and its output (stdout and stderr).
+   */
+  run(id: string, argv: string[], opts: { user: string; timeoutMs: number }): Promise<{ code: number | null; output: string }>;
 }
 
 const statusOf = (err: unknown): number | undefined => (err as { statusCode?: number })?.statusCode;
@@ -65,7 +78,8 @@ export class DockerPoolEngine implements PoolEngine {
       return {
         id: i.Id,
         name: i.Name.replace(/^\//, ''),
-        running: i.State.Running && !i.State.Paused,
+        running: i.State.Running,
+        paused: i.State.Paused,
         imageId: i.Image,
         labels: i.Config.Labels ?? {},
       };
@@ -83,7 +97,8 @@ export class DockerPoolEngine implements PoolEngine {
     return list.map((c) => ({
       id: c.Id,
       name: (c.Names[0] ?? '').replace(/^\//, ''),
-      running: c.State === 'running',
+      running: c.State === 'running' || c.State === 'paused',
+      paused: c.State === 'paused',
       imageId: c.ImageID,
       labels: c.Labels ?? {},
     }));
@@ -100,6 +115,28 @@ export class DockerPoolEngine implements PoolEngine {
       // much again. Never -1: under cgroup v1 runc then writes the new memory limit above the old swap limit first, and fails.
       MemorySwap: l.memoryMiB === null ? memory * 2 : memory,
     });
+  }
+
+  async pause(id: string): Promise<void> {
+    const c = await this.inspect(id);
+    if (!c || c.paused) return;
+    await this.docker.getContainer(id).pause();
+  }
+
+  async unpause(id: string): Promise<void> {
+    try {
+      await this.docker.getContainer(id).unpause();
+    } catch (err) {
+      // Not paused (thawed by an earlier attempt; engines answer 409 or 500 for it): the step is done.
+      const c = await this.inspect(id).catch(() => null);
+      if (c && !c.paused) return;
+      throw err;
+    }
+  }
+
+  async run(id: string, argv: string[], opts: { user: string; timeoutMs: number }): Promise<{ code: number | null; output: string }> {
+    const r = await runInContainer(this.docker, id, argv, opts);
+    return { code: r.code, output: r.stdout + r.stderr };
   }
 
   async rename(id: string, name: string): Promise<void> {

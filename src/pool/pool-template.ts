@@ -6,10 +6,37 @@ import { DEFAULT_DOCKER_IMAGE } from '../sandbox/docker/docker-provider.js';
 /** A pool's template (the agent-sandbox vocabulary: a pool of a template, a claim); shared/pool-types.ts. */
 export type { PoolTemplate };
 
-/** CPU a pooled sandbox may use while it waits: never more than half a CPU (its own limit when lower). */
-export const IDLE_CPUS = 0.5;
-/** Docker's relative CPU weight while pooled (the default is 1024): a running sandbox wins every contest. */
-export const IDLE_CPU_SHARES = 64;
+/**
+ * CPU a pooled sandbox may use while it is made and while it waits: a quarter of a CPU (its own limit when
+ * lower). The least CPU weight alone does not keep a desktop fill from costing a viewed desktop frames:
+ * the member's start-up (Xvnc, Xfce, Chromium) slowed the viewed stream in proportion to the CPU it got
+ * even at weight 2 (the two cores' shared caches and memory, the kernel's work for it), so its rate is
+ * what is capped. Measured with bench/warm.ts's refill scenario, the two caps' fills alternated in one run
+ * (load ~4): half a CPU kept the viewed stream at 0.55 of its idle fps, a quarter at 0.75; a fill takes
+ * ~1.5 s longer.
+ */
+export const IDLE_CPUS = 0.25;
+/** The cap a fill gets once aged (FILL_AGING_MS), with AGED_FILL_CPU_SHARES: enough to finish its start-up in time. */
+export const AGED_FILL_CPUS = 0.5;
+/**
+ * Docker's relative CPU weight while pooled (the default is 1024; 2 is the kernel's least): a running
+ * sandbox wins every contest. 64 still cost a viewed desktop a fifth of its frames while a desktop pool
+ * refilled (bench/warm.ts refill-impact 0.78).
+ */
+export const IDLE_CPU_SHARES = 2;
+/**
+ * The weight a fill gets once it has run FILL_AGING_MS without finishing: under a desktop that keeps its
+ * CPU busy, the least weight can hold a member's desktop start back past its 30 s readiness wait, the
+ * fill fails, and every retry fails alike — the pool never fills. A quarter of a running sandbox's weight
+ * (1024) still yields 4:1 to it.
+ */
+export const AGED_FILL_CPU_SHARES = 256;
+/**
+ * How long a fill runs at the least weight before it is aged: a desktop fill takes ~5–15 s (a quiet
+ * machine; bench/warm.ts refill-seconds), and its desktop's readiness wait gives up 30 s after it began,
+ * a few seconds into the fill — aged at 20 s, a starved member still has about 15 s at the higher weight.
+ */
+export const FILL_AGING_MS = 20_000;
 
 export function templateOf(t: Pick<PoolTemplateConfig, 'image' | 'cpus' | 'memoryMiB' | 'desktop'>): PoolTemplate {
   return { image: t.image ?? DEFAULT_DOCKER_IMAGE, cpus: t.cpus ?? null, memoryMiB: t.memoryMiB ?? null, desktop: t.desktop };

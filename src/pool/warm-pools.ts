@@ -13,6 +13,9 @@ import {
   askedTemplate,
   claimedOptions,
   describeTemplate,
+  AGED_FILL_CPU_SHARES,
+  AGED_FILL_CPUS,
+  FILL_AGING_MS,
   IDLE_CPU_SHARES,
   idleOptions,
   sameTemplate,
@@ -22,7 +25,9 @@ import {
   type PoolTemplate,
 } from './pool-template.js';
 import { moveDesktopDir } from './desktop-handover.js';
+import type { DesktopStream } from '../desktop/desktop-stream.js';
 import type { PoolsView, PoolView } from '../shared/pool-types.js';
+import { NO_POOLS_REASON } from '../shared/warm-outcome.js';
 
 type PoolsConfig = Config['pools'];
 
@@ -41,10 +46,31 @@ export interface WarmPoolsDeps {
     forget(name: string): void;
   };
   desktop: {
-    /** Starts the pooled sandbox's desktop (not recorded: nobody's screen yet). */
+    /**
+     * Starts the pooled sandbox's desktop and nothing more (DesktopService.startPooled): not recorded, not
+     * told, not followed, no status round — nobody's screen yet, and a person may be watching another.
+     */
     start(name: string): Promise<{ running: boolean; reason: string | null }>;
-    /** The claimed sandbox's running desktop taken up under its new name (recording as configured). */
+    /**
+     * The claimed sandbox's running desktop carried over to its new name with what this process knows of
+     * it (the account it runs as, from its start at the fill): its first screen stream needs no probe.
+     * False: nothing is known here (another process filled the pool), and `adopt` takes it up instead.
+     */
+    handedOver(member: string, name: string, env: SandboxEnvironment, ahead?: AheadStream): boolean;
+    /**
+     * A screen stream to the member's desktop opened while it waits (DesktopService.openAhead), handed
+     * over at the claim: the claimer's first frame pays no relay exec. Absent: the first stream opens it.
+     */
+    openAhead?(member: string): Promise<AheadStream>;
+    /** The claimed sandbox's running desktop taken up under its new name by a probe (recording as configured). */
     adopt(name: string): Promise<unknown>;
+  };
+  /**
+   * The default session's shell, opened while the sandbox waits in the pool and handed to the claimer's
+   * session at the claim, so the first command pays no shell start (absent: the first command opens it).
+   */
+  shells?: {
+    open(env: SandboxEnvironment): Promise<PooledShell>;
   };
   /** The claimed sandbox's network policy, applied live (as `sandbox network` does). */
   applyNetwork(name: string, policy: NetworkPolicy): Promise<void>;
@@ -60,6 +86,23 @@ export interface WarmPoolsDeps {
   checkEveryMs?: number;
   /** A claim's refill waits this long, so it does not compete with the claimer's first commands (default 3 s). */
   refillDelayMs?: number;
+  /** A fill still running after this long is raised from the least CPU weight (default FILL_AGING_MS). */
+  fillAgingMs?: number;
+  /** A ready desktop member the freezer refused is paused again after this long (default 1 s). */
+  pauseRetryMs?: number;
+}
+
+/** A screen stream opened ahead for a pooled desktop: the pool only hands it over or kills it. */
+export type AheadStream = DesktopStream;
+
+/** Tries to pause a ready desktop member before it is left running (see WarmPools.freeze). */
+const PAUSE_ATTEMPTS = 3;
+
+/** A session shell opened ahead for a pooled sandbox: the pool only hands it over or closes it. */
+export interface PooledShell {
+  /** Becomes the default session's shell of the claimed sandbox; false: it cannot (another user, other proxy variables). */
+  handTo(name: string, env: SandboxEnvironment): boolean;
+  close(): void;
 }
 
 /** What a create asks of a pool. */
@@ -98,13 +141,18 @@ function idleLimits(t: PoolTemplate): PoolLimits {
   return { cpus: Number(o.cpus), memoryMiB: Number(o.memory), cpuShares: IDLE_CPU_SHARES };
 }
 
+/** A fill's limits once aged: a higher weight and cap (never past the template's own cpus), the idle memory. */
+function agedLimits(t: PoolTemplate): PoolLimits {
+  return { ...idleLimits(t), cpus: Math.min(t.cpus ?? AGED_FILL_CPUS, AGED_FILL_CPUS), cpuShares: AGED_FILL_CPU_SHARES };
+}
+
 /**
  * Warm pools (issue 37): per template, N sandboxes made and started ahead (the desktop too), hidden
  * from the user's list, claimed by a create that asks for exactly that template. The claim is one
  * store transaction (src/store/pool-store.ts) followed by idempotent engine steps (rename, limits,
  * the desktop's folder), so a service killed in between leaves a sandbox that is the user's and is
  * finished by `reconcile` at the next start — never one that is both the user's and the pool's.
- * Refilling (the service only: `start`) makes one sandbox at a time, capped at half a CPU with a low
+ * Refilling (the service only: `start`) makes one sandbox at a time, capped at a quarter of a CPU with a low
  * CPU weight and its idle memory, so a running desktop is not starved.
  */
 export class WarmPools {
@@ -119,6 +167,10 @@ export class WarmPools {
   private timers: NodeJS.Timeout[] = [];
   private idle: Promise<void> = Promise.resolve();
   private readonly later = new Set<Promise<void>>();
+  /** Each ready member's default-session shell, opened at the fill (this process's members only). */
+  private readonly warmShells = new Map<string, PooledShell>();
+  /** Each ready desktop member's screen stream, opened at the fill (this process's members only). */
+  private readonly warmStreams = new Map<string, AheadStream>();
 
   constructor(private readonly deps: WarmPoolsDeps) {}
 
@@ -167,7 +219,7 @@ export class WarmPools {
   /** A ready sandbox of the asked template, made the user's; or why the create goes cold. */
   async claim(req: ClaimRequest): Promise<ClaimOutcome> {
     const pools = this.templates().filter((p) => p.size > 0);
-    if (pools.length === 0) return { warm: false, reason: 'no warm pool is configured (see `sandbox-desk pool set`)' };
+    if (pools.length === 0) return { warm: false, reason: NO_POOLS_REASON };
     const asked = askedTemplate(req.ask);
     if ('reason' in asked) return { warm: false, reason: asked.reason };
     const pool = pools.find((p) => sameTemplate(p.template, asked.template));
@@ -217,7 +269,7 @@ export class WarmPools {
       if (!claimed) continue;
       this.deps.changed();
       try {
-        await this.finishClaim(m.sandbox, req.name, template.desktop);
+        await this.finishClaim(m.sandbox, req.name, template.desktop, c.paused);
         if (req.network.mode !== 'open' || req.network.allow.length > 0) await this.deps.applyNetwork(req.name, req.network);
       } catch (err) {
         // It is the user's by now (the transaction committed) but not usable: removed, and the create goes cold.
@@ -236,30 +288,51 @@ export class WarmPools {
   }
 
   /**
-   * The engine's half of a claim, every step idempotent (reconcile runs it again after a crash): the
-   * container takes the user's resource name, its idle caps are lifted to what its options ask, and a
-   * running desktop's folder inside the sandbox follows the name. The environment is connected anew
-   * (its home as measured in this incarnation, or measured now for another user).
+   * The engine's half of a claim, every step idempotent (reconcile runs it again after a crash): its idle
+   * caps are lifted to what its options ask and a paused desktop is thawed (at once), a desktop's folder
+   * inside the sandbox follows the name, and last the container takes the user's resource name — the
+   * mark reconcile reads as "finished". The environment is connected anew meanwhile (its home as
+   * measured in this incarnation, or measured now for another user), and the default session's shell
+   * opened at the fill becomes the claimer's.
    */
-  private async finishClaim(member: string, name: string, desktop: boolean): Promise<void> {
+  private async finishClaim(member: string, name: string, desktop: boolean, paused: boolean): Promise<void> {
     const engine = this.deps.engine();
     const rec = this.deps.store.sandboxes.get(name);
-    if (!engine || !rec?.backendRef) throw new SandboxDeskError('sandbox_missing', `sandbox ${name} has no container`);
-    this.deps.environments.forget(member);
-    await Promise.all([
-      engine.rename(rec.backendRef, this.deps.specOf(rec).resourceName),
-      engine.setLimits(rec.backendRef, claimedLimits(rec.options)),
-    ]);
-    const provider = await this.deps.provider();
-    const env = await this.deps.environments.connect(rec, provider);
-    if (desktop) {
-      await moveDesktopDir(env, member, name);
-      // Taken up (its recording started as configured) beside the create's answer, not before it: the
-      // desktop already runs, and the first screen stream finds it on its own.
-      void this.deps.desktop
-        .adopt(name)
-        .catch((err: unknown) => this.deps.log.warn({ sandbox: name, err: errText(err) }, 'pool: the claimed desktop was not taken up'));
+    const shell = this.warmShells.get(member);
+    this.warmShells.delete(member);
+    const ahead = this.warmStreams.get(member);
+    this.warmStreams.delete(member);
+    try {
+      if (!engine || !rec?.backendRef) throw new SandboxDeskError('sandbox_missing', `sandbox ${name} has no container`);
+      const ref = rec.backendRef;
+      this.deps.environments.forget(member);
+      const provider = await this.deps.provider();
+      const limits = engine.setLimits(ref, claimedLimits(rec.options));
+      const thawed = paused ? engine.unpause(ref) : Promise.resolve();
+      const connected = thawed.then(() => this.deps.environments.connect(rec, provider));
+      // The desktop's folder is moved by a process in the container, after the idle caps are lifted: under
+      // them it competed with the whole thawing desktop for half a CPU (seconds on a busy machine).
+      const moved = desktop ? Promise.all([limits, connected]).then(([, env]) => moveDesktopDir(engine, ref, env, member, name)) : limits;
+      // The rename comes last: a container under the user's name is one whose claim is finished (reconcile).
+      const [env] = await Promise.all([
+        connected,
+        Promise.all([moved, thawed]).then(() => engine.rename(ref, this.deps.specOf(rec).resourceName)),
+      ]);
+      if (shell && !shell.handTo(name, env)) shell.close();
+      // Known here: carried over before the create answers, so its first stream opens at once. Not known:
+      // taken up (a probe, its recording started as configured) beside the create's answer, not before
+      // it — the desktop already runs, and the first screen stream finds it on its own.
+      if (desktop && !this.deps.desktop.handedOver(member, name, env, ahead)) {
+        void this.deps.desktop
+          .adopt(name)
+          .catch((err: unknown) => this.deps.log.warn({ sandbox: name, err: errText(err) }, 'pool: the claimed desktop was not taken up'));
+      }
+    } catch (err) {
+      shell?.close();
+      ahead?.kill();
+      throw err;
     }
+    if (!desktop) ahead?.kill();
   }
 
   // ---- settings -------------------------------------------------------------------------------
@@ -410,6 +483,10 @@ export class WarmPools {
    * size, of an image rebuilt since, dead or removed behind the app's back.
    */
   private async sweep(): Promise<void> {
+    // A member claimed by another process on this data dir (a CLI's create): its shell here is not the
+    // claimer's and must not live on in the user's sandbox.
+    for (const member of new Set([...this.warmShells.keys(), ...this.warmStreams.keys()]))
+      if (!this.deps.store.pools.isMember(member)) this.closeWarm(member);
     const engine = this.deps.engine();
     const pools = new Map(this.templates().map((p) => [p.key, p]));
     const imageIds = new Map<string, string | null>();
@@ -476,16 +553,45 @@ export class WarmPools {
       store.sandboxes.setProvisioned(name, made);
       if (made.backendRef) await engine.setLimits(made.backendRef, idleLimits(template));
       const provisioned = store.sandboxes.get(name)!;
-      await provider.start(sandboxRef(provisioned));
-      await this.deps.environments.connect(provisioned, provider);
-      if (template.desktop) {
-        const st = await this.deps.desktop.start(name);
-        if (!st.running)
-          throw new SandboxDeskError(
-            'backend_unavailable',
-            `the pooled sandbox's desktop did not start: ${st.reason ?? 'no reason given'}`,
-          );
+      const aging = made.backendRef ? this.ageFill(engine, made.backendRef, name, template) : null;
+      let env: SandboxEnvironment;
+      try {
+        await provider.start(sandboxRef(provisioned));
+        env = await this.deps.environments.connect(provisioned, provider);
+        if (template.desktop) {
+          const st = await this.deps.desktop.start(name);
+          if (!st.running)
+            throw new SandboxDeskError(
+              'backend_unavailable',
+              `the pooled sandbox's desktop did not start: ${st.reason ?? 'no reason given'}`,
+            );
+        }
+      } finally {
+        await aging?.stop();
       }
+      // Without it the claimer's first command opens the shell itself: slower, not wrong.
+      const shell = await this.deps.shells?.open(env).catch((err: unknown) => {
+        this.deps.log.warn({ sandbox: name, err: errText(err) }, 'pool: the default session shell was not opened ahead');
+        return undefined;
+      });
+      if (shell) this.warmShells.set(name, shell);
+      if (template.desktop && this.deps.desktop.openAhead) {
+        // Without it the claimer's first stream starts its relay itself: slower, not wrong.
+        const stream = await this.deps.desktop.openAhead(name).catch((err: unknown) => {
+          this.deps.log.warn({ sandbox: name, err: errText(err) }, "pool: the desktop's screen stream was not opened ahead");
+          return undefined;
+        });
+        if (stream) {
+          this.warmStreams.set(name, stream);
+          // Its relay ended while waiting (the desktop died): the claim goes on without it.
+          stream.once('close', () => {
+            if (this.warmStreams.get(name) === stream) this.warmStreams.delete(name);
+          });
+        }
+      }
+      // A waiting desktop (Xfce, Chromium) is frozen: it takes no CPU from a running one while it waits.
+      // Unpaused at the claim (tens of ms, beside the rename). Not a plain sandbox: nothing runs in it.
+      if (template.desktop && made.backendRef) await this.freeze(engine, made.backendRef, name);
       store.pools.markReady(name, imageId);
     } catch (err) {
       await this.removeSandbox(name);
@@ -495,11 +601,75 @@ export class WarmPools {
     }
   }
 
+  /**
+   * The fill's start-up (container, environment, desktop) runs at the least CPU weight; one still running
+   * after fillAgingMs is raised to AGED_FILL_CPU_SHARES and AGED_FILL_CPUS so it finishes under a busy desktop instead of
+   * failing its readiness wait again at every retry. `stop` puts a raised member back to its idle
+   * limits (a waiting member holds the least weight) once the start-up is over, failed or not.
+   */
+  private ageFill(engine: PoolEngine, ref: string, name: string, template: PoolTemplate): { stop(): Promise<void> } {
+    let raised: Promise<void> | null = null;
+    const timer = setTimeout(() => {
+      this.deps.log.info(
+        { sandbox: name, afterMs: this.deps.fillAgingMs ?? FILL_AGING_MS },
+        'pool: a slow fill is raised from the least CPU weight',
+      );
+      // Handled here, not at stop: a refused update must not be an unhandled rejection meanwhile; the fill goes on.
+      raised = engine
+        .setLimits(ref, agedLimits(template))
+        .catch((err: unknown) => this.deps.log.warn({ sandbox: name, err: errText(err) }, 'pool: a slow fill could not be raised'));
+    }, this.deps.fillAgingMs ?? FILL_AGING_MS);
+    timer.unref();
+    return {
+      stop: async () => {
+        clearTimeout(timer);
+        if (!raised) return;
+        await raised;
+        // A fill that failed is removed next (its container may be gone already): nothing to put back.
+        await engine
+          .setLimits(ref, idleLimits(template))
+          .catch((err: unknown) => this.deps.log.warn({ sandbox: name, err: errText(err) }, 'pool: the idle weight was not restored'));
+      },
+    };
+  }
+
+  /**
+   * Pauses a ready desktop member. The cgroup freezer can refuse under load ("unable to freeze": a task
+   * would not stop in time; seen in bench/warm.ts at load 25): tried again, and if it still refuses the
+   * member waits running under its idle caps (least weight, a quarter of a CPU) — slower to leave alone than a
+   * frozen one, but the fill's work is not thrown away for it. A claim thaws only a paused one.
+   */
+  private async freeze(engine: PoolEngine, ref: string, name: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await engine.pause(ref);
+      } catch (err) {
+        if (attempt >= PAUSE_ATTEMPTS) {
+          this.deps.log.warn(
+            { sandbox: name, err: errText(err) },
+            'pool: a ready desktop could not be paused; it waits running under its idle caps',
+          );
+          return;
+        }
+        await new Promise((r) => setTimeout(r, this.deps.pauseRetryMs ?? 1000));
+      }
+    }
+  }
+
+  /** The shell and the screen stream opened ahead for a member, closed (it is gone, or claimed elsewhere). */
+  private closeWarm(member: string): void {
+    this.warmShells.get(member)?.close();
+    this.warmShells.delete(member);
+    this.warmStreams.get(member)?.kill();
+    this.warmStreams.delete(member);
+  }
+
   /** Removes a sandbox (a member, or a claim that could not be finished): container, environment, row. */
   private async removeSandbox(name: string): Promise<void> {
     const rec = this.deps.store.sandboxes.get(name);
     if (!rec) return;
     this.busy.add(name);
+    this.closeWarm(name);
     try {
       this.deps.environments.forget(name);
       if (rec.backendRef) {
@@ -538,7 +708,7 @@ export class WarmPools {
         const member = c.labels['io.sandbox-desk.sandbox'] ?? c.name;
         this.deps.log.info({ sandbox: k.rec.name, container: c.name }, 'pool: finishing a claim an earlier service began');
         const desktop = k.rec.options.desktop === 'true';
-        await this.finishClaim(member, k.rec.name, desktop && c.running).catch((err: unknown) =>
+        await this.finishClaim(member, k.rec.name, desktop && c.running, c.paused).catch((err: unknown) =>
           this.deps.log.warn({ sandbox: k.rec.name, err: errText(err) }, 'pool: could not finish an earlier claim'),
         );
         continue;
@@ -555,8 +725,11 @@ export class WarmPools {
   async dispose(): Promise<void> {
     this.disposed = true;
     for (const t of this.timers.splice(0)) clearTimeout(t);
+    for (const member of new Set([...this.warmShells.keys(), ...this.warmStreams.keys()])) this.closeWarm(member);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([this.idle, new Promise<void>((r) => (timer = setTimeout(r, 20_000)))]);
     clearTimeout(timer);
+    // And the shell of a fill that finished meanwhile.
+    for (const member of new Set([...this.warmShells.keys(), ...this.warmStreams.keys()])) this.closeWarm(member);
   }
 }

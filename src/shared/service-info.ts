@@ -64,10 +64,18 @@ export function packageRoot(): string {
 }
 
 /**
+ * package.json's version, inlined by esbuild (`define`) in the CLI's fast-path bundle
+ * (scripts/bundle-cli.mjs): a `sandbox-desk exec` then reads no package.json. Undeclared — `typeof`
+ * gives 'undefined' — everywhere else (tsc's output, vitest), which read the file.
+ */
+declare const SANDBOX_DESK_BUNDLED_VERSION: string | undefined;
+
+/**
  * This code's version, as a service reports it and a client compares it. SANDBOX_DESK_TEST_VERSION
  * replaces it — for tests only (test/integration/service.test.ts fakes a service of another version).
  */
 export function ownVersion(env: NodeJS.ProcessEnv = process.env): string {
   if (env.SANDBOX_DESK_TEST_VERSION) return env.SANDBOX_DESK_TEST_VERSION;
+  if (typeof SANDBOX_DESK_BUNDLED_VERSION === 'string') return SANDBOX_DESK_BUNDLED_VERSION;
   return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 }

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { sha256Hex } from './sha256-hex.js';
 
 /**
  * Where the per-user service (src/service/) and its clients (src/client/) meet: a pure function of the
@@ -35,7 +35,8 @@ export function dataDirFromEnv(env: NodeJS.ProcessEnv, home: string): string {
 
 /** A short stable name for a data directory (two homes of one user get two services). */
 export function dataDirHash(dataDir: string): string {
-  return createHash('sha256').update(dataDir).digest('hex').slice(0, 12);
+  // sha256Hex, not node:crypto: the CLI's fast path would load crypto for this alone (sha256-hex.ts).
+  return sha256Hex(dataDir).slice(0, 12);
 }
 
 export function servicePaths(env: NodeJS.ProcessEnv, dataDir: string, uid: number): ServicePaths {

@@ -73,6 +73,9 @@ describe('agent tokens: the MCP tools, nothing else', () => {
       ['takeControl', { sandbox: inScope, viewerId: 'agent-1' }],
       ['screenTicket', { sandbox: inScope }],
       ['terminalOpen', { sandbox: inScope, cols: 80, rows: 24 }],
+      // Warm pools hold host memory and live in the config: a person's (issue 37).
+      ['poolSet', { size: 2 }],
+      ['poolDrain', { all: true }],
     ];
     for (const token of [s.agentToken!, scoped]) {
       for (const [method, params] of refusals) {
@@ -122,6 +125,8 @@ describe('agent tokens: the MCP tools, nothing else', () => {
     const tools = (await c.listTools()).tools.map((t) => t.name);
     // wait_for_control only waits (it takes nothing): the agent still has no tool that takes or gives control.
     expect(tools.filter((t) => /lease|(?<!wait_for_)control|give|take|mount|create_sandbox|sandbox_create/.test(t))).toEqual([]);
+    // Pools are read-only to agents: listed, never set or drained.
+    expect(tools.filter((t) => t.startsWith('pool_'))).toEqual(['pool_list']);
   });
 
   it('a scoped token sees and touches only its sandboxes', async () => {

@@ -82,9 +82,13 @@ describe('MCP agent bridge', () => {
       'replay_events',
       'replay_frame',
       'wait_for_control',
+      'pool_list',
     ]) {
       expect(names).toContain(n);
     }
+    // Warm pools are off by default (issue 37): the real bridge's pool_list says so, with the budget.
+    const pools = (await client.callTool({ name: 'pool_list', arguments: {} })) as ToolResult & { structuredContent?: unknown };
+    expect(pools.structuredContent).toMatchObject({ memoryBudgetMiB: 2048, memoryMiB: 0, pools: [] });
     expect(tools.find((t) => t.name === 'execute_shell_command')!.inputSchema.required).toEqual(
       expect.arrayContaining(['sandbox', 'command']),
     );

@@ -42,6 +42,18 @@ describe('the desktop browser under network policy allow (real engine, Chromium 
     //    (BrowserSignin 0) — the same request CEF's issue #4276 reports cannot be turned off;
     //  - android.clients.google.com /checkin: the GCM client's device check-in, started as soon as any
     //    part of the browser registers a push handler; only a source patch removes it.
+    // Measured again on Chromium 150 (Debian), with a net log in a container on an internal network
+    // (each request there with its traffic annotation: 35565745 ListAccounts, 65957842 the check-in):
+    //  - ListAccounts stays in each of: Desktop Identity Consistency off (Chromium logs "disabled as
+    //    sign-in to Chrome is not allowed"; also with the profile pref signin.allowed_on_next_startup
+    //    false), no browser window at all (--no-startup-window), --disable-extensions.
+    //    GaiaCookieManagerService sends it whenever a profile service reads the cookie jar while it is
+    //    stale (it is at every start), and no switch or policy turns that off.
+    //  - the check-in goes away with --no-startup-window only (a window's feature asks for an InstanceID
+    //    token, which starts GCM at once); --disable-extensions, the old gcm.channel_status pref (the
+    //    channel-status switch is gone from GCMDriverDesktop), 34 more policies and 27 feature names tried
+    //    do not stop it. A --host-resolver-rules mapping would hide, not stop, them — and the proxy
+    //    resolves names under network allow, and an agent must still reach accounts.google.com.
     // Both are refused under any policy that does not allow them. Anything else is a regression: before
     // the launcher's AimEnabled switch www.google.com (/async/folae, the omnibox's AI-mode check) was here.
     const unstoppable = new Set(['accounts.google.com:443', 'android.clients.google.com:443']);

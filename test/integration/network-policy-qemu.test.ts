@@ -10,6 +10,7 @@ import { imageSearchPath } from '../../src/sandbox/qemu/vm-image.js';
 import { rejectsWith } from '../expect-error.js';
 import { tempDesk, uniqueName, type TestDesk } from './helpers.js';
 import { CLIENT, startTestServers, type TestServers } from './network/test-servers.js';
+import { SHARED_TEMPLATE_OPTIONS, useSharedVmTemplate } from './vm-template-fixture.js';
 
 const SKIP = process.env.SANDBOX_DESK_SKIP_SLOW === '1';
 
@@ -25,12 +26,15 @@ describe.skipIf(SKIP)('network policy of a qemu sandbox (slow: a real VM)', () =
     if (!found) throw new Error('the qemu tests need the debian-test VM image: run `npm run setup` (it builds it)');
     srv = startTestServers();
     t = tempDesk();
-    // A generous boot timeout: TCG on a shared 2-core machine under load.
+    // This file tests the policy, not booting: the first start is restored from the run's shared VM
+    // template (its boot happens once per run). The stop and start below still boot it cold, with the
+    // new mode. A generous boot timeout: TCG on a shared 2-core machine under load.
+    await useSharedVmTemplate(t.dataDir);
     await t.desk.createSandbox({
       name: vm,
       backend: 'qemu',
       image: 'debian-test',
-      options: { bootTimeout: '1200' },
+      options: { ...SHARED_TEMPLATE_OPTIONS, bootTimeout: '1200' },
       network: 'allow',
       allow: [`${srv.ip.a}:8000`],
     });

@@ -7,13 +7,17 @@
  * Slow; SANDBOX_DESK_SKIP_SLOW=1 skips it.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxDesk } from '../../src/api/sandbox-desk.js';
 import type { SandboxInfo } from '../../src/api/contract.js';
 import { tempDesk, uniqueName, type TestDesk } from './helpers.js';
-import { SHARED_TEMPLATE_OPTIONS, useSharedVmTemplate } from './vm-template-fixture.js';
+import { isHostKeyMismatch, sshProbe, type SshTarget } from '../../src/sandbox/qemu/ssh-transport.js';
+import { templateSlug } from '../../src/sandbox/qemu/vm-template-store.js';
+import { SHARED_TEMPLATE, SHARED_TEMPLATE_OPTIONS, useSharedVmTemplate } from './vm-template-fixture.js';
+
+const SHARED_TEMPLATE_SLUG = templateSlug(SHARED_TEMPLATE.image, SHARED_TEMPLATE);
 
 const SKIP = process.env.SANDBOX_DESK_SKIP_SLOW === '1';
 const BIN = resolve(import.meta.dirname, '../../bin/sandbox-desk.js');
@@ -26,6 +30,7 @@ describe.skipIf(SKIP)('VM templates (slow: real VMs)', () => {
   const b = uniqueName('tpb');
   let infoA: SandboxInfo;
   let cliB: Record<string, unknown>;
+  const progressA: string[] = [];
   const cli = (...args: string[]) => {
     const r = spawnSync(process.execPath, [BIN, ...args], {
       env: { ...process.env, SANDBOX_DESK_HOME: t.dataDir },
@@ -47,8 +52,10 @@ describe.skipIf(SKIP)('VM templates (slow: real VMs)', () => {
     if (!template) throw new Error('the shared VM template could not be built (see the output above)');
     const t0 = Date.now();
     // Each step on stderr: on a loaded host, where a slow restore spends its time.
-    const onProgress = (e: { step: string; message: string }) =>
+    const onProgress = (e: { step: string; message: string }) => {
+      progressA.push(`${e.step}: ${e.message}`);
       process.stderr.write(`${((Date.now() - t0) / 1000).toFixed(1)} s ${a} ${e.step}: ${e.message}\n`);
+    };
     infoA = (
       await desk.createSandbox({ name: a, backend: 'qemu', image: 'debian-test', options: { ...SHARED_TEMPLATE_OPTIONS } }, { onProgress })
     ).sandbox;
@@ -66,6 +73,18 @@ describe.skipIf(SKIP)('VM templates (slow: real VMs)', () => {
   it('both VMs were restored from the template, and say so (create --json: fromTemplate)', () => {
     expect(infoA.details).toMatchObject({ fromTemplate: true, template });
     expect(cliB).toMatchObject({ fromTemplate: true, sandbox: { name: b, state: 'running', fromTemplate: true, template } });
+  });
+
+  it("root's part of the identity ran by the template's waiting helper, no sudo; the helper is gone after", async () => {
+    expect(progressA).toContain("identity: root's part ran by the template's waiting helper (no sudo)");
+    // Its FIFOs removed, and no process holds them open (the helper shell ran the script and ended).
+    for (const name of [a, b]) {
+      const r = await sh(
+        name,
+        'test -e /run/sdesk-identity; echo "dir=$?"; sudo -n sh -c "ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c sdesk-identity" || true',
+      );
+      expect(r.stdout).toBe('dir=1\n0\n');
+    }
   });
 
   it('a command runs with its cwd measured, the home measured as usual', async () => {
@@ -111,6 +130,33 @@ describe.skipIf(SKIP)('VM templates (slow: real VMs)', () => {
       const pinned = readFileSync(join(info.backendRef!, 'known_hosts'), 'utf8');
       expect(pinned.trim().split(' ')[2]).toBe(key);
     }
+  });
+
+  it("a new connection must present the copy's own key: pinned to it, it answers; pinned to the template's, it is refused", async () => {
+    // The restore keeps its first SSH connection (made with the template's key) and only re-pins: this
+    // proves sshd serves the new key to every later connection, without being restarted.
+    const info = await desk.inspectSandbox(a);
+    const dir = info.backendRef!;
+    const cfg = JSON.parse(readFileSync(join(dir, 'vm.json'), 'utf8')) as { hostKeyAlias: string; user: string };
+    const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { sshPort: number };
+    const templateKnownHosts = join(t.dataDir, 'qemu', 'templates', SHARED_TEMPLATE_SLUG, 'known_hosts');
+    const templateKey = readFileSync(templateKnownHosts, 'utf8').trim().split(' ').slice(1, 3).join(' ');
+    const pinnedToTemplate = join(t.dataDir, `template-pin-${a}`);
+    writeFileSync(pinnedToTemplate, `${cfg.hostKeyAlias} ${templateKey}\n`, { mode: 0o600 });
+    const target = (knownHosts: string): SshTarget => ({
+      port: run.sshPort,
+      loginUser: cfg.user,
+      key: join(t.dataDir, 'qemu', 'id_ed25519'),
+      knownHosts,
+      hostKeyAlias: cfg.hostKeyAlias,
+      controlPath: 'none',
+    });
+    const own = await sshProbe(target(join(dir, 'known_hosts')), 'echo own-key', 60_000);
+    expect(own, own.stderr).toMatchObject({ code: 0, stdout: 'own-key\n' });
+    const old = await sshProbe(target(pinnedToTemplate), 'echo template-key', 60_000);
+    expect(old.code).toBe(255);
+    expect(isHostKeyMismatch(old.stderr)).toBe(true);
+    expect(old.stdout).toBe('');
   });
 
   it('the two diverge: a file written in one is absent in the other', async () => {

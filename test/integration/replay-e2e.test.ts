@@ -54,6 +54,22 @@ async function pixelDifference(a: Buffer, b: Buffer): Promise<{ fraction: number
   return { fraction: differ / n, width: ra!.info.width, height: ra!.info.height };
 }
 
+/** The colour of one pixel of a PNG. */
+async function pixelAt(png: Buffer, x: number, y: number): Promise<[number, number, number]> {
+  const { data } = await sharp(png)
+    .extract({ left: x, top: y, width: 1, height: 1 })
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return [data[0]!, data[1]!, data[2]!];
+}
+
+/** 'white' (the field), 'page' (the test page's #f0d890) or 'other', within a few levels. */
+function nearestName([r, g, b]: [number, number, number]): 'white' | 'page' | 'other' {
+  const near = (c: [number, number, number]) => Math.abs(r - c[0]) + Math.abs(g - c[1]) + Math.abs(b - c[2]) <= 24;
+  return near([255, 255, 255]) ? 'white' : near([0xf0, 0xd8, 0x90]) ? 'page' : 'other';
+}
+
 /** A caret blinking or the panel clock ticking between two looks: at most this much of the screen. */
 const TINY = 0.002;
 
@@ -142,6 +158,18 @@ describe('replay, end to end: what the agent did, where, and what the screen sho
     await browserPage.goto('file:///tmp/proj/page.html');
     await browserPage.bringToFront();
     await call('wait_until_stable', { quietMs: 1000, timeoutMs: 30_000 });
+    // An agent looks before it clicks: under CI load Chromium paints the page a while after DevTools
+    // says it loaded. Wait until the screen shows it — the white field under the click point, the
+    // page's own colour right of the field — so the click lands on the page and not on what was there.
+    await expect
+      .poll(
+        async () => {
+          const shot = await liveShot();
+          return (await Promise.all([pixelAt(shot.png, 400, 300), pixelAt(shot.png, 985, 300)])).map(nearestName);
+        },
+        { timeout: 30_000, interval: 500 },
+      )
+      .toEqual(['white', 'page']);
     // The click names the screenshot it aimed on (its frameId): the replay shows that frame for it. A
     // frame the screen moved on from is refused (stale_frame): then a fresh look, once more.
     for (let attempt = 0; ; attempt++) {
@@ -155,12 +183,15 @@ describe('replay, end to end: what the agent did, where, and what the screen sho
       if (!r.isError) break;
       if (attempt > 2 || !textOf(r).includes('stale_frame')) throw new Error(`click: ${textOf(r)}`);
     }
+    // The page itself says the click focused its field (a loaded browser handles the click a while
+    // after Xvnc has: wait for it, bounded) …
+    await expect.poll(() => browserPage.evaluate(() => document.activeElement?.id ?? ''), { timeout: 15_000 }).toBe('q');
     await call('type', { text: 'hello replay' });
+    // … and that the text went into it (the same: the keys reach the page after Xvnc has them).
+    await expect.poll(() => browserPage.$eval('#q', (e) => (e as HTMLInputElement).value), { timeout: 15_000 }).toBe('hello replay');
     // The caret blinks in the focused field: "stable" may never come, so this only waits a little.
     await call('wait_until_stable', { quietMs: 800, timeoutMs: 4000 });
     afterTyping = await liveShot();
-    // The page itself says the click focused its field and the text went into it.
-    expect(await browserPage.$eval('#q', (e) => (e as HTMLInputElement).value)).toBe('hello replay');
     // The typed text made it onto the screen (the live screenshots differ by more than a caret).
     expect((await pixelDifference(beforeClick.png, afterTyping.png)).fraction).toBeGreaterThan(TINY);
   });

@@ -2,15 +2,16 @@
  * The first minutes in the browser mode, end to end (the built renderer in Debian's Chromium, the real
  * core on its own data directory, real Docker and QEMU): the empty state → a sandbox from its action →
  * a second one from the dialog is selected and wears its own notice (a banner that does not move the
- * page) → a VM create shows its steps and is cancelled from the window, leaving nothing behind.
- * Screenshots of the empty state and the progress view go to docs/.
+ * page) → a warm pool shows at the foot of the list and a create from the dialog claims it and says so
+ * → a VM create shows its steps and is cancelled from the window, leaving nothing behind.
+ * Screenshots of the empty state, the warm create and the progress view go to docs/.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalServer } from '../../src/api/local-server.js';
-import { HEADLESS_CHROMIUM, tempDesk, uniqueName, type TestDesk, qemuProcessesOf } from './helpers.js';
+import { HEADLESS_CHROMIUM, callApi, tempDesk, uniqueName, type TestDesk, qemuProcessesOf } from './helpers.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const DOCS = join(ROOT, 'docs');
@@ -101,6 +102,37 @@ describe('create flow in the browser mode', () => {
     expect(await page.getByTestId('terminal-tab-term-5').getAttribute('tabindex')).toBe('0');
     await page.screenshot({ path: join(ROOT, 'test', 'artifacts', 'terminal-tabs-narrow.png') });
     await page.getByTestId('view-details').click();
+  }, 90_000);
+
+  it('a warm pool at the foot of the list; a create from the dialog claims it and the window says it started warm', async () => {
+    // Pools are off by default: one of size 1, set as `pool set` does (the UI token's call), saved in
+    // this test's own data dir; this core refills it (the service does in the app).
+    await callApi(server, 'poolSet', { image: 'sandbox-desk/base:latest', size: 1 });
+    await t.desk.pools.start();
+    await t.desk.pools.settled();
+    const section = page.getByTestId('pool-section');
+    const count = section.locator('[data-testid^="pool-count-"]');
+    await expect.poll(() => count.textContent(), { timeout: 15_000 }).toBe('1/1 ready');
+    expect(await section.locator('[data-testid^="pool-state-"]').textContent()).toBe('full');
+    expect(await section.textContent()).toContain('sandbox-desk/base:latest');
+
+    const warm = uniqueName('warm');
+    await page.getByTestId('create-sandbox').click();
+    await page.getByTestId('create-name').fill(warm);
+    await page.getByTestId('create-submit').click();
+    await expect.poll(() => page.locator('.toolbar-name').textContent(), { timeout: 30_000 }).toBe(warm);
+    const notice = page.getByTestId('notice');
+    expect(await notice.textContent()).toContain(`Created ${warm} warm from the pool of sandbox-desk/base:latest.`);
+    // The claimed sandbox is the user's (a row), the pool's count went down (its refill waits 3 s).
+    expect(await page.getByTestId(`sandbox-state-${warm}`).textContent()).toBe('running');
+    await expect.poll(() => count.textContent(), { timeout: 10_000 }).toBe('0/1 ready');
+    await page.screenshot({ path: join(DOCS, 'warm-pool.png') });
+    // The picture has the notice in it (it fades after 4 s).
+    await notice.getByRole('button', { name: 'Dismiss' }).click({ timeout: 1000 });
+
+    // Back to the default for what follows: the pool drained, its section gone.
+    await callApi(server, 'poolDrain', { all: true });
+    await expect.poll(() => section.count(), { timeout: 10_000 }).toBe(0);
   }, 90_000);
 
   it.skipIf(SKIP_SLOW)(

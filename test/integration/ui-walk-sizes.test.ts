@@ -5,7 +5,7 @@
  * Then the walk a person makes while an agent works, on one Docker desktop sandbox the file shares:
  * take control of the desktop → give it back (the pill says who holds it; the agent's screen keeps its
  * geometry) → restore a checkpoint (the desktop comes back running) → export the replay across the
- * restore (a video ffprobe reads; a gap the restart left is listed as a card). Each step's view is
+ * restore (a video ffprobe reads, the restart's gap a card in it, however quick the restart). Each step's view is
  * checked and saved at both sizes by resizing the page; the restore and the export, tens of seconds
  * each, are made once. The walk's screenshots go to docs/ with SDESK_UPDATE_DOCS=1
  * (docs/ui-<size>-walk-*.png), else to test/artifacts/.
@@ -15,7 +15,8 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { screenGaps } from '../../src/desktop/replay/index.js';
+import { CARD_BACKGROUND } from '../../src/desktop/replay/gap-card.js';
+import { CARD_MIN_MS, screenGaps, screenRecordTimes } from '../../src/desktop/replay/index.js';
 import { uniqueName } from './helpers.js';
 import { ARTIFACTS, openUi, type UiHarness } from './ui-harness.js';
 
@@ -156,7 +157,15 @@ describe('take control → give back → restore a checkpoint → export the rep
     // What ran before came back (a not_restarted warning would be listed in the result).
     expect(await result.textContent()).toMatch(new RegExp(`^Restored ${desk}; \\d+ sessions? re-measured\\.$`));
     expect((await t.desk.desktop.status(desk)).running).toBe(true);
-    const to = Date.now() + 1000;
+    // The restart is a gap in the screen recording however quick it was (the recorder marks the segment
+    // that resumes): wait until the recording resumed after it, so the range below holds both sides.
+    const screenDir = t.desk.desktop.screenRecordingDir(desk)!;
+    const resumed = () => {
+      const gap = screenGaps(screenDir, from, Infinity)[0];
+      return gap !== undefined && (screenRecordTimes(screenDir).at(-1)?.at(-1) ?? 0) > gap.to + 500;
+    };
+    await expect.poll(resumed, { timeout: 30_000, interval: 200 }).toBe(true);
+    const to = Date.now();
     await atBothSizes('restored', async () => {
       await result.scrollIntoViewIfNeeded();
       expect(await inView('checkpoint-result')).toBe(true);
@@ -178,15 +187,29 @@ describe('take control → give back → restore a checkpoint → export the rep
     ) as { format: { duration: string }; streams: Array<{ codec_type: string }> };
     expect(probe.streams.some((s) => s.codec_type === 'video')).toBe(true);
     expect(Number(probe.format.duration)).toBeGreaterThan(0);
-    // A restart longer than the recorder's gap threshold (10 s) leaves a gap; a quick one does not. The
-    // window lists exactly the gaps the recording has in the range, each as the restart.
-    const recorded = screenGaps(t.desk.desktop.screenRecordingDir(desk)!, from, to);
+    // The restart left a gap however quick it was: the window lists exactly the gaps the recording has in
+    // the range, each as the restore (or the desktop's restart).
+    const recorded = screenGaps(screenDir, from, to);
+    expect(recorded.length).toBeGreaterThanOrEqual(1);
     const listed = await page.getByTestId('replay-export-gap').allTextContents();
     expect(listed).toHaveLength(recorded.length);
     for (const g of listed)
       expect(g).toMatch(
         /^not recorded \S+ – \S+ \((sandbox restored from a checkpoint|desktop not running).*\): shown as a card in the video$/,
       );
+    // And the video shows it: the first card starts with the first frame (10 a second) after the gap's
+    // start and is held at least CARD_MIN_MS; 1 s into it, the frame is the card's dark background, at
+    // a corner and at the middle of the left edge (the desktop has its panel and Chromium's page there).
+    const cardAt = (Math.floor((recorded[0]!.from - from) / 100) + 1) / 10 + CARD_MIN_MS / 2000;
+    expect(Number(probe.format.duration)).toBeGreaterThan(cardAt);
+    const frame = execFileSync(
+      'ffmpeg',
+      ['-v', 'error', '-ss', cardAt.toFixed(2), '-i', video, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'],
+      { maxBuffer: 16 << 20 },
+    );
+    expect(frame.length).toBe(1280 * 800 * 3);
+    const isCard = (x: number, y: number) => CARD_BACKGROUND.every((c, k) => Math.abs(frame[(y * 1280 + x) * 3 + k]! - c) <= 10);
+    expect([isCard(0, 0), isCard(8, 400), isCard(1279, 799)]).toEqual([true, true, true]);
     await atBothSizes('export', async () => {
       await page.getByTestId('replay-export-result').scrollIntoViewIfNeeded();
       expect(await inView('replay-export-result')).toBe(true);

@@ -55,6 +55,12 @@ describe('warm pools (real Docker)', () => {
     // A pooled sandbox is nobody's: no call reaches it by its name.
     const member = t.desk.store.pools.list()[0]!.sandbox;
     await expect(t.desk.exec({ sandbox: member, command: 'true' })).rejects.toThrow(/no sandbox named/);
+    // The default session's shell was opened while the sandbox waited in the pool: its bash runs already.
+    const bashBefore = docker('exec', t.desk.store.sandboxes.get(member)!.backendRef!, 'ps', '-eo', 'pid=,comm=')
+      .split('\n')
+      .filter((l) => / bash$/.test(l))
+      .map((l) => l.trim().split(' ')[0]);
+    expect(bashBefore.length).toBeGreaterThan(0);
     const name = uniqueName('warm');
     const r = await t.desk.createSandbox({ name, backend: 'docker', image: TAG, defaultCwd: '/tmp' });
     expect(r).toMatchObject({ warm: true, sandbox: { name, state: 'running', defaultCwd: '/tmp' } });
@@ -72,6 +78,8 @@ describe('warm pools (real Docker)', () => {
       cwd: home,
     });
     expect((await t.desk.exec({ sandbox: name, command: 'pwd' })).stdout).toBe(`${home}\n`);
+    // Those commands ran in the shell opened ahead (no shell started at the claim).
+    expect(bashBefore).toContain((await t.desk.exec({ sandbox: name, command: 'echo $$' })).stdout.trim());
     await t.desk.removeSandbox(name, { force: true });
   }, 30_000);
 
@@ -83,15 +91,26 @@ describe('warm pools (real Docker)', () => {
   }, 30_000);
 
   it('a claimed desktop sandbox has its desktop running: the first frame comes without a start', async () => {
+    // The pooled desktop waits frozen (no CPU taken from a running one); the claim thaws it.
+    const desktopKey = t.desk.pools.list().pools[1]!.key;
+    const waiting = t.desk.store.pools.list().find((m) => m.template === desktopKey)!;
+    expect(docker('inspect', '-f', '{{.State.Paused}}', t.desk.store.sandboxes.get(waiting.sandbox)!.backendRef!)).toBe('true');
     const name = uniqueName('wdesk');
     const r = await t.desk.createSandbox({ name, backend: 'docker', image: DESKTOP_IMAGE, options: { desktop: 'true' } });
     expect(r.warm).toBe(true);
-    const status = await t.desk.desktop.status(name);
-    expect(status).toMatchObject({ running: true });
+    expect(docker('inspect', '-f', '{{.State.Paused}} {{.HostConfig.CpuShares}}', r.sandbox.backendRef!)).toBe('false 1024');
+    // The first stream is the one opened at the fill and handed over with the desktop: no relay started
+    // now (none opened), no probe; its RFB session starts now, so its first frame is the screen as it is.
+    let opened = 0;
+    const counting = t.desk.desktop.onStreamOpened(() => opened++);
     const stream = await t.desk.desktop.openScreenStream(name);
+    counting.dispose();
+    expect(opened).toBe(0);
     const rfb = await RfbClient.connect(transportFromStreams(stream.stdout, stream.stdin, () => stream.kill()));
     await rfb.requestUpdate(false);
-    expect(rfb.width * rfb.height).toBeGreaterThan(0);
+    const status = await t.desk.desktop.status(name);
+    expect(status).toMatchObject({ running: true });
+    expect(`${rfb.width}x${rfb.height}`).toBe(status.geometry);
     rfb.close();
     stream.kill();
     const out = await t.desk.exec({ sandbox: name, command: 'pwd' });

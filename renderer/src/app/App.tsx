@@ -15,9 +15,9 @@ import { CheckpointActions } from '../checkpoints/CheckpointActions.js';
 import { SandboxDetails } from '../details/SandboxDetails.js';
 import { OperationProgress } from '../tasks/OperationProgress.js';
 import { SandboxList, StateBadge } from '../sandboxes/SandboxList.js';
+import { createdNotice } from '../sandboxes/create-notice.js';
 import { shortcutsFor, useShortcuts } from './shortcuts.js';
 import type { TerminalTabs } from '../workspace/TerminalPane.js';
-import { warningLabel } from '../ui/warnings.js';
 import type { EventsClient } from '../events/events-client.js';
 import { EventsProvider } from '../events/events-context.js';
 import { ConnectionBanner } from './ConnectionBanner.js';
@@ -51,6 +51,8 @@ function nextTerminalName(tabs: string[]): string {
 function Desk() {
   const api = useApi();
   const list = usePoll<SandboxInfo[]>(() => api.call('listSandboxes', {}), 2000, 'sandboxes', true, { live: touches.sandboxList });
+  // The warm pools: the sidebar shows them, a create's notice says warm or cold by them.
+  const pools = usePoll(() => api.call('poolList', {}), 5000, 'pools', true, { live: touches.pools });
   const [selected, setSelected] = useState<string | null>(null);
   const [view, setView] = useState<View>('details');
   // The Logs view's first source when opened from a link (the desktop's crash notice); else its own pick.
@@ -137,16 +139,9 @@ function Desk() {
   const onCreated = (r: CreateSandboxResult) => {
     setCreating(false);
     selectNew(r.sandbox.name);
-    setNotice(
-      r.warnings.length
-        ? {
-            text: `Created ${r.sandbox.name}, with warnings: ${r.warnings.map((w) => `${warningLabel(w).label} — ${w.message}`).join('; ')}`,
-            bad: true,
-            sandbox: r.sandbox.name,
-          }
-        : { text: `Created ${r.sandbox.name}.`, bad: false, sandbox: r.sandbox.name },
-    );
+    setNotice({ ...createdNotice(r, (pools.data?.pools.length ?? 0) > 0), sandbox: r.sandbox.name });
     void list.refresh();
+    void pools.refresh();
   };
 
   // The empty state's two one-click creates: a Docker sandbox with the desktop image, or the terminal-only one.
@@ -205,7 +200,14 @@ function Desk() {
 
   return (
     <div className="app">
-      <SandboxList poll={list} selected={selected} onSelect={select} onCreate={() => setCreating(true)} newShortcut={shortcuts[0]!.keys} />
+      <SandboxList
+        poll={list}
+        selected={selected}
+        onSelect={select}
+        onCreate={() => setCreating(true)}
+        newShortcut={shortcuts[0]!.keys}
+        pools={pools.data}
+      />
       <main className="main">
         <ConnectionBanner />
         {current ? (

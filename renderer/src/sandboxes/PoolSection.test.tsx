@@ -1,5 +1,5 @@
 import '../test/setup.js';
-import { render, screen } from '@testing-library/react';
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import { App } from '../app/App.js';
 import { FakeApi, sandboxInfo } from '../test/fake-api.js';
@@ -52,7 +52,76 @@ describe('warm pools in the sandbox list', () => {
     expect(screen.getByTestId('pool-k1').textContent).toContain('1 being made');
     expect(screen.getByTestId('pool-count-k2').textContent).toBe('0/1 ready');
     expect(screen.getByTestId('pool-warning-k2').textContent).toBe('stopped: the disk is full (no space left on device)');
+    // Each pool's state in words, not only in a colour.
+    expect(screen.getByTestId('pool-state-k1').textContent).toBe('filling · 1 being made');
+    expect(screen.getByTestId('pool-state-k2').textContent).toBe('stopped');
+    expect(screen.getByTestId('pool-count-k2').className).toContain('state-pool-stopped');
+    expect(screen.queryByTestId('pool-not-refilling')).toBeNull();
     // The pooled sandboxes are not rows of the user's list.
-    expect(screen.getAllByRole('option').map((o) => o.getAttribute('data-testid'))).toEqual(['sandbox-row-alpha']);
+    // (Within the list: a select's options elsewhere in the window are options too.)
+    const rows = within(screen.getByRole('listbox', { name: 'Sandboxes' })).getAllByRole('option');
+    expect(rows.map((o) => o.getAttribute('data-testid'))).toEqual(['sandbox-row-alpha']);
+  });
+
+  it('a full pool, a retrying one with its warning; a process that does not refill says so', async () => {
+    const api = new FakeApi({ sandboxes: [sandboxInfo({ name: 'alpha' })] });
+    api.pools = {
+      memoryBudgetMiB: 2048,
+      memoryMiB: 512,
+      refilling: false,
+      pools: [
+        pool({ filling: 0, ready: 2, state: 'full' }),
+        pool({ key: 'k3', filling: 0, ready: 0, state: 'retrying', warning: 'the last refill failed: image not found' }),
+      ],
+    };
+    render(<App api={api} />);
+    await screen.findByTestId('pool-section');
+    expect(screen.getByTestId('pool-state-k1').textContent).toBe('full');
+    expect(screen.getByTestId('pool-count-k1').className).toContain('state-pool-full');
+    expect(screen.getByTestId('pool-state-k3').textContent).toBe('retrying');
+    expect(screen.getByTestId('pool-warning-k3').textContent).toBe('the last refill failed: image not found');
+    expect(screen.getByTestId('pool-not-refilling').textContent).toMatch(/the service refills/);
+  });
+});
+
+describe('a create from the window says whether it started warm', () => {
+  const createFrom = async (api: FakeApi, result: Record<string, unknown>) => {
+    api.on('createSandbox', (p) => {
+      const s = sandboxInfo({ name: p.name });
+      api.sandboxes.push(s);
+      return { sandbox: s, warnings: [], ...result };
+    });
+    render(<App api={api} />);
+    await screen.findByTestId('sandbox-row-alpha');
+    // The window has read the pools before the person creates (the section is their answer).
+    if (api.pools.pools.length > 0) await screen.findByTestId('pool-section');
+    fireEvent.click(screen.getByTestId('create-sandbox'));
+    fireEvent.change(await screen.findByTestId('create-name'), { target: { value: 'beta' } });
+    fireEvent.click(screen.getByTestId('create-submit'));
+    await waitFor(() => expect(screen.getByTestId('sandbox-row-beta').getAttribute('aria-selected')).toBe('true'));
+    return screen.getByTestId('notice').textContent ?? '';
+  };
+  const withPool = () => {
+    const api = new FakeApi({ sandboxes: [sandboxInfo({ name: 'alpha' })] });
+    api.pools = { memoryBudgetMiB: 2048, memoryMiB: 512, refilling: true, pools: [pool({ ready: 1, filling: 0, state: 'full' })] };
+    return api;
+  };
+
+  it('claimed from a pool: the notice names the pool', async () => {
+    const api = withPool();
+    const text = await createFrom(api, { warm: true, warmPool: 'sandbox-desk/base:latest' });
+    expect(text).toContain('Created beta warm from the pool of sandbox-desk/base:latest.');
+  });
+
+  it('made cold while pools are set up: the notice says why', async () => {
+    const api = withPool();
+    const text = await createFrom(api, { warm: false, warmReason: 'host mounts (--mount) are bound when a container is made' });
+    expect(text).toContain('Created beta cold (host mounts (--mount) are bound when a container is made).');
+  });
+
+  it('with no pool (the default) a cold create is just created', async () => {
+    const api = new FakeApi({ sandboxes: [sandboxInfo({ name: 'alpha' })] });
+    const text = await createFrom(api, { warm: false, warmReason: 'no warm pool is configured (see `sandbox-desk pool set`)' });
+    expect(text).toMatch(/^Created beta\.\s*×?$/);
   });
 });

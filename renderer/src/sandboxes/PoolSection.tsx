@@ -1,18 +1,21 @@
-import type { PoolsView } from '../../../src/shared/pool-types.js';
-import { useApi } from '../app/api-context.js';
-import { usePoll } from '../hooks/usePoll.js';
-import { touches } from '../events/topics.js';
+import type { PoolView, PoolsView } from '../../../src/shared/pool-types.js';
+
+/** A pool's state in words: the count beside it says how many are ready, this says what happens next. */
+const STATE_LABEL: Record<PoolView['state'], string> = {
+  full: 'full',
+  filling: 'filling',
+  stopped: 'stopped',
+  retrying: 'retrying',
+};
 
 /**
  * The warm pools (issue 37) at the foot of the sandbox list: per pool its template, how many sandboxes
- * wait ready of its size, and a warning when it stopped (a full disk) or its last refill failed. The
- * pooled sandboxes themselves are nobody's yet, so they are not rows of the list. Hidden while no pool
- * is configured (the default).
+ * wait ready of its size, its state, and a warning when it stopped (a full disk: creates go cold until
+ * `pool set`) or its last refill failed. The pooled sandboxes themselves are nobody's yet, so they are
+ * not rows of the list. Hidden while no pool is configured (the default). The App polls the pools (it
+ * also needs them for a create's notice) and hands the view in.
  */
-export function PoolSection() {
-  const api = useApi();
-  const poll = usePoll(() => api.call('poolList', {}), 5000, 'pools', true, { live: touches.pools });
-  const view: PoolsView | undefined = poll.data;
+export function PoolSection({ view }: { view: PoolsView | undefined }) {
   if (!view || view.pools.length === 0) return null;
   return (
     <section className="pool-section" aria-label="Warm pools" data-testid="pool-section">
@@ -22,6 +25,11 @@ export function PoolSection() {
           {view.memoryMiB} / {view.memoryBudgetMiB} MiB
         </span>
       </div>
+      {!view.refilling && (
+        <div className="muted small" data-testid="pool-not-refilling">
+          not refilled here: the service refills
+        </div>
+      )}
       <ul className="pool-list">
         {view.pools.map((p) => (
           <li key={p.key} className="pool-row small" data-testid={`pool-${p.key}`} title={p.warning ?? p.description}>
@@ -31,7 +39,10 @@ export function PoolSection() {
                 {p.ready}/{p.size} ready
               </span>
             </div>
-            {p.filling > 0 && <div className="muted">{p.filling} being made</div>}
+            <div className="muted" data-testid={`pool-state-${p.key}`}>
+              {STATE_LABEL[p.state]}
+              {p.filling > 0 && ` · ${p.filling} being made`}
+            </div>
             {p.warning && (
               <div className="pool-warning" role="status" data-testid={`pool-warning-${p.key}`}>
                 {p.state === 'stopped' ? 'stopped: ' : ''}

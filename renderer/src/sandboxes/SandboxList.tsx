@@ -1,5 +1,6 @@
 import { useRef, type KeyboardEvent } from 'react';
 import type { SandboxInfo } from '../../../src/api/contract.js';
+import type { PoolsView } from '../../../src/shared/pool-types.js';
 import type { Poll } from '../hooks/usePoll.js';
 import { SandboxResources } from '../details/ResourceGraph.js';
 import { PoolSection } from './PoolSection.js';
@@ -11,6 +12,8 @@ interface Props {
   onCreate: () => void;
   /** The New button's shortcut as this mode shows it (browser mode: Alt+Shift+N). */
   newShortcut: string;
+  /** The warm pools, shown at the foot (polled by the App; undefined until the first answer). */
+  pools?: PoolsView | undefined;
 }
 
 /** The row arrow keys move to from `at` (wrapping is not done: the ends stay put, like a native listbox). */
@@ -28,7 +31,7 @@ export function rowAfterKey(key: string, at: number, count: number): number | nu
  * list itself is polled by the App. A listbox with one tab stop: arrow keys, Home and End move the
  * selection and the focus.
  */
-export function SandboxList({ poll, selected, onSelect, onCreate, newShortcut }: Props) {
+export function SandboxList({ poll, selected, onSelect, onCreate, newShortcut, pools }: Props) {
   const sandboxes = poll.data;
   const listRef = useRef<HTMLUListElement>(null);
   const selectedIndex = sandboxes
@@ -110,7 +113,7 @@ export function SandboxList({ poll, selected, onSelect, onCreate, newShortcut }:
           </li>
         ))}
       </ul>
-      <PoolSection />
+      <PoolSection view={pools} />
     </aside>
   );
 }

@@ -16,6 +16,10 @@
  *                     animating screen then needs no keyframes of its own: none to compress twice)
  *
  * Every segment starts with a keyframe, so the oldest can be deleted and any segment replays alone.
+ * A segment whose keyframe comes after a tick resumes after a break: the screen was not recorded
+ * between the previous segment's last record and it (the recorder started, reconnected, or dropped
+ * what it could not write), however short that was. One that starts with its keyframe continues the
+ * previous segment (a rotation). Readers that predate the mark skip records before the first keyframe.
  * A crash mid-write leaves a torn last record: the reader stops at the first record whose length runs
  * past the end of the file or whose CRC does not match, so everything before it replays.
  */

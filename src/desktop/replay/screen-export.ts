@@ -10,7 +10,8 @@ import { ScreenCursor, screenGaps, type ScreenGap } from './screen-replay.js';
  * A screen recording as a video: the recording replayed at a fixed frame rate into ffmpeg's stdin
  * (raw RGBA), encoded as H.264 in MP4 or VP9 in WebM. ffmpeg is Debian's package (setup installs
  * it); none on PATH is refused naming the package. Where the screen was not recorded (the desktop
- * stopped between two segments) the video shows a card saying so (gap-card.ts) instead of failing.
+ * stopped, restarted or was restored between two segments) the video shows a card saying so
+ * (gap-card.ts) instead of failing, for at least CARD_MIN_MS however short the gap was.
  */
 
 export interface ExportScreenOptions {
@@ -27,6 +28,13 @@ export interface ExportScreenOptions {
   /** What a gap was, for its card (default "not recorded"): the caller knows the sandbox's operations. */
   describeGap?: (gap: ScreenGap) => string;
 }
+
+/**
+ * The least time a gap's card is on screen. A restore's or a restart's gap can be a second or two,
+ * shorter than anyone reads a card in (or, between two frames, none at all): the card is held this
+ * long and the video runs longer than the range by the difference. Longer gaps show for their length.
+ */
+export const CARD_MIN_MS = 2000;
 
 const CODEC: Record<'mp4' | 'webm', string[]> = {
   mp4: ['-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '23', '-pix_fmt', 'yuv420p', '-movflags', '+faststart'],
@@ -100,17 +108,41 @@ export async function exportScreenVideo(dir: string, opts: ExportScreenOptions):
   const abort = () => child.kill('SIGKILL');
   // One card per gap, drawn once: a gap of an hour is 36 000 frames of the same pixels.
   const cards = new Map<GapCard, Buffer>();
+  const cardFrames = new Map<GapCard, number>();
+  const minCardFrames = Math.ceil((CARD_MIN_MS * fps) / 1000);
+  let written = 0;
+  /** Writes one frame; false once ffmpeg has quit. */
+  const put = async (chunk: Buffer): Promise<boolean> => {
+    if (opts.signal?.aborted) throw new SandboxDeskError('cancelled', 'the video export was cancelled');
+    if (!child.stdin.write(chunk)) {
+      let onDrain: (() => void) | undefined;
+      await Promise.race([new Promise<void>((resolve) => child.stdin.once('drain', (onDrain = resolve))), exited.catch(() => null)]);
+      if (onDrain) child.stdin.off('drain', onDrain);
+    }
+    written++;
+    return child.exitCode === null;
+  };
+  const putCard = async (gap: GapCard): Promise<boolean> => {
+    const chunk = cards.get(gap) ?? (await renderGapCard(width, height, gap));
+    cards.set(gap, chunk);
+    cardFrames.set(gap, (cardFrames.get(gap) ?? 0) + 1);
+    return put(chunk);
+  };
+  /** The gap's card, held until it was on screen CARD_MIN_MS: the video runs that much longer than the range. */
+  const hold = async (gap: GapCard): Promise<boolean> => {
+    while ((cardFrames.get(gap) ?? 0) < minCardFrames) if (!(await putCard(gap))) return false;
+    return true;
+  };
   opts.signal?.addEventListener('abort', abort, { once: true });
   try {
-    for (let i = 0; i < frames; i++) {
-      if (opts.signal?.aborted) throw new SandboxDeskError('cancelled', 'the video export was cancelled');
+    frames: for (let i = 0; i < frames; i++) {
       const t = Math.min(to, from + (i * 1000) / fps);
+      for (const g of gaps) if (g.to <= t && !(await hold(g))) break frames;
       const gap = gapAt(gaps, t);
-      let chunk: Buffer;
       if (gap) {
-        chunk = cards.get(gap) ?? (await renderGapCard(width, height, gap));
-        cards.set(gap, chunk);
+        if (!(await putCard(gap))) break;
       } else {
+        if (opts.signal?.aborted) throw new SandboxDeskError('cancelled', 'the video export was cancelled');
         await cursor.moveTo(t);
         const fb = cursor.fb;
         const rgba =
@@ -118,16 +150,12 @@ export async function exportScreenVideo(dir: string, opts: ExportScreenOptions):
             ? fb.data
             : scaleRgba(fb.data, { width, height, screenWidth: fb.width, screenHeight: fb.height });
         // A copy: the stream may hold the chunk while the cursor paints the next frame into the same pixels.
-        chunk = Buffer.from(rgba);
+        if (!(await put(Buffer.from(rgba)))) break;
       }
-      if (!child.stdin.write(chunk)) {
-        let onDrain: (() => void) | undefined;
-        await Promise.race([new Promise<void>((resolve) => child.stdin.once('drain', (onDrain = resolve))), exited.catch(() => null)]);
-        if (onDrain) child.stdin.off('drain', onDrain);
-      }
-      if (child.exitCode !== null) break;
       if (i % fps === 0) opts.onProgress?.(t - from, totalMs);
     }
+    // A range that ends inside a gap: its card is held too.
+    for (const g of gaps) if (child.exitCode === null) await hold(g);
     child.stdin.end();
     const code = await exited;
     if (opts.signal?.aborted) throw new SandboxDeskError('cancelled', 'the video export was cancelled');
@@ -144,7 +172,7 @@ export async function exportScreenVideo(dir: string, opts: ExportScreenOptions):
   return {
     file: opts.file,
     format: opts.format,
-    durationMs: Math.round((frames * 1000) / fps),
+    durationMs: Math.round((written * 1000) / fps),
     width,
     height,
     gaps: gaps.map((g) => ({ from: iso(g.from), to: iso(g.to), what: g.what })),

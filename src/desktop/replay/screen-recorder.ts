@@ -99,6 +99,8 @@ export class ScreenRecorder implements IDisposable {
   private readonly since: string;
   private bytes: number;
   private segStartMs = -1;
+  /** The newest segment's start, kept across a break (segStartMs is -1 then): a name is never reused. */
+  private lastSegStartMs = -1;
   private segBytes = 0;
   private lastKeyMs = -1;
   /** src.paintedPixels at the last seek point (a keyframe or a full repaint). */
@@ -150,6 +152,8 @@ export class ScreenRecorder implements IDisposable {
     if (!this.source || (src && this.source.src !== src)) return;
     for (const s of this.source.subs) s.dispose();
     this.source = undefined;
+    // What comes next (a reconnection) is a new segment after a break, not more of this one.
+    this.segStartMs = -1;
   }
 
   /** Stops recording and writes what is queued. */
@@ -204,26 +208,36 @@ export class ScreenRecorder implements IDisposable {
   }
 
   private tick(): void {
-    if (!this.on) return;
-    const now = this.opts.now();
     const src = this.source?.src;
+    // No connection, no clock: a tick says "the screen was as it was until now", which nobody saw while
+    // the desktop restarted. Ticking on would stretch the last segment over the break and hide the gap.
+    if (!this.on || !src) return;
+    const now = this.opts.now();
     // An idle screen still rotates segments (the oldest can then go), between updates only.
-    if (src && !src.updating && this.segStartMs >= 0 && now - this.segStartMs >= this.opts.segmentMs) {
+    if (!src.updating && this.segStartMs >= 0 && now - this.segStartMs >= this.opts.segmentMs) {
       this.keyframe(src, now);
       return;
     }
     if (this.segStartMs >= 0 && now - this.lastRecordMs >= this.opts.tickMs) this.enqueue({ kind: 'tick', timeMs: now }, 0);
   }
 
-  /** A keyframe; it starts a new segment when the segment is due (or there is none). */
+  /**
+   * A keyframe; it starts a new segment when the segment is due (or there is none). A segment begun
+   * with none before it — this recorder's first, after a reconnection, after a dropped queue — resumes
+   * after a break: a tick before its keyframe says so (rfbrec-format.ts), so a reader shows the gap
+   * however short it was. A segment that is only due (a rotation) continues the last one, unmarked.
+   */
   private keyframe(src: RecordSource, now: number): void {
     if (src.width === 0 || src.height === 0) return;
-    const newSegment = this.segStartMs < 0 || now - this.segStartMs >= this.opts.segmentMs || this.segBytes >= this.opts.segmentMaxBytes;
+    const resumes = this.segStartMs < 0;
+    const newSegment = resumes || now - this.segStartMs >= this.opts.segmentMs || this.segBytes >= this.opts.segmentMaxBytes;
     if (newSegment) {
       // Segment names are their start ms: never reuse one (two starts in the same ms).
-      this.segStartMs = Math.max(now, this.segStartMs + 1);
+      this.segStartMs = Math.max(now, this.lastSegStartMs + 1);
+      this.lastSegStartMs = this.segStartMs;
       this.segBytes = 0;
       this.enqueue({ kind: 'segment', startMs: this.segStartMs }, 0);
+      if (resumes) this.enqueue({ kind: 'tick', timeMs: now }, 0);
     }
     const rgba = src.framebuffer();
     this.enqueue({ kind: 'keyframe', timeMs: now, width: src.width, height: src.height, rgba }, rgba.length);

@@ -27,8 +27,12 @@ function inflate(payload: Buffer): Promise<Buffer> | Buffer {
  * grows, so a seek into a long recording reads one keyframe and the updates after it.
  */
 
-/** A gap longer than this after a segment's last record reads as "not recorded then" (the recorder ticks every 2 s). */
-const GAP_MS = 10_000;
+/**
+ * Between two segments the recorder did not mark as a break (a rotation, or a recording made before
+ * the mark existed), a pause longer than this still reads as "not recorded then": the recorder ticks
+ * every 2 s while connected, so only a stopped desktop leaves that much.
+ */
+const UNMARKED_GAP_MS = 10_000;
 
 interface SegmentIndex {
   file: string;
@@ -37,6 +41,8 @@ interface SegmentIndex {
   records: RecordRef[];
   /** Indexes into records of the keyframes. */
   keyframes: number[];
+  /** The recorder marked it as resuming after a break (a tick before its first keyframe, rfbrec-format.ts). */
+  resumes: boolean;
 }
 
 const indexes = new Map<string, SegmentIndex>();
@@ -85,6 +91,7 @@ function indexOf(file: string): SegmentIndex {
       validBytes,
       records: usable,
       keyframes: first < 0 ? [] : keyframes.filter((k) => k >= first).map((k) => k - first),
+      resumes: records.slice(0, Math.max(first, 0)).some((r) => r.type === RecordType.Tick),
     };
     indexes.set(file, idx);
     return idx;
@@ -198,17 +205,27 @@ export interface ScreenGap {
 }
 
 /**
- * The gaps of a screen dir that overlap from–to, oldest first: wherever a segment's last record is
- * followed by the next segment's first more than GAP_MS later (the recorder ticks every 2 s, so
- * only a stopped desktop leaves that much). moveTo refuses a time inside one; an export draws a
- * card there instead.
+ * The gap between two consecutive segments, or null when the second continues the first. A segment
+ * the recorder marked as resuming after a break (a restart, a restore, a reconnection) is a gap
+ * whatever its length: the viewer is told the screen was not recorded, even for two seconds. An
+ * unmarked boundary is a gap only past UNMARKED_GAP_MS.
+ */
+function gapBetween(before: SegmentIndex, after: SegmentIndex): ScreenGap | null {
+  const gap = { from: before.records.at(-1)!.timeMs, to: after.records[0]!.timeMs };
+  if (gap.to <= gap.from) return null; // nothing between them to show
+  return after.resumes || gap.to - gap.from > UNMARKED_GAP_MS ? gap : null;
+}
+
+/**
+ * The gaps of a screen dir that overlap from–to, oldest first (gapBetween). moveTo refuses a time
+ * inside one; an export draws a card there instead.
  */
 export function screenGaps(dir: string, from: number, to: number): ScreenGap[] {
   const segs = segments(dir);
   const gaps: ScreenGap[] = [];
   for (let i = 0; i + 1 < segs.length; i++) {
-    const gap = { from: segs[i]!.records.at(-1)!.timeMs, to: segs[i + 1]!.records[0]!.timeMs };
-    if (gap.to - gap.from > GAP_MS && gap.from < to && gap.to > from) gaps.push(gap);
+    const gap = gapBetween(segs[i]!, segs[i + 1]!);
+    if (gap && gap.from < to && gap.to > from) gaps.push(gap);
   }
   return gaps;
 }
@@ -248,13 +265,14 @@ export class ScreenCursor {
     }
     const seg = [...segs].reverse().find((g) => g.records[0]!.timeMs <= t)!;
     const lastInSeg = seg.records.at(-1)!.timeMs;
-    if (t > lastInSeg + GAP_MS) {
-      const next = segs[segs.indexOf(seg) + 1];
+    const next = segs[segs.indexOf(seg) + 1];
+    // Past the segment's last record: the screen as it was, unless the next segment starts after a gap.
+    if (t > lastInSeg && next && gapBetween(seg, next)) {
       throw new SandboxDeskError(
         'not_found',
-        `the screen was not recorded at ${iso(t)} (a gap from ${iso(lastInSeg)} to ${next ? iso(next.records[0]!.timeMs) : 'the end'}); the recording spans ${iso(s.start)} – ${iso(s.end)}`,
+        `the screen was not recorded at ${iso(t)} (a gap from ${iso(lastInSeg)} to ${iso(next.records[0]!.timeMs)}); the recording spans ${iso(s.start)} – ${iso(s.end)}`,
         {
-          hint: `ask for a time before ${iso(lastInSeg)} or from ${next ? iso(next.records[0]!.timeMs) : 'the next start'} on; an export draws the gap as a card`,
+          hint: `ask for a time before ${iso(lastInSeg)} or from ${iso(next.records[0]!.timeMs)} on; an export draws the gap as a card`,
         },
       );
     }

@@ -14,21 +14,33 @@ export class LogFrameDecoder {
   push(chunk: Buffer): string {
     this.pending = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
     let text = '';
-    let at = 0;
-    while (this.pending.length - at >= 8) {
-      const stream = this.pending[at]!;
-      const size = this.pending.readUInt32BE(at + 4);
-      if (this.pending.length - at - 8 < size) break;
-      const payload = this.pending.subarray(at + 8, at + 8 + size);
-      text += (stream === 2 ? this.err : this.out).write(payload);
-      at += 8 + size;
-    }
-    this.pending = this.pending.subarray(at);
+    const used = walkFrames(this.pending, (stream, payload) => (text += (stream === 2 ? this.err : this.out).write(payload)));
+    this.pending = this.pending.subarray(used);
     return text;
   }
+}
+
+/** Calls `onFrame` for each whole frame from the buffer's start; returns how many bytes those frames took. */
+function walkFrames(buf: Buffer, onFrame: (stream: number, payload: Buffer) => void): number {
+  let at = 0;
+  while (buf.length - at >= 8) {
+    const size = buf.readUInt32BE(at + 4);
+    if (buf.length - at - 8 < size) break;
+    onFrame(buf[at]!, buf.subarray(at + 8, at + 8 + size));
+    at += 8 + size;
+  }
+  return at;
 }
 
 /** The text of a complete multiplexed buffer (what `logs` without follow returns). */
 export function decodeLogFrames(buf: Buffer): string {
   return new LogFrameDecoder().push(buf);
+}
+
+/** stdout and stderr of a complete multiplexed buffer, apart (what a finished exec's stream carries). */
+export function splitLogFrames(buf: Buffer): { stdout: string; stderr: string } {
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  walkFrames(buf, (stream, payload) => (stream === 2 ? err : out).push(payload));
+  return { stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
 }

@@ -2,7 +2,8 @@ import { rmSync } from 'node:fs';
 import Docker from 'dockerode';
 import { SandboxDeskError } from '../../shared/errors.js';
 import { closestImageName } from '../../shared/did-you-mean.js';
-import { measureHome } from '../measure-home.js';
+import { HOME_SCRIPT, homeFrom } from '../measure-home.js';
+import { runInContainer } from './docker-api-exec.js';
 import type {
   ProviderWatchListener,
   BackendStatus,
@@ -318,6 +319,17 @@ export class DockerProvider implements SandboxProvider {
     }
   }
 
+  /**
+   * The sandbox user's home, measured as measure-home.ts does, through the engine's API: a create's
+   * first command waited on a `docker exec` CLI process for it (bench/warm.ts cold create).
+   */
+  private async measureHome(ref: SandboxRef): Promise<string> {
+    const r = await this.call(() =>
+      runInContainer(this.docker, ref.backendRef!, ['bash', '-c', HOME_SCRIPT], { user: ref.user, timeoutMs: 30_000 }),
+    );
+    return homeFrom(r.code, r.stdout, r.stderr);
+  }
+
   async createEnvironment(opts: CreateEnvironmentOptions): Promise<SandboxEnvironment> {
     const st = await this.status(opts.sandbox);
     if (st.state === 'missing') throw this.missing(opts.sandbox);
@@ -326,15 +338,14 @@ export class DockerProvider implements SandboxProvider {
         hint: `start it with \`sandbox-desk sandbox start ${opts.sandbox.name}\``,
       });
     }
-    const probe = new DockerEnvironment(opts.sandbox.backendRef!, opts.sandbox.user, '/', '/', opts.sandbox.mounts, st.incarnation);
-    // The home is measured once per incarnation of the container; a restart measures it again.
-    const home =
-      opts.cachedHome && opts.cachedHome.incarnation === st.incarnation
-        ? opts.cachedHome.home
-        : await measureHome(probe.execPrefix({ interactive: false }));
-    const extraEnv = await this.call(() => this.net.proxyEnvFor(opts.sandbox.backendRef!));
-    // From the container's real mounts: a container made before inboxes (or by another data dir) has none.
-    const inspected = await this.call(() => this.container(opts.sandbox).inspect());
+    // The home is measured once per incarnation of the container; a restart measures it again. The
+    // three engine calls at once: none needs another's answer.
+    const [home, extraEnv, inspected] = await Promise.all([
+      opts.cachedHome && opts.cachedHome.incarnation === st.incarnation ? opts.cachedHome.home : this.measureHome(opts.sandbox),
+      this.call(() => this.net.proxyEnvFor(opts.sandbox.backendRef!)),
+      // From the container's real mounts: a container made before inboxes (or by another data dir) has none.
+      this.call(() => this.container(opts.sandbox).inspect()),
+    ]);
     const name = inboxNameOf(inspected);
     const inbox = inboxFromMounts(inspected.Mounts, this.inboxRoot ? inboxDirOf(this.inboxRoot, name) : undefined);
     return new DockerEnvironment(

@@ -32,6 +32,20 @@ const value = (argv: string[], flag: string): string[] => argv.flatMap((w, i) =>
 describe('qemuArgv', () => {
   const files = vmFiles('/data/qemu/vms/a');
 
+  it('maps the guest RAM from a file when asked (shared for a template build, copy-on-write for a restore), named as the machine names its RAM', () => {
+    expect(qemuArgv(cfg(), files, { accel: 'tcg', sshPort: 1 })).not.toContain('memory-backend=pc.ram');
+    const build = qemuArgv(cfg(), files, { accel: 'tcg', sshPort: 1, memoryFile: { path: '/data/a,b/ram.raw', shared: true } });
+    expect(value(build, '-object')).toEqual(['memory-backend-file,id=pc.ram,size=1024M,mem-path=/data/a,,b/ram.raw,share=on']);
+    expect(value(build, '-machine')).toEqual(['memory-backend=pc.ram']);
+    const restore = qemuArgv(cfg(), files, { accel: 'tcg', sshPort: 1, incoming: true, memoryFile: { path: '/t/ram.raw', shared: false } });
+    expect(value(restore, '-object')).toEqual(['memory-backend-file,id=pc.ram,size=1024M,mem-path=/t/ram.raw,share=off']);
+    // virtiofs brings its own shared memory backend: the two are never combined.
+    const share = { tag: 't', socket: '/s.sock', hostPath: '/h', sandboxPath: '/g', readOnly: false } as never;
+    expect(() => qemuArgv(cfg(), files, { accel: 'tcg', sshPort: 1, memoryFile: { path: '/r', shared: true } }, [share])).toThrow(
+      /shared folders/,
+    );
+  });
+
   it('forwards SSH from loopback only, to the port chosen for this boot', () => {
     const argv = qemuArgv(cfg(), files, { accel: 'tcg', sshPort: 40022 });
     expect(value(argv, '-netdev')).toEqual(['user,id=net0,hostfwd=tcp:127.0.0.1:40022-:22']);

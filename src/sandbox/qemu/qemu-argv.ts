@@ -15,6 +15,13 @@ export interface BootPlan {
    * migrate-incoming): a restore or a fork of a checkpoint with memory.
    */
   incoming?: boolean;
+  /**
+   * Guest RAM mapped from a file instead of anonymous memory. `shared`: the guest writes the file (a
+   * template build's VM, whose RAM is then copied as a file rather than migrated page by page); not
+   * shared: the file is mapped copy-on-write (a VM restored from a template: its RAM *is* the
+   * template's file until the guest writes a page, so nothing is loaded and the file never changes).
+   */
+  memoryFile?: { path: string; shared: boolean };
 }
 
 /**
@@ -57,6 +64,19 @@ export function qemuArgv(cfg: VmConfig, files: VmFiles, plan: BootPlan, shares: 
     files.pidFile,
   ];
   argv.push(...virtiofsQemuArgs(shares, cfg.memoryMiB));
+  if (plan.memoryFile) {
+    // virtiofs needs its own shared memfd backend: the two never meet (a template takes no --mount).
+    if (shares.length > 0) throw new Error('a VM with shared folders cannot map its RAM from a file');
+    const { path, shared } = plan.memoryFile;
+    // Named pc.ram, the name of the machine's own RAM block: the migration stream names RAM blocks, so a
+    // checkpoint of a VM restored from a template loads into an ordinary QEMU, and the other way round.
+    argv.push(
+      '-object',
+      `memory-backend-file,id=pc.ram,size=${cfg.memoryMiB}M,mem-path=${opt(path)},share=${shared ? 'on' : 'off'}`,
+      '-machine',
+      'memory-backend=pc.ram',
+    );
+  }
   if (plan.incoming) argv.push('-incoming', 'defer');
   if (cfg.base.kernel) {
     argv.push('-kernel', cfg.base.kernel);

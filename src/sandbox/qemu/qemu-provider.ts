@@ -350,7 +350,9 @@ export class QemuProvider implements SandboxProvider {
       // virtiofsd serves one QEMU connection: fresh ones for every attempt.
       const sharePids = await startShares(shares);
       const netdevSuffix = netdevPolicySuffix(readVmNetwork(files.dir));
-      const launched = await launchQemu(qemuArgv(cfg, files, { accel, sshPort: port, netdevSuffix }, shares));
+      // A template build's VM keeps its RAM in a file (vm-files.ts ramFile), saved by copying it.
+      const memoryFile = cfg.ramFile ? { path: join(files.dir, 'ram.raw'), shared: true } : undefined;
+      const launched = await launchQemu(qemuArgv(cfg, files, { accel, sshPort: port, netdevSuffix, memoryFile }, shares));
       if (!launched.ok) {
         stopShares(sharePids);
         if (isPortClash(launched.message)) {
@@ -541,10 +543,13 @@ export class QemuProvider implements SandboxProvider {
     await ensureMaster(target);
     const incarnation = incarnationOf(run);
     const user = opts.sandbox.user ?? cfg.user;
+    // Measured once per boot: the caller's cache, or what a restore's identity script measured for this user.
     const home =
       opts.cachedHome && opts.cachedHome.incarnation === incarnation
         ? opts.cachedHome.home
-        : await measureHome(sshExecPrefix(target, { user, interactive: false }), true);
+        : run.home?.user === user
+          ? run.home.path
+          : await measureHome(sshExecPrefix(target, { user, interactive: false }), true);
     const defaultCwd = opts.cwd === '~' ? home : opts.cwd;
     return new QemuEnvironment(target, opts.sandbox.mounts, user, home, defaultCwd, incarnation, guestProxyEnv(readVmNetwork(files.dir)));
   }
@@ -589,7 +594,16 @@ async function makeOverlay(base: { disk: string; format: string }, disk: string,
 
 /** What `inspect` and `create --json` say about templates: made from one, or why not. */
 function templateDetails(use: TemplateUse): Record<string, string | number | boolean | null> {
-  if (use.state === 'used') return { fromTemplate: true, template: use.ref, templateRestoreSeconds: use.restoreSeconds };
+  if (use.state === 'used') {
+    // Where the restore's time went (phase-timer.ts), e.g. `verify 0.0 s, qemu-start 0.6 s, …`.
+    const phases = use.phases ? Object.entries(use.phases).map(([p, ms]) => `${p} ${(ms / 1000).toFixed(1)} s`) : [];
+    return {
+      fromTemplate: true,
+      template: use.ref,
+      templateRestoreSeconds: use.restoreSeconds,
+      ...(phases.length ? { templateRestorePhases: phases.join(', ') } : {}),
+    };
+  }
   if (use.state === 'pending')
     return { fromTemplate: false, template: use.ref, templateNote: 'restored from the template at its first start' };
   return { fromTemplate: false, template: null, templateNote: use.reason };

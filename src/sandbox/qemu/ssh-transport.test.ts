@@ -76,3 +76,14 @@ describe('masterArgv', () => {
     expect(resolved.stdout).toMatch(/^controlpersist 600$/m);
   });
 });
+
+describe('the key exchange', () => {
+  it('offers curve25519 first and not the post-quantum hybrid (its cost under TCG), in a list the host ssh accepts', () => {
+    // `ssh -G` resolves the options as a connection would, without connecting: an unknown name fails here.
+    const r = spawnSync('ssh', ['-G', ...masterArgv(t).slice(1)], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const kex = r.stdout.split('\n').find((l) => l.startsWith('kexalgorithms '));
+    expect(kex?.split(' ')[1]?.split(',')[0]).toBe('curve25519-sha256');
+    expect(kex).not.toMatch(/sntrup/);
+  });
+});

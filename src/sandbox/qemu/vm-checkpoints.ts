@@ -28,8 +28,17 @@ import type {
   SandboxRef,
 } from '../provider.js';
 import { runArgv } from '../run-argv.js';
+import { shellQuote } from '../shell-quote.js';
 import { writeSeedIso } from './cloud-init-seed.js';
-import { forkIdentityScript, IDENTITY_PROBE, randomMachineId, randomMac, vmHostname } from './fork-identity.js';
+import {
+  forkIdentityScript,
+  identityHelperArmScript,
+  IDENTITY_PROBE,
+  parseIdentityAnswer,
+  randomMachineId,
+  randomMac,
+  vmHostname,
+} from './fork-identity.js';
 import { freeLoopbackPort } from './free-port.js';
 import { qemuArgv } from './qemu-argv.js';
 import { isPortClash, isVmProcess, launchQemu, processStartTime } from './qemu-process.js';
@@ -37,7 +46,8 @@ import { netdevPolicySuffix, readVmNetwork, writeVmNetwork } from './vm-network.
 import { qmpCommand } from './qmp-client.js';
 import { serialTail } from './serial-log.js';
 import { ensureKeyPair } from './ssh-keys.js';
-import { closeMaster, isHostKeyMismatch, sshOptions, sshProbe, type SshTarget } from './ssh-transport.js';
+import { PhaseTimer } from './phase-timer.js';
+import { closeMaster, isHostKeyMismatch, masterAlive, openMaster, sshExecPrefix, sshProbe, type SshTarget } from './ssh-transport.js';
 import { ensureSocketDir, readJson, vmFiles, writeJson, type VmConfig, type VmFiles, type VmRun } from './vm-files.js';
 import { loadVmState, saveVmState, vmRunState } from './vm-migration.js';
 import { guestMounts, sharesFor } from './virtiofs.js';
@@ -62,11 +72,16 @@ export interface CheckpointMeta {
   memory: boolean;
   /** The accel the memory was saved under; a saved state loads only under the same one. */
   accel: 'kvm' | 'tcg' | null;
+  /**
+   * The guest RAM is `ram.raw` (a copy of the VM's file-backed RAM) and memory.bin holds the devices'
+   * state only: a copy maps the file copy-on-write instead of loading pages (templates; absent: no).
+   */
+  ramFile?: boolean;
   cfg: VmConfig;
   createdAt: string;
 }
 
-const CK = { meta: 'checkpoint.json', disk: 'disk.qcow2', memory: 'memory.bin', knownHosts: 'known_hosts' } as const;
+const CK = { meta: 'checkpoint.json', disk: 'disk.qcow2', memory: 'memory.bin', ram: 'ram.raw', knownHosts: 'known_hosts' } as const;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const noProgress = (): void => undefined;
@@ -126,6 +141,8 @@ export class QemuCheckpoints implements CheckpointCapability {
     mkdirSync(spec.dir, { recursive: true, mode: 0o700 });
     const disk = join(spec.dir, CK.disk);
     const memory = join(spec.dir, CK.memory);
+    // A VM whose RAM is a shared file (a template build's): the file is copied, the stream keeps the devices.
+    const ramFile = spec.memory && cfg.ramFile === true;
     ctx.signal?.throwIfAborted();
     try {
       if (run) {
@@ -140,7 +157,16 @@ export class QemuCheckpoints implements CheckpointCapability {
           progress({ step: 'disk', message: `copying the disk overlay (${Math.round(usedBytes(files.disk) / 2 ** 20)} MiB)` });
           await copyFile(files.disk, disk);
           ctx.signal?.throwIfAborted();
-          if (spec.memory) await saveVmState({ qmpSocket: files.qmpSocket, file: memory, progress, signal: ctx.signal });
+          if (spec.memory)
+            await saveVmState({ qmpSocket: files.qmpSocket, file: memory, progress, signal: ctx.signal, ignoreShared: ramFile });
+          if (ramFile) {
+            progress({
+              step: 'memory',
+              message: `copying the guest RAM file (${Math.round(usedBytes(join(files.dir, CK.ram)) / 2 ** 20)} MiB used)`,
+            });
+            // Still paused: the file is the RAM of the same instant as the disk and the device state.
+            await copyFile(join(files.dir, CK.ram), join(spec.dir, CK.ram));
+          }
         } finally {
           // Back as it was: a VM the user had paused stays paused (resume `cont`s it, which also takes back
           // the disks a completed migration released).
@@ -158,11 +184,12 @@ export class QemuCheckpoints implements CheckpointCapability {
         sourceName: ref.name,
         memory: spec.memory,
         accel: run?.accel ?? null,
+        ...(ramFile ? { ramFile: true } : {}),
         cfg,
         createdAt: new Date().toISOString(),
       };
       writeJson(join(spec.dir, CK.meta), meta); // last: a folder without it is half-made, never listed as a checkpoint
-      const sizeBytes = usedBytes(disk) + usedBytes(memory);
+      const sizeBytes = usedBytes(disk) + usedBytes(memory) + usedBytes(join(spec.dir, CK.ram));
       progress({
         step: 'done',
         message: `checkpoint saved (${Math.round(sizeBytes / 2 ** 20)} MiB${spec.memory ? ', with memory' : ', disk only'})`,
@@ -292,11 +319,18 @@ export class QemuCheckpoints implements CheckpointCapability {
 
   /**
    * A copy of a memory state becomes its own machine (a fork, or a VM made from a template): QEMU loads
-   * the state into the VM in `files` (its disk, seed and vm.json in place), then, over SSH pinned to
-   * the *source's* known host key (never trusted blindly), the guest is given the copy's own host key,
-   * hostname, MAC, machine-id and cloud-init instance id; known_hosts is re-pinned to the new key and
-   * the answer checked, and the guest clock is set. The private host key file is removed afterwards (the
-   * seed keeps it for later boots). On failure the VM is stopped; the caller removes or reuses its files.
+   * the state into the VM in `files` (its disk, seed and vm.json in place) and the master SSH connection
+   * is opened, pinned to the *source's* known host key (never trusted blindly). On one channel of it the
+   * guest's clock is set and it is given the copy's own host key, hostname, MAC, machine-id and
+   * cloud-init instance id, and reads them back (fork-identity.ts). Then known_hosts is re-pinned to the
+   * new key: every later connection must present it (sshd reads its host key file for each connection),
+   * and one presenting the source's key is refused. The master itself stays open unless the identity
+   * channel cut it. The private host key file is removed afterwards (the seed keeps it for later
+   * boots). On failure the VM is stopped; the caller removes or reuses its files.
+   *
+   * Each SSH connection costs a second or more in a TCG guest, so the restore makes one (the guest is
+   * reached) and one channel, and the home the identity script measured is kept in run.json for
+   * createEnvironment; `phases` (when given) times each step.
    */
   async startCopy(
     files: VmFiles,
@@ -305,40 +339,111 @@ export class QemuCheckpoints implements CheckpointCapability {
     meta: CheckpointMeta,
     identity: { hostname: string; hostKey: { privateKey: string; publicKey: string }; instanceId: string; machineId: string },
     ctx: LifecycleContext,
+    phases: PhaseTimer = new PhaseTimer(),
   ): Promise<void> {
     const progress = ctx.progress ?? noProgress;
     const { hostname, hostKey } = identity;
     // The loaded guest still holds the source's host key: first pin that one (known, never trusted blindly).
     const sourceKey = sourceHostKey(join(artifact.ref, CK.knownHosts));
     writeFileSync(files.knownHosts, `${cfg.hostKeyAlias} ${sourceKey}\n`, { mode: 0o600 });
-    await this.bootFromMemory(files, cfg, meta, artifact, ctx);
+    await this.bootFromMemory(files, cfg, meta, artifact, ctx, phases);
     const run = this.host.liveRun(files)!;
     const target = this.host.target(files, cfg, run.sshPort);
+    const deadline = Date.now() + cfg.bootTimeoutS * 1000;
     try {
       progress({ step: 'identity', message: `giving the copy its own host key, hostname ${hostname}, MAC ${cfg.mac} and machine-id` });
-      const script = forkIdentityScript({
+      const exec = forkIdentityScript({
         hostname,
         mac: cfg.mac!,
         hostPublicKey: hostKey.publicKey,
+        privateKey: hostKey.privateKey,
         machineId: identity.machineId,
         instanceId: identity.instanceId,
+        clockEpoch: Math.round(Date.now() / 1000),
       });
-      const r = await runArgv(['ssh', ...sshOptions(target), '-o', 'ControlPath=none', '-T', `${target.loginUser}@127.0.0.1`, script], {
-        input: hostKey.privateKey,
-        timeoutMs: 90_000,
-      });
-      // The MAC change may cut the connection after the last step: the check below is what counts.
-      if (r.code !== 0 && !r.stdout.includes('identity-ok') && r.code !== 255) {
-        throw new SandboxDeskError('boot_failed', `could not give the copy its own identity: ${r.stderr.trim() || `exit ${r.code}`}`);
+      // Over the master bootFromMemory opened (a channel, not a connection of its own).
+      const r = await runArgv([...sshExecPrefix(target, { interactive: false }), exec.command], { input: exec.input, timeoutMs: 90_000 });
+      const answer = parseIdentityAnswer(r.stdout);
+      if (r.code !== 0 && !answer.ok && r.code !== 255) {
+        const why = r.stderr.trim() || r.stdout.trim().split('\n').slice(-3).join(' / ') || `exit ${r.code}`;
+        throw new SandboxDeskError('boot_failed', `could not give the copy its own identity: ${why}`);
       }
+      if (answer.via)
+        progress({
+          step: 'identity',
+          message: answer.via === 'helper' ? "root's part ran by the template's waiting helper (no sudo)" : "root's part ran by sudo",
+        });
+      phases.mark('identity');
+      reportClock(progress, answer.clockBefore, answer.ok);
+      // From now on only the copy's new key is trusted: every new connection must present it, and one
+      // presenting the source's key (shared by every copy of it) is refused.
       writeFileSync(files.knownHosts, `${cfg.hostKeyAlias} ${hostKey.publicKey.split(' ').slice(0, 2).join(' ')}\n`, { mode: 0o600 });
       rmSync(files.hostKey, { force: true });
-      await this.checkIdentity(target, hostname, cfg.mac!, Date.now() + cfg.bootTimeoutS * 1000);
-      await this.fixClock(target, progress);
+      // The master stays: it reaches this guest through the loopback port QEMU forwards to it (nothing
+      // else can answer there), and the script above ran as root on it. Reopening it only to see the new
+      // key cost a whole SSH handshake (0.6 s under TCG). Only when the channel was cut (the MAC change
+      // can do that) is it opened again, with the new key, which proves the guest serves it.
+      if (!(await masterAlive(target))) {
+        await this.connectMaster(target, files, run, deadline, ctx, 'the copy, with its new host key');
+        phases.mark('ssh-new-key');
+      }
+      if (answer.identity !== `${hostname} ${cfg.mac!}`) {
+        // The channel was cut before the answer (or the MAC had not taken yet): ask again until it holds.
+        await this.checkIdentity(target, hostname, cfg.mac!, deadline);
+        if (!answer.ok) await this.fixClock(target, progress);
+        phases.mark('identity-recheck');
+      }
+      if (answer.home) writeJson(files.run, { ...run, home: { user: cfg.user, path: answer.home } } satisfies VmRun);
     } catch (err) {
       await this.host.hardStop(files, run);
       throw err;
     }
+  }
+
+  /**
+   * Prepares a running VM that is about to become a template (fork-identity.ts:
+   * identityHelperArmScript): its sshd forks connections without re-executing itself where that can
+   * be done, and the identity helper waits, so each copy gets its identity without a sudo. Returns the
+   * helper's pid in the guest and what was done to sshd; a failure is the caller's to weigh (copies
+   * fall back to sudo without the helper). checkNewConnection must follow: sshd was restarted.
+   */
+  async armIdentityHelper(ref: SandboxRef): Promise<{ pid: number; sshd: 'no-reexec' | 'as-it-was' | 'unchanged' }> {
+    const target = this.runningTarget(ref);
+    const arm = `sudo -n sh -c ${shellQuote(identityHelperArmScript(target.loginUser))}`;
+    const r = await runArgv([...sshExecPrefix(target, { interactive: false }), arm], { timeoutMs: 120_000 });
+    const m = /^helper-armed (\d+)$/m.exec(r.stdout);
+    if (r.code !== 0 || !m) {
+      throw new SandboxDeskError(
+        'boot_failed',
+        `could not start the identity helper in ${ref.name}: ${r.stderr.trim() || `exit ${r.code}`}`,
+      );
+    }
+    const sshd = /^sshd=(no-reexec|as-it-was)$/m.exec(r.stdout)?.[1] as 'no-reexec' | 'as-it-was' | undefined;
+    return { pid: Number(m[1]), sshd: sshd ?? 'unchanged' };
+  }
+
+  /**
+   * A new SSH connection (not the master) to the VM answers with its pinned key: what every copy of
+   * a template needs, checked before the template's memory is saved (its sshd may have been restarted).
+   */
+  async checkNewConnection(ref: SandboxRef): Promise<void> {
+    const target = this.runningTarget(ref);
+    const r = await sshProbe(target, 'echo sdesk-ssh-ok', 60_000);
+    if (r.code !== 0 || r.stdout.trim() !== 'sdesk-ssh-ok') {
+      throw new SandboxDeskError(
+        'boot_failed',
+        `${ref.name}'s sshd does not answer a new connection: ${r.stderr.trim() || `exit ${r.code}`}`,
+        {
+          hint: 'the template was not saved; build it again (image template build)',
+        },
+      );
+    }
+  }
+
+  /** The SSH target of a VM that runs (refused otherwise: running). */
+  private runningTarget(ref: SandboxRef): SshTarget {
+    const files = this.running(ref);
+    return this.host.target(files, this.host.config(files), this.host.liveRun(files)!.sshPort);
   }
 
   // ---- verify / remove ------------------------------------------------------------------------------
@@ -389,6 +494,7 @@ export class QemuCheckpoints implements CheckpointCapability {
     if (!meta) throw broken(CK.meta);
     if (!existsSync(join(artifact.ref, CK.disk))) throw broken(CK.disk);
     if (artifact.memory && !existsSync(join(artifact.ref, CK.memory))) throw broken(CK.memory);
+    if (artifact.memory && meta.ramFile && !existsSync(join(artifact.ref, CK.ram))) throw broken(CK.ram);
     return meta;
   }
 
@@ -399,6 +505,7 @@ export class QemuCheckpoints implements CheckpointCapability {
     meta: CheckpointMeta,
     artifact: CheckpointArtifact,
     ctx: LifecycleContext,
+    phases: PhaseTimer = new PhaseTimer(),
   ): Promise<void> {
     const progress = ctx.progress ?? noProgress;
     const accel = meta.accel ?? 'tcg';
@@ -418,7 +525,14 @@ export class QemuCheckpoints implements CheckpointCapability {
         message: `starting QEMU to load the saved state (${accel.toUpperCase()}, ${cfg.memoryMiB} MiB, SSH on 127.0.0.1:${port})`,
       });
       const launched = await launchQemu(
-        qemuArgv(cfg, files, { accel, sshPort: port, incoming: true, netdevSuffix: netdevPolicySuffix(readVmNetwork(files.dir)) }),
+        qemuArgv(cfg, files, {
+          accel,
+          sshPort: port,
+          incoming: true,
+          netdevSuffix: netdevPolicySuffix(readVmNetwork(files.dir)),
+          // Copy-on-write: the guest's writes stay in this QEMU's memory, the checkpoint's file never changes.
+          ...(meta.ramFile ? { memoryFile: { path: join(artifact.ref, CK.ram), shared: false } } : {}),
+        }),
       );
       if (!launched.ok) {
         if (isPortClash(launched.message) && cfg.sshPort === null && attempt < 2) continue;
@@ -433,30 +547,51 @@ export class QemuCheckpoints implements CheckpointCapability {
       writeJson(files.run, run); // a new pid: the incarnation changes, so the app drops the old shells
       break;
     }
+    phases.mark('qemu-start');
     const alive = (): boolean => isVmProcess(run.pid, run.pidStart, files.qmpSocket);
     try {
-      await loadVmState({ qmpSocket: files.qmpSocket, file: join(artifact.ref, CK.memory), progress, deadline, signal: ctx.signal, alive });
+      await loadVmState({
+        qmpSocket: files.qmpSocket,
+        file: join(artifact.ref, CK.memory),
+        progress,
+        deadline,
+        signal: ctx.signal,
+        alive,
+        ignoreShared: meta.ramFile === true,
+      });
+      phases.mark('state-load');
       await qmpCommand(files.qmpSocket, 'cont');
+      phases.mark('resume');
       progress({
         step: 'memory',
         message: `the saved state is loaded and running (after ${((Date.now() - startedAt) / 1000).toFixed(1)} s)`,
       });
-      await this.waitForSsh(this.host.target(files, cfg, run.sshPort), files, run, deadline, ctx, startedAt);
+      await this.connectMaster(this.host.target(files, cfg, run.sshPort), files, run, deadline, ctx, 'the restored VM');
+      phases.mark('ssh-connect');
+      ctx.progress?.({
+        step: 'ssh',
+        message: `SSH answers on 127.0.0.1:${run.sshPort} (after ${((Date.now() - startedAt) / 1000).toFixed(1)} s)`,
+      });
     } catch (err) {
       await this.host.hardStop(files, run);
       throw err;
     }
   }
 
-  /** SSH with the pinned key answers (the guest had it running already: no serial or cloud-init stages). */
-  private async waitForSsh(
+  /**
+   * Opens the VM's master SSH connection with the pinned key, retrying until the guest answers (it had
+   * sshd running already: no serial or cloud-init stages). This is the connection later commands share,
+   * so reaching the guest costs one SSH handshake, not a probe and then a master.
+   */
+  private async connectMaster(
     target: SshTarget,
     files: VmFiles,
     run: VmRun,
     deadline: number,
     ctx: LifecycleContext,
-    startedAt: number,
+    what: string,
   ): Promise<void> {
+    const log = join(files.dir, 'ssh-master.log');
     let last = '';
     for (;;) {
       ctx.signal?.throwIfAborted();
@@ -467,19 +602,15 @@ export class QemuCheckpoints implements CheckpointCapability {
         );
       }
       if (Date.now() > deadline)
-        throw new SandboxDeskError('boot_failed', `SSH did not answer after the restore (last answer: ${last || 'none'})`);
-      const r = await sshProbe(target, 'true', 15_000);
-      if (r.code === 0) break;
-      if (isHostKeyMismatch(r.stderr)) {
-        throw new SandboxDeskError('boot_failed', `the restored VM's SSH host key is not the one pinned for it in ${target.knownHosts}`);
+        throw new SandboxDeskError('boot_failed', `SSH to ${what} did not answer (last answer: ${last || 'none'})`);
+      const r = await openMaster(target, log);
+      if (r.ok) return;
+      if (isHostKeyMismatch(r.log)) {
+        throw new SandboxDeskError('boot_failed', `${what} does not serve the SSH host key pinned for it in ${target.knownHosts}`);
       }
-      last = r.stderr.trim().split('\n').pop() ?? '';
-      await sleep(500);
+      last = r.log.trim().split('\n').pop() ?? '';
+      await sleep(200);
     }
-    ctx.progress?.({
-      step: 'ssh',
-      message: `SSH answers on 127.0.0.1:${run.sshPort} (after ${((Date.now() - startedAt) / 1000).toFixed(1)} s)`,
-    });
   }
 
   /** A fork answers with its own pinned key, hostname and MAC (retried: the MAC change takes a moment). */
@@ -499,23 +630,35 @@ export class QemuCheckpoints implements CheckpointCapability {
 
   /**
    * The guest's clock stood still while its memory was saved; it jumps forward now. Set from the host
-   * (there is no hwclock in a minimal guest) and said, since timers in the guest see the jump.
+   * (there is no hwclock in a minimal guest) on one channel of the master, and said, since timers in
+   * the guest see the jump.
    */
   private async fixClock(target: SshTarget, progress: (e: ProgressEvent) => void): Promise<void> {
-    const before = await sshProbe(target, 'date -u +%s', 15_000);
-    const guest = Number(before.stdout.trim());
     const now = Math.round(Date.now() / 1000);
-    const set = await sshProbe(target, `sudo -n date -u -s @${now} >/dev/null`, 15_000);
-    const behind = Number.isFinite(guest) ? now - guest : null;
-    progress({
-      step: 'clock',
-      level: 'warning',
-      message:
-        set.code === 0
-          ? `the guest clock was ${behind ?? '?'} s behind (it stood still while saved); set to the host's time`
-          : `the guest clock is ${behind ?? '?'} s behind (it stood still while saved) and could not be set: ${set.stderr.trim()}`,
+    const r = await runArgv([...sshExecPrefix(target, { interactive: false }), `date -u +%s; sudo -n date -u -s @${now} >/dev/null`], {
+      timeoutMs: 30_000,
     });
+    const before = Number(r.stdout.trim().split('\n')[0]);
+    if (r.code === 0) reportClock(progress, Number.isFinite(before) ? before : null, true, now);
+    else
+      progress({
+        step: 'clock',
+        level: 'warning',
+        message: `the guest clock stood still while saved and could not be set: ${r.stderr.trim() || `exit ${r.code}`}`,
+      });
   }
+}
+
+/** Says how far behind the restored guest's clock was (timers in the guest see the jump). */
+function reportClock(progress: (e: ProgressEvent) => void, before: number | null, set: boolean, now = Math.round(Date.now() / 1000)): void {
+  const behind = before === null ? '?' : String(now - before);
+  progress({
+    step: 'clock',
+    level: 'warning',
+    message: set
+      ? `the guest clock was ${behind} s behind (it stood still while saved); set to the host's time`
+      : `the guest clock is ${behind} s behind (it stood still while saved) and could not be set`,
+  });
 }
 
 /** The key part (`ssh-ed25519 AAAA…`) of the first line of a known_hosts file. */

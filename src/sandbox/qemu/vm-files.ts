@@ -47,6 +47,11 @@ export interface VmConfig extends Omit<VmOptions, 'desktop' | 'desktopTimeoutS' 
   hostKeyAlias: string;
   /** The NIC's MAC, unique per VM (forks get their own); absent on VMs made before it: QEMU's default. */
   mac?: string;
+  /**
+   * The guest RAM lives in `ram.raw` in the VM's folder, mapped shared (qemu-argv.ts memoryFile): only
+   * a template build's VM, so its memory is saved by copying the file (vm-template.ts).
+   */
+  ramFile?: boolean;
 }
 
 /** How the current (or last) boot runs; rewritten at every start, removed by a clean stop. */
@@ -57,6 +62,11 @@ export interface VmRun {
   accel: 'kvm' | 'tcg';
   sshPort: number;
   startedAt: string;
+  /**
+   * A user's home as measured in this boot (`cd ~ && pwd -P`) by a restore's identity script, which
+   * runs anyway: createEnvironment uses it instead of measuring again over another channel.
+   */
+  home?: { user: string; path: string };
 }
 
 const SOCKET_PATH_MAX = 100;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ProgressEvent } from '../provider.js';
-import { migrationProgress, saveVmState } from './vm-migration.js';
+import { loadVmState, migrationProgress, saveVmState } from './vm-migration.js';
 
 /** A fake QMP monitor: answers each command with `reply`, and records what it was asked. */
 function fakeQmp(
@@ -71,6 +71,33 @@ describe('saveVmState', () => {
     const migrate = q.asked.find((c) => c.execute === 'migrate');
     expect(migrate?.arguments).toEqual({ uri: `exec:cat > '/data/it'\\''s here/memory.bin'` });
     expect(events.map((e) => e.message)).toEqual(['saved 100/1024 MiB of guest memory', 'saved 1024/1024 MiB of guest memory']);
+  });
+
+  it('x-ignore-shared: on for a RAM-file save and load (the stream has no RAM), off for any other save, off after a load', async () => {
+    const q = await fakeQmp((cmd) => {
+      if (cmd.execute === 'query-migrate') return { return: { status: 'completed' } };
+      if (cmd.execute === 'query-status') return { return: { status: 'paused' } };
+      return { return: {} };
+    });
+    cleanup = () => {
+      q.server.close();
+      rmSync(q.dir, { recursive: true, force: true });
+    };
+    const cap = (state: boolean) => ({
+      execute: 'migrate-set-capabilities',
+      arguments: { capabilities: [{ capability: 'x-ignore-shared', state }] },
+    });
+    const asked = () => q.asked.splice(0).filter((c) => c.execute !== 'query-migrate' && c.execute !== 'query-status');
+    await saveVmState({ qmpSocket: q.path, file: '/x/memory.bin', progress: () => undefined, ignoreShared: true });
+    expect(asked().slice(1, 3)).toEqual([cap(true), { execute: 'migrate', arguments: { uri: 'exec:cat > /x/memory.bin' } }]);
+    // An ordinary save says off: a VM restored from a template had it on for its own load.
+    await saveVmState({ qmpSocket: q.path, file: '/x/memory.bin', progress: () => undefined });
+    expect(asked().slice(1, 3)).toEqual([cap(false), { execute: 'migrate', arguments: { uri: 'exec:cat > /x/memory.bin' } }]);
+    const load = { qmpSocket: q.path, file: '/x/memory.bin', progress: () => undefined, deadline: Date.now() + 5000, alive: () => true };
+    await loadVmState({ ...load, ignoreShared: true });
+    expect(asked()).toEqual([cap(true), { execute: 'migrate-incoming', arguments: { uri: 'exec:cat /x/memory.bin' } }, cap(false)]);
+    await loadVmState(load);
+    expect(asked()).toEqual([{ execute: 'migrate-incoming', arguments: { uri: 'exec:cat /x/memory.bin' } }]);
   });
 
   it('a failed migration (e.g. the disk is full) is an error that says where to look', async () => {

@@ -40,6 +40,11 @@ export const PAUSED_STATES = new Set(['paused', 'postmigrate', 'prelaunch', 'fin
 export interface SaveInput {
   qmpSocket: string;
   file: string;
+  /**
+   * The guest RAM is a shared file mapping (qemu-argv.ts memoryFile) copied beside the state: QEMU's
+   * x-ignore-shared leaves it out of the stream, which then holds the devices' state only.
+   */
+  ignoreShared?: boolean;
   progress: (e: ProgressEvent) => void;
   signal?: AbortSignal | undefined;
 }
@@ -52,6 +57,9 @@ export interface SaveInput {
 export async function saveVmState(input: SaveInput): Promise<void> {
   // Default bandwidth is throttled for live migrations over a network; a local file wants all of it.
   await qmpCommand(input.qmpSocket, 'migrate-set-parameters', { 'max-bandwidth': 64 * 1024 * MiB });
+  // Said either way: a VM restored from a template had it set for its own load, and a stream saved with
+  // it has another format (each RAM block's address) that an ordinary restore cannot read.
+  await setIgnoreShared(input.qmpSocket, input.ignoreShared === true);
   await qmpCommand(input.qmpSocket, 'migrate', { uri: `exec:cat > ${shellQuote(input.file)}` });
   let lastReport = '';
   for (;;) {
@@ -97,6 +105,11 @@ export interface LoadInput {
   signal?: AbortSignal | undefined;
   /** Whether the QEMU process is still alive (a bad state file makes it exit). */
   alive: () => boolean;
+  /**
+   * The state was saved with x-ignore-shared (its RAM is a file the new QEMU maps): the stream's format
+   * says so, and the loading side must read it the same way.
+   */
+  ignoreShared?: boolean;
 }
 
 /**
@@ -104,6 +117,7 @@ export interface LoadInput {
  * is then paused, as it was saved); the caller `cont`s it.
  */
 export async function loadVmState(input: LoadInput): Promise<void> {
+  if (input.ignoreShared) await setIgnoreShared(input.qmpSocket, true);
   await qmpCommand(input.qmpSocket, 'migrate-incoming', { uri: `exec:cat ${shellQuote(input.file)}` });
   input.progress({ step: 'memory', message: 'loading the saved memory' });
   for (;;) {
@@ -120,8 +134,15 @@ export async function loadVmState(input: LoadInput): Promise<void> {
       if (info.status === 'failed') {
         throw new SandboxDeskError('boot_failed', `loading the saved memory failed: ${info['error-desc'] ?? 'no reason given'}`);
       }
+      // Off again: this VM's own checkpoints later are ordinary streams.
+      if (input.ignoreShared) await setIgnoreShared(input.qmpSocket, false);
       return;
     }
-    await sleep(250);
+    await sleep(100);
   }
+}
+
+/** QEMU's (experimental, in 7.2) capability: shared RAM blocks are not sent; both sides must agree. */
+async function setIgnoreShared(qmpSocket: string, state: boolean): Promise<void> {
+  await qmpCommand(qmpSocket, 'migrate-set-capabilities', { capabilities: [{ capability: 'x-ignore-shared', state }] });
 }

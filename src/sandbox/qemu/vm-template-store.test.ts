@@ -8,6 +8,7 @@ import {
   imageHash,
   isBuilding,
   listTemplates,
+  markVerified,
   lockTemplate,
   sha256File,
   templateRef,
@@ -134,6 +135,25 @@ describe('template files', () => {
     expect(await verifyTemplateFiles(dir, m)).toMatch(/memory\.bin is 5 bytes, not the 4096/);
     rmSync(join(dir, 'disk.qcow2'));
     expect(await verifyTemplateFiles(dir, m)).toMatch(/disk\.qcow2 is gone/);
+  });
+
+  it('a RAM file (ram.raw) is checked like the others; one marked verified by its build is not hashed again until written', async () => {
+    const { dir, m } = await withFiles();
+    writeFileSync(join(dir, 'ram.raw'), Buffer.alloc(8192, 3));
+    const withRam: TemplateMeta = {
+      ...m,
+      files: { ...m.files, 'ram.raw': { sha256: await sha256File(join(dir, 'ram.raw')), size: 8192 } },
+    };
+    markVerified(dir, ['disk.qcow2', 'memory.bin', 'ram.raw']);
+    expect(await verifyTemplateFiles(dir, withRam)).toBeNull();
+    const bad = Buffer.alloc(8192, 3);
+    bad[5000] = 4;
+    writeFileSync(join(dir, 'ram.raw'), bad); // a write changes its stat: hashed again, and caught
+    expect(await verifyTemplateFiles(dir, withRam)).toMatch(/ram\.raw does not match the SHA-256/);
+    rmSync(join(dir, 'ram.raw'));
+    expect(await verifyTemplateFiles(dir, withRam)).toMatch(/ram\.raw is gone/);
+    // A template from before RAM files has none to check.
+    expect(await verifyTemplateFiles(dir, m)).toBeNull();
   });
 
   it('only complete templates are listed (a build that died leaves no template.json)', async () => {

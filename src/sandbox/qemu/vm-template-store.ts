@@ -4,7 +4,8 @@
  *
  * A template is a memory checkpoint of a VM booted once from an image with given options: a folder
  * `<data>/qemu/templates/<slug>/` holding what a checkpoint holds (disk.qcow2 — an overlay of the
- * image's disk, memory.bin, known_hosts, checkpoint.json) plus `template.json`, written last: the image
+ * image's disk, memory.bin, known_hosts, checkpoint.json; and ram.raw, the guest RAM as a file, which a
+ * restore maps copy-on-write instead of loading it) plus `template.json`, written last: the image
  * it was built from *by content hash*, the options (memory, CPUs, desktop), the user, and a SHA-256 of
  * the disk and memory files, checked before each use (a changed file is corrupt: never loaded).
  *
@@ -24,7 +25,9 @@ export const TEMPLATE_META = 'template.json';
 export const TEMPLATE_USE = 'template-use.json';
 const VERIFIED = 'verified.json';
 const HASH_CACHE = 'image-hashes.json';
-export const TEMPLATE_FILES = ['disk.qcow2', 'memory.bin'] as const;
+/** ram.raw: in templates built since the RAM is a file (older ones hold the whole RAM in memory.bin). */
+export const TEMPLATE_FILES = ['disk.qcow2', 'memory.bin', 'ram.raw'] as const;
+type TemplateFile = (typeof TEMPLATE_FILES)[number];
 
 export interface TemplateOptions {
   memoryMiB: number;
@@ -49,7 +52,8 @@ export interface TemplateMeta {
   appKey?: string;
   cpuType: string | null;
   accel: 'kvm' | 'tcg';
-  files: Record<(typeof TEMPLATE_FILES)[number], { sha256: string; size: number }>;
+  files: Record<Exclude<TemplateFile, 'ram.raw'>, { sha256: string; size: number }> &
+    Partial<Record<'ram.raw', { sha256: string; size: number }>>;
   createdAt: string;
   buildSeconds: number;
 }
@@ -58,7 +62,8 @@ export interface TemplateMeta {
 export type TemplateUse =
   /** instanceId: the one the VM's seed carries, given to the restored guest too. */
   | { state: 'pending'; ref: string; dir: string; imageHash: string; instanceId: string }
-  | { state: 'used'; ref: string; restoreSeconds: number }
+  /** phases: milliseconds per step of the restore (phase-timer.ts), where its time went. */
+  | { state: 'used'; ref: string; restoreSeconds: number; phases?: Record<string, number> }
   | { state: 'cold'; reason: string };
 
 export interface TemplateEntry {
@@ -158,17 +163,31 @@ export async function imageHash(qemuRoot: string, base: { disk: string; kernel: 
 export async function verifyTemplateFiles(dir: string, meta: TemplateMeta): Promise<string | null> {
   const verified = readJson<Record<string, string>>(join(dir, VERIFIED)) ?? {};
   for (const f of TEMPLATE_FILES) {
+    const want = meta.files[f];
+    if (!want) continue; // ram.raw of a template from before it
     const path = join(dir, f);
     const key = statKey(path);
     if (key === null) return `its ${f} is gone`;
     if (verified[f] === key) continue;
-    const want = meta.files[f];
     if (statSync(path).size !== want.size) return `its ${f} is ${statSync(path).size} bytes, not the ${want.size} it was saved with`;
     if ((await sha256File(path)) !== want.sha256) return `its ${f} does not match the SHA-256 it was saved with (damaged or changed)`;
     verified[f] = key;
   }
   writeJson(join(dir, VERIFIED), verified);
   return null;
+}
+
+/**
+ * A build has just hashed the files it wrote: remembered as verified, so the first create does not
+ * hash a GiB of RAM file again (a later write to a file still changes its stat and forces a hash).
+ */
+export function markVerified(dir: string, files: readonly string[]): void {
+  const verified: Record<string, string> = {};
+  for (const f of files) {
+    const key = statKey(join(dir, f));
+    if (key !== null) verified[f] = key;
+  }
+  writeJson(join(dir, VERIFIED), verified);
 }
 
 // ---- the decision -------------------------------------------------------------------------------

@@ -10,17 +10,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runArgv } from '../run-argv.js';
 import { QemuProvider } from './qemu-provider.js';
-import { readJson, vmFiles, type VmConfig } from './vm-files.js';
-import {
-  imageHash,
-  sha256File,
-  TEMPLATE_USE,
-  templateRef,
-  templatesRoot,
-  templateSlug,
-  type TemplateMeta,
-  type TemplateUse,
-} from './vm-template-store.js';
+import { provisionedVm, writeFakeTemplate } from './test/fake-template.js';
+import type { TemplateMeta, TemplateUse } from './vm-template-store.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -36,31 +27,11 @@ async function setup(over: Partial<TemplateMeta> = {}) {
   const image = join(dataDir, 'tiny.qcow2');
   expect((await runArgv(['qemu-img', 'create', '-q', '-f', 'qcow2', image, '64M'])).code).toBe(0);
   const provider = new QemuProvider({ dataDir });
-  const root = join(dataDir, 'qemu');
-  const dir = join(templatesRoot(root), templateSlug(image, OPTS));
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'disk.qcow2'), readFileSync(image));
-  writeFileSync(join(dir, 'memory.bin'), Buffer.alloc(8192, 1));
-  writeFileSync(join(dir, 'checkpoint.json'), JSON.stringify({ version: 1, accel: 'tcg', memory: true }));
-  writeFileSync(join(dir, 'known_hosts'), 'sdesk-vm-.template-x ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBogus\n');
-  const meta: TemplateMeta = {
-    version: 1,
-    ref: templateRef(image, OPTS),
-    image,
-    imageHash: await imageHash(root, { disk: image, kernel: null, initrd: null }),
-    options: OPTS,
-    user: 'agent',
-    cpuType: null,
-    accel: 'tcg',
-    files: {
-      'disk.qcow2': { sha256: await sha256File(join(dir, 'disk.qcow2')), size: readFileSync(join(dir, 'disk.qcow2')).length },
-      'memory.bin': { sha256: await sha256File(join(dir, 'memory.bin')), size: 8192 },
-    },
-    createdAt: new Date().toISOString(),
-    buildSeconds: 1,
-    ...over,
-  };
-  writeFileSync(join(dir, 'template.json'), JSON.stringify(meta));
+  const { dir, meta } = await writeFakeTemplate(join(dataDir, 'qemu'), image, image, OPTS, {
+    memoryBytes: 8192,
+    knownHosts: 'sdesk-vm-.template-x ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBogus\n',
+    meta: over,
+  });
   const provision = async (name: string) => {
     const made = await provider.provision({
       name,
@@ -72,8 +43,7 @@ async function setup(over: Partial<TemplateMeta> = {}) {
       labels: {},
       resourceName: name,
     });
-    const files = vmFiles(made.backendRef!);
-    return { files, cfg: readJson<VmConfig>(files.config)!, use: () => readJson<TemplateUse>(join(files.dir, TEMPLATE_USE))! };
+    return provisionedVm(made.backendRef!);
   };
   return { provider, dir, meta, provision };
 }
@@ -164,6 +134,48 @@ describe('VM templates in the qemu provider (QEMU faked)', { timeout: 30_000 }, 
     expect(vm.use()).toMatchObject({ state: 'used', ref: meta.ref });
     // The template's disk was copied into the VM: nothing keeps depending on the template's files.
     expect(readFileSync(vm.files.disk)).toEqual(readFileSync(join(dirs.at(-1)!, 'tiny.qcow2')));
+  });
+
+  it('a build starts the identity helper in the VM before its memory is saved; without one it warns and builds on (copies use sudo)', async () => {
+    for (const armed of [true, false]) {
+      const { provider } = await setup();
+      const image = join(dirs.at(-1)!, 'tiny.qcow2');
+      vi.spyOn(provider, 'start').mockResolvedValue(undefined);
+      const arm = vi.spyOn(provider.checkpoints, 'armIdentityHelper');
+      if (armed) arm.mockResolvedValue({ pid: 321, sshd: 'no-reexec' });
+      else arm.mockRejectedValue(new Error('could not start the identity helper in x: sudo: a password is required'));
+      const probe = vi.spyOn(provider.checkpoints, 'checkNewConnection').mockResolvedValue(undefined);
+      const save = vi.spyOn(provider.checkpoints, 'checkpoint').mockImplementation((ref, spec) => {
+        mkdirSync(spec.dir, { recursive: true });
+        writeFileSync(join(spec.dir, 'disk.qcow2'), 'disk');
+        writeFileSync(join(spec.dir, 'memory.bin'), 'state');
+        return Promise.resolve({ ref: spec.dir, memory: true, sizeBytes: 9 });
+      });
+      const events: { level?: string; message: string }[] = [];
+      const meta = await provider.templates.build({ image, memoryMiB: 512, cpus: 1 }, { progress: (e) => events.push(e) });
+      expect(meta.files).toHaveProperty('memory.bin');
+      expect(arm).toHaveBeenCalledOnce();
+      expect(arm.mock.invocationCallOrder[0]!).toBeLessThan(probe.mock.invocationCallOrder[0]!);
+      expect(probe.mock.invocationCallOrder[0]!).toBeLessThan(save.mock.invocationCallOrder[0]!);
+      const warning = events.find((e) => e.level === 'warning');
+      if (armed) expect(warning).toBeUndefined();
+      else
+        expect(warning?.message).toMatch(/copies of this template will use sudo for their identity: could not start the identity helper/);
+    }
+  });
+
+  it('a build whose VM no longer answers a new SSH connection (sshd restarted) saves no template', async () => {
+    const { provider } = await setup();
+    provider.templates.remove(provider.templates.list()[0]!.meta.ref);
+    vi.spyOn(provider, 'start').mockResolvedValue(undefined);
+    vi.spyOn(provider.checkpoints, 'armIdentityHelper').mockResolvedValue({ pid: 321, sshd: 'no-reexec' });
+    vi.spyOn(provider.checkpoints, 'checkNewConnection').mockRejectedValue(new Error("x's sshd does not answer a new connection"));
+    const save = vi.spyOn(provider.checkpoints, 'checkpoint');
+    await expect(provider.templates.build({ image: join(dirs.at(-1)!, 'tiny.qcow2'), memoryMiB: 512, cpus: 1 })).rejects.toThrow(
+      /does not answer a new connection/,
+    );
+    expect(save).not.toHaveBeenCalled();
+    expect(provider.templates.list()).toEqual([]);
   });
 
   it('a template is removable; one being built is not', async () => {

@@ -9,11 +9,12 @@
  * damaged (a checksum or QEMU's load fails) is removed and rebuilt in the background.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SandboxDeskError } from '../../shared/errors.js';
 import type { CheckpointArtifact, LifecycleContext, ProvisionResult, ProvisionSpec, SandboxRef } from '../provider.js';
 import { randomMachineId, vmHostname } from './fork-identity.js';
+import { PhaseTimer } from './phase-timer.js';
 import { copyFile, type CheckpointMeta, type QemuCheckpoints } from './vm-checkpoints.js';
 import { readJson, vmFiles, writeJson, type VmConfig, type VmFiles } from './vm-files.js';
 import {
@@ -21,6 +22,7 @@ import {
   isBuilding,
   listTemplates,
   lockTemplate,
+  markVerified,
   sha256File,
   TEMPLATE_FILES,
   TEMPLATE_META,
@@ -101,17 +103,37 @@ export class VmTemplates {
     try {
       release = lockTemplate(dir, tref);
       const hash = await imageHash(this.host.root, cfg.base);
+      // Its RAM in a file: saved by copying it, and each VM made from the template maps that copy
+      // copy-on-write instead of loading its pages through a migration stream (seconds under TCG).
+      writeJson(files.config, { ...cfg, ramFile: true } satisfies VmConfig);
       await this.host.start(ref, ctx);
       const run = readJson<{ accel: 'kvm' | 'tcg' }>(files.run);
       const next = `${dir}.new`;
       rmSync(next, { recursive: true, force: true });
+      // A root helper waits in the saved memory, so a copy's identity needs no sudo (0.3-0.6 s under
+      // TCG), and sshd forks connections without re-executing itself. Without the helper, copies use
+      // sudo: slower, not wrong, so a failure there is said, not fatal. A new connection must answer
+      // either way (sshd may have been restarted): else no template is saved.
+      try {
+        const armed = await this.host.checkpoints.armIdentityHelper(ref);
+        progress({ step: 'template', message: `identity helper waiting (pid ${armed.pid} in the guest); sshd ${armed.sshd}` });
+      } catch (err) {
+        progress({
+          step: 'template',
+          level: 'warning',
+          message: `copies of this template will use sudo for their identity: ${err instanceof Error ? err.message : String(err)}`,
+        });
+      }
+      await this.host.checkpoints.checkNewConnection(ref);
       progress({ step: 'template', message: `saving the ready VM's memory as template ${tref}` });
       await this.host.checkpoints.checkpoint(ref, { id: 'template', memory: true, dir: next, labels: {} }, ctx);
       const sums = {} as TemplateMeta['files'];
-      for (const f of TEMPLATE_FILES) {
+      const saved = TEMPLATE_FILES.filter((f) => existsSync(join(next, f)));
+      for (const f of saved) {
         const path = join(next, f);
-        sums[f] = { sha256: await sha256File(path), size: readFileSync(path).length };
+        sums[f] = { sha256: await sha256File(path), size: statSync(path).size };
       }
+      markVerified(next, saved);
       const meta: TemplateMeta = {
         version: 1,
         ref: tref,
@@ -177,6 +199,7 @@ export class VmTemplates {
   ): Promise<boolean> {
     const progress = ctx.progress ?? noProgress;
     const startedAt = Date.now();
+    const phases = new PhaseTimer();
     const meta = readJson<TemplateMeta>(join(use.dir, TEMPLATE_META));
     let damaged = false;
     try {
@@ -188,10 +211,12 @@ export class VmTemplates {
         damaged = true;
         throw new TemplateGone(`template ${use.ref} is damaged: ${problem}`);
       }
+      phases.mark('verify');
       ctx.signal?.throwIfAborted();
       progress({ step: 'disk', message: `copying template ${use.ref}'s disk` });
       await copyFile(join(use.dir, 'disk.qcow2'), `${files.disk}.template`);
       renameSync(`${files.disk}.template`, files.disk);
+      phases.mark('disk-copy');
       const ckMeta = readJson<CheckpointMeta>(join(use.dir, 'checkpoint.json'));
       if (!ckMeta) throw new TemplateGone(`template ${use.ref} has no checkpoint.json`);
       const artifact: CheckpointArtifact = { ref: use.dir, memory: true, sizeBytes: 0 };
@@ -204,6 +229,7 @@ export class VmTemplates {
           ckMeta,
           { hostname: vmHostname(nameOf(cfg)), hostKey, instanceId: use.instanceId, machineId: randomMachineId() },
           ctx,
+          phases,
         );
       } catch (err) {
         // QEMU refusing the saved state (or dying on it) is the template's fault; SSH or identity trouble is not.
@@ -211,8 +237,13 @@ export class VmTemplates {
         throw err;
       }
       const restoreSeconds = Math.round((Date.now() - startedAt) / 100) / 10;
-      writeJson(join(files.dir, TEMPLATE_USE), { state: 'used', ref: use.ref, restoreSeconds } satisfies TemplateUse);
-      progress({ step: 'template', message: `restored from template ${use.ref} in ${restoreSeconds} s` });
+      writeJson(join(files.dir, TEMPLATE_USE), {
+        state: 'used',
+        ref: use.ref,
+        restoreSeconds,
+        phases: phases.totals(),
+      } satisfies TemplateUse);
+      progress({ step: 'template', message: `restored from template ${use.ref} in ${restoreSeconds} s (${phases.summary()})` });
       return true;
     } catch (err) {
       if (ctx.signal?.aborted) throw err;
