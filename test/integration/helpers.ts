@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { SandboxDesk, type SandboxDeskOptions } from '../../src/api/sandbox-desk.js';
+import { proxyPid } from '../../src/sandbox/network/proxy-supervisor.js';
+import { processAlive } from '../../src/platform/process-alive.js';
 
 /** A core with its own temporary data directory; `dispose` removes its sandboxes and the directory. */
 export interface TestDesk {
@@ -31,10 +33,28 @@ export function tempDesk(opts: Omit<SandboxDeskOptions, 'dataDir'> = {}): TestDe
       const cleaner = new SandboxDesk({ dataDir, ...(opts.plugins !== undefined ? { plugins: opts.plugins } : {}) });
       for (const s of cleaner.store.sandboxes.list()) await cleaner.removeSandbox(s.name, { force: true }).catch(() => undefined);
       await cleaner.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      await stopProxyOf(dataDir);
+      rmSync(dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
     },
   };
   return t;
+}
+
+/**
+ * Ends the data directory's own egress proxy (started by this test's core, detached: it outlives the
+ * core) and waits until it has exited. Left alone it exits a second after its last sandbox is gone and
+ * writes its farewell into the data directory on the way — while the directory is being removed, which
+ * then fails with ENOTEMPTY.
+ */
+async function stopProxyOf(dataDir: string): Promise<void> {
+  const pid = proxyPid(dataDir);
+  if (pid === null) return;
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return; // already gone
+  }
+  for (let i = 0; i < 100 && processAlive(pid); i++) await new Promise((r) => setTimeout(r, 50));
 }
 
 /**

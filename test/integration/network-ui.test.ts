@@ -35,7 +35,11 @@ describe('the Network panel in the window, end to end', () => {
   });
 
   it('shows allowed and denied connections live; "Allow this host" lets the next one through', async () => {
-    await sh(`via_proxy ${srv.ip.a} 8000; via_connect ${srv.ip.b} 8000; via_connect dns.google 443`);
+    // What the sandbox saw, line by line: a count of 0 below then says whether the proxy was reached.
+    const [a, b, g] = (await sh(`via_proxy ${srv.ip.a} 8000; via_connect ${srv.ip.b} 8000; via_connect dns.google 443`)).split('\n');
+    expect(a).toMatch(/^HTTP\/1.1 200 OK server-a$/);
+    expect(b).toMatch(/^HTTP\/1.1 403 /);
+    expect(g).toMatch(/^HTTP\/1.1 403 /);
     await page.goto(server.appUrl());
     await page.getByTestId(`sandbox-row-${name}`).click();
     await expect.poll(() => page.getByTestId(`sandbox-network-${name}`).textContent(), { timeout: 15_000 }).toContain('allow');

@@ -24,7 +24,13 @@ import { LINKED_LINE, RELAY_SOCKET_DIR, relayScript } from './egress-relay-scrip
 /** The proxy address inside the sandbox: its own loopback (the relay's listener lives in its namespace). */
 export const RELAY_HOST = '127.0.0.1';
 export const RELAY_PORT = 3128;
-const LINK_WAIT_MS = 5_000;
+/**
+ * How long a start waits for its relay to link. Linking takes tens of milliseconds; on a loaded
+ * two-core machine the relay's container and its python can take seconds to start, and a bound
+ * reached too soon hands the sandbox to its first command before the proxy address exists (every
+ * connection refused: not a leak, but a first command that fails for no reason of its own).
+ */
+const LINK_WAIT_MS = 15_000;
 export interface DockerNetworkNames {
   network: string;
   relay: string;
