@@ -4,6 +4,13 @@ import { remoteArgv } from './remote-argv.js';
 import { KILL_TREE_SCRIPT } from './wrapper-script.js';
 
 /**
+ * How long the kill's own exec may take before it is given up. Generous: into a VM under TCG on a
+ * loaded machine, the second exec's SSH connection alone can take over 5 s (the old bound), and a kill
+ * given up leaves the command running — "a killed command changes nothing" then held only for its cwd.
+ */
+export const KILL_TREE_BOUND_MS = 20_000;
+
+/**
  * Ends a process tree *inside* the sandbox through a second exec. Killing the local `docker exec`
  * client alone would leave the command running in the container.
  */
@@ -24,7 +31,7 @@ export async function killTree(
   ]);
   await new Promise<void>((resolve) => {
     const child = spawn(argv[0]!, argv.slice(1), { stdio: 'ignore' });
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 5000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? KILL_TREE_BOUND_MS);
     child.on('error', () => resolve());
     child.on('close', () => {
       clearTimeout(timer);

@@ -291,7 +291,7 @@ export class TerminalSession implements IDisposable {
     if (this.exited || this.disposing) return;
     this.disposing = true;
     if (this.remotePid === null) return this.pty.kill();
-    // The tree first, while its processes are still the shell's children; the PTY after (bounded: killTree gives up after 5 s).
+    // The tree first, while its processes are still the shell's children; the PTY after (bounded: killTree gives up after KILL_TREE_BOUND_MS).
     void killTree(this.env, this.user, this.remotePid, { includeRoot: true })
       .catch(() => undefined)
       .finally(() => {

@@ -311,6 +311,9 @@ describe('a policy change closes the connections it no longer allows (issue 35 #
       ['allowed', null],
       ['denied', 'open connection closed: the sandbox was removed'],
     ]);
-    expect(t.says.some((m) => /sandbox "sb": closed 1 open connection\(s\): the sandbox was removed/.test(m))).toBe(true);
+    // The pump says it on its own pipe, which may be read after the log line above was: waited for, not raced.
+    await until('the proxy to say it', () =>
+      t.says.some((m) => /sandbox "sb": closed 1 open connection\(s\): the sandbox was removed/.test(m)),
+    );
   });
 });
