@@ -21,6 +21,7 @@ import { readClipboard, writeClipboard } from './desktop-clipboard.js';
 import {
   DESKTOP_IMAGE,
   DISPLAY_USER,
+  SANDBOX_DISPLAY,
   desktopLayout,
   displayEnv,
   probeDesktop,
@@ -133,7 +134,6 @@ interface Located {
 /** How docker/podman (`-u`), sudo and su say an account does not exist. */
 const NO_SUCH_USER = /unable to find user|no matching entries in passwd|unknown user|user .* does not exist|no such user|invalid user/i;
 /** Inside a sandbox the display number is the sandbox's own; on the host, spread them out. */
-const SANDBOX_DISPLAY = 20;
 
 /**
  * The bot desktop of each sandbox: start/stop/status, the screen stream for viewers, agent actions
@@ -678,13 +678,27 @@ export class DesktopService {
       ahead?.kill();
       return false;
     }
-    this.accounts.set(to, { env, user: known.user });
+    this.takeUp(to, env, known.user, ahead);
+    return true;
+  }
+
+  /**
+   * A VM restored from a desktop template (src/sandbox/qemu/vm-template.ts): its desktop was running in
+   * the template's saved memory, started at the build as `user` (its folder already moved to this
+   * sandbox's name, its X cookie made its own). Taken up as a pool's claim is (`handedOver`): the first
+   * screen stream opens without a probe or a start.
+   */
+  restoredRunning(sandbox: string, env: SandboxEnvironment, user: string | undefined): void {
+    this.takeUp(sandbox, env, user);
+  }
+
+  private takeUp(to: string, env: SandboxEnvironment, user: string | undefined, ahead?: DesktopStream): void {
+    this.accounts.set(to, { env, user });
     if (ahead) this.keepAhead(to, env, ahead);
     this.crashes.delete(to);
     this.statusChanged.fire({ sandbox: to, cause: 'started', running: true, reason: null });
     if (this.adoptRunning) this.recordings?.ensure(to);
     this.follow(to);
-    return true;
   }
 
   /**

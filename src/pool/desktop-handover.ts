@@ -23,12 +23,20 @@ export async function moveDesktopDir(
   from: string,
   to: string,
 ): Promise<void> {
+  await moveDesktopDirWith((argv) => engine.run(containerId, argv, { user: 'root', timeoutMs: 15_000 }), env, from, to);
+}
+
+/** What runs the move as root in the sandbox: the pool's engine API, or a VM's exec (a desktop template's copy). */
+export type RootRun = (argv: string[]) => Promise<{ code: number | null; output: string }>;
+
+/** moveDesktopDir through any root runner: a VM restored from a desktop template moves its folder the same way. */
+export async function moveDesktopDirWith(run: RootRun, env: SandboxEnvironment, from: string, to: string): Promise<void> {
   // The display number is not part of the folder's name; 0 stands in.
   const oldDir = desktopLayout(env, from, 0).dir;
   const newDir = desktopLayout(env, to, 0).dir;
   let why: string;
   try {
-    const r = await engine.run(containerId, ['sh', '-c', SCRIPT, 'sh', oldDir, newDir], { user: 'root', timeoutMs: 15_000 });
+    const r = await run(['sh', '-c', SCRIPT, 'sh', oldDir, newDir]);
     if (r.code === 0) return;
     why = `exit ${r.code}${r.output.trim() ? `: ${r.output.trim()}` : ''}`;
   } catch (err) {
@@ -36,6 +44,6 @@ export async function moveDesktopDir(
   }
   throw new SandboxDeskError(
     'backend_unavailable',
-    `the pooled desktop's folder could not follow the sandbox's new name (${oldDir} → ${newDir}): ${why}`,
+    `the desktop's folder could not follow the sandbox's new name (${oldDir} → ${newDir}): ${why}`,
   );
 }
