@@ -305,13 +305,19 @@ export async function desktopPiecesProblem(
  */
 const REKEY = `
 dir=$1 disp=$2
-export XAUTHORITY="$dir/Xauthority"
 new=$(mktemp "$dir/Xauthority.XXXXXX") || exit 4
-cp -p "$XAUTHORITY" "$new" || exit 4
-XAUTHORITY="$new" xauth -q generate ":$disp" MIT-MAGIC-COOKIE-1 trusted timeout 0 >/dev/null || { rm -f "$new"; exit 5; }
-XAUTHORITY="$new" xauth list ":$disp" | awk '{print $3}' | sha256sum | cut -c1-16
-XAUTHORITY="$new" DISPLAY=":$disp" xdpyinfo >/dev/null 2>&1 || { rm -f "$new"; echo "the new cookie is not accepted"; exit 6; }
-mv -f "$new" "$XAUTHORITY"
+# The template's cookie, filed under the build VM's host name: Xlib looks entries up by the host name
+# it has now (a copy's own), so it is filed again under that one first, to reach the display at all.
+old=$(xauth -f "$dir/Xauthority" list | awk -v d="unix:$disp" '$1 == d || substr($1, length($1) - length(d)) == "/" d { print $3; exit }')
+[ -n "$old" ] || { rm -f "$new"; echo "no cookie for :$disp in $dir/Xauthority"; exit 4; }
+export XAUTHORITY="$new" DISPLAY=":$disp"
+xauth -q add ":$disp" MIT-MAGIC-COOKIE-1 "$old" || { rm -f "$new"; exit 4; }
+xauth -q generate ":$disp" MIT-MAGIC-COOKIE-1 trusted timeout 0 >/dev/null 2>&1 || { rm -f "$new"; echo "xauth generate failed"; exit 5; }
+cookie=$(xauth list ":$disp" | awk '{ print $3; exit }')
+[ -n "$cookie" ] && [ "$cookie" != "$old" ] || { rm -f "$new"; echo "the cookie did not change"; exit 5; }
+xdpyinfo >/dev/null 2>&1 || { rm -f "$new"; echo "the new cookie is not accepted"; exit 6; }
+mv -f "$new" "$dir/Xauthority"
+printf '%s' "$cookie" | sha256sum | cut -c1-16
 `;
 
 /** Gives a restored desktop a cookie of its own (see REKEY); its hash (sha256, 16 hex) — for tests and logs. */
