@@ -18,11 +18,10 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function folder(extraPath?: string): { dir: string; env: SandboxEnvironment } {
-  const dir = mkdtempSync(join(tmpdir(), 'sdesk-rt-'));
-  dirs.push(dir);
-  const path = `${extraPath ? `${extraPath}:` : ''}${process.env.PATH ?? ''}`;
-  const env = {
+/** A "sandbox" that is a folder of this machine; `bin` first on its PATH. */
+function envOf(dir: string, bin?: string): SandboxEnvironment {
+  const path = `${bin ? `${bin}:` : ''}${process.env.PATH ?? ''}`;
+  return {
     user: null,
     home: dir,
     defaultCwd: dir,
@@ -32,7 +31,12 @@ function folder(extraPath?: string): { dir: string; env: SandboxEnvironment } {
     getTempDir: () => dir,
     execPrefix: () => ['env', `PATH=${path}`],
   } as unknown as SandboxEnvironment;
-  return { dir, env };
+}
+
+function folder(): { dir: string; env: SandboxEnvironment } {
+  const dir = mkdtempSync(join(tmpdir(), 'sdesk-rt-'));
+  dirs.push(dir);
+  return { dir, env: envOf(dir) };
 }
 
 describe("a desktop template's Xfce pieces check", { timeout: 30_000 }, () => {
@@ -80,7 +84,7 @@ describe("a restored desktop's X cookie re-key", { timeout: 30_000 }, () => {
    * new cookie) and xdpyinfo (accepted when the file's entry for this host is one the server accepts).
    */
   function fakeX(hostname: string) {
-    const { dir, env } = folder();
+    const { dir } = folder();
     const bin = join(dir, 'bin');
     mkdirSync(bin);
     const server = join(dir, 'server-cookies');
@@ -105,12 +109,10 @@ case $1 in
 esac`,
     );
     script('xdpyinfo', `c=$(grep "^$HOST/unix$DISPLAY " "$XAUTHORITY" | awk '{print $3}'); [ -n "$c" ] && grep -qx "$c" "$SERVER"`);
-    const withBin = folder(bin);
-    rmSync(withBin.dir, { recursive: true });
-    const env2 = { ...env, execPrefix: withBin.env.execPrefix } as SandboxEnvironment;
-    const layout = desktopLayout(env2, 'copy', 20);
+    const env = envOf(dir, bin);
+    const layout = desktopLayout(env, 'copy', 20);
     mkdirSync(layout.dir, { recursive: true });
-    return { env: env2, layout, server };
+    return { env, layout, server };
   }
 
   it("files the template's cookie under this host's name, replaces it with a new one the server made, and the file reaches the display", async () => {
