@@ -30,7 +30,7 @@ function envOf(dir: string, bin?: string): SandboxEnvironment {
     incarnation: 'i1',
     getTempDir: () => dir,
     execPrefix: () => ['env', `PATH=${path}`],
-  } as unknown as SandboxEnvironment;
+  };
 }
 
 function folder(): { dir: string; env: SandboxEnvironment } {
