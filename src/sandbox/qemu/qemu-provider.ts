@@ -51,7 +51,7 @@ import { QemuCheckpoints } from './vm-checkpoints.js';
 import { PAUSED_STATES, vmRunState } from './vm-migration.js';
 import { randomMac } from './fork-identity.js';
 import { VmTemplates } from './vm-template.js';
-import type { TemplateDesktop } from './vm-template-desktop.js';
+import type { TemplateDesktop, TemplateDesktopStarter } from './vm-template-desktop.js';
 import { decideTemplate, imageHash, listTemplates, TEMPLATE_USE, type TemplateUse } from './vm-template-store.js';
 import { checkMounts, guestMounts, sharesFor, startShares, stopShares } from './virtiofs.js';
 
@@ -116,7 +116,11 @@ export class QemuProvider implements SandboxProvider {
   /** VM templates: memory states a create is restored from instead of booting (vm-template.ts). */
   readonly templates: VmTemplates;
 
-  constructor(private readonly ctx: ProviderContext) {
+  constructor(
+    private readonly ctx: ProviderContext,
+    /** templateDesktop: starts and checks the desktop of a `--desktop` template build (the app's desktop code). */
+    opts: { templateDesktop?: TemplateDesktopStarter } = {},
+  ) {
     this.root = join(ctx.dataDir, 'qemu');
     this.checkpoints = new QemuCheckpoints({
       root: this.root,
@@ -135,6 +139,7 @@ export class QemuProvider implements SandboxProvider {
       checkpoints: this.checkpoints,
       freshOverlay: (cfg, disk) => makeOverlay({ ...cfg.base, format: cfg.base.format }, disk, cfg.diskGiB),
       environment: (ref) => this.createEnvironment({ cwd: '~', sandbox: ref }),
+      ...(opts.templateDesktop ? { startDesktop: opts.templateDesktop } : {}),
       imageHasDesktop: async (cfg) =>
         cfg.base.name ? (await resolveBaseImage(cfg.base.name, this.ctx.dataDir).catch(() => null))?.desktop === true : false,
     });

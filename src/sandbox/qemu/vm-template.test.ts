@@ -13,7 +13,7 @@ import { QemuProvider } from './qemu-provider.js';
 import { provisionedVm, writeFakeTemplate } from './test/fake-template.js';
 import type { TemplateMeta, TemplateUse } from './vm-template-store.js';
 import type { SandboxEnvironment } from '../provider.js';
-import type { startTemplateDesktop } from './vm-template-desktop.js';
+import type { TemplateDesktopStarter } from './vm-template-desktop.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -23,12 +23,12 @@ afterEach(() => {
 const OPTS = { memoryMiB: 512, cpus: 1, desktop: false };
 
 /** A data dir, a tiny qcow2 "image" by path, and a template of it whose files hash as template.json says. */
-async function setup(over: Partial<TemplateMeta> = {}) {
+async function setup(over: Partial<TemplateMeta> = {}, templateDesktop?: TemplateDesktopStarter) {
   const dataDir = mkdtempSync(join(tmpdir(), 'sdesk-tpl-'));
   dirs.push(dataDir);
   const image = join(dataDir, 'tiny.qcow2');
   expect((await runArgv(['qemu-img', 'create', '-q', '-f', 'qcow2', image, '64M'])).code).toBe(0);
-  const provider = new QemuProvider({ dataDir });
+  const provider = new QemuProvider({ dataDir }, templateDesktop ? { templateDesktop } : {});
   const { dir, meta } = await writeFakeTemplate(join(dataDir, 'qemu'), image, image, OPTS, {
     memoryBytes: 8192,
     knownHosts: 'sdesk-vm-.template-x ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBogus\n',
@@ -181,7 +181,16 @@ describe('VM templates in the qemu provider (QEMU faked)', { timeout: 30_000 }, 
   });
 
   it('a --desktop build saves the running desktop with the template; a copy restored from it has it to hand over', async () => {
-    const { provider } = await setup();
+    const desktop = {
+      sandbox: 'x',
+      user: 'sdesk-display',
+      mode: 'isolated' as const,
+      display: 20,
+      geometry: '1280x800',
+      frame: '1280x800',
+    };
+    const startDesktop = vi.fn<TemplateDesktopStarter>((e, name) => Promise.resolve({ ...desktop, sandbox: name }));
+    const { provider } = await setup({}, startDesktop);
     provider.templates.remove(provider.templates.list()[0]!.meta.ref);
     const image = join(dirs.at(-1)!, 'tiny.qcow2');
     vi.spyOn(provider, 'start').mockResolvedValue(undefined);
@@ -196,17 +205,6 @@ describe('VM templates in the qemu provider (QEMU faked)', { timeout: 30_000 }, 
       writeFileSync(join(spec.dir, 'checkpoint.json'), '{}');
       return Promise.resolve({ ref: spec.dir, memory: true, sizeBytes: 9 });
     });
-    const desktop = {
-      sandbox: 'x',
-      user: 'sdesk-display',
-      mode: 'isolated' as const,
-      display: 20,
-      geometry: '1280x800',
-      frame: '1280x800',
-    };
-    const startDesktop = vi
-      .spyOn(provider.templates as unknown as { startDesktop: typeof startTemplateDesktop }, 'startDesktop')
-      .mockImplementation((e, name) => Promise.resolve({ ...desktop, sandbox: name }));
     const meta = await provider.templates.build({ image, memoryMiB: 512, cpus: 1, desktop: true });
     expect(startDesktop).toHaveBeenCalledWith(env, expect.stringMatching(/^\.template-/), '1280x800', expect.any(Function));
     expect(startDesktop.mock.invocationCallOrder[0]!).toBeLessThan(save.mock.invocationCallOrder[0]!);
@@ -242,13 +240,13 @@ describe('VM templates in the qemu provider (QEMU faked)', { timeout: 30_000 }, 
   });
 
   it('a --desktop build whose desktop is not up saves no template, and says why', async () => {
-    const { provider } = await setup();
+    const { provider } = await setup(
+      {},
+      vi.fn<TemplateDesktopStarter>().mockRejectedValue(new Error("the template's desktop is not up: not running after 180 s: xfwm4")),
+    );
     provider.templates.remove(provider.templates.list()[0]!.meta.ref);
     vi.spyOn(provider, 'start').mockResolvedValue(undefined);
     vi.spyOn(provider, 'createEnvironment').mockResolvedValue({} as SandboxEnvironment);
-    vi.spyOn(provider.templates as unknown as { startDesktop: typeof startTemplateDesktop }, 'startDesktop').mockRejectedValue(
-      new Error("the template's desktop is not up: not running after 180 s: xfwm4"),
-    );
     const save = vi.spyOn(provider.checkpoints, 'checkpoint');
     const remove = vi.spyOn(provider, 'remove');
     await expect(

@@ -15,7 +15,7 @@ import { SandboxDeskError } from '../../shared/errors.js';
 import type { CheckpointArtifact, LifecycleContext, ProvisionResult, ProvisionSpec, SandboxEnvironment, SandboxRef } from '../provider.js';
 import { randomMachineId, vmHostname } from './fork-identity.js';
 import { PhaseTimer } from './phase-timer.js';
-import { startTemplateDesktop, type TemplateDesktop } from './vm-template-desktop.js';
+import type { TemplateDesktop, TemplateDesktopStarter } from './vm-template-desktop.js';
 import { copyFile, type CheckpointMeta, type QemuCheckpoints } from './vm-checkpoints.js';
 import { readJson, vmFiles, writeJson, type VmConfig, type VmFiles } from './vm-files.js';
 import {
@@ -51,6 +51,8 @@ export interface TemplateHost {
   environment(ref: SandboxRef): Promise<SandboxEnvironment>;
   /** True when the VM's image has the desktop's parts built in (debian-desktop). */
   imageHasDesktop(cfg: VmConfig): Promise<boolean>;
+  /** Starts and checks a --desktop build's desktop (the app gives it: src/desktop/template-desktop.ts). */
+  startDesktop?: TemplateDesktopStarter;
 }
 
 export interface TemplateBuildRequest {
@@ -73,11 +75,7 @@ export class VmTemplates {
   /** The last background rebuild's failure per ref: `image list` callers can say it. */
   readonly rebuildErrors = new Map<string, string>();
 
-  constructor(
-    private readonly host: TemplateHost,
-    /** The desktop's start and checks at a build (tests fake it). */
-    private readonly startDesktop = startTemplateDesktop,
-  ) {}
+  constructor(private readonly host: TemplateHost) {}
 
   list(): (TemplateEntry & { building: boolean })[] {
     return listTemplates(this.host.root).map((t) => ({ ...t, building: isBuilding(t.dir) }));
@@ -126,7 +124,9 @@ export class VmTemplates {
       // is the slow part, and the helper's connection is checked last.
       let desktop: TemplateDesktop | null = null;
       if (req.desktop && (cfg.desktop === true || (await this.host.imageHasDesktop(cfg)))) {
-        desktop = await this.startDesktop(await this.host.environment(ref), name, req.geometry ?? DEFAULT_GEOMETRY, (message) =>
+        if (!this.host.startDesktop)
+          throw new SandboxDeskError('unsupported', 'this Sandbox Desk cannot start a desktop in a VM template (no desktop service)');
+        desktop = await this.host.startDesktop(await this.host.environment(ref), name, req.geometry ?? DEFAULT_GEOMETRY, (message) =>
           progress({ step: 'template', message }),
         );
       }

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { SandboxEnvironment } from '../provider.js';
-import type { DesktopProbe } from '../../desktop/desktop-runtime.js';
-import { startTemplateDesktop, type DesktopCheckDeps } from './vm-template-desktop.js';
+import type { SandboxEnvironment } from '../sandbox/provider.js';
+import type { DesktopProbe } from './desktop-runtime.js';
+import { startTemplateDesktop, type DesktopCheckDeps } from './template-desktop.js';
 
 const env = { getTempDir: () => '/tmp' } as unknown as SandboxEnvironment;
 
