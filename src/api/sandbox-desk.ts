@@ -541,6 +541,7 @@ export class SandboxDesk {
     const say = op.progress ?? (() => undefined);
     const user = d.user ?? undefined;
     const env = await this.environments.connect(rec, provider);
+    const t0 = Date.now();
     try {
       await moveDesktopDirWith(
         async (argv) => {
@@ -554,7 +555,8 @@ export class SandboxDesk {
       const cookie = await rekeyDisplayCookie(env, desktopLayout(env, rec.name, d.display), user);
       this.desktop.restoredRunning(rec.name, env, user);
       provider.noteDesktopTaken(ref, { ok: true, cookie });
-      say({ step: 'desktop', message: `the desktop runs since the template (${d.geometry}): handed over, no desktop start` });
+      const took = ((Date.now() - t0) / 1000).toFixed(1);
+      say({ step: 'desktop', message: `the desktop runs since the template (${d.geometry}): handed over in ${took} s, no desktop start` });
     } catch (err) {
       const reason = `the template's desktop could not be handed over (${err instanceof Error ? err.message : String(err)}); it is stopped: start one with \`sandbox-desk desktop start ${rec.name}\``;
       provider.noteDesktopTaken(ref, { ok: false, reason });
