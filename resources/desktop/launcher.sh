@@ -155,6 +155,12 @@ keep_running() {
     "$@"
     code=$?
     [ "$code" = 0 ] && return 0
+    # The X server gone (Xvnc died or was stopped): the piece died with it, and a restart would only fail
+    # again, 5 times, each writing errors. The desktop is over; its end is seen elsewhere.
+    if ! xdpyinfo >/dev/null 2>&1; then
+      echo "sandbox-desk: $name exited ($code); the display is gone, not restarted"
+      return "$code"
+    fi
     if [ "$tries" -ge 5 ]; then
       echo "sandbox-desk: $name exited ($code); not restarted again after 5 restarts"
       return "$code"
