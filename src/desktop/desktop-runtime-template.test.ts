@@ -1,8 +1,21 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  lstatSync,
+  mkdirSync,
+  readlinkSync,
+  renameSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { handOverRestoredDesktop } from '../pool/desktop-handover.js';
+import { runIn } from '../exec/run-in.js';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
 import { desktopLayout, desktopPiecesProblem, rekeyDisplayCookie, XFCE_PIECES } from './desktop-runtime.js';
 
@@ -151,5 +164,52 @@ esac`,
     writeFileSync(layout.xauthority, before);
     await expect(rekeyDisplayCookie(env, layout)).rejects.toThrow(/exit 5.*xauth generate failed/);
     expect(readFileSync(layout.xauthority, 'utf8')).toBe(before);
+  });
+
+  it("the create's hand-over: the template's folder moved to the copy's name and its cookie re-keyed in one command", async () => {
+    const { env, layout, server } = fakeX('sdesk-copy');
+    // The desktop's folder as the template left it: named after the build VM.
+    const old = desktopLayout(env, '.template-1', 20);
+    renameSync(layout.dir, old.dir);
+    const template = 'ab'.repeat(16);
+    writeFileSync(server, `${template}\n`);
+    writeFileSync(old.xauthority, `sdesk-.template-1/unix:20 MIT-MAGIC-COOKIE-1 ${template}\n`);
+    const commands: string[][] = [];
+    const hash = await handOverRestoredDesktop(
+      async (argv) => {
+        commands.push(argv);
+        const r = await runIn(env, argv, { timeoutMs: 20_000 });
+        return { code: r.code, output: `${r.stdout.toString('utf8')}${r.stderr}` };
+      },
+      env,
+      '.template-1',
+      'copy',
+      20,
+    );
+    expect(commands).toHaveLength(1);
+    expect(hash).toMatch(/^[0-9a-f]{16}$/);
+    expect(readlinkSync(old.dir)).toBe(layout.dir);
+    expect(lstatSync(layout.dir).isDirectory()).toBe(true);
+    const [entry, , cookie] = readFileSync(layout.xauthority, 'utf8').trim().split(' ');
+    expect(entry).toBe('sdesk-copy/unix:20');
+    expect(cookie).not.toBe(template);
+    expect(readFileSync(server, 'utf8')).toContain(cookie);
+  });
+
+  it('the hand-over with no folder to move: exit 3, said as the move', async () => {
+    const { env, layout } = fakeX('sdesk-copy');
+    rmSync(layout.dir, { recursive: true });
+    await expect(
+      handOverRestoredDesktop(
+        async (argv) => {
+          const r = await runIn(env, argv, { timeoutMs: 20_000 });
+          return { code: r.code, output: `${r.stdout.toString('utf8')}${r.stderr}` };
+        },
+        env,
+        '.template-1',
+        'copy',
+        20,
+      ),
+    ).rejects.toThrow(/the desktop's folder could not follow the sandbox's new name .*: the folder did not move/);
   });
 });

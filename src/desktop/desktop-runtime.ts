@@ -303,7 +303,7 @@ export async function desktopPiecesProblem(
  * GenerateAuthorization: random per call), written over the display's entry in the Xauthority file
  * that every app-owned X client reads. Prints the new cookie's hash, never the cookie.
  */
-const REKEY = `
+export const REKEY_SCRIPT = `
 dir=$1 disp=$2
 new=$(mktemp "$dir/Xauthority.XXXXXX") || exit 4
 # The template's cookie, filed under the build VM's host name: Xlib looks entries up by the host name
@@ -320,14 +320,14 @@ mv -f "$new" "$dir/Xauthority"
 printf '%s' "$cookie" | sha256sum | cut -c1-16
 `;
 
-/** Gives a restored desktop a cookie of its own (see REKEY); its hash (sha256, 16 hex) — for tests and logs. */
+/** Gives a restored desktop a cookie of its own (see REKEY_SCRIPT); its hash (sha256, 16 hex) — for tests and logs. */
 export async function rekeyDisplayCookie(env: SandboxEnvironment, layout: DesktopLayout, user?: string): Promise<string> {
-  const r = await runIn(env, ['bash', '-c', REKEY, 'sandbox-desk', layout.dir, String(layout.display)], { user, timeoutMs: 60_000 });
+  const r = await runIn(env, ['bash', '-c', REKEY_SCRIPT, 'sandbox-desk', layout.dir, String(layout.display)], { user, timeoutMs: 60_000 });
   const said = r.stdout.toString('utf8').trim();
-  if (r.code !== 0)
-    throw new SandboxDeskError(
-      'backend_unavailable',
-      `could not give the restored desktop its own X cookie (exit ${r.code}): ${said || r.stderr.trim()}`,
-    );
+  if (r.code !== 0) throw rekeyFailed(r.code, said || r.stderr.trim());
   return said.split('\n')[0]!;
+}
+
+export function rekeyFailed(code: number | null, said: string): SandboxDeskError {
+  return new SandboxDeskError('backend_unavailable', `could not give the restored desktop its own X cookie (exit ${code}): ${said}`);
 }

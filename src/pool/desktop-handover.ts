@@ -1,6 +1,6 @@
 import { SandboxDeskError } from '../shared/errors.js';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
-import { desktopLayout } from '../desktop/desktop-runtime.js';
+import { desktopLayout, REKEY_SCRIPT, rekeyFailed } from '../desktop/desktop-runtime.js';
 import type { PoolEngine } from './pool-engine.js';
 
 /*
@@ -46,4 +46,38 @@ export async function moveDesktopDirWith(run: RootRun, env: SandboxEnvironment, 
     'backend_unavailable',
     `the desktop's folder could not follow the sandbox's new name (${oldDir} → ${newDir}): ${why}`,
   );
+}
+
+/*
+ * A VM restored from a desktop template (src/sandbox/qemu/vm-template-desktop.ts): its desktop's folder
+ * moved to the copy's name (SCRIPT) and its X cookie made the copy's own (REKEY_SCRIPT, run as the
+ * folder's owner: the account the desktop runs as) in ONE guest command as root — each guest command
+ * of a VM under TCG costs seconds (an SSH session, sudo, a shell), and this is on the create's path.
+ * Exit 3: the move failed; 4-6: the re-key's own (desktop-runtime.ts). Prints the new cookie's hash.
+ */
+const HANDOVER = `old=$1 new=$2 disp=$3
+sh -c "$4" sh "$old" "$new" || { echo "the folder did not move"; exit 3; }
+owner=$(stat -c %U "$new") || exit 3
+if [ "$owner" = "$(id -un)" ]; then exec bash -c "$5" sandbox-desk "$new" "$disp"; fi
+exec runuser -u "$owner" -- bash -c "$5" sandbox-desk "$new" "$disp"`;
+
+/** Hands a template's running desktop to a copy named `to` (see HANDOVER); the new cookie's hash (sha256, 16 hex). */
+export async function handOverRestoredDesktop(
+  run: RootRun,
+  env: SandboxEnvironment,
+  from: string,
+  to: string,
+  display: number,
+): Promise<string> {
+  const oldDir = desktopLayout(env, from, 0).dir;
+  const newDir = desktopLayout(env, to, 0).dir;
+  const r = await run(['bash', '-c', HANDOVER, 'sandbox-desk', oldDir, newDir, String(display), SCRIPT, REKEY_SCRIPT]);
+  const said = r.output.trim();
+  if (r.code === 0) return said.split('\n')[0]!;
+  if (r.code === 3)
+    throw new SandboxDeskError(
+      'backend_unavailable',
+      `the desktop's folder could not follow the sandbox's new name (${oldDir} → ${newDir})${said ? `: ${said}` : ''}`,
+    );
+  throw rekeyFailed(r.code, said);
 }
