@@ -39,8 +39,7 @@ import { LogService } from './log-service.js';
 import { StatsService } from './stats-service.js';
 import { DockerProvider } from '../sandbox/docker/docker-provider.js';
 import { QemuProvider } from '../sandbox/qemu/qemu-provider.js';
-import { moveDesktopDirWith } from '../pool/desktop-handover.js';
-import { desktopLayout, rekeyDisplayCookie, stopDesktopProcess } from '../desktop/desktop-runtime.js';
+import { takeUpTemplateDesktop } from './template-desktop-takeup.js';
 import { runIn } from '../exec/run-in.js';
 import { CheckpointService } from './checkpoint-service.js';
 import { newSandboxRecord, provisionSpec, sandboxInfo, toSessionInfo, unavailableInfo } from './sandbox-info.js';
@@ -527,43 +526,21 @@ export class SandboxDesk {
     };
   }
 
-  /**
-   * A VM restored from a desktop template has its desktop running already (src/sandbox/qemu/
-   * vm-template-desktop.ts): handed to the desktop service the way a warm pool's claim hands over a
-   * pooled desktop — its folder renamed after this sandbox (moveDesktopDirWith), then taken up with the
-   * account it runs as (restoredRunning) — after its X cookie is made this copy's own. Not fatal: a
-   * desktop that cannot be taken up is stopped (a later `desktop start` starts a fresh one), and said.
-   */
+  /** A VM restored from a desktop template has its desktop running: handed over here (template-desktop-takeup.ts). */
   private async takeUpTemplateDesktop(rec: SandboxRecord, provider: QemuProvider, op: LifecycleContext): Promise<void> {
     const ref = sandboxRef(rec);
     const d = provider.restoredDesktop(ref);
     if (!d) return;
-    const say = op.progress ?? (() => undefined);
-    const user = d.user ?? undefined;
     const env = await this.environments.connect(rec, provider);
-    const t0 = Date.now();
-    try {
-      await moveDesktopDirWith(
-        async (argv) => {
-          const r = await runIn(env, argv, { user: 'root', timeoutMs: 60_000 });
-          return { code: r.code, output: `${r.stdout.toString('utf8')}${r.stderr}` };
-        },
-        env,
-        d.sandbox,
-        rec.name,
-      );
-      const cookie = await rekeyDisplayCookie(env, desktopLayout(env, rec.name, d.display), user);
-      this.desktop.restoredRunning(rec.name, env, user);
-      provider.noteDesktopTaken(ref, { ok: true, cookie });
-      const took = ((Date.now() - t0) / 1000).toFixed(1);
-      say({ step: 'desktop', message: `the desktop runs since the template (${d.geometry}): handed over in ${took} s, no desktop start` });
-    } catch (err) {
-      const reason = `the template's desktop could not be handed over (${err instanceof Error ? err.message : String(err)}); it is stopped: start one with \`sandbox-desk desktop start ${rec.name}\``;
-      provider.noteDesktopTaken(ref, { ok: false, reason });
-      say({ step: 'desktop', level: 'warning', message: reason });
-      for (const name of [d.sandbox, rec.name])
-        await stopDesktopProcess(env, desktopLayout(env, name, d.display), user).catch(() => undefined);
-    }
+    await takeUpTemplateDesktop(env, d, rec.name, {
+      runRoot: async (argv) => {
+        const r = await runIn(env, argv, { user: 'root', timeoutMs: 120_000 });
+        return { code: r.code, output: `${r.stdout.toString('utf8')}${r.stderr}` };
+      },
+      restoredRunning: (user) => this.desktop.restoredRunning(rec.name, env, user),
+      noteTaken: (taken) => provider.noteDesktopTaken(ref, taken),
+      say: op.progress ?? (() => undefined),
+    });
   }
 
   /** Starts a sandbox and connects to it, inside an operation (its progress and its signal). */
