@@ -308,6 +308,22 @@ describe('screen streams of a desktop whose account is known', { timeout: 20_000
     expect(execs()).toEqual(['python3']); // the relay alone: no probe, no start
   });
 
+  it('a desktop restored from a VM template has no inbox (a VM): its first stdio stream opens without a probe, the next one is probed', async () => {
+    env = { ...env, inbox: undefined };
+    await fakeDesktop('vmcopy');
+    desk.restoredRunning('vmcopy', env, undefined);
+    rmSync(log, { force: true });
+    const first = await desk.openScreenStream('vmcopy');
+    expect(await greeting(first)).toBe('RFB 003.008\n');
+    first.kill();
+    expect(execs()).toEqual(['bash']); // the stdio relay alone: no probe
+    rmSync(log, { force: true });
+    const second = await desk.openScreenStream('vmcopy');
+    expect(await greeting(second)).toBe('RFB 003.008\n');
+    second.kill();
+    expect(execs()).toEqual(['bash', 'bash']); // checked once only: later streams are probed as before
+  });
+
   it('nothing known here (another process filled the pool): the claim is told to take it up by a probe', () => {
     expect(desk.handedOver('pool-elsewhere', 'claimed', env)).toBe(false);
   });

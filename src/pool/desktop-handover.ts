@@ -53,10 +53,12 @@ export async function moveDesktopDirWith(run: RootRun, env: SandboxEnvironment, 
  * moved to the copy's name (SCRIPT) and its X cookie made the copy's own (REKEY_SCRIPT, run as the
  * folder's owner: the account the desktop runs as) in ONE guest command as root — each guest command
  * of a VM under TCG costs seconds (an SSH session, sudo, a shell), and this is on the create's path.
- * Exit 3: the move failed; 4-6: the re-key's own (desktop-runtime.ts). Prints the new cookie's hash.
+ * Checks the RFB socket is there (the first screen stream opens without a probe). Exit 3: the move
+ * failed or no socket; 4-6: the re-key's own (desktop-runtime.ts). Prints the new cookie's hash.
  */
 const HANDOVER = `old=$1 new=$2 disp=$3
 sh -c "$4" sh "$old" "$new" || { echo "the folder did not move"; exit 3; }
+[ -S "$new/rfb.sock" ] || { echo "no RFB socket in $new"; exit 3; }
 owner=$(stat -c %U "$new") || exit 3
 if [ "$owner" = "$(id -un)" ]; then exec bash -c "$5" sandbox-desk "$new" "$disp"; fi
 exec runuser -u "$owner" -- bash -c "$5" sandbox-desk "$new" "$disp"`;
