@@ -174,6 +174,10 @@ esac`,
     const template = 'ab'.repeat(16);
     writeFileSync(server, `${template}\n`);
     writeFileSync(old.xauthority, `sdesk-.template-1/unix:20 MIT-MAGIC-COOKIE-1 ${template}\n`);
+    // Xvnc's RFB socket (any Unix socket will do): the hand-over checks it is there after the move.
+    const { createServer } = await import('node:net');
+    const rfb = createServer();
+    await new Promise<void>((r) => rfb.listen(old.socket, r));
     const commands: string[][] = [];
     const hash = await handOverRestoredDesktop(
       async (argv) => {
@@ -194,6 +198,21 @@ esac`,
     expect(entry).toBe('sdesk-copy/unix:20');
     expect(cookie).not.toBe(template);
     expect(readFileSync(server, 'utf8')).toContain(cookie);
+    rfb.close();
+  });
+
+  it('the hand-over of a folder without its RFB socket: exit 3, said', async () => {
+    const { env, layout, server } = fakeX('sdesk-copy');
+    writeFileSync(server, `${'ab'.repeat(16)}\n`);
+    writeFileSync(layout.xauthority, `sdesk-.template-1/unix:20 MIT-MAGIC-COOKIE-1 ${'ab'.repeat(16)}\n`);
+    renameSync(layout.dir, desktopLayout(env, '.template-1', 20).dir);
+    const run = async (argv: string[]) => {
+      const r = await runIn(env, argv, { timeoutMs: 20_000 });
+      return { code: r.code, output: `${r.stdout.toString('utf8')}${r.stderr}` };
+    };
+    await expect(handOverRestoredDesktop(run, env, '.template-1', 'copy', 20)).rejects.toThrow(
+      /folder could not follow the sandbox's new name .*: no RFB socket in .*sandbox-desk-desktop-copy/,
+    );
   });
 
   it('the hand-over with no folder to move: exit 3, said as the move', async () => {
