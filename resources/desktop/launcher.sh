@@ -143,10 +143,39 @@ if command -v chromium >/dev/null && python3 -c 'import json' 2>/dev/null; then
   [ -z "${SANDBOX_DESK_PROXY:-}" ] || browser+=("--proxy-server=$SANDBOX_DESK_PROXY" "--proxy-bypass-list=<-loopback>")
 fi
 
+# Keeps one Xfce piece running: restarted when it dies (at most 5 times, each said in xfce.log).
+# Under TCG a piece dies now and then: GDK turns an X error (BadWindow, a window closed mid-request)
+# into g_error, and xfsettingsd ended with SIGTRAP in libglib; without it the window manager, desktop
+# and panel went too, and the screen stayed bare. A piece that exits 0 was told to (a second instance
+# handing over, `--quit`): not restarted.
+keep_running() {
+  local name=$1 tries=0 code
+  shift
+  while :; do
+    "$@"
+    code=$?
+    [ "$code" = 0 ] && return 0
+    # The X server gone (Xvnc died or was stopped): the piece died with it, and a restart would only fail
+    # again, 5 times, each writing errors. The desktop is over; its end is seen elsewhere.
+    if ! xdpyinfo >/dev/null 2>&1; then
+      echo "sandbox-desk: $name exited ($code); the display is gone, not restarted"
+      return "$code"
+    fi
+    if [ "$tries" -ge 5 ]; then
+      echo "sandbox-desk: $name exited ($code); not restarted again after 5 restarts"
+      return "$code"
+    fi
+    tries=$((tries + 1))
+    echo "sandbox-desk: $name exited ($code); restart $tries of 5"
+    sleep 1
+  done
+}
+
 # Xfce piece by piece (no xfce4-session: no screensaver, no logout dialog), all in one D-Bus session.
-dbus-run-session -- bash -c '
+dbus-run-session -- bash -c "$(declare -f keep_running)"'
   printf "DISPLAY=%s\nXAUTHORITY=%s\nDBUS_SESSION_BUS_ADDRESS=%s\n" "$DISPLAY" "$XAUTHORITY" "$DBUS_SESSION_BUS_ADDRESS" > "$0/env"
-  xfsettingsd --no-daemon & xfwm4 --compositor=off & xfdesktop & xfce4-panel &
+  keep_running xfsettingsd xfsettingsd --no-daemon & keep_running xfwm4 xfwm4 --compositor=off &
+  keep_running xfdesktop xfdesktop & keep_running xfce4-panel xfce4-panel &
   if [ "$#" -gt 0 ]; then "$@" >"$0/chromium.log" 2>&1 & fi
   wait
 ' "$dir" "${browser[@]}" >"$dir/xfce.log" 2>&1 &

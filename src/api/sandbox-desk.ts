@@ -39,6 +39,8 @@ import { LogService } from './log-service.js';
 import { StatsService } from './stats-service.js';
 import { DockerProvider } from '../sandbox/docker/docker-provider.js';
 import { QemuProvider } from '../sandbox/qemu/qemu-provider.js';
+import { takeUpTemplateDesktop } from './template-desktop-takeup.js';
+import { runIn } from '../exec/run-in.js';
 import { CheckpointService } from './checkpoint-service.js';
 import { newSandboxRecord, provisionSpec, sandboxInfo, toSessionInfo, unavailableInfo } from './sandbox-info.js';
 import {
@@ -503,7 +505,10 @@ export class SandboxDesk {
           this.store.sandboxes.setProvisioned(req.name, made);
           provisioned = true;
           // One operation from the first step to ready: a cancel during the boot undoes the create too.
-          if (req.start) await this.boot(this.record(req.name), provider, op, true);
+          if (req.start) {
+            await this.boot(this.record(req.name), provider, op, true);
+            if (provider instanceof QemuProvider) await this.takeUpTemplateDesktop(this.record(req.name), provider, op);
+          }
         },
         opts.signal,
       );
@@ -519,6 +524,23 @@ export class SandboxDesk {
       warm: false,
       warmReason: claim.reason,
     };
+  }
+
+  /** A VM restored from a desktop template has its desktop running: handed over here (template-desktop-takeup.ts). */
+  private async takeUpTemplateDesktop(rec: SandboxRecord, provider: QemuProvider, op: LifecycleContext): Promise<void> {
+    const ref = sandboxRef(rec);
+    const d = provider.restoredDesktop(ref);
+    if (!d) return;
+    const env = await this.environments.connect(rec, provider);
+    await takeUpTemplateDesktop(env, d, rec.name, {
+      runRoot: async (argv) => {
+        const r = await runIn(env, argv, { user: 'root', timeoutMs: 120_000 });
+        return { code: r.code, output: `${r.stdout.toString('utf8')}${r.stderr}` };
+      },
+      restoredRunning: (user) => this.desktop.restoredRunning(rec.name, env, user),
+      noteTaken: (taken) => provider.noteDesktopTaken(ref, taken),
+      say: op.progress ?? (() => undefined),
+    });
   }
 
   /** Starts a sandbox and connects to it, inside an operation (its progress and its signal). */

@@ -223,7 +223,10 @@ export function addImageCommands(program: Command, client: () => Promise<DeskCli
     )
     .option('--memory <MiB>', 'guest memory; a create is restored only with the same (default: the image’s advice, or 1024)')
     .option('--cpus <n>', 'virtual CPUs; a create is restored only with the same (default 2)')
-    .option('--desktop', 'with the bot desktop installed and ready (as sandbox create --desktop)')
+    .option(
+      '--desktop',
+      'with the bot desktop (installed where the image lacks it) running and checked in the saved memory: a create from it has its desktop at once',
+    )
     .option('--json', 'one JSON object per line: {"event":…} as it happens, then {"task":…}')
     .action(async (ref: string, o: JsonFlag & { memory?: string; cpus?: string; desktop?: boolean }) => {
       const memory = wholeNumber(o.memory, '--memory', 'MiB, e.g. --memory 1024');

@@ -91,10 +91,20 @@ export function howCreated(r: { warm?: boolean; warmPool?: string; warmReason?: 
   return phrase ? `, ${phrase}` : '';
 }
 
-function templateOutcome(info: SandboxInfo): { fromTemplate?: boolean; templateNote?: string | null } {
+function templateOutcome(info: SandboxInfo): {
+  fromTemplate?: boolean;
+  templateNote?: string | null;
+  desktopFromTemplate?: boolean;
+  desktopNote?: string;
+} {
   const d = info.details;
   if (!d || typeof d.fromTemplate !== 'boolean') return {};
-  return d.fromTemplate ? { fromTemplate: true } : { fromTemplate: false, templateNote: (d.templateNote as string | null) ?? null };
+  if (!d.fromTemplate) return { fromTemplate: false, templateNote: (d.templateNote as string | null) ?? null };
+  // A desktop template: its desktop came running with the memory (or why it was not handed over).
+  if (typeof d.desktopFromTemplate !== 'boolean') return { fromTemplate: true };
+  return d.desktopFromTemplate
+    ? { fromTemplate: true, desktopFromTemplate: true }
+    : { fromTemplate: true, desktopFromTemplate: false, desktopNote: String(d.desktopNote) };
 }
 
 /**
@@ -261,6 +271,8 @@ export async function main(
         printWarnings(out, r.warnings);
         const outcome = templateOutcome(r.sandbox);
         if (outcome.fromTemplate) out.stderr(`Restored from VM template ${String(r.sandbox.details?.template)}.\n`);
+        if (outcome.desktopFromTemplate) out.stderr('Its desktop is running (it was running in the template).\n');
+        else if (outcome.desktopNote) out.stderr(`Warning: ${outcome.desktopNote}\n`);
         out.stdout(
           `Created sandbox ${r.sandbox.name} (${r.sandbox.backend}, ${r.sandbox.state}${howCreated(r)}).\n` + sandboxDetails(r.sandbox),
         );

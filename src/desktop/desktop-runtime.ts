@@ -35,6 +35,9 @@ export const DISPLAY_USER = 'sdesk-display';
  */
 export type DesktopMode = 'isolated' | 'shared' | 'granted';
 
+/** The display a desktop in a sandbox gets (a desktop placed on the host gets one per sandbox). */
+export const SANDBOX_DISPLAY = 20;
+
 /** Where one desktop lives inside its sandbox; all of it in one 0700 directory of the desktop's user. */
 export interface DesktopLayout {
   dir: string;
@@ -246,4 +249,85 @@ export async function stopDesktopProcess(env: SandboxEnvironment, layout: Deskto
   }
   const r = await runIn(env, ['bash', '-c', STOP, 'sandbox-desk', layout.dir], { user });
   if (r.code !== 0) throw new SandboxDeskError('backend_unavailable', `could not stop the desktop: ${r.stderr.trim()}`);
+}
+
+/** The Xfce pieces the launcher keeps running (launcher.sh's keep_running). */
+export const XFCE_PIECES = ['xfsettingsd', 'xfwm4', 'xfdesktop', 'xfce4-panel'] as const;
+
+/*
+ * Is the desktop really up: its launcher alive, its readiness file and RFB socket there, and every
+ * Xfce piece running as the desktop's account (the readiness file alone is written before Xfce starts:
+ * a template saved then would hold a desktop without a window manager). Waits up to $limit seconds
+ * for the pieces; says what is missing (and the end of xfce.log, where keep_running says restarts).
+ */
+const PIECES = `
+dir=$1 limit=$2; shift 2
+missing=
+for ((i = 0; i < limit * 5; i++)); do
+  pid=$(cat "$dir/launcher.pid" 2>/dev/null)
+  missing=
+  { [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; } || missing="$missing launcher"
+  [ -e "$dir/ready" ] || missing="$missing ready-file"
+  [ -S "$dir/rfb.sock" ] || missing="$missing rfb-socket"
+  for p in "$@"; do pgrep -x -u "$(id -u)" "$p" >/dev/null || missing="$missing $p"; done
+  [ -z "$missing" ] && exit 0
+  [ -e "$dir/failed" ] && { echo "failed: $(head -c 500 "$dir/failed")"; exit 2; }
+  sleep 0.2
+done
+echo "not running after $limit s:$missing"
+tail -n 5 "$dir/xfce.log" 2>/dev/null
+exit 1
+`;
+
+/** Null when the desktop and all its Xfce pieces run; else what is not (after waiting up to `limitS`). */
+export async function desktopPiecesProblem(
+  env: SandboxEnvironment,
+  layout: DesktopLayout,
+  opts: { user?: string; limitS: number },
+): Promise<string | null> {
+  const r = await runIn(env, ['bash', '-c', PIECES, 'sandbox-desk', layout.dir, String(opts.limitS), ...XFCE_PIECES], {
+    user: opts.user,
+    timeoutMs: (opts.limitS + 60) * 1000,
+  });
+  if (r.code === 0) return null;
+  const said = r.stdout
+    .toString('utf8')
+    .trim()
+    .replace(/\s*\n\s*/g, ' | ');
+  return said || r.stderr.trim() || `the check exited ${r.code}`;
+}
+
+/*
+ * A desktop restored from a VM template's memory holds the template's X cookie, the same in every copy.
+ * A copy's own: a new trusted authorization made by the X server itself (the SECURITY extension's
+ * GenerateAuthorization: random per call), written over the display's entry in the Xauthority file
+ * that every app-owned X client reads. Prints the new cookie's hash, never the cookie.
+ */
+export const REKEY_SCRIPT = `
+dir=$1 disp=$2
+new=$(mktemp "$dir/Xauthority.XXXXXX") || exit 4
+# The template's cookie, filed under the build VM's host name: Xlib looks entries up by the host name
+# it has now (a copy's own), so it is filed again under that one first, to reach the display at all.
+old=$(xauth -f "$dir/Xauthority" list | awk -v d="unix:$disp" '$1 == d || substr($1, length($1) - length(d)) == "/" d { print $3; exit }')
+[ -n "$old" ] || { rm -f "$new"; echo "no cookie for :$disp in $dir/Xauthority"; exit 4; }
+export XAUTHORITY="$new" DISPLAY=":$disp"
+xauth -q add ":$disp" MIT-MAGIC-COOKIE-1 "$old" || { rm -f "$new"; exit 4; }
+xauth -q generate ":$disp" MIT-MAGIC-COOKIE-1 trusted timeout 0 >/dev/null 2>&1 || { rm -f "$new"; echo "xauth generate failed"; exit 5; }
+cookie=$(xauth list ":$disp" | awk '{ print $3; exit }')
+[ -n "$cookie" ] && [ "$cookie" != "$old" ] || { rm -f "$new"; echo "the cookie did not change"; exit 5; }
+xdpyinfo >/dev/null 2>&1 || { rm -f "$new"; echo "the new cookie is not accepted"; exit 6; }
+mv -f "$new" "$dir/Xauthority"
+printf '%s' "$cookie" | sha256sum | cut -c1-16
+`;
+
+/** Gives a restored desktop a cookie of its own (see REKEY_SCRIPT); its hash (sha256, 16 hex) — for tests and logs. */
+export async function rekeyDisplayCookie(env: SandboxEnvironment, layout: DesktopLayout, user?: string): Promise<string> {
+  const r = await runIn(env, ['bash', '-c', REKEY_SCRIPT, 'sandbox-desk', layout.dir, String(layout.display)], { user, timeoutMs: 60_000 });
+  const said = r.stdout.toString('utf8').trim();
+  if (r.code !== 0) throw rekeyFailed(r.code, said || r.stderr.trim());
+  return said.split('\n')[0]!;
+}
+
+export function rekeyFailed(code: number | null, said: string): SandboxDeskError {
+  return new SandboxDeskError('backend_unavailable', `could not give the restored desktop its own X cookie (exit ${code}): ${said}`);
 }

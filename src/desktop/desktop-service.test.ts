@@ -295,6 +295,35 @@ describe('screen streams of a desktop whose account is known', { timeout: 20_000
     expect(execs()).toEqual(['python3', 'bash']);
   });
 
+  it('a desktop restored running from a VM template is taken up like a handed-over one: started told, first stream without a probe', async () => {
+    await fakeDesktop('fromtpl');
+    const told: unknown[] = [];
+    desk.onStatusChanged((e) => told.push(e));
+    desk.restoredRunning('fromtpl', env, undefined);
+    expect(told).toEqual([expect.objectContaining({ sandbox: 'fromtpl', cause: 'started', running: true })]);
+    rmSync(log, { force: true });
+    const stream = await desk.openScreenStream('fromtpl');
+    expect(await greeting(stream)).toBe('RFB 003.008\n');
+    stream.kill();
+    expect(execs()).toEqual(['python3']); // the relay alone: no probe, no start
+  });
+
+  it('a desktop restored from a VM template has no inbox (a VM): its first stdio stream opens without a probe, the next one is probed', async () => {
+    env = { ...env, inbox: undefined };
+    await fakeDesktop('vmcopy');
+    desk.restoredRunning('vmcopy', env, undefined);
+    rmSync(log, { force: true });
+    const first = await desk.openScreenStream('vmcopy');
+    expect(await greeting(first)).toBe('RFB 003.008\n');
+    first.kill();
+    expect(execs()).toEqual(['bash']); // the stdio relay alone: no probe
+    rmSync(log, { force: true });
+    const second = await desk.openScreenStream('vmcopy');
+    expect(await greeting(second)).toBe('RFB 003.008\n');
+    second.kill();
+    expect(execs()).toEqual(['bash', 'bash']); // checked once only: later streams are probed as before
+  });
+
   it('nothing known here (another process filled the pool): the claim is told to take it up by a probe', () => {
     expect(desk.handedOver('pool-elsewhere', 'claimed', env)).toBe(false);
   });

@@ -21,6 +21,7 @@ import { readClipboard, writeClipboard } from './desktop-clipboard.js';
 import {
   DESKTOP_IMAGE,
   DISPLAY_USER,
+  SANDBOX_DISPLAY,
   desktopLayout,
   displayEnv,
   probeDesktop,
@@ -133,7 +134,6 @@ interface Located {
 /** How docker/podman (`-u`), sudo and su say an account does not exist. */
 const NO_SUCH_USER = /unable to find user|no matching entries in passwd|unknown user|user .* does not exist|no such user|invalid user/i;
 /** Inside a sandbox the display number is the sandbox's own; on the host, spread them out. */
-const SANDBOX_DISPLAY = 20;
 
 /**
  * The bot desktop of each sandbox: start/stop/status, the screen stream for viewers, agent actions
@@ -143,7 +143,11 @@ const SANDBOX_DISPLAY = 20;
 export class DesktopService {
   private readonly bridges = new Map<string, Promise<CdpBridge>>();
   /** Which account reaches each sandbox's desktop, learnt by a probe; dropped when an action fails. */
-  private readonly accounts = new Map<string, { env: SandboxEnvironment; user: string | undefined }>();
+  /**
+   * checked: the desktop was found whole just now by its hand-over (a VM template copy's: the moved
+   * folder's socket there, X answering the new cookie), so the first stdio stream needs no probe. Once.
+   */
+  private readonly accounts = new Map<string, { env: SandboxEnvironment; user: string | undefined; checked?: boolean }>();
   private readonly placements = new Map<string, PlacementSetting>();
   /** Screen streams handed over with claimed pooled desktops, until their first viewer takes them (openAhead). */
   private readonly ahead = new Map<string, { env: SandboxEnvironment; stream: DesktopStream; timer: NodeJS.Timeout; closed: boolean }>();
@@ -652,6 +656,11 @@ export class DesktopService {
       return { env: l.env, stream: await this.streams.open(l.env, l.layout.socket, l.user) };
     }
     if (opened.via === 'inbox') return { env: t.env, stream: opened.stream };
+    if (known.checked) {
+      // Just handed over, found whole (restoredRunning): the probe would only say it again, a whole exec.
+      this.accounts.set(sandbox, { env: known.env, user: known.user });
+      return { env: t.env, stream: opened.stream };
+    }
     // The stdio relay starts whether or not the socket is there: probed as without a known account.
     try {
       const l = await this.running(sandbox);
@@ -678,13 +687,28 @@ export class DesktopService {
       ahead?.kill();
       return false;
     }
-    this.accounts.set(to, { env, user: known.user });
+    this.takeUp(to, env, known.user, ahead);
+    return true;
+  }
+
+  /**
+   * A VM restored from a desktop template (src/sandbox/qemu/vm-template.ts): its desktop was running in
+   * the template's saved memory, started at the build as `user` (its folder already moved to this
+   * sandbox's name, its X cookie made its own, its socket there: checked by the hand-over). Taken up as a
+   * pool's claim is (`handedOver`): the first screen stream opens without a probe or a start, even
+   * through the stdio relay (a VM has no inbox), where a stream of an unchecked desktop is probed.
+   */
+  restoredRunning(sandbox: string, env: SandboxEnvironment, user: string | undefined): void {
+    this.takeUp(sandbox, env, user, undefined, true);
+  }
+
+  private takeUp(to: string, env: SandboxEnvironment, user: string | undefined, ahead?: DesktopStream, checked?: boolean): void {
+    this.accounts.set(to, { env, user, ...(checked ? { checked } : {}) });
     if (ahead) this.keepAhead(to, env, ahead);
     this.crashes.delete(to);
     this.statusChanged.fire({ sandbox: to, cause: 'started', running: true, reason: null });
     if (this.adoptRunning) this.recordings?.ensure(to);
     this.follow(to);
-    return true;
   }
 
   /**

@@ -1,6 +1,6 @@
 import { SandboxDeskError } from '../shared/errors.js';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
-import { desktopLayout } from '../desktop/desktop-runtime.js';
+import { desktopLayout, REKEY_SCRIPT, rekeyFailed } from '../desktop/desktop-runtime.js';
 import type { PoolEngine } from './pool-engine.js';
 
 /*
@@ -23,12 +23,20 @@ export async function moveDesktopDir(
   from: string,
   to: string,
 ): Promise<void> {
+  await moveDesktopDirWith((argv) => engine.run(containerId, argv, { user: 'root', timeoutMs: 15_000 }), env, from, to);
+}
+
+/** What runs the move as root in the sandbox: the pool's engine API, or a VM's exec (a desktop template's copy). */
+export type RootRun = (argv: string[]) => Promise<{ code: number | null; output: string }>;
+
+/** moveDesktopDir through any root runner: a VM restored from a desktop template moves its folder the same way. */
+export async function moveDesktopDirWith(run: RootRun, env: SandboxEnvironment, from: string, to: string): Promise<void> {
   // The display number is not part of the folder's name; 0 stands in.
   const oldDir = desktopLayout(env, from, 0).dir;
   const newDir = desktopLayout(env, to, 0).dir;
   let why: string;
   try {
-    const r = await engine.run(containerId, ['sh', '-c', SCRIPT, 'sh', oldDir, newDir], { user: 'root', timeoutMs: 15_000 });
+    const r = await run(['sh', '-c', SCRIPT, 'sh', oldDir, newDir]);
     if (r.code === 0) return;
     why = `exit ${r.code}${r.output.trim() ? `: ${r.output.trim()}` : ''}`;
   } catch (err) {
@@ -36,6 +44,42 @@ export async function moveDesktopDir(
   }
   throw new SandboxDeskError(
     'backend_unavailable',
-    `the pooled desktop's folder could not follow the sandbox's new name (${oldDir} → ${newDir}): ${why}`,
+    `the desktop's folder could not follow the sandbox's new name (${oldDir} → ${newDir}): ${why}`,
   );
+}
+
+/*
+ * A VM restored from a desktop template (src/sandbox/qemu/vm-template-desktop.ts): its desktop's folder
+ * moved to the copy's name (SCRIPT) and its X cookie made the copy's own (REKEY_SCRIPT, run as the
+ * folder's owner: the account the desktop runs as) in ONE guest command as root — each guest command
+ * of a VM under TCG costs seconds (an SSH session, sudo, a shell), and this is on the create's path.
+ * Checks the RFB socket is there (the first screen stream opens without a probe). Exit 3: the move
+ * failed or no socket; 4-6: the re-key's own (desktop-runtime.ts). Prints the new cookie's hash.
+ */
+const HANDOVER = `old=$1 new=$2 disp=$3
+sh -c "$4" sh "$old" "$new" || { echo "the folder did not move"; exit 3; }
+[ -S "$new/rfb.sock" ] || { echo "no RFB socket in $new"; exit 3; }
+owner=$(stat -c %U "$new") || exit 3
+if [ "$owner" = "$(id -un)" ]; then exec bash -c "$5" sandbox-desk "$new" "$disp"; fi
+exec runuser -u "$owner" -- bash -c "$5" sandbox-desk "$new" "$disp"`;
+
+/** Hands a template's running desktop to a copy named `to` (see HANDOVER); the new cookie's hash (sha256, 16 hex). */
+export async function handOverRestoredDesktop(
+  run: RootRun,
+  env: SandboxEnvironment,
+  from: string,
+  to: string,
+  display: number,
+): Promise<string> {
+  const oldDir = desktopLayout(env, from, 0).dir;
+  const newDir = desktopLayout(env, to, 0).dir;
+  const r = await run(['bash', '-c', HANDOVER, 'sandbox-desk', oldDir, newDir, String(display), SCRIPT, REKEY_SCRIPT]);
+  const said = r.output.trim();
+  if (r.code === 0) return said.split('\n')[0]!;
+  if (r.code === 3)
+    throw new SandboxDeskError(
+      'backend_unavailable',
+      `the desktop's folder could not follow the sandbox's new name (${oldDir} → ${newDir})${said ? `: ${said}` : ''}`,
+    );
+  throw rekeyFailed(r.code, said);
 }

@@ -51,6 +51,7 @@ import { QemuCheckpoints } from './vm-checkpoints.js';
 import { PAUSED_STATES, vmRunState } from './vm-migration.js';
 import { randomMac } from './fork-identity.js';
 import { VmTemplates } from './vm-template.js';
+import type { TemplateDesktop, TemplateDesktopStarter } from './vm-template-desktop.js';
 import { decideTemplate, imageHash, listTemplates, TEMPLATE_USE, type TemplateUse } from './vm-template-store.js';
 import { checkMounts, guestMounts, sharesFor, startShares, stopShares } from './virtiofs.js';
 
@@ -115,7 +116,11 @@ export class QemuProvider implements SandboxProvider {
   /** VM templates: memory states a create is restored from instead of booting (vm-template.ts). */
   readonly templates: VmTemplates;
 
-  constructor(private readonly ctx: ProviderContext) {
+  constructor(
+    private readonly ctx: ProviderContext,
+    /** templateDesktop: starts and checks the desktop of a `--desktop` template build (the app's desktop code). */
+    opts: { templateDesktop?: TemplateDesktopStarter } = {},
+  ) {
     this.root = join(ctx.dataDir, 'qemu');
     this.checkpoints = new QemuCheckpoints({
       root: this.root,
@@ -133,6 +138,10 @@ export class QemuProvider implements SandboxProvider {
       remove: (ref) => this.remove(ref, { force: true }),
       checkpoints: this.checkpoints,
       freshOverlay: (cfg, disk) => makeOverlay({ ...cfg.base, format: cfg.base.format }, disk, cfg.diskGiB),
+      environment: (ref) => this.createEnvironment({ cwd: '~', sandbox: ref }),
+      ...(opts.templateDesktop ? { startDesktop: opts.templateDesktop } : {}),
+      imageHasDesktop: async (cfg) =>
+        cfg.base.name ? (await resolveBaseImage(cfg.base.name, this.ctx.dataDir).catch(() => null))?.desktop === true : false,
     });
   }
 
@@ -496,6 +505,22 @@ export class QemuProvider implements SandboxProvider {
     return this.exits.watch(listener);
   }
 
+  /**
+   * The desktop a VM restored from a desktop template has running (its folder still named after the
+   * template's build VM), until the create has taken it up (`desktopTaken`); null for any other VM.
+   */
+  restoredDesktop(ref: SandboxRef): TemplateDesktop | null {
+    const use = readJson<TemplateUse>(join(this.files(ref).dir, TEMPLATE_USE));
+    return use?.state === 'used' && use.desktop && !use.desktopTaken ? use.desktop : null;
+  }
+
+  /** How the create's hand-over of a restored desktop went: `inspect` says it (desktopFromTemplate). */
+  noteDesktopTaken(ref: SandboxRef, taken: { ok: true; cookie: string } | { ok: false; reason: string }): void {
+    const path = join(this.files(ref).dir, TEMPLATE_USE);
+    const use = readJson<TemplateUse>(path);
+    if (use?.state === 'used') writeJson(path, { ...use, desktopTaken: taken } satisfies TemplateUse);
+  }
+
   async status(ref: SandboxRef): Promise<BackendStatus> {
     const files = this.files(ref);
     const cfg = readJson<VmConfig>(files.config);
@@ -602,6 +627,12 @@ function templateDetails(use: TemplateUse): Record<string, string | number | boo
       template: use.ref,
       templateRestoreSeconds: use.restoreSeconds,
       ...(phases.length ? { templateRestorePhases: phases.join(', ') } : {}),
+      // A desktop template: its desktop ran in the saved memory and was handed over at the create (or why not).
+      ...(use.desktop
+        ? use.desktopTaken?.ok
+          ? { desktopFromTemplate: true }
+          : { desktopFromTemplate: false, desktopNote: use.desktopTaken?.reason ?? 'not handed over yet' }
+        : {}),
     };
   }
   if (use.state === 'pending')

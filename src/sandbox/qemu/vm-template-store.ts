@@ -13,6 +13,7 @@
  * can), not an overlay on it: nothing ever depends on a template's files, so removing or rebuilding
  * one is never refused on behalf of a sandbox.
  */
+import type { TemplateDesktop } from './vm-template-desktop.js';
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -54,6 +55,8 @@ export interface TemplateMeta {
   accel: 'kvm' | 'tcg';
   files: Record<Exclude<TemplateFile, 'ram.raw'>, { sha256: string; size: number }> &
     Partial<Record<'ram.raw', { sha256: string; size: number }>>;
+  /** Built with --desktop: the desktop running in the saved memory (absent: none runs there). */
+  desktop?: TemplateDesktop;
   createdAt: string;
   buildSeconds: number;
 }
@@ -63,7 +66,18 @@ export type TemplateUse =
   /** instanceId: the one the VM's seed carries, given to the restored guest too. */
   | { state: 'pending'; ref: string; dir: string; imageHash: string; instanceId: string }
   /** phases: milliseconds per step of the restore (phase-timer.ts), where its time went. */
-  | { state: 'used'; ref: string; restoreSeconds: number; phases?: Record<string, number> }
+  /**
+   * desktop: the template's running desktop, restored with the memory, to be handed to the desktop
+   * service at the create (desktopTaken: how that went, said by `inspect`).
+   */
+  | {
+      state: 'used';
+      ref: string;
+      restoreSeconds: number;
+      phases?: Record<string, number>;
+      desktop?: TemplateDesktop;
+      desktopTaken?: { ok: true; cookie: string } | { ok: false; reason: string };
+    }
   | { state: 'cold'; reason: string };
 
 export interface TemplateEntry {

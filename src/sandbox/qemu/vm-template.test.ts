@@ -12,6 +12,8 @@ import { runArgv } from '../run-argv.js';
 import { QemuProvider } from './qemu-provider.js';
 import { provisionedVm, writeFakeTemplate } from './test/fake-template.js';
 import type { TemplateMeta, TemplateUse } from './vm-template-store.js';
+import type { SandboxEnvironment } from '../provider.js';
+import type { TemplateDesktopStarter } from './vm-template-desktop.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -21,12 +23,12 @@ afterEach(() => {
 const OPTS = { memoryMiB: 512, cpus: 1, desktop: false };
 
 /** A data dir, a tiny qcow2 "image" by path, and a template of it whose files hash as template.json says. */
-async function setup(over: Partial<TemplateMeta> = {}) {
+async function setup(over: Partial<TemplateMeta> = {}, templateDesktop?: TemplateDesktopStarter) {
   const dataDir = mkdtempSync(join(tmpdir(), 'sdesk-tpl-'));
   dirs.push(dataDir);
   const image = join(dataDir, 'tiny.qcow2');
   expect((await runArgv(['qemu-img', 'create', '-q', '-f', 'qcow2', image, '64M'])).code).toBe(0);
-  const provider = new QemuProvider({ dataDir });
+  const provider = new QemuProvider({ dataDir }, templateDesktop ? { templateDesktop } : {});
   const { dir, meta } = await writeFakeTemplate(join(dataDir, 'qemu'), image, image, OPTS, {
     memoryBytes: 8192,
     knownHosts: 'sdesk-vm-.template-x ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBogus\n',
@@ -175,6 +177,83 @@ describe('VM templates in the qemu provider (QEMU faked)', { timeout: 30_000 }, 
       /does not answer a new connection/,
     );
     expect(save).not.toHaveBeenCalled();
+    expect(provider.templates.list()).toEqual([]);
+  });
+
+  it('a --desktop build saves the running desktop with the template; a copy restored from it has it to hand over', async () => {
+    const desktop = {
+      sandbox: 'x',
+      user: 'sdesk-display',
+      mode: 'isolated' as const,
+      display: 20,
+      geometry: '1280x800',
+      frame: '1280x800',
+    };
+    const startDesktop = vi.fn<TemplateDesktopStarter>((e, name) => Promise.resolve({ ...desktop, sandbox: name }));
+    const { provider } = await setup({}, startDesktop);
+    provider.templates.remove(provider.templates.list()[0]!.meta.ref);
+    const image = join(dirs.at(-1)!, 'tiny.qcow2');
+    vi.spyOn(provider, 'start').mockResolvedValue(undefined);
+    const env = { fake: 'env' } as unknown as SandboxEnvironment;
+    vi.spyOn(provider, 'createEnvironment').mockResolvedValue(env);
+    vi.spyOn(provider.checkpoints, 'armIdentityHelper').mockResolvedValue({ pid: 321, sshd: 'no-reexec' });
+    vi.spyOn(provider.checkpoints, 'checkNewConnection').mockResolvedValue(undefined);
+    const save = vi.spyOn(provider.checkpoints, 'checkpoint').mockImplementation((ref, spec) => {
+      mkdirSync(spec.dir, { recursive: true });
+      writeFileSync(join(spec.dir, 'disk.qcow2'), readFileSync(image));
+      writeFileSync(join(spec.dir, 'memory.bin'), 'state');
+      writeFileSync(join(spec.dir, 'checkpoint.json'), '{}');
+      return Promise.resolve({ ref: spec.dir, memory: true, sizeBytes: 9 });
+    });
+    const meta = await provider.templates.build({ image, memoryMiB: 512, cpus: 1, desktop: true });
+    expect(startDesktop).toHaveBeenCalledWith(env, expect.stringMatching(/^\.template-/), '1280x800', expect.any(Function));
+    expect(startDesktop.mock.invocationCallOrder[0]!).toBeLessThan(save.mock.invocationCallOrder[0]!);
+    expect(meta.desktop).toMatchObject({ user: 'sdesk-display', mode: 'isolated', sandbox: expect.stringMatching(/^\.template-/) });
+    expect(meta.ref).toMatch(/-desktop$/);
+
+    // A create of that shape: restored, and the desktop is there to take up until the create has.
+    const made = await provider.provision({
+      name: 'withdesk',
+      image,
+      user: null,
+      mounts: [],
+      env: {},
+      options: { memory: '512', cpus: '1', accel: 'tcg', desktop: 'true' },
+      labels: {},
+      resourceName: 'withdesk',
+    });
+    const vm = provisionedVm(made.backendRef!);
+    vi.spyOn(provider.checkpoints, 'startCopy').mockResolvedValueOnce(undefined);
+    expect(await provider.templates.startFromTemplate(vm.files, vm.cfg, vm.use() as Extract<TemplateUse, { state: 'pending' }>, {})).toBe(
+      true,
+    );
+    const ref = { name: 'withdesk', backendRef: made.backendRef, image: null, user: null, mounts: [], env: {}, options: {} };
+    expect(provider.restoredDesktop(ref)).toEqual(meta.desktop);
+    expect((await provider.status(ref)).details).toMatchObject({
+      fromTemplate: true,
+      desktopFromTemplate: false,
+      desktopNote: 'not handed over yet',
+    });
+    provider.noteDesktopTaken(ref, { ok: true, cookie: 'abc' });
+    expect(provider.restoredDesktop(ref)).toBeNull();
+    expect((await provider.status(ref)).details).toMatchObject({ fromTemplate: true, desktopFromTemplate: true });
+  });
+
+  it('a --desktop build whose desktop is not up saves no template, and says why', async () => {
+    const { provider } = await setup(
+      {},
+      vi.fn<TemplateDesktopStarter>().mockRejectedValue(new Error("the template's desktop is not up: not running after 180 s: xfwm4")),
+    );
+    provider.templates.remove(provider.templates.list()[0]!.meta.ref);
+    vi.spyOn(provider, 'start').mockResolvedValue(undefined);
+    vi.spyOn(provider, 'createEnvironment').mockResolvedValue({} as SandboxEnvironment);
+    const save = vi.spyOn(provider.checkpoints, 'checkpoint');
+    const remove = vi.spyOn(provider, 'remove');
+    await expect(
+      provider.templates.build({ image: join(dirs.at(-1)!, 'tiny.qcow2'), memoryMiB: 512, cpus: 1, desktop: true }),
+    ).rejects.toThrow(/not up: not running after 180 s: xfwm4/);
+    expect(save).not.toHaveBeenCalled();
+    expect(remove).toHaveBeenCalledOnce(); // the build VM goes
     expect(provider.templates.list()).toEqual([]);
   });
 

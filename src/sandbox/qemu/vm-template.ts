@@ -12,9 +12,10 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SandboxDeskError } from '../../shared/errors.js';
-import type { CheckpointArtifact, LifecycleContext, ProvisionResult, ProvisionSpec, SandboxRef } from '../provider.js';
+import type { CheckpointArtifact, LifecycleContext, ProvisionResult, ProvisionSpec, SandboxEnvironment, SandboxRef } from '../provider.js';
 import { randomMachineId, vmHostname } from './fork-identity.js';
 import { PhaseTimer } from './phase-timer.js';
+import type { TemplateDesktop, TemplateDesktopStarter } from './vm-template-desktop.js';
 import { copyFile, type CheckpointMeta, type QemuCheckpoints } from './vm-checkpoints.js';
 import { readJson, vmFiles, writeJson, type VmConfig, type VmFiles } from './vm-files.js';
 import {
@@ -46,16 +47,26 @@ export interface TemplateHost {
   checkpoints: QemuCheckpoints;
   /** Makes `disk` a fresh copy-on-write overlay of the VM's base image (a cold VM's disk). */
   freshOverlay(cfg: VmConfig, disk: string): Promise<void>;
+  /** The running VM's environment (app-owned commands in the guest): the desktop's start and checks. */
+  environment(ref: SandboxRef): Promise<SandboxEnvironment>;
+  /** True when the VM's image has the desktop's parts built in (debian-desktop). */
+  imageHasDesktop(cfg: VmConfig): Promise<boolean>;
+  /** Starts and checks a --desktop build's desktop (the app gives it: src/desktop/template-desktop.ts). */
+  startDesktop?: TemplateDesktopStarter;
 }
 
 export interface TemplateBuildRequest {
   image: string;
   memoryMiB?: number;
   cpus?: number;
+  /** The desktop installed (an image without it) and, either way, running and ready in the saved memory. */
   desktop?: boolean;
+  /** The desktop's screen size in the template (default 1280x800: the app's default). */
+  geometry?: string;
 }
 
 const noProgress = (): void => undefined;
+const DEFAULT_GEOMETRY = '1280x800';
 const BUILD_BOOT_TIMEOUT_S = 1800;
 
 export class VmTemplates {
@@ -108,6 +119,17 @@ export class VmTemplates {
       writeJson(files.config, { ...cfg, ramFile: true } satisfies VmConfig);
       await this.host.start(ref, ctx);
       const run = readJson<{ accel: 'kvm' | 'tcg' }>(files.run);
+      // --desktop: the bot desktop running and checked in the saved memory, so a copy's first frame
+      // needs no desktop start (vm-template-desktop.ts). Before the identity helper: the desktop's start
+      // is the slow part, and the helper's connection is checked last.
+      let desktop: TemplateDesktop | null = null;
+      if (req.desktop && (cfg.desktop === true || (await this.host.imageHasDesktop(cfg)))) {
+        if (!this.host.startDesktop)
+          throw new SandboxDeskError('unsupported', 'this Sandbox Desk cannot start a desktop in a VM template (no desktop service)');
+        desktop = await this.host.startDesktop(await this.host.environment(ref), name, req.geometry ?? DEFAULT_GEOMETRY, (message) =>
+          progress({ step: 'template', message }),
+        );
+      }
       const next = `${dir}.new`;
       rmSync(next, { recursive: true, force: true });
       // A root helper waits in the saved memory, so a copy's identity needs no sudo (0.3-0.6 s under
@@ -145,6 +167,7 @@ export class VmTemplates {
         cpuType: cfg.cpuType,
         accel: run?.accel ?? 'tcg',
         files: sums,
+        ...(desktop ? { desktop } : {}),
         createdAt: new Date().toISOString(),
         buildSeconds: Math.round((Date.now() - startedAt) / 100) / 10,
       };
@@ -171,7 +194,14 @@ export class VmTemplates {
   /** Rebuilds a stale or damaged template without holding up the create that found it; failures are kept. */
   rebuildInBackground(meta: TemplateMeta): void {
     if (this.rebuilding.has(meta.ref)) return;
-    const job = this.build({ image: meta.image, memoryMiB: meta.options.memoryMiB, cpus: meta.options.cpus, desktop: meta.options.desktop })
+    const job = this.build({
+      image: meta.image,
+      memoryMiB: meta.options.memoryMiB,
+      cpus: meta.options.cpus,
+      // A desktop running in it (debian-desktop has the desktop's parts without the option): rebuilt with one.
+      desktop: meta.options.desktop || meta.desktop !== undefined,
+      ...(meta.desktop ? { geometry: meta.desktop.geometry } : {}),
+    })
       .then(
         () => void this.rebuildErrors.delete(meta.ref),
         (err: unknown) => void this.rebuildErrors.set(meta.ref, err instanceof Error ? err.message : String(err)),
@@ -242,6 +272,7 @@ export class VmTemplates {
         ref: use.ref,
         restoreSeconds,
         phases: phases.totals(),
+        ...(meta.desktop ? { desktop: meta.desktop } : {}),
       } satisfies TemplateUse);
       progress({ step: 'template', message: `restored from template ${use.ref} in ${restoreSeconds} s (${phases.summary()})` });
       return true;

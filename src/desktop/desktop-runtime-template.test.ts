@@ -1,0 +1,234 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import {
+  chmodSync,
+  copyFileSync,
+  lstatSync,
+  mkdirSync,
+  readlinkSync,
+  renameSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { handOverRestoredDesktop } from '../pool/desktop-handover.js';
+import { runIn } from '../exec/run-in.js';
+import type { SandboxEnvironment } from '../sandbox/provider.js';
+import { desktopLayout, desktopPiecesProblem, rekeyDisplayCookie, XFCE_PIECES } from './desktop-runtime.js';
+
+/**
+ * The two in-guest scripts of a desktop template (src/sandbox/qemu/vm-template-desktop.ts), run on this
+ * machine in a folder: the Xfce-pieces check (real processes named as the pieces, real pgrep) and the
+ * X cookie's re-key (xauth and xdpyinfo faked: an X server whose accepted cookies are a file).
+ */
+const dirs: string[] = [];
+const procs: ChildProcess[] = [];
+afterEach(() => {
+  for (const p of procs.splice(0)) p.kill('SIGKILL');
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** A "sandbox" that is a folder of this machine; `bin` first on its PATH. */
+function envOf(dir: string, bin?: string): SandboxEnvironment {
+  const path = `${bin ? `${bin}:` : ''}${process.env.PATH ?? ''}`;
+  return {
+    user: null,
+    home: dir,
+    defaultCwd: dir,
+    cwd: null,
+    mounts: [],
+    incarnation: 'i1',
+    getTempDir: () => dir,
+    execPrefix: () => ['env', `PATH=${path}`],
+  };
+}
+
+function folder(): { dir: string; env: SandboxEnvironment } {
+  const dir = mkdtempSync(join(tmpdir(), 'sdesk-rt-'));
+  dirs.push(dir);
+  return { dir, env: envOf(dir) };
+}
+
+describe("a desktop template's Xfce pieces check", { timeout: 30_000 }, () => {
+  /** A desktop folder that reads as ready, and processes named as `pieces` (copies of sleep). */
+  function desktop(pieces: readonly string[]) {
+    const { dir, env } = folder();
+    const layout = desktopLayout(env, 'tpl', 20);
+    mkdirSync(layout.dir, { recursive: true });
+    writeFileSync(join(layout.dir, 'launcher.pid'), String(process.pid));
+    writeFileSync(join(layout.dir, 'ready'), '');
+    writeFileSync(join(layout.dir, 'xfce.log'), 'sandbox-desk: xfwm4 exited (133); not restarted again after 5 restarts\n');
+    const bin = join(dir, 'bin');
+    mkdirSync(bin);
+    for (const p of pieces) {
+      copyFileSync('/bin/sleep', join(bin, p));
+      chmodSync(join(bin, p), 0o755);
+      procs.push(spawn(join(bin, p), ['30'], { stdio: 'ignore' }));
+    }
+    return { env, layout };
+  }
+
+  it('all pieces, readiness and the RFB socket there: no problem', async () => {
+    const { env, layout } = desktop(XFCE_PIECES);
+    // The RFB socket: any Unix socket will do for the check.
+    const { createServer } = await import('node:net');
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(layout.socket, r));
+    try {
+      expect(await desktopPiecesProblem(env, layout, { limitS: 5 })).toBeNull();
+    } finally {
+      server.close();
+    }
+  });
+
+  it('a piece missing: says which, and the end of xfce.log, after the wait', async () => {
+    const { env, layout } = desktop(XFCE_PIECES.filter((p) => p !== 'xfwm4'));
+    const problem = await desktopPiecesProblem(env, layout, { limitS: 1 });
+    expect(problem).toMatch(/^not running after 1 s: rfb-socket xfwm4 \| sandbox-desk: xfwm4 exited \(133\)/);
+  });
+});
+
+describe("a restored desktop's X cookie re-key", { timeout: 30_000 }, () => {
+  /**
+   * Fake xauth (entries as "host/unix:N MIT-MAGIC-COOKIE-1 hex" lines; generate asks the "server" for a
+   * new cookie) and xdpyinfo (accepted when the file's entry for this host is one the server accepts).
+   */
+  function fakeX(hostname: string) {
+    const { dir } = folder();
+    const bin = join(dir, 'bin');
+    mkdirSync(bin);
+    const server = join(dir, 'server-cookies');
+    const script = (name: string, body: string) => {
+      writeFileSync(join(bin, name), `#!/bin/bash\nHOST=${hostname}\nSERVER=${server}\n${body}`);
+      chmodSync(join(bin, name), 0o755);
+    };
+    script(
+      'xauth',
+      `file=$XAUTHORITY
+[ "$1" = -q ] && shift
+[ "$1" = -f ] && { file=$2; shift 2; }
+[ "$1" = -q ] && shift
+touch "$file"
+entry() { case "$1" in :*) echo "$HOST/unix$1" ;; *) echo "$1" ;; esac; }
+case $1 in
+  list) if [ -n "\${2:-}" ]; then grep "^$(entry "$2") " "$file"; else cat "$file"; fi ;;
+  add) e=$(entry "$2"); grep -v "^$e " "$file" > "$file.t"; echo "$e $3 $4" >> "$file.t"; mv "$file.t" "$file" ;;
+  generate) e=$(entry "$2"); grep -q "^$e " "$file" && grep -qxf <(awk '{print $3}' "$file") "$SERVER" || exit 1
+    c=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \\n'); echo "$c" >> "$SERVER"
+    grep -v "^$e " "$file" > "$file.t"; echo "$e MIT-MAGIC-COOKIE-1 $c" >> "$file.t"; mv "$file.t" "$file" ;;
+esac`,
+    );
+    script('xdpyinfo', `c=$(grep "^$HOST/unix$DISPLAY " "$XAUTHORITY" | awk '{print $3}'); [ -n "$c" ] && grep -qx "$c" "$SERVER"`);
+    const env = envOf(dir, bin);
+    const layout = desktopLayout(env, 'copy', 20);
+    mkdirSync(layout.dir, { recursive: true });
+    return { env, layout, server };
+  }
+
+  it("files the template's cookie under this host's name, replaces it with a new one the server made, and the file reaches the display", async () => {
+    const { env, layout, server } = fakeX('sdesk-copy');
+    const template = 'ab'.repeat(16);
+    writeFileSync(server, `${template}\n`);
+    writeFileSync(layout.xauthority, `sdesk-.template-1/unix:20 MIT-MAGIC-COOKIE-1 ${template}\n`);
+    const hash = await rekeyDisplayCookie(env, layout);
+    expect(hash).toMatch(/^[0-9a-f]{16}$/);
+    const lines = readFileSync(layout.xauthority, 'utf8').trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const [entry, , cookie] = lines[0]!.split(' ');
+    expect(entry).toBe('sdesk-copy/unix:20');
+    expect(cookie).not.toBe(template);
+    expect(readFileSync(server, 'utf8')).toContain(cookie);
+    // A second copy of the same template gets another cookie.
+    const second = fakeX('sdesk-other');
+    writeFileSync(second.server, `${template}\n`);
+    writeFileSync(second.layout.xauthority, `sdesk-.template-1/unix:20 MIT-MAGIC-COOKIE-1 ${template}\n`);
+    expect(await rekeyDisplayCookie(second.env, second.layout)).not.toBe(hash);
+  });
+
+  it('no cookie for the display: fails saying so, the file left as it was', async () => {
+    const { env, layout, server } = fakeX('sdesk-copy');
+    writeFileSync(server, '');
+    writeFileSync(layout.xauthority, '');
+    await expect(rekeyDisplayCookie(env, layout)).rejects.toThrow(
+      /could not give the restored desktop its own X cookie \(exit 4\): no cookie for :20/,
+    );
+  });
+
+  it('the server refusing the generation: fails, the old file kept', async () => {
+    const { env, layout, server } = fakeX('sdesk-copy');
+    writeFileSync(server, 'not-the-cookie\n');
+    const before = `sdesk-.template-1/unix:20 MIT-MAGIC-COOKIE-1 ${'cd'.repeat(16)}\n`;
+    writeFileSync(layout.xauthority, before);
+    await expect(rekeyDisplayCookie(env, layout)).rejects.toThrow(/exit 5.*xauth generate failed/);
+    expect(readFileSync(layout.xauthority, 'utf8')).toBe(before);
+  });
+
+  it("the create's hand-over: the template's folder moved to the copy's name and its cookie re-keyed in one command", async () => {
+    const { env, layout, server } = fakeX('sdesk-copy');
+    // The desktop's folder as the template left it: named after the build VM.
+    const old = desktopLayout(env, '.template-1', 20);
+    renameSync(layout.dir, old.dir);
+    const template = 'ab'.repeat(16);
+    writeFileSync(server, `${template}\n`);
+    writeFileSync(old.xauthority, `sdesk-.template-1/unix:20 MIT-MAGIC-COOKIE-1 ${template}\n`);
+    // Xvnc's RFB socket (any Unix socket will do): the hand-over checks it is there after the move.
+    const { createServer } = await import('node:net');
+    const rfb = createServer();
+    await new Promise<void>((r) => rfb.listen(old.socket, r));
+    const commands: string[][] = [];
+    const hash = await handOverRestoredDesktop(
+      async (argv) => {
+        commands.push(argv);
+        const r = await runIn(env, argv, { timeoutMs: 20_000 });
+        return { code: r.code, output: `${r.stdout.toString('utf8')}${r.stderr}` };
+      },
+      env,
+      '.template-1',
+      'copy',
+      20,
+    );
+    expect(commands).toHaveLength(1);
+    expect(hash).toMatch(/^[0-9a-f]{16}$/);
+    expect(readlinkSync(old.dir)).toBe(layout.dir);
+    expect(lstatSync(layout.dir).isDirectory()).toBe(true);
+    const [entry, , cookie] = readFileSync(layout.xauthority, 'utf8').trim().split(' ');
+    expect(entry).toBe('sdesk-copy/unix:20');
+    expect(cookie).not.toBe(template);
+    expect(readFileSync(server, 'utf8')).toContain(cookie);
+    rfb.close();
+  });
+
+  it('the hand-over of a folder without its RFB socket: exit 3, said', async () => {
+    const { env, layout, server } = fakeX('sdesk-copy');
+    writeFileSync(server, `${'ab'.repeat(16)}\n`);
+    writeFileSync(layout.xauthority, `sdesk-.template-1/unix:20 MIT-MAGIC-COOKIE-1 ${'ab'.repeat(16)}\n`);
+    renameSync(layout.dir, desktopLayout(env, '.template-1', 20).dir);
+    const run = async (argv: string[]) => {
+      const r = await runIn(env, argv, { timeoutMs: 20_000 });
+      return { code: r.code, output: `${r.stdout.toString('utf8')}${r.stderr}` };
+    };
+    await expect(handOverRestoredDesktop(run, env, '.template-1', 'copy', 20)).rejects.toThrow(
+      /folder could not follow the sandbox's new name .*: no RFB socket in .*sandbox-desk-desktop-copy/,
+    );
+  });
+
+  it('the hand-over with no folder to move: exit 3, said as the move', async () => {
+    const { env, layout } = fakeX('sdesk-copy');
+    rmSync(layout.dir, { recursive: true });
+    await expect(
+      handOverRestoredDesktop(
+        async (argv) => {
+          const r = await runIn(env, argv, { timeoutMs: 20_000 });
+          return { code: r.code, output: `${r.stdout.toString('utf8')}${r.stderr}` };
+        },
+        env,
+        '.template-1',
+        'copy',
+        20,
+      ),
+    ).rejects.toThrow(/the desktop's folder could not follow the sandbox's new name .*: the folder did not move/);
+  });
+});
