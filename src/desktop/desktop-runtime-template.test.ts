@@ -1,21 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import {
-  chmodSync,
-  copyFileSync,
-  lstatSync,
-  mkdirSync,
-  readlinkSync,
-  renameSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { handOverRestoredDesktop } from '../pool/desktop-handover.js';
-import { runIn } from '../exec/run-in.js';
+import { folderSandbox } from './test/folder-sandbox.js';
+import { fakeXServer } from './test/fake-x.js';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
 import { desktopLayout, desktopPiecesProblem, rekeyDisplayCookie, XFCE_PIECES } from './desktop-runtime.js';
 
@@ -33,17 +22,7 @@ afterEach(() => {
 
 /** A "sandbox" that is a folder of this machine; `bin` first on its PATH. */
 function envOf(dir: string, bin?: string): SandboxEnvironment {
-  const path = `${bin ? `${bin}:` : ''}${process.env.PATH ?? ''}`;
-  return {
-    user: null,
-    home: dir,
-    defaultCwd: dir,
-    cwd: null,
-    mounts: [],
-    incarnation: 'i1',
-    getTempDir: () => dir,
-    execPrefix: () => ['env', `PATH=${path}`],
-  };
+  return folderSandbox(dir, ['env', `PATH=${bin ? `${bin}:` : ''}${process.env.PATH ?? ''}`]);
 }
 
 function folder(): { dir: string; env: SandboxEnvironment } {
@@ -92,41 +71,7 @@ describe("a desktop template's Xfce pieces check", { timeout: 30_000 }, () => {
 });
 
 describe("a restored desktop's X cookie re-key", { timeout: 30_000 }, () => {
-  /**
-   * Fake xauth (entries as "host/unix:N MIT-MAGIC-COOKIE-1 hex" lines; generate asks the "server" for a
-   * new cookie) and xdpyinfo (accepted when the file's entry for this host is one the server accepts).
-   */
-  function fakeX(hostname: string) {
-    const { dir } = folder();
-    const bin = join(dir, 'bin');
-    mkdirSync(bin);
-    const server = join(dir, 'server-cookies');
-    const script = (name: string, body: string) => {
-      writeFileSync(join(bin, name), `#!/bin/bash\nHOST=${hostname}\nSERVER=${server}\n${body}`);
-      chmodSync(join(bin, name), 0o755);
-    };
-    script(
-      'xauth',
-      `file=$XAUTHORITY
-[ "$1" = -q ] && shift
-[ "$1" = -f ] && { file=$2; shift 2; }
-[ "$1" = -q ] && shift
-touch "$file"
-entry() { case "$1" in :*) echo "$HOST/unix$1" ;; *) echo "$1" ;; esac; }
-case $1 in
-  list) if [ -n "\${2:-}" ]; then grep "^$(entry "$2") " "$file"; else cat "$file"; fi ;;
-  add) e=$(entry "$2"); grep -v "^$e " "$file" > "$file.t"; echo "$e $3 $4" >> "$file.t"; mv "$file.t" "$file" ;;
-  generate) e=$(entry "$2"); grep -q "^$e " "$file" && grep -qxf <(awk '{print $3}' "$file") "$SERVER" || exit 1
-    c=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \\n'); echo "$c" >> "$SERVER"
-    grep -v "^$e " "$file" > "$file.t"; echo "$e MIT-MAGIC-COOKIE-1 $c" >> "$file.t"; mv "$file.t" "$file" ;;
-esac`,
-    );
-    script('xdpyinfo', `c=$(grep "^$HOST/unix$DISPLAY " "$XAUTHORITY" | awk '{print $3}'); [ -n "$c" ] && grep -qx "$c" "$SERVER"`);
-    const env = envOf(dir, bin);
-    const layout = desktopLayout(env, 'copy', 20);
-    mkdirSync(layout.dir, { recursive: true });
-    return { env, layout, server };
-  }
+  const fakeX = (hostname: string) => fakeXServer(folder().dir, hostname);
 
   it("files the template's cookie under this host's name, replaces it with a new one the server made, and the file reaches the display", async () => {
     const { env, layout, server } = fakeX('sdesk-copy');
@@ -164,71 +109,5 @@ esac`,
     writeFileSync(layout.xauthority, before);
     await expect(rekeyDisplayCookie(env, layout)).rejects.toThrow(/exit 5.*xauth generate failed/);
     expect(readFileSync(layout.xauthority, 'utf8')).toBe(before);
-  });
-
-  it("the create's hand-over: the template's folder moved to the copy's name and its cookie re-keyed in one command", async () => {
-    const { env, layout, server } = fakeX('sdesk-copy');
-    // The desktop's folder as the template left it: named after the build VM.
-    const old = desktopLayout(env, '.template-1', 20);
-    renameSync(layout.dir, old.dir);
-    const template = 'ab'.repeat(16);
-    writeFileSync(server, `${template}\n`);
-    writeFileSync(old.xauthority, `sdesk-.template-1/unix:20 MIT-MAGIC-COOKIE-1 ${template}\n`);
-    // Xvnc's RFB socket (any Unix socket will do): the hand-over checks it is there after the move.
-    const { createServer } = await import('node:net');
-    const rfb = createServer();
-    await new Promise<void>((r) => rfb.listen(old.socket, r));
-    const commands: string[][] = [];
-    const hash = await handOverRestoredDesktop(
-      async (argv) => {
-        commands.push(argv);
-        const r = await runIn(env, argv, { timeoutMs: 20_000 });
-        return { code: r.code, output: `${r.stdout.toString('utf8')}${r.stderr}` };
-      },
-      env,
-      '.template-1',
-      'copy',
-      20,
-    );
-    expect(commands).toHaveLength(1);
-    expect(hash).toMatch(/^[0-9a-f]{16}$/);
-    expect(readlinkSync(old.dir)).toBe(layout.dir);
-    expect(lstatSync(layout.dir).isDirectory()).toBe(true);
-    const [entry, , cookie] = readFileSync(layout.xauthority, 'utf8').trim().split(' ');
-    expect(entry).toBe('sdesk-copy/unix:20');
-    expect(cookie).not.toBe(template);
-    expect(readFileSync(server, 'utf8')).toContain(cookie);
-    rfb.close();
-  });
-
-  it('the hand-over of a folder without its RFB socket: exit 3, said', async () => {
-    const { env, layout, server } = fakeX('sdesk-copy');
-    writeFileSync(server, `${'ab'.repeat(16)}\n`);
-    writeFileSync(layout.xauthority, `sdesk-.template-1/unix:20 MIT-MAGIC-COOKIE-1 ${'ab'.repeat(16)}\n`);
-    renameSync(layout.dir, desktopLayout(env, '.template-1', 20).dir);
-    const run = async (argv: string[]) => {
-      const r = await runIn(env, argv, { timeoutMs: 20_000 });
-      return { code: r.code, output: `${r.stdout.toString('utf8')}${r.stderr}` };
-    };
-    await expect(handOverRestoredDesktop(run, env, '.template-1', 'copy', 20)).rejects.toThrow(
-      /folder could not follow the sandbox's new name .*: no RFB socket in .*sandbox-desk-desktop-copy/,
-    );
-  });
-
-  it('the hand-over with no folder to move: exit 3, said as the move', async () => {
-    const { env, layout } = fakeX('sdesk-copy');
-    rmSync(layout.dir, { recursive: true });
-    await expect(
-      handOverRestoredDesktop(
-        async (argv) => {
-          const r = await runIn(env, argv, { timeoutMs: 20_000 });
-          return { code: r.code, output: `${r.stdout.toString('utf8')}${r.stderr}` };
-        },
-        env,
-        '.template-1',
-        'copy',
-        20,
-      ),
-    ).rejects.toThrow(/the desktop's folder could not follow the sandbox's new name .*: the folder did not move/);
   });
 });

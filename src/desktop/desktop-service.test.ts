@@ -8,6 +8,7 @@ import { SandboxDeskError } from '../shared/errors.js';
 import type { LeaseStore } from '../store/lease-store.js';
 import { resourcePath } from '../platform/project-root.js';
 import { DESKTOP_BINARIES } from './desktop-runtime.js';
+import { folderSandbox } from './test/folder-sandbox.js';
 import { DesktopService } from './desktop-service.js';
 import type { DesktopStream } from './desktop-stream.js';
 
@@ -58,20 +59,6 @@ function service(
     ...(accel !== undefined ? { accel: async () => accel } : {}),
     ...(refusalTellEveryMs !== undefined ? { refusalTellEveryMs } : {}),
   });
-}
-
-/** A "sandbox" that is a folder of this machine (its home and temp dir), reached through `prefix`. */
-function folderSandbox(dir: string, prefix: string[]): SandboxEnvironment {
-  return {
-    user: null,
-    home: dir,
-    defaultCwd: dir,
-    cwd: null,
-    mounts: [],
-    incarnation: 'i1',
-    getTempDir: () => dir,
-    execPrefix: () => prefix,
-  };
 }
 
 /** A DesktopService over `env` whose lease the agent holds. */

@@ -7,24 +7,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
 import { SandboxDeskError } from '../shared/errors.js';
 import { DesktopStreams, type DesktopStream, type StreamOpened } from './desktop-stream.js';
+import { folderSandbox } from './test/folder-sandbox.js';
 
 /**
  * The opener and the in-sandbox relay together, with this machine as the "sandbox" (an empty exec
  * prefix: the relay is a local python3) and a fake Xvnc on a Unix socket in the desktop's place.
  */
 function localEnv(dir: string, opts: { prefix?: string[]; inbox?: boolean } = {}): SandboxEnvironment {
-  return {
-    user: null,
-    home: dir,
-    defaultCwd: dir,
-    cwd: null,
-    mounts: [],
-    incarnation: 'test',
-    execPrefix: () => opts.prefix ?? [],
-    getTempDir: () => dir,
-    // Here the "sandbox" sees the host folder at the same path.
-    ...(opts.inbox === false ? {} : { inbox: { hostDir: dir, sandboxDir: dir } }),
-  };
+  // Here the "sandbox" sees the host folder at the same path.
+  return folderSandbox(dir, opts.prefix ?? [], opts.inbox === false ? {} : { inbox: { hostDir: dir, sandboxDir: dir } });
 }
 
 /** Processes whose argv names `marker` (the relays of this test only: their target path is unique). */
