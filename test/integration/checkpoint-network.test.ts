@@ -20,8 +20,8 @@ describe('checkpoints keep the network policy (real engine)', () => {
   });
   afterAll(async () => {
     for (const id of t.desk.store.checkpoints.ids()) await t.desk.checkpoints.remove(id).catch(() => undefined);
+    srv?.dispose(); // first: a teardown that throws below must not leave the servers running
     await t.dispose();
-    srv?.dispose();
   });
 
   it('an offline sandbox forked is offline; restored, it stays offline', async () => {

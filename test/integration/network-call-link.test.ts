@@ -41,9 +41,9 @@ describe('call log ↔ connections (real docker sandbox, the test’s own server
     await client.connect(a);
   });
   afterAll(async () => {
+    srv?.dispose(); // first: a teardown that throws below must not leave the servers running
     await client?.close();
     await t?.dispose();
-    srv?.dispose();
   });
 
   it('an agent command’s connection names its process and its call; the call lists it', async () => {

@@ -25,8 +25,8 @@ describe('the desktop browser under network policy allow (real engine, Chromium 
     await t.desk.desktop.start(sb, { geometry: '1280x800' });
   }, 300_000);
   afterAll(async () => {
+    srv?.dispose(); // first: a teardown that throws below must not leave the servers running
     await t?.dispose();
-    srv?.dispose();
   });
 
   // Runs first, while nobody has used the browser: what is on the log now, Chromium did on its own.

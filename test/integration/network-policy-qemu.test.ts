@@ -40,8 +40,8 @@ describe.skipIf(SKIP)('network policy of a qemu sandbox (slow: a real VM)', () =
     });
   }, 1_500_000);
   afterAll(async () => {
+    srv?.dispose(); // first: a teardown that throws below must not leave the servers running
     await t?.dispose();
-    srv?.dispose();
   }, 180_000);
 
   it('reaches the allowed server through the proxy, is refused on the other, reaches nothing around it', async () => {

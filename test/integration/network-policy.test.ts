@@ -31,8 +31,8 @@ describe('network policy of a docker sandbox (real engine, the test’s own cont
     await t.desk.createSandbox({ name, backend: 'docker', network: 'allow', allow: [`${srv.ip.a}:8000`] });
   });
   afterAll(async () => {
+    srv?.dispose(); // first: a teardown that throws below must not leave the servers running
     await t?.dispose();
-    srv?.dispose();
   });
 
   it('inspect and list show the policy; the sandbox is only on its own internal network, beside its relay', async () => {

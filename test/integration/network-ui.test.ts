@@ -30,8 +30,8 @@ describe('the Network panel in the window, end to end', () => {
     await t.desk.createSandbox({ name, backend: 'docker', network: 'allow', allow: [`${srv.ip.a}:8000`] });
   }, 180_000);
   afterAll(async () => {
+    srv?.dispose(); // first: a teardown that throws below must not leave the servers running
     await ui?.close();
-    srv?.dispose();
   });
 
   it('shows allowed and denied connections live; "Allow this host" lets the next one through', async () => {
