@@ -40,7 +40,7 @@ import { StatsService } from './stats-service.js';
 import { DockerProvider } from '../sandbox/docker/docker-provider.js';
 import { QemuProvider } from '../sandbox/qemu/qemu-provider.js';
 import { takeUpTemplateDesktop } from './template-desktop-takeup.js';
-import { runIn } from '../exec/run-in.js';
+import { execRun } from '../pool/desktop-handover.js';
 import { CheckpointService } from './checkpoint-service.js';
 import { newSandboxRecord, provisionSpec, sandboxInfo, toSessionInfo, unavailableInfo } from './sandbox-info.js';
 import {
@@ -533,10 +533,7 @@ export class SandboxDesk {
     if (!d) return;
     const env = await this.environments.connect(rec, provider);
     await takeUpTemplateDesktop(env, d, rec.name, {
-      runRoot: async (argv) => {
-        const r = await runIn(env, argv, { user: 'root', timeoutMs: 120_000 });
-        return { code: r.code, output: `${r.stdout.toString('utf8')}${r.stderr}` };
-      },
+      runRoot: execRun(env, { user: 'root', timeoutMs: 120_000 }),
       restoredRunning: (user) => this.desktop.restoredRunning(rec.name, env, user),
       noteTaken: (taken) => provider.noteDesktopTaken(ref, taken),
       say: op.progress ?? (() => undefined),

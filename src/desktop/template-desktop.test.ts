@@ -1,22 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
-import type { DesktopProbe } from './desktop-runtime.js';
+import { parseProbe, type DesktopProbe } from './desktop-runtime.js';
 import { startTemplateDesktop, type DesktopCheckDeps } from './template-desktop.js';
 
 const env = { getTempDir: () => '/tmp' } as unknown as SandboxEnvironment;
 
-const probe = (over: Partial<DesktopProbe> = {}): DesktopProbe => ({
-  running: false,
-  pid: null,
-  geometry: null,
-  missing: [],
-  chromiumSandbox: null,
-  failed: null,
-  whoami: 'sdesk-display',
-  owner: null,
-  mode: null,
-  ...over,
-});
+// The parser's own defaults (nothing running), as the display user answers.
+const probe = (over: Partial<DesktopProbe> = {}): DesktopProbe => ({ ...parseProbe('whoami sdesk-display'), ...over });
 
 /** The desktop's start and checks faked: `pieces` answers in turn (null: all up). */
 function deps(pieces: (string | null)[], over: Partial<Record<keyof DesktopCheckDeps, unknown>> = {}) {

@@ -3,10 +3,9 @@ import { lstatSync, mkdtempSync, readFileSync, readlinkSync, renameSync, rmSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runIn } from '../exec/run-in.js';
 import { desktopLayout } from '../desktop/desktop-runtime.js';
 import { fakeXServer } from '../desktop/test/fake-x.js';
-import { handOverRestoredDesktop } from './desktop-handover.js';
+import { execRun, handOverRestoredDesktop } from './desktop-handover.js';
 
 /**
  * A desktop template's hand-over (a VM restored from it, src/api/template-desktop-takeup.ts): the
@@ -40,8 +39,7 @@ describe("a desktop template's hand-over", { timeout: 30_000 }, () => {
     const hash = await handOverRestoredDesktop(
       async (argv) => {
         commands.push(argv);
-        const r = await runIn(env, argv, { timeoutMs: 20_000 });
-        return { code: r.code, output: `${r.stdout.toString('utf8')}${r.stderr}` };
+        return execRun(env, { timeoutMs: 20_000 })(argv);
       },
       env,
       '.template-1',
@@ -64,11 +62,7 @@ describe("a desktop template's hand-over", { timeout: 30_000 }, () => {
     writeFileSync(server, `${'ab'.repeat(16)}\n`);
     writeFileSync(layout.xauthority, `sdesk-.template-1/unix:20 MIT-MAGIC-COOKIE-1 ${'ab'.repeat(16)}\n`);
     renameSync(layout.dir, desktopLayout(env, '.template-1', 20).dir);
-    const run = async (argv: string[]) => {
-      const r = await runIn(env, argv, { timeoutMs: 20_000 });
-      return { code: r.code, output: `${r.stdout.toString('utf8')}${r.stderr}` };
-    };
-    await expect(handOverRestoredDesktop(run, env, '.template-1', 'copy', 20)).rejects.toThrow(
+    await expect(handOverRestoredDesktop(execRun(env, { timeoutMs: 20_000 }), env, '.template-1', 'copy', 20)).rejects.toThrow(
       /folder could not follow the sandbox's new name .*: no RFB socket in .*sandbox-desk-desktop-copy/,
     );
   });
@@ -76,17 +70,8 @@ describe("a desktop template's hand-over", { timeout: 30_000 }, () => {
   it('the hand-over with no folder to move: exit 3, said as the move', async () => {
     const { env, layout } = fakeX('sdesk-copy');
     rmSync(layout.dir, { recursive: true });
-    await expect(
-      handOverRestoredDesktop(
-        async (argv) => {
-          const r = await runIn(env, argv, { timeoutMs: 20_000 });
-          return { code: r.code, output: `${r.stdout.toString('utf8')}${r.stderr}` };
-        },
-        env,
-        '.template-1',
-        'copy',
-        20,
-      ),
-    ).rejects.toThrow(/the desktop's folder could not follow the sandbox's new name .*: the folder did not move/);
+    await expect(handOverRestoredDesktop(execRun(env, { timeoutMs: 20_000 }), env, '.template-1', 'copy', 20)).rejects.toThrow(
+      /the desktop's folder could not follow the sandbox's new name .*: the folder did not move/,
+    );
   });
 });

@@ -2,6 +2,7 @@ import { SandboxDeskError } from '../shared/errors.js';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
 import { desktopLayout, REKEY_SCRIPT, rekeyFailed } from '../desktop/desktop-runtime.js';
 import type { PoolEngine } from './pool-engine.js';
+import { runIn } from '../exec/run-in.js';
 
 /*
  * A running desktop's folder inside the sandbox is named after the sandbox (desktop-runtime.ts:
@@ -28,6 +29,14 @@ export async function moveDesktopDir(
 
 /** What runs the move as root in the sandbox: the pool's engine API, or a VM's exec (a desktop template's copy). */
 export type RootRun = (argv: string[]) => Promise<{ code: number | null; output: string }>;
+
+/** A RootRun through the sandbox's exec prefix (a VM has no engine API): its exit code and both outputs. */
+export function execRun(env: SandboxEnvironment, opts: { user?: string; timeoutMs: number }): RootRun {
+  return async (argv) => {
+    const r = await runIn(env, argv, opts);
+    return { code: r.code, output: `${r.stdout.toString('utf8')}${r.stderr}` };
+  };
+}
 
 /** moveDesktopDir through any root runner: a VM restored from a desktop template moves its folder the same way. */
 export async function moveDesktopDirWith(run: RootRun, env: SandboxEnvironment, from: string, to: string): Promise<void> {
