@@ -6,6 +6,9 @@
  * checkpoint holds the profile of a Chromium that was running (exit_type Crashed).
  * Real parts: the desktop image (Xvnc + Xfce + Chromium) in Docker, the local server's terminal stream.
  */
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -16,18 +19,26 @@ import { tempDesk, uniqueName, type TestDesk } from './helpers.js';
 const DESKTOP_IMAGE = 'sandbox-desk/desktop:latest';
 
 /**
- * Pixels of the crash bubble's blue "Restore" button (#0b57d0 and its anti-aliasing) below Chromium's
- * toolbar. about:blank is white there; the bubble, when shown, puts ~2,700 of them top right.
+ * Pixels of the crash bubble's blue "Restore" button (#0b57d0 and its anti-aliasing) where the bubble
+ * opens: the top right quarter of the screen, below Chromium's toolbar (y >= 150: the omnibox's blue
+ * focus ring ends at y 131 when the window manager draws a title bar, at 107 when Chromium draws its own). about:blank is white there; the
+ * bubble, when shown, puts ~2,700 of them there (its button at x 1175-1260, y 195-232 of 1280x800).
+ * Only there: Xfce's dock (bottom centre, blue launcher icons, ~3,100 of them) shows or hides depending
+ * on when the panel started against Chromium's window — CI once counted it as a bubble.
  */
-async function bubbleBluePixels(png: Buffer): Promise<number> {
+async function bubbleBluePixels(png: Buffer): Promise<{ n: number; box: string }> {
   const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
   let n = 0;
-  for (let y = 120; y < info.height - 10; y++)
-    for (let x = 0; x < info.width; x++) {
+  let [x0, y0, x1, y1] = [info.width, info.height, -1, -1];
+  for (let y = 150; y < info.height / 2; y++)
+    for (let x = Math.floor(info.width / 2); x < info.width; x++) {
       const i = (y * info.width + x) * info.channels;
-      if (data[i + 2]! > 150 && data[i]! < 80 && data[i + 1]! < 150) n++;
+      if (data[i + 2]! > 150 && data[i]! < 80 && data[i + 1]! < 150) {
+        n++;
+        [x0, y0, x1, y1] = [Math.min(x0, x), Math.min(y0, y), Math.max(x1, x), Math.max(y1, y)];
+      }
     }
-  return n;
+  return { n, box: n ? `${x0},${y0}-${x1},${y1} of ${info.width}x${info.height}` : '' };
 }
 
 /** Whether the browser has a page target (CDP Target.getTargets over the browser WebSocket). */
@@ -117,6 +128,10 @@ describe('a restore starts again what ran: the desktop, the session shells, the 
     const ep = await t.desk.desktop.browserEndpoint(sb);
     await expect.poll(() => hasPage(ep.webSocketDebuggerUrl), { timeout: 30_000, interval: 300 }).toBe(true);
     const shot = await t.desk.desktop.waitUntilStable(sb, { quietMs: 1000, timeoutMs: 15_000 });
-    expect(await bubbleBluePixels(shot.image)).toBe(0);
+    const blue = await bubbleBluePixels(shot.image);
+    // What was blue, where, and the screen itself: a failure here is read from the picture.
+    const saved = blue.n ? join(tmpdir(), `${sb}-after-restore.png`) : '';
+    if (saved) writeFileSync(saved, shot.image);
+    expect(blue.n, `blue pixels at ${blue.box}; the screen: ${saved}`).toBe(0);
   }, 180_000);
 });
