@@ -227,6 +227,8 @@ const STOP = `
 dir=$1
 pid=$(cat "$dir/launcher.pid" 2>/dev/null)
 if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+  # A desktop still frozen as a template saved it (freezeDesktop) would hold SIGTERM until continued.
+  kill -CONT -- "-$pid" 2>/dev/null
   kill -TERM -- "-$pid" 2>/dev/null
   for ((i = 0; i < 100; i++)); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 0.02; done
   kill -KILL -- "-$pid" 2>/dev/null
@@ -298,6 +300,33 @@ export async function desktopPiecesProblem(
 }
 
 /*
+ * A desktop template's last step before its memory is saved: every process of the desktop (the
+ * launcher's process group: the launcher, the Xfce pieces, D-Bus, Chromium, the DevTools relay) but
+ * Xvnc is stopped (SIGSTOP). Restored under TCG, the copy must translate again all the code each
+ * running process touches: measured, Chromium, xfce4-panel, xfwm4 and the panel's plugins kept both
+ * vCPUs of a copy busy for its first ten seconds, through its SSH connection, its identity and the
+ * desktop's hand-over, and the hand-over itself took 11-14 s. Frozen, they wait; Xvnc alone serves
+ * the screen (its framebuffer holds what they drew). The hand-over lets them go (handOverRestoredDesktop:
+ * SIGCONT to the group, whatever happened), and a stop does too (STOP).
+ */
+const FREEZE = `
+dir=$1
+read -r pg <"$dir/launcher.pid" || exit 1
+xvnc=$(pgrep -x -g "$pg" Xvnc) || { echo "no Xvnc in the desktop's process group $pg"; exit 1; }
+kill -STOP -- "-$pg" && kill -CONT $xvnc
+`;
+
+/** Freezes a template's checked desktop, all but Xvnc (see FREEZE), right before the template's memory is saved. */
+export async function freezeDesktop(env: SandboxEnvironment, layout: DesktopLayout, user?: string): Promise<void> {
+  const r = await runIn(env, ['bash', '-c', FREEZE, 'sandbox-desk', layout.dir], { user, timeoutMs: 60_000 });
+  if (r.code !== 0)
+    throw new SandboxDeskError(
+      'backend_unavailable',
+      `could not freeze the template's desktop: ${r.stdout.toString('utf8').trim() || r.stderr.trim() || `exit ${r.code}`}`,
+    );
+}
+
+/*
  * A desktop restored from a VM template's memory holds the template's X cookie, the same in every copy.
  * A copy's own: a new trusted authorization made by the X server itself (the SECURITY extension's
  * GenerateAuthorization: random per call), written over the display's entry in the Xauthority file
@@ -305,19 +334,27 @@ export async function desktopPiecesProblem(
  */
 export const REKEY_SCRIPT = `
 dir=$1 disp=$2
-new=$(mktemp "$dir/Xauthority.XXXXXX") || exit 4
+umask 077
+# Parsed by bash, not awk or cut, and no mktemp (the folder is 0700, this account's): under TCG each
+# program started costs a tenth of a second or more, and this is on a desktop VM's create path.
+new=$dir/Xauthority.new.$$
+: >"$new" || exit 4
 # The template's cookie, filed under the build VM's host name: Xlib looks entries up by the host name
 # it has now (a copy's own), so it is filed again under that one first, to reach the display at all.
-old=$(xauth -f "$dir/Xauthority" list | awk -v d="unix:$disp" '$1 == d || substr($1, length($1) - length(d)) == "/" d { print $3; exit }')
+old=
+while read -r entry _ c; do
+  if [[ $entry == "unix:$disp" || $entry == */"unix:$disp" ]]; then old=$c; break; fi
+done <<<"$(xauth -f "$dir/Xauthority" list)"
 [ -n "$old" ] || { rm -f "$new"; echo "no cookie for :$disp in $dir/Xauthority"; exit 4; }
 export XAUTHORITY="$new" DISPLAY=":$disp"
 xauth -q add ":$disp" MIT-MAGIC-COOKIE-1 "$old" || { rm -f "$new"; exit 4; }
 xauth -q generate ":$disp" MIT-MAGIC-COOKIE-1 trusted timeout 0 >/dev/null 2>&1 || { rm -f "$new"; echo "xauth generate failed"; exit 5; }
-cookie=$(xauth list ":$disp" | awk '{ print $3; exit }')
+read -r _ _ cookie _ <<<"$(xauth list ":$disp")"
 [ -n "$cookie" ] && [ "$cookie" != "$old" ] || { rm -f "$new"; echo "the cookie did not change"; exit 5; }
 xdpyinfo >/dev/null 2>&1 || { rm -f "$new"; echo "the new cookie is not accepted"; exit 6; }
 mv -f "$new" "$dir/Xauthority"
-printf '%s' "$cookie" | sha256sum | cut -c1-16
+hash=$(printf '%s' "$cookie" | sha256sum)
+printf '%s\\n' "\${hash:0:16}"
 `;
 
 /** Gives a restored desktop a cookie of its own (see REKEY_SCRIPT); its hash (sha256, 16 hex) — for tests and logs. */
