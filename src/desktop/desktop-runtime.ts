@@ -310,20 +310,41 @@ export async function desktopPiecesProblem(
  * SIGCONT to the group, whatever happened), and a stop does too (STOP).
  */
 const FREEZE = `
-dir=$1
+dir=$1 limit=$2
 read -r pg <"$dir/launcher.pid" || exit 1
+# Settled first: the checks pass while Xfce is still starting (panel plugins, Chromium's GPU process, the
+# first paint); frozen then, a copy showed a black screen for 17 s after its thaw. Waited for: the guest
+# at least 70 % idle for 3 s in a row (at most $limit s), as /proc/stat counts it.
+read -r _ u n s i _ </proc/stat
+quiet=0
+for ((t = 0; t < limit && quiet < 3; t++)); do
+  sleep 1
+  read -r _ u2 n2 s2 i2 _ </proc/stat
+  busy=$((u2 + n2 + s2 - u - n - s)) idle=$((i2 - i))
+  if ((idle * 100 >= (busy + idle) * 70)); then quiet=$((quiet + 1)); else quiet=0; fi
+  u=$u2 n=$n2 s=$s2 i=$i2
+done
+((quiet >= 3)) && echo "settled after $t s" || echo "not settled after $t s"
 xvnc=$(pgrep -x -g "$pg" Xvnc) || { echo "no Xvnc in the desktop's process group $pg"; exit 1; }
 kill -STOP -- "-$pg" && kill -CONT $xvnc
 `;
 
-/** Freezes a template's checked desktop, all but Xvnc (see FREEZE), right before the template's memory is saved. */
-export async function freezeDesktop(env: SandboxEnvironment, layout: DesktopLayout, user?: string): Promise<void> {
-  const r = await runIn(env, ['bash', '-c', FREEZE, 'sandbox-desk', layout.dir], { user, timeoutMs: 60_000 });
+/**
+ * Freezes a template's checked desktop, all but Xvnc, once the guest settled (see FREEZE), right before the
+ * template's memory is saved; says how long it waited (`settled after N s` or `not settled after N s`).
+ */
+export async function freezeDesktop(env: SandboxEnvironment, layout: DesktopLayout, user?: string, settleLimitS = 120): Promise<string> {
+  const r = await runIn(env, ['bash', '-c', FREEZE, 'sandbox-desk', layout.dir, String(settleLimitS)], {
+    user,
+    timeoutMs: (settleLimitS + 60) * 1000,
+  });
+  const [settled = '', ...said] = r.stdout.toString('utf8').trim().split('\n');
   if (r.code !== 0)
     throw new SandboxDeskError(
       'backend_unavailable',
-      `could not freeze the template's desktop: ${r.stdout.toString('utf8').trim() || r.stderr.trim() || `exit ${r.code}`}`,
+      `could not freeze the template's desktop: ${said.join(' ').trim() || r.stderr.trim() || `exit ${r.code}`}`,
     );
+  return settled;
 }
 
 /*

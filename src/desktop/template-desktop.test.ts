@@ -15,7 +15,7 @@ function deps(pieces: (string | null)[], over: Partial<Record<keyof DesktopCheck
     start: vi.fn<DesktopCheckDeps['start']>().mockResolvedValue(undefined),
     probe: vi.fn<DesktopCheckDeps['probe']>().mockResolvedValue(probe()),
     pieces: vi.fn<DesktopCheckDeps['pieces']>(() => Promise.resolve(answers.shift() ?? null)),
-    freeze: vi.fn<DesktopCheckDeps['freeze']>().mockResolvedValue(undefined),
+    freeze: vi.fn<DesktopCheckDeps['freeze']>().mockResolvedValue('settled after 3 s'),
     frame: vi.fn<DesktopCheckDeps['frame']>().mockResolvedValue({ width: 1280, height: 800 }),
   };
   return { ...base, ...over } as typeof base;

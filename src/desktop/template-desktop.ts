@@ -83,9 +83,9 @@ export async function startTemplateDesktop(
   if (!(frame.width > 0 && frame.height > 0)) fail(`its VNC server sent an empty frame (${frame.width}x${frame.height})`);
   const after = await deps.pieces(env, layout, { user, limitS: 5 });
   if (after) fail(`after the first frame: ${after}`);
-  await deps.freeze(env, layout, user).catch((err: unknown) => fail((err as Error).message));
+  const settled = await deps.freeze(env, layout, user).catch((err: unknown) => fail((err as Error).message));
   say(
-    `the desktop is up: Xfce running, a ${frame.width}x${frame.height} frame read from its VNC server; frozen but Xvnc until a copy takes it`,
+    `the desktop is up: Xfce running, a ${frame.width}x${frame.height} frame read from its VNC server; frozen but Xvnc until a copy takes it (the guest ${settled})`,
   );
   return { sandbox, user: user ?? null, mode, display: SANDBOX_DISPLAY, geometry, frame: `${frame.width}x${frame.height}` };
 }

@@ -81,7 +81,7 @@ describe("a desktop template's hand-over", { timeout: 30_000 }, () => {
       try {
         writeFileSync(join(old.dir, 'launcher.pid'), `${group.pgid}\n`);
         process.kill(-group.pgid, 'SIGSTOP');
-        expect(group.state('xfwm4')).toBe('T');
+        await expect.poll(() => group.state('xfwm4'), { timeout: 5000 }).toBe('T');
         const done = handOverRestoredDesktop(execRun(env, { timeoutMs: 20_000 }), env, '.template-1', 'copy', 20);
         if (socket) expect(await done).toMatch(/^[0-9a-f]{16}$/);
         else await expect(done).rejects.toThrow(/no RFB socket/);
