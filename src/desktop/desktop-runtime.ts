@@ -350,8 +350,10 @@ export async function freezeDesktop(env: SandboxEnvironment, layout: DesktopLayo
 /*
  * A desktop restored from a VM template's memory holds the template's X cookie, the same in every copy.
  * A copy's own: a new trusted authorization made by the X server itself (the SECURITY extension's
- * GenerateAuthorization: random per call), written over the display's entry in the Xauthority file
- * that every app-owned X client reads. Prints the new cookie's hash, never the cookie.
+ * GenerateAuthorization: random per call, from the kernel's generator, which the copy's identity step
+ * reseeded with the host's random bytes — fork-identity.ts; xauth's `data` is not used by the server
+ * for MIT-MAGIC-COOKIE-1), written over the display's entry in the Xauthority file that every
+ * app-owned X client reads. Prints the new cookie's hash, never the cookie.
  */
 export const REKEY_SCRIPT = `
 dir=$1 disp=$2
