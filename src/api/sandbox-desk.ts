@@ -533,8 +533,9 @@ export class SandboxDesk {
     if (!d) return;
     const env = await this.environments.connect(rec, provider);
     await takeUpTemplateDesktop(env, d, rec.name, {
-      runRoot: execRun(env, { user: 'root', timeoutMs: 120_000 }),
-      restoredRunning: (user) => this.desktop.restoredRunning(rec.name, env, user),
+      runAsDesktop: execRun(env, { user: d.user ?? undefined, timeoutMs: 120_000 }),
+      openAhead: (socket, user) => this.desktop.openRestoredAhead(env, socket, user),
+      restoredRunning: (user, ahead) => this.desktop.restoredRunning(rec.name, env, user, ahead),
       noteTaken: (taken) => provider.noteDesktopTaken(ref, taken),
       say: op.progress ?? (() => undefined),
     });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { RootRun } from '../pool/desktop-handover.js';
 import type { ProgressEvent, SandboxEnvironment } from '../sandbox/provider.js';
 import type { TemplateDesktop } from '../sandbox/qemu/vm-template-desktop.js';
+import type { DesktopStream } from '../desktop/desktop-stream.js';
 import { takeUpTemplateDesktop } from './template-desktop-takeup.js';
 
 /** The create's hand-over of a template's running desktop, with fakes at the boundary (the guest command, the stop). */
@@ -26,7 +27,7 @@ function fakes(run: RootRun) {
   return {
     calls,
     deps: {
-      runRoot: async (argv: string[]) => {
+      runAsDesktop: async (argv: string[]) => {
         calls.argv.push(argv);
         return run(argv);
       },
@@ -40,7 +41,7 @@ function fakes(run: RootRun) {
 }
 
 describe('takeUpTemplateDesktop (a desktop template copy’s create)', () => {
-  it('hands the desktop over in ONE guest command as root, then the desktop service takes it up', async () => {
+  it('hands the desktop over in ONE guest command as the desktop’s account, then the desktop service takes it up', async () => {
     const { calls, deps } = fakes(async () => ({ code: 0, output: '0123456789abcdef\n' }));
     expect(await takeUpTemplateDesktop(env, desktop, 'copy1', deps)).toBe(true);
     expect(calls.argv).toHaveLength(1);
@@ -84,5 +85,30 @@ describe('takeUpTemplateDesktop (a desktop template copy’s create)', () => {
     expect((thrown.calls.taken[0] as { reason: string }).reason).toMatch(/handed over \(ssh: connection reset\); it is stopped/);
     expect(thrown.calls.stopped).toHaveLength(2);
     expect(thrown.calls.running).toEqual([]);
+  });
+
+  it('the first screen stream is opened beside the hand-over, at the new socket path, and goes with the desktop (killed if it fails)', async () => {
+    for (const ok of [true, false]) {
+      let handOverStarted = false;
+      const { deps } = fakes(async () => {
+        handOverStarted = true;
+        return ok ? { code: 0, output: '0123456789abcdef\n' } : { code: 6, output: 'no\n' };
+      });
+      const killed: boolean[] = [];
+      const stream = { kill: () => killed.push(true) } as unknown as DesktopStream;
+      const opened: { socket: string; user: string | undefined; before: boolean }[] = [];
+      const given: (DesktopStream | undefined)[] = [];
+      await takeUpTemplateDesktop(env, desktop, 'copy5', {
+        ...deps,
+        openAhead: (socket, user) => {
+          opened.push({ socket, user, before: !handOverStarted });
+          return stream;
+        },
+        restoredRunning: (_user, ahead) => void given.push(ahead),
+      });
+      expect(opened).toEqual([{ socket: '/tmp/sandbox-desk-desktop-copy5/rfb.sock', user: 'sdesk-display', before: true }]);
+      expect(given).toEqual(ok ? [stream] : []);
+      expect(killed).toEqual(ok ? [] : [true]);
+    }
   });
 });

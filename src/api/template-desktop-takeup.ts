@@ -6,13 +6,19 @@
 import { desktopLayout, stopDesktopProcess } from '../desktop/desktop-runtime.js';
 import { handOverRestoredDesktop, type RootRun } from '../pool/desktop-handover.js';
 import type { ProgressEvent, SandboxEnvironment } from '../sandbox/provider.js';
+import type { DesktopStream } from '../desktop/desktop-stream.js';
 import type { TemplateDesktop } from '../sandbox/qemu/vm-template-desktop.js';
 
 export interface TakeUpDeps {
-  /** Runs a command as root in the VM. */
-  runRoot: RootRun;
+  /** Runs a command in the VM as the account the desktop runs as (TemplateDesktop.user; null: the sandbox user). */
+  runAsDesktop: RootRun;
+  /**
+   * Opens the first screen stream to the desktop's RFB socket at its new path while the hand-over runs
+   * (its SSH channel, sudo and relay start are seconds under TCG); given to restoredRunning.
+   */
+  openAhead?: (socket: string, user: string | undefined) => DesktopStream;
   /** The desktop service takes the running desktop up (DesktopService.restoredRunning). */
-  restoredRunning(user: string | undefined): void;
+  restoredRunning(user: string | undefined, ahead?: DesktopStream): void;
   /** The provider records how it went (QemuProvider.noteDesktopTaken: `inspect` says it). */
   noteTaken(taken: { ok: true; cookie: string } | { ok: false; reason: string }): void;
   /** Stops a desktop by its folder (stopDesktopProcess). */
@@ -29,9 +35,10 @@ export interface TakeUpDeps {
 export async function takeUpTemplateDesktop(env: SandboxEnvironment, d: TemplateDesktop, name: string, deps: TakeUpDeps): Promise<boolean> {
   const user = d.user ?? undefined;
   const t0 = Date.now();
+  const ahead = deps.openAhead?.(desktopLayout(env, name, d.display).socket, user);
   try {
-    const cookie = await handOverRestoredDesktop(deps.runRoot, env, d.sandbox, name, d.display);
-    deps.restoredRunning(user);
+    const cookie = await handOverRestoredDesktop(deps.runAsDesktop, env, d.sandbox, name, d.display);
+    deps.restoredRunning(user, ahead);
     deps.noteTaken({ ok: true, cookie });
     const took = ((Date.now() - t0) / 1000).toFixed(1);
     deps.say({
@@ -40,6 +47,7 @@ export async function takeUpTemplateDesktop(env: SandboxEnvironment, d: Template
     });
     return true;
   } catch (err) {
+    ahead?.kill();
     const reason = `the template's desktop could not be handed over (${err instanceof Error ? err.message : String(err)}); it is stopped: start one with \`sandbox-desk desktop start ${name}\``;
     deps.noteTaken({ ok: false, reason });
     deps.say({ step: 'desktop', level: 'warning', message: reason });

@@ -6,12 +6,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { folderSandbox } from './test/folder-sandbox.js';
 import { fakeXServer } from './test/fake-x.js';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
-import { desktopLayout, desktopPiecesProblem, rekeyDisplayCookie, XFCE_PIECES } from './desktop-runtime.js';
+import { desktopLayout, desktopPiecesProblem, freezeDesktop, rekeyDisplayCookie, XFCE_PIECES } from './desktop-runtime.js';
+import { fakeDesktopGroup } from './test/frozen-group.js';
 
 /**
  * The two in-guest scripts of a desktop template (src/sandbox/qemu/vm-template-desktop.ts), run on this
  * machine in a folder: the Xfce-pieces check (real processes named as the pieces, real pgrep) and the
- * X cookie's re-key (xauth and xdpyinfo faked: an X server whose accepted cookies are a file).
+ * X cookie's re-key (xauth and xdpyinfo faked: an X server whose accepted cookies are a file), and the
+ * freeze before the template's memory is saved (a real process group).
  */
 const dirs: string[] = [];
 const procs: ChildProcess[] = [];
@@ -109,5 +111,33 @@ describe("a restored desktop's X cookie re-key", { timeout: 30_000 }, () => {
     writeFileSync(layout.xauthority, before);
     await expect(rekeyDisplayCookie(env, layout)).rejects.toThrow(/exit 5.*xauth generate failed/);
     expect(readFileSync(layout.xauthority, 'utf8')).toBe(before);
+  });
+});
+
+describe("a desktop template's freeze", { timeout: 30_000 }, () => {
+  it("stops every process of the desktop's group but Xvnc", async () => {
+    const { dir, env } = folder();
+    const layout = desktopLayout(env, 'tpl', 20);
+    mkdirSync(layout.dir, { recursive: true });
+    const group = await fakeDesktopGroup(join(dir, 'bin'));
+    try {
+      writeFileSync(join(layout.dir, 'launcher.pid'), `${group.pgid}\n`);
+      expect(await freezeDesktop(env, layout, undefined, 2)).toMatch(/^(not )?settled after \d s$/);
+      // A stopped process shows T once it was scheduled to take the signal (a loaded host: a moment).
+      await expect.poll(() => [group.state('launcher'), group.state('xfwm4')], { timeout: 5000 }).toEqual(['T', 'T']);
+      expect(group.state('Xvnc')).not.toBe('T');
+    } finally {
+      group.kill();
+    }
+  });
+
+  it('no Xvnc in the group: fails saying so', async () => {
+    const { env } = folder();
+    const layout = desktopLayout(env, 'tpl', 20);
+    mkdirSync(layout.dir, { recursive: true });
+    writeFileSync(join(layout.dir, 'launcher.pid'), `${process.pid}\n`);
+    await expect(freezeDesktop(env, layout, undefined, 1)).rejects.toThrow(
+      /could not freeze the template's desktop: no Xvnc in the desktop's process group/,
+    );
   });
 });

@@ -227,6 +227,8 @@ const STOP = `
 dir=$1
 pid=$(cat "$dir/launcher.pid" 2>/dev/null)
 if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+  # A desktop still frozen as a template saved it (freezeDesktop) would hold SIGTERM until continued.
+  kill -CONT -- "-$pid" 2>/dev/null
   kill -TERM -- "-$pid" 2>/dev/null
   for ((i = 0; i < 100; i++)); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 0.02; done
   kill -KILL -- "-$pid" 2>/dev/null
@@ -298,26 +300,84 @@ export async function desktopPiecesProblem(
 }
 
 /*
+ * A desktop template's last step before its memory is saved: every process of the desktop (the
+ * launcher's process group: the launcher, the Xfce pieces, D-Bus, Chromium, the DevTools relay) but
+ * Xvnc is stopped (SIGSTOP). Restored under TCG, the copy must translate again all the code each
+ * running process touches: measured, Chromium, xfce4-panel, xfwm4 and the panel's plugins kept both
+ * vCPUs of a copy busy for its first ten seconds, through its SSH connection, its identity and the
+ * desktop's hand-over, and the hand-over itself took 11-14 s. Frozen, they wait; Xvnc alone serves
+ * the screen (its framebuffer holds what they drew). The hand-over lets them go (handOverRestoredDesktop:
+ * SIGCONT to the group, whatever happened), and a stop does too (STOP).
+ */
+const FREEZE = `
+dir=$1 limit=$2
+read -r pg <"$dir/launcher.pid" || exit 1
+# Settled first: the checks pass while Xfce is still starting (panel plugins, Chromium's GPU process, the
+# first paint); frozen then, a copy showed a black screen for 17 s after its thaw. Waited for: the guest
+# at least 70 % idle for 3 s in a row (at most $limit s), as /proc/stat counts it.
+read -r _ u n s i _ </proc/stat
+quiet=0
+for ((t = 0; t < limit && quiet < 3; t++)); do
+  sleep 1
+  read -r _ u2 n2 s2 i2 _ </proc/stat
+  busy=$((u2 + n2 + s2 - u - n - s)) idle=$((i2 - i))
+  if ((idle * 100 >= (busy + idle) * 70)); then quiet=$((quiet + 1)); else quiet=0; fi
+  u=$u2 n=$n2 s=$s2 i=$i2
+done
+((quiet >= 3)) && echo "settled after $t s" || echo "not settled after $t s"
+xvnc=$(pgrep -x -g "$pg" Xvnc) || { echo "no Xvnc in the desktop's process group $pg"; exit 1; }
+kill -STOP -- "-$pg" && kill -CONT $xvnc
+`;
+
+/**
+ * Freezes a template's checked desktop, all but Xvnc, once the guest settled (see FREEZE), right before the
+ * template's memory is saved; says how long it waited (`settled after N s` or `not settled after N s`).
+ */
+export async function freezeDesktop(env: SandboxEnvironment, layout: DesktopLayout, user?: string, settleLimitS = 120): Promise<string> {
+  const r = await runIn(env, ['bash', '-c', FREEZE, 'sandbox-desk', layout.dir, String(settleLimitS)], {
+    user,
+    timeoutMs: (settleLimitS + 60) * 1000,
+  });
+  const [settled = '', ...said] = r.stdout.toString('utf8').trim().split('\n');
+  if (r.code !== 0)
+    throw new SandboxDeskError(
+      'backend_unavailable',
+      `could not freeze the template's desktop: ${said.join(' ').trim() || r.stderr.trim() || `exit ${r.code}`}`,
+    );
+  return settled;
+}
+
+/*
  * A desktop restored from a VM template's memory holds the template's X cookie, the same in every copy.
  * A copy's own: a new trusted authorization made by the X server itself (the SECURITY extension's
- * GenerateAuthorization: random per call), written over the display's entry in the Xauthority file
- * that every app-owned X client reads. Prints the new cookie's hash, never the cookie.
+ * GenerateAuthorization: random per call, from the kernel's generator, which the copy's identity step
+ * reseeded with the host's random bytes — fork-identity.ts; xauth's `data` is not used by the server
+ * for MIT-MAGIC-COOKIE-1), written over the display's entry in the Xauthority file that every
+ * app-owned X client reads. Prints the new cookie's hash, never the cookie.
  */
 export const REKEY_SCRIPT = `
 dir=$1 disp=$2
-new=$(mktemp "$dir/Xauthority.XXXXXX") || exit 4
+umask 077
+# Parsed by bash, not awk or cut, and no mktemp (the folder is 0700, this account's): under TCG each
+# program started costs a tenth of a second or more, and this is on a desktop VM's create path.
+new=$dir/Xauthority.new.$$
+: >"$new" || exit 4
 # The template's cookie, filed under the build VM's host name: Xlib looks entries up by the host name
 # it has now (a copy's own), so it is filed again under that one first, to reach the display at all.
-old=$(xauth -f "$dir/Xauthority" list | awk -v d="unix:$disp" '$1 == d || substr($1, length($1) - length(d)) == "/" d { print $3; exit }')
+old=
+while read -r entry _ c; do
+  if [[ $entry == "unix:$disp" || $entry == */"unix:$disp" ]]; then old=$c; break; fi
+done <<<"$(xauth -f "$dir/Xauthority" list)"
 [ -n "$old" ] || { rm -f "$new"; echo "no cookie for :$disp in $dir/Xauthority"; exit 4; }
 export XAUTHORITY="$new" DISPLAY=":$disp"
 xauth -q add ":$disp" MIT-MAGIC-COOKIE-1 "$old" || { rm -f "$new"; exit 4; }
 xauth -q generate ":$disp" MIT-MAGIC-COOKIE-1 trusted timeout 0 >/dev/null 2>&1 || { rm -f "$new"; echo "xauth generate failed"; exit 5; }
-cookie=$(xauth list ":$disp" | awk '{ print $3; exit }')
+read -r _ _ cookie _ <<<"$(xauth list ":$disp")"
 [ -n "$cookie" ] && [ "$cookie" != "$old" ] || { rm -f "$new"; echo "the cookie did not change"; exit 5; }
 xdpyinfo >/dev/null 2>&1 || { rm -f "$new"; echo "the new cookie is not accepted"; exit 6; }
 mv -f "$new" "$dir/Xauthority"
-printf '%s' "$cookie" | sha256sum | cut -c1-16
+hash=$(printf '%s' "$cookie" | sha256sum)
+printf '%s\\n' "\${hash:0:16}"
 `;
 
 /** Gives a restored desktop a cookie of its own (see REKEY_SCRIPT); its hash (sha256, 16 hex) — for tests and logs. */

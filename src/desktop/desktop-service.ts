@@ -698,8 +698,18 @@ export class DesktopService {
    * pool's claim is (`handedOver`): the first screen stream opens without a probe or a start, even
    * through the stdio relay (a VM has no inbox), where a stream of an unchecked desktop is probed.
    */
-  restoredRunning(sandbox: string, env: SandboxEnvironment, user: string | undefined): void {
-    this.takeUp(sandbox, env, user, undefined, true);
+  restoredRunning(sandbox: string, env: SandboxEnvironment, user: string | undefined, ahead?: DesktopStream): void {
+    this.takeUp(sandbox, env, user, ahead, true);
+  }
+
+  /**
+   * The first screen stream to a restored desktop, opened while the create hands it over (its SSH
+   * channel, sudo and relay start overlap the hand-over's): its relay waits in the guest for the RFB
+   * socket at `socket`, the folder's new name, then connects; restoredRunning keeps it for the first
+   * viewer (as a pool's claim does). A stdio relay (a VM has no inbox), so it is returned at once.
+   */
+  openRestoredAhead(env: SandboxEnvironment, socket: string, user: string | undefined): DesktopStream {
+    return openRelay(env, { unix: socket, waitS: RESTORED_SOCKET_WAIT_S }, user);
   }
 
   private takeUp(to: string, env: SandboxEnvironment, user: string | undefined, ahead?: DesktopStream, checked?: boolean): void {
@@ -1186,6 +1196,8 @@ function checkTimeout(ms: number): void {
  */
 /** A desktop probe's and start's bound in a VM under TCG (30 s elsewhere): seen over 30 s under load. */
 const TCG_EXEC_MS = 180_000;
+/** How long a restored desktop's first stream waits in the guest for the socket the hand-over moves (TCG: seconds). */
+const RESTORED_SOCKET_WAIT_S = 120;
 /** How long `browserEndpoint` waits for DevTools in a VM under TCG (Chromium's first start there). */
 const BROWSER_WAIT_TCG_MS = 180_000;
 

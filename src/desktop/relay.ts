@@ -32,18 +32,24 @@ while True:
 `;
 
 const RELAY = `
+# A socket that is about to appear (a restored desktop's, while its folder moves): waited for up to $4 s.
+if [ "$1" = unix ] && [ "\${4:-0}" != 0 ]; then
+  for ((i = 0; i < $4 * 20; i++)); do [ -S "$2" ] && break; sleep 0.05; done
+fi
 if command -v socat >/dev/null 2>&1; then
   if [ "$1" = unix ]; then exec socat -b 65536 STDIO "UNIX-CONNECT:$2"; else exec socat -b 65536 STDIO "TCP:$2"; fi
 fi
 exec python3 -c "$3" "$1" "$2"
 `;
 
-export type RelayTarget = { unix: string } | { tcp: { host: string; port: number } };
+/** `waitS`: how long the relay waits in the sandbox for the Unix socket to be there (default 0: not at all). */
+export type RelayTarget = { unix: string; waitS?: number } | { tcp: { host: string; port: number } };
 
 /** Spawns the relay; its stdin/stdout carry the raw bytes, both directions with pipe backpressure. */
 export function openRelay(env: SandboxEnvironment, target: RelayTarget, user?: string): ChildProcessWithoutNullStreams {
   const [kind, where] = 'unix' in target ? ['unix', target.unix] : ['tcp', `${target.tcp.host}:${target.tcp.port}`];
-  const argv = remoteArgv(env, { user, interactive: false }, ['bash', '-c', RELAY, 'sandbox-desk', kind, where, PY_RELAY]);
+  const waitS = 'unix' in target ? (target.waitS ?? 0) : 0;
+  const argv = remoteArgv(env, { user, interactive: false }, ['bash', '-c', RELAY, 'sandbox-desk', kind, where, PY_RELAY, String(waitS)]);
   const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
   child.stdin.on('error', () => undefined);
   return child;

@@ -15,6 +15,7 @@ function deps(pieces: (string | null)[], over: Partial<Record<keyof DesktopCheck
     start: vi.fn<DesktopCheckDeps['start']>().mockResolvedValue(undefined),
     probe: vi.fn<DesktopCheckDeps['probe']>().mockResolvedValue(probe()),
     pieces: vi.fn<DesktopCheckDeps['pieces']>(() => Promise.resolve(answers.shift() ?? null)),
+    freeze: vi.fn<DesktopCheckDeps['freeze']>().mockResolvedValue('settled after 3 s'),
     frame: vi.fn<DesktopCheckDeps['frame']>().mockResolvedValue({ width: 1280, height: 800 }),
   };
   return { ...base, ...over } as typeof base;
@@ -42,6 +43,9 @@ describe("a desktop template's desktop: started and checked at the build", () =>
     // Pieces checked before the frame and after it.
     expect(d.pieces.mock.invocationCallOrder[0]!).toBeLessThan(d.frame.mock.invocationCallOrder[0]!);
     expect(d.pieces.mock.invocationCallOrder[1]!).toBeGreaterThan(d.frame.mock.invocationCallOrder[0]!);
+    // Frozen last, as the desktop's account, once every check passed.
+    expect(d.freeze).toHaveBeenCalledWith(env, expect.objectContaining({ dir: '/tmp/sandbox-desk-desktop-.template-ab' }), 'sdesk-display');
+    expect(d.freeze.mock.invocationCallOrder[0]!).toBeGreaterThan(d.pieces.mock.invocationCallOrder[1]!);
     expect(said.at(-1)).toMatch(/the desktop is up: Xfce running, a 1280x800 frame/);
   });
 

@@ -10,6 +10,7 @@ import {
   SANDBOX_DISPLAY,
   desktopLayout,
   desktopPiecesProblem,
+  freezeDesktop,
   probeDesktop,
   startDesktopProcess,
   type DesktopMode,
@@ -26,6 +27,8 @@ export interface DesktopCheckDeps {
   start: typeof startDesktopProcess;
   probe: typeof probeDesktop;
   pieces: typeof desktopPiecesProblem;
+  /** The last step: all but Xvnc stopped until a copy's hand-over (freezeDesktop). */
+  freeze: typeof freezeDesktop;
   /** The first frame's size from the desktop's RFB socket, as `user`. */
   frame(env: SandboxEnvironment, socket: string, user: string | undefined): Promise<{ width: number; height: number }>;
 }
@@ -34,12 +37,14 @@ export const realDesktopCheck: DesktopCheckDeps = {
   start: startDesktopProcess,
   probe: probeDesktop,
   pieces: desktopPiecesProblem,
+  freeze: freezeDesktop,
   frame: firstFrame,
 };
 
 /**
  * Starts the desktop in the build VM and checks it is up: readiness, every Xfce piece, a real frame,
- * then the pieces again (under TCG one died just after the first frame). Throws, saying what is
+ * then the pieces again (under TCG one died just after the first frame); then freezes it but Xvnc
+ * (freezeDesktop: a copy's hand-over lets it go). Throws, saying what is
  * missing, rather than saving a template whose desktop is not whole.
  */
 export async function startTemplateDesktop(
@@ -78,7 +83,10 @@ export async function startTemplateDesktop(
   if (!(frame.width > 0 && frame.height > 0)) fail(`its VNC server sent an empty frame (${frame.width}x${frame.height})`);
   const after = await deps.pieces(env, layout, { user, limitS: 5 });
   if (after) fail(`after the first frame: ${after}`);
-  say(`the desktop is up: Xfce running, a ${frame.width}x${frame.height} frame read from its VNC server`);
+  const settled = await deps.freeze(env, layout, user).catch((err: unknown) => fail((err as Error).message));
+  say(
+    `the desktop is up: Xfce running, a ${frame.width}x${frame.height} frame read from its VNC server; frozen but Xvnc until a copy takes it (the guest ${settled})`,
+  );
   return { sandbox, user: user ?? null, mode, display: SANDBOX_DISPLAY, geometry, frame: `${frame.width}x${frame.height}` };
 }
 

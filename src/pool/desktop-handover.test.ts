@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { desktopLayout } from '../desktop/desktop-runtime.js';
 import { fakeXServer } from '../desktop/test/fake-x.js';
+import { fakeDesktopGroup } from '../desktop/test/frozen-group.js';
 import { execRun, handOverRestoredDesktop } from './desktop-handover.js';
 
 /**
  * A desktop template's hand-over (a VM restored from it, src/api/template-desktop-takeup.ts): the
- * template's desktop folder moved to the copy's name and its X cookie re-keyed, in one root command —
+ * template's desktop folder moved to the copy's name and its X cookie re-keyed, in one command —
  * run here on a folder of this machine with a fake X server's cookie handling.
  */
 const dirs: string[] = [];
@@ -65,6 +66,31 @@ describe("a desktop template's hand-over", { timeout: 30_000 }, () => {
     await expect(handOverRestoredDesktop(execRun(env, { timeoutMs: 20_000 }), env, '.template-1', 'copy', 20)).rejects.toThrow(
       /folder could not follow the sandbox's new name .*: no RFB socket in .*sandbox-desk-desktop-copy/,
     );
+  });
+
+  it('the desktop the template froze runs again after the hand-over, and after a failed one', async () => {
+    for (const socket of [true, false]) {
+      const { env, layout, server } = fakeX('sdesk-copy');
+      const old = desktopLayout(env, '.template-1', 20);
+      renameSync(layout.dir, old.dir);
+      writeFileSync(server, `${'ab'.repeat(16)}\n`);
+      writeFileSync(old.xauthority, `sdesk-.template-1/unix:20 MIT-MAGIC-COOKIE-1 ${'ab'.repeat(16)}\n`);
+      const rfb = createServer();
+      if (socket) await new Promise<void>((r) => rfb.listen(old.socket, r));
+      const group = await fakeDesktopGroup(join(old.dir, '..', 'bin-group'));
+      try {
+        writeFileSync(join(old.dir, 'launcher.pid'), `${group.pgid}\n`);
+        process.kill(-group.pgid, 'SIGSTOP');
+        await expect.poll(() => group.state('xfwm4'), { timeout: 5000 }).toBe('T');
+        const done = handOverRestoredDesktop(execRun(env, { timeoutMs: 20_000 }), env, '.template-1', 'copy', 20);
+        if (socket) expect(await done).toMatch(/^[0-9a-f]{16}$/);
+        else await expect(done).rejects.toThrow(/no RFB socket/);
+        expect([group.state('launcher'), group.state('xfwm4'), group.state('Xvnc')]).not.toContain('T');
+      } finally {
+        group.kill();
+        rfb.close();
+      }
+    }
   });
 
   it('the hand-over with no folder to move: exit 3, said as the move', async () => {

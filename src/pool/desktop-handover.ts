@@ -27,7 +27,7 @@ export async function moveDesktopDir(
   await moveDesktopDirWith((argv) => engine.run(containerId, argv, { user: 'root', timeoutMs: 15_000 }), env, from, to);
 }
 
-/** What runs the move as root in the sandbox: the pool's engine API, or a VM's exec (a desktop template's copy). */
+/** What runs the move in the sandbox: the pool's engine API as root, or a VM's exec as the desktop's account (a desktop template's copy). */
 export type RootRun = (argv: string[]) => Promise<{ code: number | null; output: string }>;
 
 /** A RootRun through the sandbox's exec prefix (a VM has no engine API): its exit code and both outputs. */
@@ -38,7 +38,7 @@ export function execRun(env: SandboxEnvironment, opts: { user?: string; timeoutM
   };
 }
 
-/** moveDesktopDir through any root runner: a VM restored from a desktop template moves its folder the same way. */
+/** moveDesktopDir through any runner: a VM restored from a desktop template moves its folder the same way. */
 export async function moveDesktopDirWith(run: RootRun, env: SandboxEnvironment, from: string, to: string): Promise<void> {
   // The display number is not part of the folder's name; 0 stands in.
   const oldDir = desktopLayout(env, from, 0).dir;
@@ -59,18 +59,24 @@ export async function moveDesktopDirWith(run: RootRun, env: SandboxEnvironment, 
 
 /*
  * A VM restored from a desktop template (src/sandbox/qemu/vm-template-desktop.ts): its desktop's folder
- * moved to the copy's name (SCRIPT) and its X cookie made the copy's own (REKEY_SCRIPT, run as the
- * folder's owner: the account the desktop runs as) in ONE guest command as root — each guest command
- * of a VM under TCG costs seconds (an SSH session, sudo, a shell), and this is on the create's path.
- * Checks the RFB socket is there (the first screen stream opens without a probe). Exit 3: the move
- * failed or no socket; 4-6: the re-key's own (desktop-runtime.ts). Prints the new cookie's hash.
+ * moved to the copy's name (SCRIPT) and its X cookie made the copy's own (REKEY_SCRIPT) in ONE guest
+ * command, as the account the desktop runs as (the folder's owner: it may rename its own folder in the
+ * sticky tmp dir) — each guest command of a VM under TCG costs seconds (an SSH session, sudo, a
+ * shell), and this is on the create's path; both scripts run in subshells of this one bash, not
+ * programs of their own (no sh, stat, runuser or second bash). Checks the RFB socket is there (the
+ * first screen stream opens without a probe). The template froze the desktop's processes but Xvnc
+ * (freezeDesktop): they are let go on the way out, whatever happened. Exit 3: the move failed, no
+ * socket, or the folder is not this account's; 4-6: the re-key's own (desktop-runtime.ts). Prints
+ * the new cookie's hash.
  */
-const HANDOVER = `old=$1 new=$2 disp=$3
-sh -c "$4" sh "$old" "$new" || { echo "the folder did not move"; exit 3; }
+const HANDOVER = `old=$1 new=$2 disp=$3 move=$4 rekey=$5
+pg=
+read -r pg 2>/dev/null <"$old/launcher.pid" || read -r pg 2>/dev/null <"$new/launcher.pid"
+[[ $pg =~ ^[0-9]+$ ]] && trap 'kill -CONT -- "-$pg" 2>/dev/null' EXIT
+(set -- "$old" "$new" && eval "$move") || { echo "the folder did not move"; exit 3; }
 [ -S "$new/rfb.sock" ] || { echo "no RFB socket in $new"; exit 3; }
-owner=$(stat -c %U "$new") || exit 3
-if [ "$owner" = "$(id -un)" ]; then exec bash -c "$5" sandbox-desk "$new" "$disp"; fi
-exec runuser -u "$owner" -- bash -c "$5" sandbox-desk "$new" "$disp"`;
+[ -O "$new" ] || { echo "$new is not $(id -un)'s"; exit 3; }
+(set -- "$new" "$disp" && eval "$rekey")`;
 
 /** Hands a template's running desktop to a copy named `to` (see HANDOVER); the new cookie's hash (sha256, 16 hex). */
 export async function handOverRestoredDesktop(

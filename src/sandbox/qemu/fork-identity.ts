@@ -92,10 +92,15 @@ export function forkIdentityScript(id: ForkIdentity): IdentityExec {
   // As root, by the helper or one sudo. Each program started costs tens of ms under TCG (exec, the
   // dynamic loader), 0.1 s on a loaded host: what the shell can do itself (kernel files under /proc and
   // /sys, `read`, `printf`, rewriting /etc/hosts) it does; what is left is `date -s`, run beside the
-  // rest (a guest has 2 vCPUs), and `ip` twice (GUEST_PROGRAMS).
+  // rest (a guest has 2 vCPUs), `ip` twice, and perl for the generator's reseed, beside (GUEST_PROGRAMS).
   const asRoot = [
     'set -e',
     ...clockLines(id.clockEpoch),
+    // The kernel's generator is the memory's: every copy of one state draws the same bytes until it
+    // reseeds (up to a minute on), e.g. the same new X cookie in two desktop copies. The host's random
+    // bytes are mixed in and a reseed forced now (RNDRESEEDCRNG; perl: the shell has no ioctl), beside the rest.
+    `printf '%s' ${randomBytes(32).toString('hex')} > /dev/urandom`,
+    `rp=; if [ -x /usr/bin/perl ]; then perl -e 'open F, ">/dev/urandom" and ioctl F, 0x5207, 0' & rp=$!; fi`,
     'k=/etc/ssh/ssh_host_ed25519_key',
     // Written in place (no mv: a program): no connection is being made while this runs, and a script
     // cut short fails the restore, which removes the copy.
@@ -123,6 +128,7 @@ export function forkIdentityScript(id: ForkIdentity): IdentityExec {
     'echo 1 2>/dev/null > /proc/sys/net/ipv4/conf/$i/arp_notify || true',
     `ip link set dev $i address ${mac}`,
     'ip neigh flush dev $i || true',
+    'if [ -n "${rp:-}" ]; then wait "$rp" || true; fi',
     ...(id.clockEpoch === undefined ? [] : ['wait "$dp"']),
     'read -r h < /proc/sys/kernel/hostname; read -r a < /sys/class/net/$i/address',
     'echo "identity=$h $a"',
@@ -289,7 +295,7 @@ const NIC_LINES = [
 ];
 
 /** The programs the root script starts (beside the shell's builtins): each is an exec under TCG. */
-export const GUEST_PROGRAMS = ['date', 'rm', 'ip'] as const;
+export const GUEST_PROGRAMS = ['date', 'rm', 'ip', 'perl'] as const;
 
 /** The guest's answer to this probe is "hostname mac": what a fork is checked against afterwards. */
 export const IDENTITY_PROBE =

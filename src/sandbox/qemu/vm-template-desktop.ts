@@ -2,7 +2,9 @@
  * The desktop in a VM template (issue 37: "a desktop VM's first frame ≥ 10× faster from a template
  * than cold"): at the build the bot desktop is started in the VM and checked really up — its readiness
  * file, every Xfce piece alive, and a real frame from its VNC server — so the saved memory holds a
- * running, ready desktop. A VM created from the template hands that desktop to the desktop service
+ * running, ready desktop, frozen but Xvnc (freezeDesktop in src/desktop/desktop-runtime.ts: a copy under
+ * TCG would otherwise spend its first seconds re-translating Chromium's and Xfce's code, its SSH, identity
+ * and hand-over waiting). A VM created from the template hands that desktop to the desktop service
  * (the warm pool's hand-over: its folder renamed after the sandbox, the account it runs as carried
  * over) instead of starting one: its first frame needs no desktop start.
  *
