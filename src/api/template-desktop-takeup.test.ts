@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RootRun } from '../pool/desktop-handover.js';
+import type { SandboxRun } from '../pool/desktop-handover.js';
 import type { ProgressEvent, SandboxEnvironment } from '../sandbox/provider.js';
 import type { TemplateDesktop } from '../sandbox/qemu/vm-template-desktop.js';
 import type { DesktopStream } from '../desktop/desktop-stream.js';
@@ -16,7 +16,7 @@ const desktop: TemplateDesktop = {
   frame: '1280x800',
 };
 
-function fakes(run: RootRun) {
+function fakes(run: SandboxRun) {
   const calls = {
     argv: [] as string[][],
     taken: [] as unknown[],

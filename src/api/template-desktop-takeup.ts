@@ -4,14 +4,14 @@
  * with fakes at the boundary (the guest command, the desktop's stop, the provider's note).
  */
 import { desktopLayout, stopDesktopProcess } from '../desktop/desktop-runtime.js';
-import { handOverRestoredDesktop, type RootRun } from '../pool/desktop-handover.js';
+import { handOverRestoredDesktop, type SandboxRun } from '../pool/desktop-handover.js';
 import type { ProgressEvent, SandboxEnvironment } from '../sandbox/provider.js';
 import type { DesktopStream } from '../desktop/desktop-stream.js';
 import type { TemplateDesktop } from '../sandbox/qemu/vm-template-desktop.js';
 
 export interface TakeUpDeps {
   /** Runs a command in the VM as the account the desktop runs as (TemplateDesktop.user; null: the sandbox user). */
-  runAsDesktop: RootRun;
+  runAsDesktop: SandboxRun;
   /**
    * Opens the first screen stream to the desktop's RFB socket at its new path while the hand-over runs
    * (its SSH channel, sudo and relay start are seconds under TCG); given to restoredRunning.

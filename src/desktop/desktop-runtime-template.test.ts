@@ -6,7 +6,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { folderSandbox } from './test/folder-sandbox.js';
 import { fakeXServer } from './test/fake-x.js';
 import type { SandboxEnvironment } from '../sandbox/provider.js';
-import { desktopLayout, desktopPiecesProblem, freezeDesktop, rekeyDisplayCookie, XFCE_PIECES } from './desktop-runtime.js';
+import {
+  desktopLayout,
+  desktopPiecesProblem,
+  freezeDesktop,
+  REKEY_SCRIPT,
+  rekeyFailed,
+  XFCE_PIECES,
+  type DesktopLayout,
+} from './desktop-runtime.js';
+import { runIn } from '../exec/run-in.js';
 import { fakeDesktopGroup } from './test/frozen-group.js';
 
 /**
@@ -71,6 +80,14 @@ describe("a desktop template's Xfce pieces check", { timeout: 30_000 }, () => {
     expect(problem).toMatch(/^not running after 1 s: rfb-socket xfwm4 \| sandbox-desk: xfwm4 exited \(133\)/);
   });
 });
+
+/** REKEY_SCRIPT alone, as the hand-over runs it (src/pool/desktop-handover.ts, with the folder's move): the new cookie's hash. */
+async function rekeyDisplayCookie(env: SandboxEnvironment, layout: DesktopLayout): Promise<string> {
+  const r = await runIn(env, ['bash', '-c', REKEY_SCRIPT, 'sandbox-desk', layout.dir, String(layout.display)], { timeoutMs: 20_000 });
+  const said = r.stdout.toString('utf8').trim();
+  if (r.code !== 0) throw rekeyFailed(r.code, said || r.stderr.trim());
+  return said.split('\n')[0]!;
+}
 
 describe("a restored desktop's X cookie re-key", { timeout: 30_000 }, () => {
   const fakeX = (hostname: string) => fakeXServer(folder().dir, hostname);

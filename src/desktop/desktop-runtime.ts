@@ -380,14 +380,7 @@ hash=$(printf '%s' "$cookie" | sha256sum)
 printf '%s\\n' "\${hash:0:16}"
 `;
 
-/** Gives a restored desktop a cookie of its own (see REKEY_SCRIPT); its hash (sha256, 16 hex) — for tests and logs. */
-export async function rekeyDisplayCookie(env: SandboxEnvironment, layout: DesktopLayout, user?: string): Promise<string> {
-  const r = await runIn(env, ['bash', '-c', REKEY_SCRIPT, 'sandbox-desk', layout.dir, String(layout.display)], { user, timeoutMs: 60_000 });
-  const said = r.stdout.toString('utf8').trim();
-  if (r.code !== 0) throw rekeyFailed(r.code, said || r.stderr.trim());
-  return said.split('\n')[0]!;
-}
-
+/** REKEY_SCRIPT's failure (exit 4-6), as the hand-over reports it (src/pool/desktop-handover.ts). */
 export function rekeyFailed(code: number | null, said: string): SandboxDeskError {
   return new SandboxDeskError('backend_unavailable', `could not give the restored desktop its own X cookie (exit ${code}): ${said}`);
 }

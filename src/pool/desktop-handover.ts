@@ -24,37 +24,39 @@ export async function moveDesktopDir(
   from: string,
   to: string,
 ): Promise<void> {
-  await moveDesktopDirWith((argv) => engine.run(containerId, argv, { user: 'root', timeoutMs: 15_000 }), env, from, to);
-}
-
-/** What runs the move in the sandbox: the pool's engine API as root, or a VM's exec as the desktop's account (a desktop template's copy). */
-export type RootRun = (argv: string[]) => Promise<{ code: number | null; output: string }>;
-
-/** A RootRun through the sandbox's exec prefix (a VM has no engine API): its exit code and both outputs. */
-export function execRun(env: SandboxEnvironment, opts: { user?: string; timeoutMs: number }): RootRun {
-  return async (argv) => {
-    const r = await runIn(env, argv, opts);
-    return { code: r.code, output: `${r.stdout.toString('utf8')}${r.stderr}` };
-  };
-}
-
-/** moveDesktopDir through any runner: a VM restored from a desktop template moves its folder the same way. */
-export async function moveDesktopDirWith(run: RootRun, env: SandboxEnvironment, from: string, to: string): Promise<void> {
-  // The display number is not part of the folder's name; 0 stands in.
-  const oldDir = desktopLayout(env, from, 0).dir;
-  const newDir = desktopLayout(env, to, 0).dir;
+  const { oldDir, newDir } = folders(env, from, to);
   let why: string;
   try {
-    const r = await run(['sh', '-c', SCRIPT, 'sh', oldDir, newDir]);
+    const r = await engine.run(containerId, ['sh', '-c', SCRIPT, 'sh', oldDir, newDir], { user: 'root', timeoutMs: 15_000 });
     if (r.code === 0) return;
     why = `exit ${r.code}${r.output.trim() ? `: ${r.output.trim()}` : ''}`;
   } catch (err) {
     why = err instanceof Error ? err.message : String(err);
   }
-  throw new SandboxDeskError(
+  throw folderNotMoved(oldDir, newDir, why);
+}
+
+/** The desktop's folder under the sandbox's old and new names (the display number is not part of it; 0 stands in). */
+function folders(env: SandboxEnvironment, from: string, to: string): { oldDir: string; newDir: string } {
+  return { oldDir: desktopLayout(env, from, 0).dir, newDir: desktopLayout(env, to, 0).dir };
+}
+
+function folderNotMoved(oldDir: string, newDir: string, why: string): SandboxDeskError {
+  return new SandboxDeskError(
     'backend_unavailable',
-    `the desktop's folder could not follow the sandbox's new name (${oldDir} → ${newDir}): ${why}`,
+    `the desktop's folder could not follow the sandbox's new name (${oldDir} → ${newDir})${why ? `: ${why}` : ''}`,
   );
+}
+
+/** What runs the hand-over in the sandbox (a VM's exec as the desktop's account; a fake in tests): its exit code and both outputs. */
+export type SandboxRun = (argv: string[]) => Promise<{ code: number | null; output: string }>;
+
+/** A SandboxRun through the sandbox's exec prefix (a VM has no engine API). */
+export function execRun(env: SandboxEnvironment, opts: { user?: string; timeoutMs: number }): SandboxRun {
+  return async (argv) => {
+    const r = await runIn(env, argv, opts);
+    return { code: r.code, output: `${r.stdout.toString('utf8')}${r.stderr}` };
+  };
 }
 
 /*
@@ -80,21 +82,16 @@ read -r pg 2>/dev/null <"$old/launcher.pid" || read -r pg 2>/dev/null <"$new/lau
 
 /** Hands a template's running desktop to a copy named `to` (see HANDOVER); the new cookie's hash (sha256, 16 hex). */
 export async function handOverRestoredDesktop(
-  run: RootRun,
+  run: SandboxRun,
   env: SandboxEnvironment,
   from: string,
   to: string,
   display: number,
 ): Promise<string> {
-  const oldDir = desktopLayout(env, from, 0).dir;
-  const newDir = desktopLayout(env, to, 0).dir;
+  const { oldDir, newDir } = folders(env, from, to);
   const r = await run(['bash', '-c', HANDOVER, 'sandbox-desk', oldDir, newDir, String(display), SCRIPT, REKEY_SCRIPT]);
   const said = r.output.trim();
   if (r.code === 0) return said.split('\n')[0]!;
-  if (r.code === 3)
-    throw new SandboxDeskError(
-      'backend_unavailable',
-      `the desktop's folder could not follow the sandbox's new name (${oldDir} → ${newDir})${said ? `: ${said}` : ''}`,
-    );
+  if (r.code === 3) throw folderNotMoved(oldDir, newDir, said);
   throw rekeyFailed(r.code, said);
 }

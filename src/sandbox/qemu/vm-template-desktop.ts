@@ -11,7 +11,7 @@
  * A copy's secrets: the app's viewer tickets, the DevTools bridge's path and the inbox tokens are made
  * on the host per stream, never in the guest, so no copy shares them. The one in the guest is the X
  * cookie the launcher made at the build (in Xauthority and in Xvnc's memory): each copy gets its own
- * (rekeyDisplayCookie), and that is what every app-owned X client uses from then on. Xvnc keeps
+ * (REKEY_SCRIPT, in the hand-over's one guest command), and that is what every app-owned X client uses from then on. Xvnc keeps
  * accepting the template's first cookie too (X has no way to revoke its -auth cookie while it runs):
  * using it needs the guest's own X socket (no TCP listener), and a VM's sandbox user can already reach
  * the display (password-less sudo: status says `displayIsolation: shared`).
