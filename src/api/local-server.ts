@@ -248,7 +248,13 @@ export class LocalServer implements StreamIssuer {
     const closing = socketServer ? new Promise<void>((resolve) => socketServer.close(() => resolve())) : Promise.resolve();
     for (const socket of this.local) socket.destroy();
     await closing;
-    if (this.tcpListening) await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    if (this.tcpListening) {
+      const tcpClosed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+      // close() ends only idle connections: one whose request was in flight stays keep-alive and would go
+      // on answering its client's calls after the listener is gone (and hold the close open). All go.
+      this.server.closeAllConnections();
+      await tcpClosed;
+    }
   }
 
   // ---- HTTP ---------------------------------------------------------------------------------------
