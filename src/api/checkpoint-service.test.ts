@@ -21,6 +21,9 @@ import type {
 import { ProviderRegistry } from '../sandbox/registry.js';
 import type { CoreEvent } from '../shared/core-events.js';
 import { SandboxDesk } from './sandbox-desk.js';
+import { useHermeticHome } from '../../test/hermetic-home.js';
+
+useHermeticHome();
 
 /**
  * A backend whose "disk" is one host folder per sandbox and whose commands run on the host (like the

@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalProvider } from '../sandbox/local/local-provider.js';
 import { AttachedShell, DISPLAY_LIMIT_BYTES, shownCommand, type AttachedRunRequest } from './attached-shell.js';
 import { TerminalSession } from './terminal.js';
+import { useHermeticHome } from '../../test/hermetic-home.js';
+
+useHermeticHome();
 
 const req = (command: string, extra: Partial<AttachedRunRequest> = {}): AttachedRunRequest => ({
   target: '/tmp',

@@ -1,6 +1,10 @@
+import { userInfo } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { LocalProvider } from '../sandbox/local/local-provider.js';
 import { TerminalSession } from './terminal.js';
+import { useHermeticHome } from '../../test/hermetic-home.js';
+
+useHermeticHome();
 
 /** A real PTY with a real local login shell (the local backend's exec prefix is empty). */
 async function open(target: string, scrollbackBytes?: number) {
@@ -149,5 +153,16 @@ describe('TerminalSession (real PTY, local bash)', () => {
     t.dispose();
     await exited;
     await expect.poll(() => alive(job), { timeout: 10_000 }).toBe(false);
+  });
+
+  it("the login shell runs in this file's own home, not the host user's (whose rc files are the machine's state)", async () => {
+    const { t, cwds, screen } = await open('/tmp');
+    await expect.poll(() => cwds.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    t.write('echo "home=$HOME:"\r');
+    await expect.poll(screen, { timeout: 10_000 }).toMatch(/home=[^\r\n]*:\r\n/);
+    const home = /home=([^\r\n]*):\r\n/.exec(screen())![1];
+    expect(home).toBe(process.env.HOME);
+    expect(home).not.toBe(userInfo().homedir);
+    t.dispose();
   });
 });
