@@ -1,5 +1,14 @@
 import { defineConfig } from 'vitest/config';
 
+// No test runs the host's ~/.bashrc. Bash reads it even for `bash -c` when it guesses that rshd started it
+// (its stdin is a socket, which is how Node passes a child its pipes) and it is a top-level shell (SHLVL
+// unset or 0, as under `npm test` here). On these machines ~/.bashrc runs `pyenv init`, whose rehash takes
+// a lock: a bash a test ended mid-rehash left the lock behind, and every later bash waited a minute for it
+// (CI: terminal tests; a run here: runArgv tests). SHLVL ≥ 1 tells bash it is not top-level; the tests' processes
+// and everything they start inherit it. Login shells read ~/.profile whatever SHLVL is: the tests that start
+// local ones give them a home of their own (test/hermetic-home.ts).
+if (!(Number(process.env.SHLVL) >= 1)) process.env.SHLVL = '1';
+
 // Three projects: fast unit tests beside the code (src/**/*.test.ts), the UI's component tests
 // (renderer/**/*.test.tsx, jsdom), and integration tests against a real Docker engine (test/integration).
 // The machine has 2 cores, so integration files run one at a time.
@@ -13,6 +22,7 @@ export default defineConfig({
           include: [
             'src/**/*.test.ts',
             'test/architecture.test.ts',
+            'test/host-shells.test.ts',
             'test/architecture/**/*.test.ts',
             'plugins/*/src/**/*.test.ts',
             'main/**/*.test.ts',

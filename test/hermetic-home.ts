@@ -10,9 +10,10 @@ import { afterAll, beforeAll } from 'vitest';
  * ~/.profile and ~/.bashrc — the machine's state, not the test's. On these machines ~/.bashrc runs
  * `pyenv init`, whose rehash takes a lock file: a shell a test ends mid-rehash leaves the lock behind,
  * and every later login shell on the machine then waits up to a minute for it (CI failed 12 terminal
- * tests that way). HOME is put back when the file's tests end.
+ * tests that way). HOME is put back when the file's tests end. (A `bash -c` reads ~/.bashrc too when it
+ * guesses rshd started it; vitest.config.ts's SHLVL line stops that for every test.)
  */
-export function useHermeticHome(): void {
+export function useHermeticHome(): () => string {
   let saved: string | undefined;
   let dir = '';
   beforeAll(() => {
@@ -25,4 +26,5 @@ export function useHermeticHome(): void {
     else process.env.HOME = saved;
     rmSync(dir, { recursive: true, force: true });
   });
+  return () => dir;
 }
