@@ -1,13 +1,12 @@
 import { defineConfig } from 'vitest/config';
+import { ensureNestedShellLevel } from './src/shared/shell-level.js';
 
-// No test runs the host's ~/.bashrc. Bash reads it even for `bash -c` when it guesses that rshd started it
-// (its stdin is a socket, which is how Node passes a child its pipes) and it is a top-level shell (SHLVL
-// unset or 0, as under `npm test` here). On these machines ~/.bashrc runs `pyenv init`, whose rehash takes
-// a lock: a bash a test ended mid-rehash left the lock behind, and every later bash waited a minute for it
-// (CI: terminal tests; a run here: runArgv tests). SHLVL ≥ 1 tells bash it is not top-level; the tests' processes
-// and everything they start inherit it. Login shells read ~/.profile whatever SHLVL is: the tests that start
-// local ones give them a home of their own (test/hermetic-home.ts).
-if (!(Number(process.env.SHLVL) >= 1)) process.env.SHLVL = '1';
+// No test runs the host's ~/.bashrc through a `bash -c` (src/shared/shell-level.ts says how it would): on
+// these machines it runs `pyenv init`, whose rehash waits a minute on a lock a killed shell left (CI: terminal
+// tests; a run here: runArgv tests). The tests' processes and all they start inherit the level. Login shells
+// read ~/.profile whatever it is: the tests that start local ones give them a home of their own
+// (test/hermetic-home.ts).
+ensureNestedShellLevel(process.env);
 
 // Three projects: fast unit tests beside the code (src/**/*.test.ts), the UI's component tests
 // (renderer/**/*.test.tsx, jsdom), and integration tests against a real Docker engine (test/integration).
@@ -22,7 +21,6 @@ export default defineConfig({
           include: [
             'src/**/*.test.ts',
             'test/architecture.test.ts',
-            'test/host-shells.test.ts',
             'test/architecture/**/*.test.ts',
             'plugins/*/src/**/*.test.ts',
             'main/**/*.test.ts',

@@ -11,7 +11,7 @@ import { afterAll, beforeAll } from 'vitest';
  * `pyenv init`, whose rehash takes a lock file: a shell a test ends mid-rehash leaves the lock behind,
  * and every later login shell on the machine then waits up to a minute for it (CI failed 12 terminal
  * tests that way). HOME is put back when the file's tests end. (A `bash -c` reads ~/.bashrc too when it
- * guesses rshd started it; vitest.config.ts's SHLVL line stops that for every test.)
+ * guesses rshd started it; vitest.config.ts stops that for every test.)
  */
 export function useHermeticHome(): () => string {
   let saved: string | undefined;

@@ -4,6 +4,7 @@
  */
 import type { SandboxDesk } from '../api/sandbox-desk.js';
 import { createHttpClient, type DeskClient } from '../client/http-client.js';
+import { ensureNestedShellLevel } from '../shared/shell-level.js';
 
 export interface OpenClientOptions {
   /** The CLI's lazily built core: used only for a command that asked for a core of its own. */
@@ -28,6 +29,8 @@ export async function openClient(o: OpenClientOptions): Promise<DeskClient> {
     const { connectLazily } = await import('../client/connect.js');
     return connectLazily({ env: o.env });
   }
+  // As in the service: this core's bash scripts skip ~/.bashrc however the CLI was started (shell-level.ts).
+  ensureNestedShellLevel(process.env);
   // Loaded on first use, like the core itself: --version, --help and Tab never pay for the server.
   const { LocalServer } = await import('../api/local-server.js');
   const server = new LocalServer({ desk: o.core() });

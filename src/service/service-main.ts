@@ -19,6 +19,7 @@ import {
   type ServiceInfo,
 } from '../shared/service-info.js';
 import { servicePaths } from '../shared/service-paths.js';
+import { ensureNestedShellLevel } from '../shared/shell-level.js';
 import { adoptRunningDesktops } from './adopt-desktops.js';
 import { IdleExit, idleExitMs } from './idle-exit.js';
 import { relayMcp } from './mcp-relay.js';
@@ -41,6 +42,9 @@ export interface RunServiceOptions {
  * Resolves with the reason it stopped: idle, asked to stop, a signal, or its data directory removed.
  */
 export async function runService(opts: RunServiceOptions = {}): Promise<string> {
+  // Every bash this process starts (the app's scripts, a local sandbox's commands) skips ~/.bashrc, however
+  // the service was started (shell-level.ts).
+  ensureNestedShellLevel(process.env);
   const env = opts.env ?? process.env;
   const say = opts.say ?? ((line: string) => process.stderr.write(`sandbox-desk service: ${line}\n`));
   const appPaths = resolvePaths(env);

@@ -5,7 +5,7 @@
  * test starts is ended by the test (afterAll kills whatever pid it saw).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -263,5 +263,26 @@ describe('lifecycle of an idle service', () => {
     });
     expect(code).toBe(0);
     expect(err).toContain(`stopping: the data directory ${home} was removed`);
+  });
+});
+
+describe("the service's shells", () => {
+  it("started from no shell at all (no SHLVL, as from a desktop launcher): a local sandbox's commands read no ~/.bashrc", async () => {
+    const { home, env } = newHome('rc');
+    // The person's home, with a ~/.bashrc that leaves a mark; bash's rshd guess would read it (shell-level.ts).
+    const personal = join(home, 'person');
+    mkdirSync(personal);
+    writeFileSync(join(personal, '.bashrc'), 'echo x >> "$HOME/rc-read"\n');
+    const launcherEnv: NodeJS.ProcessEnv = { ...env, HOME: personal };
+    delete launcherEnv.SHLVL;
+    const c = await connect({ env: launcherEnv });
+    await info(env);
+    const sandbox = uniqueName('rc');
+    await c.call('createSandbox', { name: sandbox, backend: 'local' });
+    const r = await c.call('exec', { sandbox, command: 'echo "home=$HOME"' });
+    expect(r.stdout).toBe(`home=${personal}\n`);
+    expect(existsSync(join(personal, 'rc-read'))).toBe(false);
+    await c.call('removeSandbox', { name: sandbox, force: true });
+    await c.close();
   });
 });
