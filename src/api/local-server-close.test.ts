@@ -4,31 +4,23 @@
  * at the close would otherwise go on answering calls for as long as its client kept using it — the
  * listener "outliving" the serve that asked for it (a CI failure of service.test.ts, reproduced here).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { tempDesk, type TestDesk } from '../../test/integration/helpers.js';
 import { LocalProvider } from '../sandbox/local/local-provider.js';
 import { ProviderRegistry } from '../sandbox/registry.js';
 import { LocalServer } from './local-server.js';
-import { SandboxDesk } from './sandbox-desk.js';
 
-let dir: string;
-let desk: SandboxDesk;
+let t: TestDesk;
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'sdesk-close-'));
   const registry = new ProviderRegistry();
   registry.registerBuiltin(new LocalProvider());
-  desk = new SandboxDesk({ dataDir: dir, registry, plugins: false });
+  t = tempDesk({ registry, plugins: false });
 });
-afterAll(async () => {
-  await desk.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => t.dispose());
 
 it('a keep-alive connection with a request in flight at the close is ended, not left answering', async () => {
-  const server = new LocalServer({ desk });
+  const server = new LocalServer({ desk: t.desk });
   await server.listen();
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   /** A listSandboxes call on the one pooled connection; `held` delays the body's last byte. */
